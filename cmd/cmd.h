@@ -1,0 +1,48 @@
+/*
+ * The command table: every tool (and collcheck's subcommands) is one
+ * descriptor, listed once in cmd_table[] (cmd.c). The completions generator
+ * walks the same table.
+ *
+ * To add a command:
+ *   1. write cmd/<tool>/<name>.c exporting `const struct cmd cmd_<tool>_<name>`
+ *      with its option table, usage and run function;
+ *   2. declare it below and add it to cmd_table[] in cmd.c;
+ *   3. add the file to cmd/CMakeLists.txt;
+ *   4. regenerate completions (make completions) and commit them;
+ *   5. add tests/cli/tNNNN-<tool>-<topic>.sh.
+ */
+#ifndef COLL_CMD_H
+#define COLL_CMD_H
+
+#include "opt.h"
+
+/* Exit codes every tool keeps. */
+enum cmd_exit { EXIT_OK = 0, EXIT_PROBLEMS = 1, EXIT_USAGE = 2, EXIT_CANNOT = 3 };
+
+struct cmd {
+	const char *tool;	/* binary: "collrun", "collcheck" */
+	const char *name;	/* subcommand, NULL for the tool itself */
+	const char *usage;
+	const char *summary;
+	const struct opt *opts;
+	int (*run)(int argc, char **argv);
+};
+
+extern const struct cmd cmd_collrun;
+extern const struct cmd cmd_collcheck_allreduce;
+extern const struct cmd *const cmd_table[];
+
+/* Find tool's command (subcommand name or NULL). */
+const struct cmd *cmd_find(const char *tool, const char *name);
+/* Print usage, summary and options. */
+void cmd_usage(const struct cmd *cmd, void *stream);
+/* Report a usage error the way every tool does, and return EXIT_USAGE. */
+int cmd_usage_error(const struct cmd *cmd, const char *msg);
+/* Check that stdout was written (git's run_builtin): EXIT_CANNOT if not. */
+int cmd_finish_stdout(int code);
+/* Make sure fds 0-2 are open before any socket is (curl's main_checkfds). */
+void cmd_check_fds(void);
+/* Multi-call main: run the tool's command (for collcheck, argv[1] names it). */
+int cmd_main(const char *tool, int argc, char **argv);
+
+#endif

@@ -1,0 +1,259 @@
+/*
+ * The front end's event loop. Deliberate choices:
+ * - The first rank to fail decides the exit code; later failures are
+ *   reported but do not change it (they are usually consequences).
+ * - Ranks get a grace period after a failure so they can report what they
+ *   saw (the core names the dead rank); then SIGTERM, then SIGKILL.
+ * - Output is read until every stream closes, so nothing a dying rank wrote
+ *   is lost.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "cmd.h"
+#include "comm.h"
+#include "err.h"
+#include "job.h"
+#include "jobrec.h"
+#include "launch.h"
+#include "net.h"
+#include "root.h"
+#include "status.h"
+#include "uid.h"
+#include "xmalloc.h"
+
+static int job_sigpipe[2] = { -1, -1 };
+
+struct job {
+	const struct job_opts *o;
+	struct launch *l;
+	int failed_rank;	/* first rank that failed, -1 */
+	int exit_code;
+	int forwarded;		/* signals forwarded so far */
+	int timed_out;
+	uint64_t term_at;	/* when to SIGTERM the rest (0: not scheduled) */
+	uint64_t kill_at;	/* when to SIGKILL the rest */
+	int broken_stdout;
+};
+
+static void
+job_on_signal(int sig)
+{
+	int e = errno;
+	unsigned char b = (unsigned char)sig;
+
+	if (write(job_sigpipe[1], &b, 1) < 0)
+		(void)0;
+	errno = e;
+}
+
+static int
+job_signals_init(void)
+{
+	struct sigaction sa;
+
+	if (pipe2(job_sigpipe, O_CLOEXEC | O_NONBLOCK) == -1)
+		return -1;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = job_on_signal;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	return 0;
+}
+
+static void
+job_output(void *arg, int rank, int stream, const char *line, size_t len)
+{
+	struct job *j = arg;
+	FILE *f = stream == LAUNCH_STDOUT ? stdout : stderr;
+
+	if (j->o->rank0_stdout_only && stream == LAUNCH_STDOUT && rank != 0)
+		return;
+	if (f == stdout && j->broken_stdout)
+		return;
+	if (j->o->label && !(j->o->rank0_stdout_only && stream == LAUNCH_STDOUT))
+		fprintf(f, "[%d] ", rank);
+	fwrite(line, 1, len, f);
+	fputc('\n', f);
+}
+
+static void
+job_exited(void *arg, int rank, int state, int code)
+{
+	struct job *j = arg;
+	pid_t pid = launch_pid(j->l, rank);
+
+	if (state == LAUNCH_EXITED && code == 0)
+		return;
+	fflush(stdout);
+	if (state == LAUNCH_SIGNALED)
+		fprintf(stderr, "%s: rank %d (pid %d) was killed by signal %d (SIG%s)\n", j->o->tool,
+		    rank, (int)pid, code, sigabbrev_np(code) ? sigabbrev_np(code) : "?");
+	else
+		fprintf(stderr, "%s: rank %d (pid %d) exited with code %d\n", j->o->tool, rank,
+		    (int)pid, code);
+	if (j->failed_rank >= 0 || j->timed_out)
+		return;
+	j->failed_rank = rank;
+	j->exit_code = state == LAUNCH_SIGNALED ? 128 + code : code;
+	if (launch_running(j->l) > 0 && j->term_at == 0) {
+		j->term_at = clock_now_ms() + (uint64_t)(j->o->grace_s * 1000);
+		fprintf(stderr, "%s: stopping the other ranks in %.0f s\n", j->o->tool, j->o->grace_s);
+	}
+}
+
+static void
+job_handle_signals(struct job *j)
+{
+	unsigned char b;
+
+	while (read(job_sigpipe[0], &b, 1) == 1) {
+		if (j->forwarded++ == 0) {
+			fprintf(stderr, "%s: got SIG%s, passing it to the ranks (again to kill them)\n",
+			    j->o->tool, sigabbrev_np(b) ? sigabbrev_np(b) : "?");
+			launch_signal(j->l, b);
+			j->kill_at = clock_now_ms() + (uint64_t)(j->o->grace_s * 1000) + 5000;
+		} else {
+			launch_signal(j->l, SIGKILL);
+		}
+	}
+}
+
+/* Timers: job timeout, then the SIGTERM and SIGKILL steps. Returns ms to the next. */
+static int
+job_timers(struct job *j, uint64_t job_deadline)
+{
+	uint64_t now = clock_now_ms(), next = now + 1000;
+
+	if (job_deadline && now >= job_deadline && !j->timed_out && j->failed_rank < 0) {
+		j->timed_out = 1;
+		j->exit_code = JOB_EXIT_TIMEOUT;
+		fprintf(stderr, "%s: the job ran past --timeout %.0f s; stopping %d ranks\n",
+		    j->o->tool, j->o->timeout_s, launch_running(j->l));
+		j->term_at = now;
+	}
+	if (j->term_at && now >= j->term_at) {
+		launch_signal(j->l, SIGTERM);
+		j->term_at = 0;
+		j->kill_at = now + 3000;
+	}
+	if (j->kill_at && now >= j->kill_at) {
+		launch_signal(j->l, SIGKILL);
+		j->kill_at = now + 1000;
+	}
+	if (job_deadline && !j->timed_out && job_deadline < next)
+		next = job_deadline;
+	if (j->term_at && j->term_at < next)
+		next = j->term_at;
+	if (j->kill_at && j->kill_at < next)
+		next = j->kill_at;
+	return next > now ? (int)(next - now) : 0;
+}
+
+static int
+job_master_port(void)
+{
+	struct net_addr a;
+	int fd, port = 29500;
+
+	/* Like torchrun: pick a free port now; rank 0's store binds it later. */
+	if (net_addr_parse(&a, "127.0.0.1", 0) == COLL_OK && net_listen(&a, 1, &fd) == COLL_OK) {
+		port = net_addr_port(&a);
+		close(fd);
+	}
+	return port;
+}
+
+static void
+job_record(struct job *j, const struct coll_uid *uid, char *path, size_t len)
+{
+	struct jobrec_rank *r = xcalloc((size_t)j->o->nranks, sizeof *r);
+	char host[256] = "localhost";
+	struct jobrec rec = { uid->jobid, "local", getpid(), j->o->argv, j->o->nranks, r };
+
+	gethostname(host, sizeof host - 1);
+	for (int i = 0; i < j->o->nranks; i++)
+		r[i] = (struct jobrec_rank){ i, host, launch_pid(j->l, i) };
+	if (jobrec_write(&rec, path, len) != COLL_OK) {
+		fprintf(stderr, "%s: warning: cannot write the job record: %s\n", j->o->tool,
+		    strerror(errno));
+		path[0] = '\0';
+	}
+	free(r);
+}
+
+static int
+job_start(struct job *j, struct root **root, struct coll_uid *uid)
+{
+	char path[4096], uidstr[UID_STR_LEN];
+	struct net_addr a;
+	struct launch_opts lo = { 0 };
+	struct launch_cb cb = { job_output, job_exited, j };
+	int r;
+
+	if (launch_resolve(j->o->argv[0], path, sizeof path) != COLL_OK) {
+		fprintf(stderr, "%s: cannot find program '%s': not an executable path and not in "
+		    "PATH\n", j->o->tool, j->o->argv[0]);
+		return EXIT_CANNOT;
+	}
+	net_addr_parse(&a, "127.0.0.1", 0);
+	if ((r = root_start(root, &a, j->o->nranks, j->o->join_timeout_ms, uid)) != COLL_OK) {
+		fprintf(stderr, "%s: cannot start the rendezvous service: %s: %s\n", j->o->tool,
+		    coll_strerror(r), strerror(errno));
+		return EXIT_CANNOT;
+	}
+	uid_format(uid, uidstr, sizeof uidstr);
+	lo = (struct launch_opts){ j->o->nranks, path, j->o->argv, uidstr, uid->jobid,
+	    "127.0.0.1", job_master_port(), 1 };
+	if (launch_start(&j->l, &lo, &cb) != COLL_OK) {
+		fprintf(stderr, "%s: cannot start the ranks: %s\n", j->o->tool, strerror(errno));
+		return EXIT_CANNOT;
+	}
+	return EXIT_OK;
+}
+
+int
+job_run(const struct job_opts *o)
+{
+	struct job j = { .o = o, .failed_rank = -1 };
+	struct root *root = NULL;
+	struct coll_uid uid;
+	char recpath[600] = "";
+	uint64_t deadline = 0;
+	int code;
+
+	if (job_signals_init() == -1) {
+		fprintf(stderr, "%s: cannot create a pipe: %s\n", o->tool, strerror(errno));
+		return EXIT_CANNOT;
+	}
+	if ((code = job_start(&j, &root, &uid)) != EXIT_OK) {
+		root_stop(root);
+		return code;
+	}
+	job_record(&j, &uid, recpath, sizeof recpath);
+	if (o->timeout_s > 0)
+		deadline = clock_now_ms() + (uint64_t)(o->timeout_s * 1000);
+	while (launch_poll(j.l, job_timers(&j, deadline), job_sigpipe[0]) > 0) {
+		job_handle_signals(&j);
+		if (fflush(stdout) != 0 && errno == EPIPE)
+			j.broken_stdout = 1;
+		fflush(stderr);
+	}
+	fflush(stdout);
+	status_remove_job(uid.jobid);
+	if (recpath[0] != '\0')
+		unlink(recpath);
+	launch_free(j.l);
+	root_stop(root);
+	return j.exit_code;
+}

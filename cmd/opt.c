@@ -1,0 +1,200 @@
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opt.h"
+
+void
+opt_init(struct opt_state *st, const struct opt *opts, int argc, char **argv,
+    int stop_at_operand)
+{
+	memset(st, 0, sizeof *st);
+	st->opts = opts;
+	st->argc = argc;
+	st->argv = argv;
+	st->ind = 1;
+	st->stop_at_operand = stop_at_operand;
+}
+
+static const struct opt *
+opt_find_long(const struct opt *opts, const char *name, size_t len)
+{
+	for (const struct opt *o = opts; o->help != NULL; o++)
+		if (o->lng != NULL && strlen(o->lng) == len && strncmp(o->lng, name, len) == 0)
+			return o;
+	return NULL;
+}
+
+static const struct opt *
+opt_find_short(const struct opt *opts, char c)
+{
+	for (const struct opt *o = opts; o->help != NULL; o++)
+		if (o->shrt == c)
+			return o;
+	return NULL;
+}
+
+static int
+opt_long(struct opt_state *st, const char *a, const char **val)
+{
+	const char *eq = strchr(a, '=');
+	size_t len = eq ? (size_t)(eq - a) : strlen(a);
+	const struct opt *o = opt_find_long(st->opts, a, len);
+
+	if (o == NULL) {
+		snprintf(st->err, sizeof st->err, "unknown option '--%.*s'", (int)len, a);
+		return OPT_ERROR;
+	}
+	if (o->type == OPT_FLAG && eq != NULL) {
+		snprintf(st->err, sizeof st->err, "option '--%s' takes no value", o->lng);
+		return OPT_ERROR;
+	}
+	if (o->type == OPT_VALUE) {
+		if (eq != NULL) {
+			*val = eq + 1;
+		} else if (st->ind < st->argc) {
+			*val = st->argv[st->ind++];
+		} else {
+			snprintf(st->err, sizeof st->err, "option '--%s' needs a value (%s)", o->lng,
+			    o->arg);
+			return OPT_ERROR;
+		}
+	}
+	return o->id;
+}
+
+static int
+opt_short(struct opt_state *st, const char **val)
+{
+	const struct opt *o = opt_find_short(st->opts, *st->cluster);
+	char c = *st->cluster++;
+
+	if (o == NULL) {
+		snprintf(st->err, sizeof st->err, "unknown option '-%c'", c);
+		st->cluster = NULL;
+		return OPT_ERROR;
+	}
+	if (o->type == OPT_VALUE) {
+		if (*st->cluster != '\0') {
+			*val = st->cluster;
+		} else if (st->ind < st->argc) {
+			*val = st->argv[st->ind++];
+		} else {
+			snprintf(st->err, sizeof st->err, "option '-%c' needs a value (%s)", c, o->arg);
+			st->cluster = NULL;
+			return OPT_ERROR;
+		}
+		st->cluster = NULL;
+	} else if (*st->cluster == '\0') {
+		st->cluster = NULL;
+	}
+	return o->id;
+}
+
+int
+opt_next(struct opt_state *st, const char **val)
+{
+	const char *a;
+
+	*val = NULL;
+	if (st->cluster != NULL)
+		return opt_short(st, val);
+	while (st->ind < st->argc) {
+		a = st->argv[st->ind];
+		if (strcmp(a, "--") == 0) {
+			st->ind++;
+			return OPT_DONE;
+		}
+		if (a[0] != '-' || a[1] == '\0') {
+			if (st->stop_at_operand)
+				return OPT_DONE;
+			snprintf(st->err, sizeof st->err, "unexpected argument '%s'", a);
+			return OPT_ERROR;
+		}
+		st->ind++;
+		if (a[1] == '-')
+			return opt_long(st, a + 2, val);
+		st->cluster = a + 1;
+		return opt_short(st, val);
+	}
+	return OPT_DONE;
+}
+
+int
+opt_int(const char *name, const char *s, long min, long max, long *out, char *err, size_t len)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || v < min || v > max) {
+		snprintf(err, len, "%s must be an integer from %ld to %ld, not '%s'", name, min, max, s);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+int
+opt_double(const char *name, const char *s, double min, double max, double *out, char *err,
+    size_t len)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno != 0 || end == s || *end != '\0' || !(v >= min && v <= max)) {
+		snprintf(err, len, "%s must be a number from %g to %g, not '%s'", name, min, max, s);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+int
+opt_size(const char *name, const char *s, size_t *out, char *err, size_t len)
+{
+	unsigned long long v, mul = 1;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (end != s && *end != '\0' && end[1] == '\0') {
+		switch (*end) {
+		case 'K': case 'k': mul = 1ull << 10; end++; break;
+		case 'M': case 'm': mul = 1ull << 20; end++; break;
+		case 'G': case 'g': mul = 1ull << 30; end++; break;
+		default: break;
+		}
+	}
+	if (errno != 0 || end == s || *end != '\0' || s[0] == '-' || v > (1ull << 40) / mul) {
+		snprintf(err, len, "%s must be a byte count such as 8, 64K, 256M or 1G, not '%s'",
+		    name, s);
+		return -1;
+	}
+	*out = (size_t)(v * mul);
+	return 0;
+}
+
+void
+opt_print_help(const struct opt *opts, void *stream)
+{
+	FILE *f = stream;
+	char left[64];
+
+	for (const struct opt *o = opts; o->help != NULL; o++) {
+		if (o->shrt && o->lng)
+			snprintf(left, sizeof left, "-%c, --%s%s%s", o->shrt, o->lng,
+			    o->arg ? " " : "", o->arg ? o->arg : "");
+		else if (o->shrt)
+			snprintf(left, sizeof left, "-%c%s%s", o->shrt, o->arg ? " " : "",
+			    o->arg ? o->arg : "");
+		else
+			snprintf(left, sizeof left, "    --%s%s%s", o->lng, o->arg ? " " : "",
+			    o->arg ? o->arg : "");
+		fprintf(f, "  %-28s %s\n", left, o->help);
+	}
+}

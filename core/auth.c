@@ -1,0 +1,149 @@
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "auth.h"
+#include "err.h"
+#include "wire.h"
+
+void
+auth_mac(const struct coll_uid *uid, char side, const uint8_t *n1, const uint8_t *n2,
+    uint8_t out[32])
+{
+	uint8_t msg[1 + 8 + 2 * WIRE_NONCE_LEN];
+	unsigned int len = 32;
+	struct wbuf b;
+
+	wbuf_init(&b, msg, sizeof msg);
+	wbuf_put_u8(&b, (uint8_t)side);
+	wbuf_put_u64(&b, uid->jobid);
+	wbuf_put_bytes(&b, n1, WIRE_NONCE_LEN);
+	wbuf_put_bytes(&b, n2, WIRE_NONCE_LEN);
+	HMAC(EVP_sha256(), uid->secret, UID_SECRET_LEN, msg, sizeof msg, out, &len);
+}
+
+static int
+auth_send(int fd, uint8_t type, const struct wire_auth *a, uint64_t dl, int afd)
+{
+	uint8_t buf[64];
+	struct wbuf b;
+
+	wbuf_init(&b, buf, sizeof buf);
+	wire_auth_encode(&b, type, a);
+	return wire_send(fd, type, buf, (uint32_t)b.off, dl, afd);
+}
+
+/* Receive one auth frame of the expected type; an AUTH_FAIL becomes an error text. */
+static int
+auth_recv(int fd, uint8_t type, struct wire_auth *a, uint64_t dl, int afd, char *err,
+    size_t errlen)
+{
+	struct wire_hdr h;
+	struct wire_note note;
+	uint8_t *p = NULL;
+	int r;
+
+	r = wire_recv(fd, &h, &p, 512, dl, afd);
+	if (r == COLL_OK && h.type == WIRE_AUTH_FAIL) {
+		if (wire_note_decode(p, h.len, &note) == COLL_OK)
+			snprintf(err, errlen, "%s", note.msg);
+		else
+			snprintf(err, errlen, "peer refused authentication");
+		r = COLL_EAUTH;
+	} else if (r == COLL_OK && h.type != type) {
+		snprintf(err, errlen, "peer sent message type %u during authentication", h.type);
+		r = COLL_EPROTO;
+	} else if (r == COLL_OK && wire_auth_decode(p, h.len, type, a) != COLL_OK) {
+		snprintf(err, errlen, "peer sent a malformed authentication message");
+		r = COLL_EPROTO;
+	} else if (r == COLL_EVERSION) {
+		snprintf(err, errlen, "peer speaks another coll wire version (this is %d): "
+		    "install the same coll version on every host", WIRE_VERSION);
+	} else if (r == COLL_EPROTO || r == COLL_ETOOBIG) {
+		snprintf(err, errlen, "peer sent bytes that are not the coll protocol");
+		r = COLL_EPROTO;
+	} else if (r != COLL_OK) {
+		snprintf(err, errlen, "authentication: %s", coll_strerror(r));
+	}
+	free(p);
+	return r;
+}
+
+static void
+auth_refuse(int fd, const char *why, uint64_t dl, int afd)
+{
+	struct wire_note note = { .code = COLL_EAUTH, .rank = -1 };
+	uint8_t buf[WIRE_MSG_LEN + 16];
+	struct wbuf b;
+
+	snprintf(note.msg, sizeof note.msg, "%s", why);
+	wbuf_init(&b, buf, sizeof buf);
+	wire_note_encode(&b, &note);
+	(void)wire_send(fd, WIRE_AUTH_FAIL, buf, (uint32_t)b.off, dl, afd);
+}
+
+int
+auth_connect(int fd, const struct coll_uid *uid, uint8_t role, uint64_t dl, int afd, char *err,
+    size_t errlen)
+{
+	struct wire_auth hello = { .jobid = uid->jobid, .role = role }, ch, proof;
+	uint8_t want[WIRE_MAC_LEN];
+	int r;
+
+	if (uid_random(hello.nonce, WIRE_NONCE_LEN) != COLL_OK)
+		return COLL_ESYS;
+	if ((r = auth_send(fd, WIRE_AUTH_HELLO, &hello, dl, afd)) != COLL_OK) {
+		snprintf(err, errlen, "authentication: %s", coll_strerror(r));
+		return r;
+	}
+	if ((r = auth_recv(fd, WIRE_AUTH_CHALLENGE, &ch, dl, afd, err, errlen)) != COLL_OK)
+		return r;
+	auth_mac(uid, 'A', hello.nonce, ch.nonce, want);
+	if (CRYPTO_memcmp(want, ch.mac, WIRE_MAC_LEN) != 0) {
+		snprintf(err, errlen, "peer does not hold this job's secret: "
+		    "check that every rank got the same COLL_UNIQUE_ID");
+		return COLL_EAUTH;
+	}
+	auth_mac(uid, 'C', ch.nonce, hello.nonce, proof.mac);
+	if ((r = auth_send(fd, WIRE_AUTH_PROOF, &proof, dl, afd)) != COLL_OK)
+		snprintf(err, errlen, "authentication: %s", coll_strerror(r));
+	return r;
+}
+
+int
+auth_accept(int fd, const struct coll_uid *uid, uint8_t *role, uint64_t dl, int afd, char *err,
+    size_t errlen)
+{
+	struct wire_auth hello, ch = { 0 }, proof;
+	uint8_t want[WIRE_MAC_LEN];
+	int r;
+
+	if ((r = auth_recv(fd, WIRE_AUTH_HELLO, &hello, dl, afd, err, errlen)) != COLL_OK)
+		return r;
+	if (hello.jobid != uid->jobid) {
+		snprintf(err, errlen, "connection for job %016llx reached job %016llx: "
+		    "check COLL_UNIQUE_ID", (unsigned long long)hello.jobid,
+		    (unsigned long long)uid->jobid);
+		auth_refuse(fd, err, dl, afd);
+		return COLL_EAUTH;
+	}
+	if (uid_random(ch.nonce, WIRE_NONCE_LEN) != COLL_OK)
+		return COLL_ESYS;
+	auth_mac(uid, 'A', hello.nonce, ch.nonce, ch.mac);
+	if ((r = auth_send(fd, WIRE_AUTH_CHALLENGE, &ch, dl, afd)) != COLL_OK)
+		return r;
+	if ((r = auth_recv(fd, WIRE_AUTH_PROOF, &proof, dl, afd, err, errlen)) != COLL_OK)
+		return r;
+	auth_mac(uid, 'C', ch.nonce, hello.nonce, want);
+	if (CRYPTO_memcmp(want, proof.mac, WIRE_MAC_LEN) != 0) {
+		snprintf(err, errlen, "peer does not hold this job's secret");
+		auth_refuse(fd, "wrong secret: check that every rank got the same COLL_UNIQUE_ID",
+		    dl, afd);
+		return COLL_EAUTH;
+	}
+	*role = hello.role;
+	return COLL_OK;
+}

@@ -1,0 +1,64 @@
+/*
+ * Collectives over a communicator, on host memory. Every call is blocking,
+ * takes the next sequence number of its communicator (shown in the status
+ * page), and gives every rank bit-identical results. sendbuf == recvbuf is
+ * the in-place form wherever the shapes allow it.
+ *
+ * Algorithms: all-reduce uses recursive doubling up to COLL_RD_MAX_BYTES and a
+ * chunked, pipelined ring (reduce-scatter then all-gather) above; broadcast a
+ * binomial tree for small and a pipelined chain for large messages; reduce a
+ * pipelined chain; all-gather and reduce-scatter the ring.
+ */
+#ifndef COLL_COLL_H
+#define COLL_COLL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "comm.h"
+#include "dtype.h"
+
+enum coll_kind {
+	KIND_NONE = 0,
+	KIND_ALLREDUCE, KIND_BROADCAST, KIND_REDUCE, KIND_ALLGATHER, KIND_REDUCE_SCATTER,
+	KIND_GATHERV, KIND_BARRIER, KIND_SEND, KIND_RECV, KIND_SENDRECV,
+	KIND_MAX
+};
+
+#define COLL_RD_MAX_BYTES (32u << 10)
+#define COLL_GATHERV_MAX (1u << 30)
+
+/* Blobs gathered at the root: blob i is data + off[i], len[i] bytes. */
+struct coll_blobs {
+	int n;
+	uint8_t *data;
+	size_t *off;
+	size_t *len;
+};
+
+const char *coll_kind_name(uint32_t kind);
+
+int coll_allreduce(struct comm *c, const void *sendbuf, void *recvbuf, size_t count,
+    enum dtype dt, enum redop op);
+int coll_broadcast(struct comm *c, const void *sendbuf, void *recvbuf, size_t count,
+    enum dtype dt, int root);
+/* recvbuf is used on the root only. */
+int coll_reduce(struct comm *c, const void *sendbuf, void *recvbuf, size_t count,
+    enum dtype dt, enum redop op, int root);
+/* recvbuf holds size * sendcount elements, rank r's at offset r * sendcount. */
+int coll_allgather(struct comm *c, const void *sendbuf, void *recvbuf, size_t sendcount,
+    enum dtype dt);
+/* sendbuf holds size * recvcount elements; rank r gets block r reduced. */
+int coll_reduce_scatter(struct comm *c, const void *sendbuf, void *recvbuf, size_t recvcount,
+    enum dtype dt, enum redop op);
+/* Every rank gives a blob of any length (up to COLL_GATHERV_MAX); the root gets all of them. */
+int coll_gatherv(struct comm *c, const void *buf, size_t len, int root, struct coll_blobs *out);
+void coll_blobs_free(struct coll_blobs *b);
+int coll_barrier(struct comm *c);
+int coll_send(struct comm *c, const void *buf, size_t count, enum dtype dt, int peer);
+int coll_recv(struct comm *c, void *buf, size_t count, enum dtype dt, int peer);
+/* Send to one peer while receiving from another (or the same), without deadlock. */
+int coll_sendrecv(struct comm *c, const void *sendbuf, size_t sendcount, int dst,
+    void *recvbuf, size_t recvcount, int src, enum dtype dt);
+
+#endif

@@ -1,0 +1,80 @@
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "jobrec.h"
+#include "status.h"
+
+int
+jobrec_dir(char *buf, size_t len)
+{
+	const char *d = getenv("COLL_JOB_DIR");
+	char parent[256];
+
+	if (d != NULL && *d != '\0') {
+		snprintf(buf, len, "%s", d);
+	} else {
+		snprintf(parent, sizeof parent, "/tmp/coll-%u", (unsigned)getuid());
+		if (mkdir(parent, 0700) == -1 && errno != EEXIST)
+			return COLL_ESYS;
+		snprintf(buf, len, "%s/jobs", parent);
+	}
+	if (mkdir(buf, 0700) == -1 && errno != EEXIST)
+		return COLL_ESYS;
+	return COLL_OK;
+}
+
+static json_t *
+jobrec_json(const struct jobrec *j)
+{
+	json_t *root = json_object(), *argv = json_array(), *ranks = json_array();
+	char id[17];
+
+	snprintf(id, sizeof id, "%016" PRIx64, j->jobid);
+	json_object_set_new(root, "version", json_integer(1));
+	json_object_set_new(root, "jobid", json_string(id));
+	json_object_set_new(root, "launcher", json_string(j->launcher));
+	json_object_set_new(root, "launcher_pid", json_integer(j->launcher_pid));
+	json_object_set_new(root, "started", json_integer((json_int_t)time(NULL)));
+	json_object_set_new(root, "status_dir", json_string(status_dir()));
+	for (char *const *a = j->argv; a != NULL && *a != NULL; a++)
+		json_array_append_new(argv, json_string(*a));
+	json_object_set_new(root, "argv", argv);
+	json_object_set_new(root, "nranks", json_integer(j->nranks));
+	for (int i = 0; i < j->nranks; i++) {
+		json_t *r = json_object();
+		json_object_set_new(r, "rank", json_integer(j->ranks[i].rank));
+		json_object_set_new(r, "host", json_string(j->ranks[i].host));
+		json_object_set_new(r, "pid", json_integer(j->ranks[i].pid));
+		json_array_append_new(ranks, r);
+	}
+	json_object_set_new(root, "ranks", ranks);
+	return root;
+}
+
+int
+jobrec_write(const struct jobrec *j, char *path, size_t len)
+{
+	char dir[256], tmp[600];
+	json_t *root;
+	int r;
+
+	if ((r = jobrec_dir(dir, sizeof dir)) != COLL_OK)
+		return r;
+	snprintf(path, len, "%s/%016" PRIx64 ".json", dir, j->jobid);
+	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	root = jobrec_json(j);
+	r = json_dump_file(root, tmp, JSON_INDENT(1)) == 0 ? COLL_OK : COLL_ESYS;
+	json_decref(root);
+	if (r == COLL_OK && rename(tmp, path) == -1)
+		r = COLL_ESYS;
+	if (r != COLL_OK)
+		unlink(tmp);
+	return r;
+}

@@ -1,0 +1,34 @@
+/*
+ * The job record: what collrun leaves where collstack can find a running job
+ * later (job id, launcher, hosts, pids), one JSON file per job in
+ * $COLL_JOB_DIR (default /tmp/coll-<uid>/jobs), written atomically, removed
+ * when the job ends.
+ */
+#ifndef COLL_JOBREC_H
+#define COLL_JOBREC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct jobrec_rank {
+	int rank;
+	const char *host;
+	pid_t pid;
+};
+
+struct jobrec {
+	uint64_t jobid;
+	const char *launcher;
+	pid_t launcher_pid;
+	char *const *argv;
+	int nranks;
+	const struct jobrec_rank *ranks;
+};
+
+/* The directory of job records (created 0700 on demand). */
+int jobrec_dir(char *buf, size_t len);
+/* Write the record; path gets its file name. */
+int jobrec_write(const struct jobrec *j, char *path, size_t len);
+
+#endif

@@ -1,0 +1,151 @@
+/*
+ * Connections between ranks, made on first use. The lower rank of a pair
+ * connects, the higher accepts in its service thread, so the accepting side
+ * answers the handshake whatever its main thread is doing and no pair of
+ * ranks can wait on each other to connect.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "auth.h"
+#include "clock.h"
+#include "comm_impl.h"
+#include "log.h"
+
+#define PEER_HANDSHAKE_MS 10000
+
+static int
+peer_send_hello(struct comm *c, int fd, uint64_t dl)
+{
+	uint8_t buf[16];
+	struct wbuf b;
+
+	wbuf_init(&b, buf, sizeof buf);
+	wbuf_put_u32(&b, (uint32_t)c->rank);
+	wbuf_put_u64(&b, c->commid);
+	return wire_send(fd, WIRE_PEER_HELLO, buf, (uint32_t)b.off, dl, c->abort_fd);
+}
+
+void
+peer_accept(struct comm *c)
+{
+	uint64_t dl = clock_now_ms() + PEER_HANDSHAKE_MS, commid;
+	char err[COLL_ERR_LEN];
+	struct wire_hdr h;
+	uint8_t role, *p = NULL;
+	struct wbuf b;
+	uint32_t rank;
+	int fd;
+
+	fd = accept4(c->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd == -1)
+		return;
+	net_tune(fd);
+	if (auth_accept(fd, &c->uid, &role, dl, c->abort_fd, err, sizeof err) != COLL_OK) {
+		log_warn("refused a peer connection: %s", err);
+		goto drop;
+	}
+	if (role != WIRE_ROLE_PEER || wire_recv(fd, &h, &p, 64, dl, c->abort_fd) != COLL_OK ||
+	    h.type != WIRE_PEER_HELLO || h.len != 12)
+		goto drop;
+	wbuf_init(&b, p, h.len);
+	rank = wbuf_get_u32(&b);
+	commid = wbuf_get_u64(&b);
+	if (commid != c->commid || rank >= (uint32_t)c->rank) {
+		log_warn("refused a peer connection claiming rank %u of comm %016llx", rank,
+		    (unsigned long long)commid);
+		goto drop;
+	}
+	pthread_mutex_lock(&c->lock);
+	if (c->peer_fd[rank] >= 0) {
+		pthread_mutex_unlock(&c->lock);
+		log_warn("rank %u connected twice; keeping the first connection", rank);
+		goto drop;
+	}
+	c->peer_fd[rank] = fd;
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+	free(p);
+	log_trace("accepted rank %u", rank);
+	return;
+drop:
+	free(p);
+	close(fd);
+}
+
+static int
+peer_connect(struct comm *c, int peer, int *out)
+{
+	uint64_t dl = comm_deadline(c);
+	char err[COLL_ERR_LEN], addr[NET_ADDRSTR_LEN];
+	int fd = -1, r;
+
+	net_addr_format(&c->book[peer].addr, addr, sizeof addr);
+	r = net_connect(&c->book[peer].addr, dl, c->abort_fd, &fd);
+	if (r == COLL_ESYS) {
+		int e = errno;
+		comm_fail_peer(c, peer, COLL_EPEER, "connecting to");
+		return comm_fail(c, COLL_EPEER, "%s (connect to %s: %s)", c->err, addr, strerror(e));
+	}
+	if (r != COLL_OK)
+		return comm_fail_peer(c, peer, r, "connecting to");
+	r = auth_connect(fd, &c->uid, WIRE_ROLE_PEER, dl, c->abort_fd, err, sizeof err);
+	if (r == COLL_OK)
+		r = peer_send_hello(c, fd, dl);
+	if (r != COLL_OK) {
+		close(fd);
+		if (r == COLL_EAUTH || r == COLL_EPROTO || r == COLL_EVERSION)
+			return comm_fail(c, r, "rank %d: handshake with rank %d (host %s, %s) "
+			    "failed: %s", c->rank, peer, comm_host(c, peer), addr, err);
+		return comm_fail_peer(c, peer, r, "connecting to");
+	}
+	pthread_mutex_lock(&c->lock);
+	c->peer_fd[peer] = fd;
+	pthread_mutex_unlock(&c->lock);
+	*out = fd;
+	return COLL_OK;
+}
+
+/* Wait for a lower rank to connect to us. */
+static int
+peer_await(struct comm *c, int peer, int *out)
+{
+	uint64_t dl = comm_deadline(c);
+	struct timespec ts;
+	int r = COLL_OK;
+
+	ts.tv_sec = (time_t)(dl / 1000);
+	ts.tv_nsec = (long)(dl % 1000) * 1000000;
+	pthread_mutex_lock(&c->lock);
+	while (c->peer_fd[peer] < 0 && !atomic_load(&c->aborted) && r == COLL_OK)
+		if (pthread_cond_timedwait(&c->cond, &c->lock, &ts) == ETIMEDOUT)
+			r = COLL_ETIMEDOUT;
+	*out = c->peer_fd[peer];
+	pthread_mutex_unlock(&c->lock);
+	if (*out >= 0)
+		return COLL_OK;
+	if (r == COLL_OK)
+		r = COLL_EABORTED;
+	return comm_fail_peer(c, peer, r, "waiting for a connection from");
+}
+
+int
+peer_get(struct comm *c, int peer, int *fd)
+{
+	if (atomic_load(&c->aborted))
+		return comm_fail_peer(c, peer, COLL_EABORTED, "talking to");
+	pthread_mutex_lock(&c->lock);
+	*fd = c->peer_fd[peer];
+	pthread_mutex_unlock(&c->lock);
+	if (*fd >= 0)
+		return COLL_OK;
+	status_wait(&c->status, peer, 1);
+	if (peer < c->rank)
+		return peer_await(c, peer, fd);
+	return peer_connect(c, peer, fd);
+}

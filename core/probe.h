@@ -1,0 +1,55 @@
+/*
+ * The all-reduce probe: timed all-reduces with the metrics nccl-tests reports.
+ * algbw = bytes / time; busbw = algbw * 2(n-1)/n, the per-link rate a ring
+ * needs, comparable across rank counts. #wrong counts elements that differ
+ * from the exactly computed expected result, or from rank 0's result.
+ */
+#ifndef COLL_PROBE_H
+#define COLL_PROBE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "coll.h"
+
+struct probe_opts {
+	int iters;
+	int warmup;
+	int check;
+	enum dtype dt;
+	enum redop op;
+};
+
+/* One measurement (out-of-place or in-place) of one size, combined over ranks. */
+struct probe_meas {
+	double time_us;		/* mean over ranks of each rank's mean op time */
+	double algbw;		/* GB/s */
+	double busbw;
+	int64_t wrong;		/* summed over ranks; -1 when not checked */
+	int slow_rank;
+	double slow_us;
+};
+
+struct probe_result {
+	size_t bytes;
+	size_t count;
+	struct probe_meas m[2];	/* [0] out-of-place, [1] in-place */
+};
+
+struct probe {
+	struct comm *c;
+	struct probe_opts o;
+	size_t cap;		/* bytes the buffers hold */
+	uint8_t *send, *recv, *expect, *tmp;
+};
+
+int probe_init(struct probe *p, struct comm *c, const struct probe_opts *o, size_t max_bytes);
+void probe_free(struct probe *p);
+/* Measure one size on every rank; the result is complete on every rank. */
+int probe_allreduce(struct probe *p, size_t bytes, struct probe_result *res);
+/* Bus bandwidth factor of all-reduce: 2(n-1)/n. */
+double probe_busbw_factor(int nranks);
+/* Fill buf with rank's pattern for dt/op; exposed for tests. */
+void probe_fill(void *buf, size_t count, enum dtype dt, enum redop op, int rank);
+
+#endif

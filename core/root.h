@@ -1,0 +1,32 @@
+/*
+ * The root service of a unique id: ranks connect, authenticate and join; when
+ * all have joined it sends each the address book. It then keeps every rank's
+ * connection open as a failure detector: a rank whose connection drops without
+ * a BYE is announced to all others as FAILED, so every rank can name the rank
+ * that died instead of the neighbour that gave up after it. A rank that never
+ * arrives is named to the others when the join timeout passes.
+ *
+ * It runs in its own thread: in collrun (the front end) or in the process of
+ * the library user that created the unique id.
+ */
+#ifndef COLL_ROOT_H
+#define COLL_ROOT_H
+
+#include <stdint.h>
+
+#include "uid.h"
+
+struct root;
+
+/*
+ * Listen at addr (port 0 picks one), make a unique id for it and start the
+ * service for nranks ranks. join_timeout_ms bounds the wait for all ranks.
+ */
+int root_start(struct root **out, const struct net_addr *addr, int nranks, int join_timeout_ms,
+    struct coll_uid *uid);
+/* Stop the service and free it. */
+void root_stop(struct root *root);
+/* Number of ranks that have joined so far. */
+int root_joined(struct root *root);
+
+#endif

@@ -1,0 +1,107 @@
+/*
+ * The status page: one fixed-layout, versioned record per rank of a
+ * communicator, in shared memory, so that collstack and colltop can read what
+ * every rank is doing while the job is hung, at no cost to the job.
+ *
+ * File:   $COLL_STATUS_DIR (default /dev/shm) / coll.<jobid %016x>.<commid %016x>.<rank>
+ * Layout: struct status_page below, 512 bytes, little-endian (x86-64, aarch64).
+ *
+ * Writing never takes a lock. The record is guarded by a generation counter
+ * (a seqlock): the writer makes gen odd, stores the fields, makes gen even
+ * with release ordering. A reader copies the page and retries while gen is
+ * odd or changed. progress_ns is updated alone, outside the seqlock, on every
+ * byte of progress (a single aligned 64-bit store).
+ *
+ * Version 1 fields:
+ *   magic        "CSTP" (0x50545343)
+ *   version      STATUS_VERSION
+ *   size         sizeof(struct status_page)
+ *   gen          seqlock generation
+ *   jobid,commid the job and communicator
+ *   rank,nranks  this rank and the communicator size
+ *   pid          process id of the rank
+ *   state        enum status_state
+ *   seq_started  sequence number of the last op started (0: none yet)
+ *   seq_done     sequence number of the last op completed
+ *   kind_started enum coll_kind of the last op started
+ *   kind_done    enum coll_kind of the last op completed
+ *   bytes        byte count of the last op started
+ *   wait_peer    rank this rank is blocked on, -1 if none
+ *   wait_dir     1: waiting to receive from wait_peer, 2: to send to it
+ *   start_ns     wall time the last op started (ns since the epoch)
+ *   progress_ns  wall time of the last byte moved or op boundary
+ *   host         host name, NUL-terminated
+ *   error        the last error, NUL-terminated (state FAILED)
+ */
+#ifndef COLL_STATUS_H
+#define COLL_STATUS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define STATUS_MAGIC 0x50545343u
+#define STATUS_VERSION 1
+#define STATUS_PAGE_SIZE 512
+
+enum status_state {
+	STATUS_INIT = 1,	/* joining the communicator */
+	STATUS_IDLE = 2,	/* between ops */
+	STATUS_RUNNING = 3,	/* inside op seq_started */
+	STATUS_FAILED = 4,	/* an op or init failed, see error */
+	STATUS_ABORTED = 5,	/* comm_abort was called */
+};
+
+struct status_page {
+	uint32_t magic;
+	uint32_t version;
+	uint32_t size;
+	uint32_t gen;
+	uint64_t jobid;
+	uint64_t commid;
+	int32_t rank;
+	int32_t nranks;
+	int32_t pid;
+	int32_t state;
+	uint64_t seq_started;
+	uint64_t seq_done;
+	uint32_t kind_started;
+	uint32_t kind_done;
+	uint64_t bytes;
+	int32_t wait_peer;
+	int32_t wait_dir;
+	uint64_t start_ns;
+	uint64_t progress_ns;
+	char host[64];
+	char error[192];
+	uint8_t reserved[STATUS_PAGE_SIZE - 168 - 192];
+};
+
+_Static_assert(sizeof(struct status_page) == STATUS_PAGE_SIZE, "status page layout is fixed");
+_Static_assert(offsetof(struct status_page, seq_started) == 48, "status page layout is fixed");
+_Static_assert(offsetof(struct status_page, host) == 104, "status page layout is fixed");
+
+struct status {
+	struct status_page *page;
+	char path[256];
+};
+
+/* Directory of the pages: $COLL_STATUS_DIR or /dev/shm. */
+const char *status_dir(void);
+/* Create this rank's page. */
+int status_open(struct status *st, uint64_t jobid, uint64_t commid, int rank, int nranks,
+    const char *host);
+/* Unmap and remove the page. */
+void status_close(struct status *st);
+/* Seqlock-guarded updates. */
+void status_begin(struct status *st, uint64_t seq, uint32_t kind, uint64_t bytes);
+void status_end(struct status *st, uint64_t seq, uint32_t kind);
+void status_set_state(struct status *st, int state, const char *error);
+/* Lock-free single-field updates on the hot path. */
+void status_wait(struct status *st, int peer, int dir);
+void status_progress(struct status *st);
+/* Read a consistent copy of a page file; COLL_EPROTO if it is not a status page. */
+int status_read(const char *path, struct status_page *out);
+/* Remove every page of a job (a launcher cleaning up after killed ranks); returns the count. */
+int status_remove_job(uint64_t jobid);
+
+#endif

@@ -1,0 +1,372 @@
+/* Encoding and decoding of everything that crosses a socket. Fuzzed: fuzz/fuzz_wire.c. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "io.h"
+#include "wire.h"
+#include "xmalloc.h"
+
+void
+wbuf_init(struct wbuf *b, void *p, size_t len)
+{
+	b->p = p;
+	b->len = len;
+	b->off = 0;
+	b->err = 0;
+}
+
+void
+wbuf_put_bytes(struct wbuf *b, const void *p, size_t n)
+{
+	if (b->err || b->len - b->off < n) {
+		b->err = 1;
+		return;
+	}
+	memcpy(b->p + b->off, p, n);
+	b->off += n;
+}
+
+void
+wbuf_get_bytes(struct wbuf *b, void *p, size_t n)
+{
+	if (b->err || b->len - b->off < n) {
+		b->err = 1;
+		memset(p, 0, n);
+		return;
+	}
+	memcpy(p, b->p + b->off, n);
+	b->off += n;
+}
+
+void
+wbuf_put_u8(struct wbuf *b, uint8_t v)
+{
+	wbuf_put_bytes(b, &v, 1);
+}
+
+void
+wbuf_put_u16(struct wbuf *b, uint16_t v)
+{
+	uint8_t x[2] = { (uint8_t)v, (uint8_t)(v >> 8) };
+
+	wbuf_put_bytes(b, x, 2);
+}
+
+void
+wbuf_put_u32(struct wbuf *b, uint32_t v)
+{
+	wbuf_put_u16(b, (uint16_t)v);
+	wbuf_put_u16(b, (uint16_t)(v >> 16));
+}
+
+void
+wbuf_put_u64(struct wbuf *b, uint64_t v)
+{
+	wbuf_put_u32(b, (uint32_t)v);
+	wbuf_put_u32(b, (uint32_t)(v >> 32));
+}
+
+uint8_t
+wbuf_get_u8(struct wbuf *b)
+{
+	uint8_t v;
+
+	wbuf_get_bytes(b, &v, 1);
+	return v;
+}
+
+uint16_t
+wbuf_get_u16(struct wbuf *b)
+{
+	uint8_t x[2];
+
+	wbuf_get_bytes(b, x, 2);
+	return (uint16_t)(x[0] | x[1] << 8);
+}
+
+uint32_t
+wbuf_get_u32(struct wbuf *b)
+{
+	uint32_t lo = wbuf_get_u16(b);
+
+	return lo | (uint32_t)wbuf_get_u16(b) << 16;
+}
+
+uint64_t
+wbuf_get_u64(struct wbuf *b)
+{
+	uint64_t lo = wbuf_get_u32(b);
+
+	return lo | (uint64_t)wbuf_get_u32(b) << 32;
+}
+
+void
+wire_hdr_encode(uint8_t out[WIRE_HDR_LEN], uint8_t type, uint32_t len)
+{
+	struct wbuf b;
+
+	wbuf_init(&b, out, WIRE_HDR_LEN);
+	wbuf_put_u32(&b, WIRE_MAGIC);
+	wbuf_put_u8(&b, WIRE_VERSION);
+	wbuf_put_u8(&b, type);
+	wbuf_put_u16(&b, 0);
+	wbuf_put_u32(&b, len);
+}
+
+int
+wire_hdr_decode(struct wire_hdr *h, const uint8_t in[WIRE_HDR_LEN])
+{
+	struct wbuf b;
+
+	wbuf_init(&b, (void *)in, WIRE_HDR_LEN);
+	if (wbuf_get_u32(&b) != WIRE_MAGIC)
+		return COLL_EPROTO;
+	h->version = wbuf_get_u8(&b);
+	h->type = wbuf_get_u8(&b);
+	(void)wbuf_get_u16(&b);
+	h->len = wbuf_get_u32(&b);
+	if (h->version != WIRE_VERSION)
+		return COLL_EVERSION;
+	if (h->type == 0 || h->type >= WIRE_TYPE_MAX || h->len > WIRE_MAX_PAYLOAD)
+		return COLL_EPROTO;
+	return COLL_OK;
+}
+
+static void
+wire_addr_encode(struct wbuf *b, const struct net_addr *a)
+{
+	uint8_t raw[16] = { 0 };
+
+	if (a->ss.ss_family == AF_INET6)
+		memcpy(raw, &((const struct sockaddr_in6 *)&a->ss)->sin6_addr, 16);
+	else
+		memcpy(raw, &((const struct sockaddr_in *)&a->ss)->sin_addr, 4);
+	wbuf_put_u8(b, a->ss.ss_family == AF_INET6 ? 6 : 4);
+	wbuf_put_u16(b, net_addr_port(a));
+	wbuf_put_bytes(b, raw, 16);
+}
+
+static int
+wire_addr_decode(struct wbuf *b, struct net_addr *a)
+{
+	uint8_t fam = wbuf_get_u8(b), raw[16];
+	uint16_t port = wbuf_get_u16(b);
+
+	wbuf_get_bytes(b, raw, 16);
+	memset(a, 0, sizeof *a);
+	if (fam == 4) {
+		struct sockaddr_in *in = (struct sockaddr_in *)&a->ss;
+		in->sin_family = AF_INET;
+		memcpy(&in->sin_addr, raw, 4);
+		a->len = sizeof *in;
+	} else if (fam == 6) {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&a->ss;
+		in6->sin6_family = AF_INET6;
+		memcpy(&in6->sin6_addr, raw, 16);
+		a->len = sizeof *in6;
+	} else {
+		return COLL_EPROTO;
+	}
+	net_addr_set_port(a, port);
+	return b->err ? COLL_EPROTO : COLL_OK;
+}
+
+/* A length-prefixed string; the decoder refuses embedded NULs and over-long ones. */
+static void
+wire_str_encode(struct wbuf *b, const char *s, size_t max)
+{
+	size_t n = strnlen(s, max);
+
+	wbuf_put_u16(b, (uint16_t)n);
+	wbuf_put_bytes(b, s, n);
+}
+
+static int
+wire_str_decode(struct wbuf *b, char *s, size_t max)
+{
+	uint16_t n = wbuf_get_u16(b);
+
+	if (b->err || n > max || b->len - b->off < n)
+		return COLL_EPROTO;
+	wbuf_get_bytes(b, s, n);
+	s[n] = '\0';
+	return strlen(s) == n ? COLL_OK : COLL_EPROTO;
+}
+
+size_t
+wire_entry_encode(struct wbuf *b, const struct wire_entry *e)
+{
+	size_t start = b->off;
+
+	wbuf_put_u32(b, e->rank);
+	wbuf_put_u32(b, e->nranks);
+	wbuf_put_u32(b, e->pid);
+	wire_addr_encode(b, &e->addr);
+	wire_str_encode(b, e->host, WIRE_HOST_LEN);
+	return b->off - start;
+}
+
+int
+wire_entry_decode(struct wbuf *b, struct wire_entry *e)
+{
+	e->rank = wbuf_get_u32(b);
+	e->nranks = wbuf_get_u32(b);
+	e->pid = wbuf_get_u32(b);
+	if (wire_addr_decode(b, &e->addr) != COLL_OK)
+		return COLL_EPROTO;
+	if (wire_str_decode(b, e->host, WIRE_HOST_LEN) != COLL_OK)
+		return COLL_EPROTO;
+	if (b->err || e->nranks == 0 || e->rank >= e->nranks)
+		return COLL_EPROTO;
+	return COLL_OK;
+}
+
+void
+wire_auth_encode(struct wbuf *b, uint8_t type, const struct wire_auth *a)
+{
+	if (type == WIRE_AUTH_HELLO) {
+		wbuf_put_u64(b, a->jobid);
+		wbuf_put_u8(b, a->role);
+		wbuf_put_bytes(b, a->nonce, WIRE_NONCE_LEN);
+	} else if (type == WIRE_AUTH_CHALLENGE) {
+		wbuf_put_bytes(b, a->nonce, WIRE_NONCE_LEN);
+		wbuf_put_bytes(b, a->mac, WIRE_MAC_LEN);
+	} else {
+		wbuf_put_bytes(b, a->mac, WIRE_MAC_LEN);
+	}
+}
+
+int
+wire_auth_decode(const uint8_t *p, size_t len, uint8_t type, struct wire_auth *a)
+{
+	struct wbuf b;
+
+	wbuf_init(&b, (void *)p, len);
+	memset(a, 0, sizeof *a);
+	if (type == WIRE_AUTH_HELLO) {
+		a->jobid = wbuf_get_u64(&b);
+		a->role = wbuf_get_u8(&b);
+		wbuf_get_bytes(&b, a->nonce, WIRE_NONCE_LEN);
+		if (a->role != WIRE_ROLE_ROOT && a->role != WIRE_ROLE_PEER)
+			return COLL_EPROTO;
+	} else if (type == WIRE_AUTH_CHALLENGE) {
+		wbuf_get_bytes(&b, a->nonce, WIRE_NONCE_LEN);
+		wbuf_get_bytes(&b, a->mac, WIRE_MAC_LEN);
+	} else if (type == WIRE_AUTH_PROOF) {
+		wbuf_get_bytes(&b, a->mac, WIRE_MAC_LEN);
+	} else {
+		return COLL_EPROTO;
+	}
+	return (b.err || b.off != len) ? COLL_EPROTO : COLL_OK;
+}
+
+void
+wire_note_encode(struct wbuf *b, const struct wire_note *n)
+{
+	wbuf_put_u32(b, (uint32_t)n->code);
+	wbuf_put_u32(b, (uint32_t)n->rank);
+	wire_str_encode(b, n->msg, WIRE_MSG_LEN);
+}
+
+int
+wire_note_decode(const uint8_t *p, size_t len, struct wire_note *n)
+{
+	struct wbuf b;
+
+	wbuf_init(&b, (void *)p, len);
+	n->code = (int32_t)wbuf_get_u32(&b);
+	n->rank = (int32_t)wbuf_get_u32(&b);
+	if (wire_str_decode(&b, n->msg, WIRE_MSG_LEN) != COLL_OK || b.off != len)
+		return COLL_EPROTO;
+	/* Codes are ours, negative; anything else from the wire is a lie. */
+	if (n->code > 0 || n->code < -100 || n->rank < -1)
+		return COLL_EPROTO;
+	return COLL_OK;
+}
+
+int
+wire_book_decode(const uint8_t *p, size_t len, uint32_t nranks, struct wire_entry *book)
+{
+	struct wbuf b;
+
+	wbuf_init(&b, (void *)p, len);
+	if (wbuf_get_u32(&b) != nranks)
+		return COLL_EPROTO;
+	for (uint32_t i = 0; i < nranks; i++) {
+		if (wire_entry_decode(&b, &book[i]) != COLL_OK)
+			return COLL_EPROTO;
+		if (book[i].rank != i || book[i].nranks != nranks)
+			return COLL_EPROTO;
+	}
+	return b.off == len ? COLL_OK : COLL_EPROTO;
+}
+
+void
+wire_data_hdr_encode(uint8_t out[WIRE_DATA_HDR_LEN], const struct wire_data_hdr *h)
+{
+	struct wbuf b;
+
+	wbuf_init(&b, out, WIRE_DATA_HDR_LEN);
+	wbuf_put_u32(&b, WIRE_DATA_MAGIC);
+	wbuf_put_u8(&b, h->kind);
+	wbuf_put_u8(&b, h->tag);
+	wbuf_put_u16(&b, 0);
+	wbuf_put_u64(&b, h->seq);
+	wbuf_put_u64(&b, h->len);
+}
+
+int
+wire_data_hdr_decode(struct wire_data_hdr *h, const uint8_t in[WIRE_DATA_HDR_LEN])
+{
+	struct wbuf b;
+
+	wbuf_init(&b, (void *)in, WIRE_DATA_HDR_LEN);
+	if (wbuf_get_u32(&b) != WIRE_DATA_MAGIC)
+		return COLL_EPROTO;
+	h->kind = wbuf_get_u8(&b);
+	h->tag = wbuf_get_u8(&b);
+	(void)wbuf_get_u16(&b);
+	h->seq = wbuf_get_u64(&b);
+	h->len = wbuf_get_u64(&b);
+	return COLL_OK;
+}
+
+int
+wire_send(int fd, uint8_t type, const void *payload, uint32_t len, uint64_t deadline_ms,
+    int abort_fd)
+{
+	uint8_t hdr[WIRE_HDR_LEN];
+	int r;
+
+	wire_hdr_encode(hdr, type, len);
+	r = io_send_all(fd, hdr, sizeof hdr, deadline_ms, abort_fd);
+	if (r == COLL_OK && len > 0)
+		r = io_send_all(fd, payload, len, deadline_ms, abort_fd);
+	return r;
+}
+
+int
+wire_recv(int fd, struct wire_hdr *h, uint8_t **payload, uint32_t max, uint64_t deadline_ms,
+    int abort_fd)
+{
+	uint8_t hdr[WIRE_HDR_LEN];
+	int r;
+
+	*payload = NULL;
+	if ((r = io_recv_all(fd, hdr, sizeof hdr, deadline_ms, abort_fd)) != COLL_OK)
+		return r;
+	if ((r = wire_hdr_decode(h, hdr)) != COLL_OK)
+		return r;
+	if (h->len > max)
+		return COLL_ETOOBIG;
+	*payload = xmalloc(h->len + 1);
+	r = io_recv_all(fd, *payload, h->len, deadline_ms, abort_fd);
+	if (r != COLL_OK) {
+		free(*payload);
+		*payload = NULL;
+	}
+	return r;
+}

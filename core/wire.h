@@ -1,0 +1,124 @@
+/*
+ * The wire format: every control message is a 12-byte frame header and a
+ * bounded payload, little-endian, decoded field by field with bounds checks.
+ * Data transfers of a collective start with a 24-byte data header naming the
+ * op's sequence number, kind and length, so that a rank that called a
+ * different collective is detected instead of misreading bytes.
+ *
+ * frame: magic "COLL" u32 | version u8 | type u8 | reserved u16 | len u32
+ * data:  magic "CDAT" u32 | kind u8 | tag u8 | reserved u16 | seq u64 | len u64
+ */
+#ifndef COLL_WIRE_H
+#define COLL_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "net.h"
+
+#define WIRE_MAGIC 0x4c4c4f43u		/* "COLL" */
+#define WIRE_DATA_MAGIC 0x54414443u	/* "CDAT" */
+#define WIRE_VERSION 1
+#define WIRE_HDR_LEN 12
+#define WIRE_DATA_HDR_LEN 24
+#define WIRE_MAX_PAYLOAD (16u << 20)
+#define WIRE_HOST_LEN 64
+#define WIRE_NONCE_LEN 16
+#define WIRE_MAC_LEN 32
+#define WIRE_MSG_LEN 240
+
+enum wire_type {
+	WIRE_AUTH_HELLO = 1,	/* connector: job id, nonce, role */
+	WIRE_AUTH_CHALLENGE,	/* acceptor: nonce, its proof */
+	WIRE_AUTH_PROOF,	/* connector: its proof */
+	WIRE_AUTH_FAIL,		/* acceptor: why it refuses */
+	WIRE_JOIN,		/* rank -> root: who I am, where I listen */
+	WIRE_BOOK,		/* root -> rank: every rank's entry */
+	WIRE_ERROR,		/* root -> rank: the job cannot start */
+	WIRE_BYE,		/* rank -> root: leaving cleanly */
+	WIRE_FAILED,		/* root -> rank: another rank failed */
+	WIRE_PEER_HELLO,	/* rank -> rank: my rank on this connection */
+	WIRE_TYPE_MAX
+};
+
+enum wire_role { WIRE_ROLE_ROOT = 1, WIRE_ROLE_PEER = 2 };
+
+struct wire_hdr {
+	uint8_t version;
+	uint8_t type;
+	uint32_t len;
+};
+
+/* One rank's entry of the address book. */
+struct wire_entry {
+	uint32_t rank;
+	uint32_t nranks;
+	uint32_t pid;
+	struct net_addr addr;
+	char host[WIRE_HOST_LEN + 1];
+};
+
+struct wire_auth {
+	uint64_t jobid;
+	uint8_t role;
+	uint8_t nonce[WIRE_NONCE_LEN];
+	uint8_t mac[WIRE_MAC_LEN];
+};
+
+/* ERROR and FAILED: a code, the rank concerned (or -1) and a message. */
+struct wire_note {
+	int32_t code;
+	int32_t rank;
+	char msg[WIRE_MSG_LEN + 1];
+};
+
+struct wire_data_hdr {
+	uint8_t kind;
+	uint8_t tag;
+	uint64_t seq;
+	uint64_t len;
+};
+
+/* A bounded cursor over bytes; any overrun sets err and later reads yield zero. */
+struct wbuf {
+	uint8_t *p;
+	size_t len;
+	size_t off;
+	int err;
+};
+
+void wbuf_init(struct wbuf *b, void *p, size_t len);
+void wbuf_put_u8(struct wbuf *b, uint8_t v);
+void wbuf_put_u16(struct wbuf *b, uint16_t v);
+void wbuf_put_u32(struct wbuf *b, uint32_t v);
+void wbuf_put_u64(struct wbuf *b, uint64_t v);
+void wbuf_put_bytes(struct wbuf *b, const void *p, size_t n);
+uint8_t wbuf_get_u8(struct wbuf *b);
+uint16_t wbuf_get_u16(struct wbuf *b);
+uint32_t wbuf_get_u32(struct wbuf *b);
+uint64_t wbuf_get_u64(struct wbuf *b);
+void wbuf_get_bytes(struct wbuf *b, void *p, size_t n);
+
+/* Frame header: encode into 12 bytes; decode checks magic, version and bounds. */
+void wire_hdr_encode(uint8_t out[WIRE_HDR_LEN], uint8_t type, uint32_t len);
+int wire_hdr_decode(struct wire_hdr *h, const uint8_t in[WIRE_HDR_LEN]);
+
+size_t wire_entry_encode(struct wbuf *b, const struct wire_entry *e);
+int wire_entry_decode(struct wbuf *b, struct wire_entry *e);
+void wire_auth_encode(struct wbuf *b, uint8_t type, const struct wire_auth *a);
+int wire_auth_decode(const uint8_t *p, size_t len, uint8_t type, struct wire_auth *a);
+void wire_note_encode(struct wbuf *b, const struct wire_note *n);
+int wire_note_decode(const uint8_t *p, size_t len, struct wire_note *n);
+/* Address book: count then entries; entries must be ranks 0..n-1 in order. */
+int wire_book_decode(const uint8_t *p, size_t len, uint32_t nranks, struct wire_entry *book);
+
+void wire_data_hdr_encode(uint8_t out[WIRE_DATA_HDR_LEN], const struct wire_data_hdr *h);
+int wire_data_hdr_decode(struct wire_data_hdr *h, const uint8_t in[WIRE_DATA_HDR_LEN]);
+
+/* Send one frame (header + payload) and receive one (payload malloc'ed, bounded by max). */
+int wire_send(int fd, uint8_t type, const void *payload, uint32_t len, uint64_t deadline_ms,
+    int abort_fd);
+int wire_recv(int fd, struct wire_hdr *h, uint8_t **payload, uint32_t max, uint64_t deadline_ms,
+    int abort_fd);
+
+#endif

@@ -1,0 +1,290 @@
+/*
+ * Pipelined transfers. Each side keeps trying its syscall until the kernel
+ * says EAGAIN; poll(2) is entered only when neither side can move, so a busy
+ * stream costs one syscall per kernel buffer, not one poll per chunk.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "clock.h"
+#include "coll.h"
+#include "comm_impl.h"
+#include "reduce.h"
+#include "xfer.h"
+
+enum { XFER_MOVED = 1, XFER_IDLE = 0 };
+
+struct xfer_side {
+	int fd;
+	uint8_t hdr[WIRE_DATA_HDR_LEN];
+	size_t hdr_off;
+	int seg;
+	size_t off;		/* bytes of the segment done: sent, copied or reduced */
+	size_t fill;		/* staged bytes not yet reduced */
+	int ready;		/* not known to be blocked in the kernel */
+	int done;
+};
+
+static size_t
+xfer_total(const struct xfer_seg *s, int n)
+{
+	size_t t = 0;
+
+	for (int i = 0; i < n; i++)
+		t += s[i].len;
+	return t;
+}
+
+/* How far send segment s->seg may go: all of it, or as far as its source has arrived. */
+static size_t
+xfer_avail(const struct xfer *x, const struct xfer_side *s, const struct xfer_side *r)
+{
+	size_t len = x->send[s->seg].len;
+	int dep = s->seg - x->lag;
+
+	if (x->lag == XFER_NO_DEP || dep < 0 || dep < r->seg || r->done)
+		return len;
+	if (dep == r->seg)
+		return r->off < len ? r->off : len;
+	return 0;
+}
+
+static int
+xfer_errno(struct xfer *x, int peer, const char *doing)
+{
+	int code = (errno == ECONNRESET || errno == EPIPE) ? COLL_EPEER : COLL_ESYS;
+
+	return comm_fail_peer(x->c, peer, code, doing);
+}
+
+static int
+xfer_send_some(struct xfer *x, struct xfer_side *s, const struct xfer_side *r, int *moved)
+{
+	ssize_t n;
+	size_t avail;
+
+	while (s->ready && !s->done) {
+		const void *p;
+		size_t len;
+
+		if (s->hdr_off < WIRE_DATA_HDR_LEN) {
+			p = s->hdr + s->hdr_off;
+			len = WIRE_DATA_HDR_LEN - s->hdr_off;
+		} else if (s->seg == x->nsend) {
+			s->done = 1;
+			break;
+		} else if (s->off == x->send[s->seg].len) {
+			s->seg++;
+			s->off = 0;
+			continue;
+		} else {
+			avail = xfer_avail(x, s, r);
+			if (avail <= s->off)
+				break;		/* waiting for the bytes to arrive */
+			p = x->send[s->seg].buf + s->off;
+			len = avail - s->off;
+		}
+		n = send(s->fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n > 0) {
+			if (s->hdr_off < WIRE_DATA_HDR_LEN)
+				s->hdr_off += (size_t)n;
+			else
+				s->off += (size_t)n;
+			*moved = XFER_MOVED;
+		} else if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			s->ready = 0;
+		} else if (!(n == -1 && errno == EINTR)) {
+			return xfer_errno(x, x->send_peer, "sending to");
+		}
+	}
+	return COLL_OK;
+}
+
+static int
+xfer_check_hdr(struct xfer *x, const struct xfer_side *r)
+{
+	struct comm *c = x->c;
+	struct wire_data_hdr h;
+	size_t want = xfer_total(x->recv, x->nrecv);
+	int p = x->recv_peer;
+
+	if (wire_data_hdr_decode(&h, r->hdr) != COLL_OK)
+		return comm_fail(c, COLL_EPROTO, "rank %d: rank %d (host %s) sent bytes that are not "
+		    "a coll data header in %s seq %" PRIu64 ": mixed coll versions or a corrupt "
+		    "stream", c->rank, p, comm_host(c, p), coll_kind_name(x->kind), x->seq);
+	if (h.kind != x->kind || h.seq != x->rseq)
+		return comm_fail(c, COLL_EMISMATCH, "rank %d is in %s seq %" PRIu64 " but rank %d "
+		    "(host %s) is in %s seq %" PRIu64 ": ranks called collectives in a different "
+		    "order or number", c->rank, coll_kind_name(x->kind), x->rseq, p,
+		    comm_host(c, p), coll_kind_name(h.kind), h.seq);
+	if (h.tag != x->tag || h.len != want)
+		return comm_fail(c, COLL_EMISMATCH, "rank %d expected %zu bytes in %s seq %" PRIu64
+		    " but rank %d (host %s) sent %" PRIu64 ": every rank must pass the same count, "
+		    "type and root", c->rank, want, coll_kind_name(x->kind), x->seq, p,
+		    comm_host(c, p), h.len);
+	return COLL_OK;
+}
+
+static ssize_t
+xfer_recv_seg(struct xfer *x, struct xfer_side *r)
+{
+	const struct xfer_seg *g = &x->recv[r->seg];
+	struct comm *c = x->c;
+	size_t esz = dtype_size(x->dt), want, elems;
+	ssize_t n;
+
+	if (g->src == NULL) {
+		n = recv(r->fd, g->buf + r->off, g->len - r->off, MSG_DONTWAIT);
+		if (n > 0)
+			r->off += (size_t)n;
+		return n;
+	}
+	want = g->len - r->off - r->fill;
+	if (want > c->scratch_len - r->fill)
+		want = c->scratch_len - r->fill;
+	n = recv(r->fd, c->scratch + r->fill, want, MSG_DONTWAIT);
+	if (n <= 0)
+		return n;
+	r->fill += (size_t)n;
+	elems = r->fill / esz;
+	reduce_apply(g->buf + r->off, g->src + r->off, c->scratch, elems, x->dt, x->op);
+	r->off += elems * esz;
+	r->fill -= elems * esz;
+	memmove(c->scratch, c->scratch + elems * esz, r->fill);
+	return n;
+}
+
+static int
+xfer_recv_some(struct xfer *x, struct xfer_side *r, int *moved)
+{
+	ssize_t n;
+	int rc;
+
+	while (r->ready && !r->done) {
+		if (r->hdr_off < WIRE_DATA_HDR_LEN) {
+			n = recv(r->fd, r->hdr + r->hdr_off, WIRE_DATA_HDR_LEN - r->hdr_off,
+			    MSG_DONTWAIT);
+			if (n > 0 && (r->hdr_off += (size_t)n) == WIRE_DATA_HDR_LEN &&
+			    (rc = xfer_check_hdr(x, r)) != COLL_OK)
+				return rc;
+		} else if (r->seg == x->nrecv) {
+			r->done = 1;
+			break;
+		} else if (r->off == x->recv[r->seg].len) {
+			r->seg++;
+			r->off = r->fill = 0;
+			continue;
+		} else {
+			n = xfer_recv_seg(x, r);
+		}
+		if (n > 0) {
+			*moved = XFER_MOVED;
+		} else if (n == 0) {
+			errno = ECONNRESET;
+			return xfer_errno(x, x->recv_peer, "receiving from");
+		} else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+			r->ready = 0;
+		} else if (errno != EINTR) {
+			return xfer_errno(x, x->recv_peer, "receiving from");
+		}
+	}
+	return COLL_OK;
+}
+
+/* Block until a side can move, the abort fd fires, or the progress timeout passes. */
+static int
+xfer_poll(struct xfer *x, struct xfer_side *s, struct xfer_side *r, uint64_t last)
+{
+	struct pollfd pfd[3] = { { x->c->abort_fd, POLLIN, 0 } };
+	int n = 1, si = -1, ri = -1, rc, waiting;
+	uint64_t dl = last + (uint64_t)x->c->timeout_ms;
+
+	if (!r->done && !r->ready) {
+		ri = n;
+		pfd[n++] = (struct pollfd){ r->fd, POLLIN, 0 };
+	}
+	if (!s->done && !s->ready) {
+		si = n;
+		pfd[n++] = (struct pollfd){ s->fd, POLLOUT, 0 };
+	}
+	waiting = ri > 0 ? x->recv_peer : x->send_peer;
+	status_wait(&x->c->status, waiting, ri > 0 ? 1 : 2);
+	do
+		rc = poll(pfd, (nfds_t)n, clock_remaining_ms(dl));
+	while (rc == -1 && errno == EINTR);
+	if (rc == -1)
+		return comm_fail(x->c, COLL_ESYS, "poll: %s", strerror(errno));
+	if (pfd[0].revents)
+		return comm_fail_peer(x->c, waiting, COLL_EABORTED, "exchanging with");
+	if (rc == 0)
+		return comm_fail_peer(x->c, waiting, COLL_ETIMEDOUT,
+		    ri > 0 ? "waiting for data from" : "waiting to send to");
+	if (ri > 0 && pfd[ri].revents)
+		r->ready = 1;
+	if (si > 0 && pfd[si].revents)
+		s->ready = 1;
+	return COLL_OK;
+}
+
+static int
+xfer_open_side(struct xfer *x, struct xfer_side *side, int peer, int nsegs, int *done)
+{
+	memset(side, 0, sizeof *side);
+	side->ready = 1;
+	side->done = *done = peer < 0;
+	side->fd = -1;
+	if (peer < 0)
+		return COLL_OK;
+	(void)nsegs;
+	return peer_get(x->c, peer, &side->fd);
+}
+
+int
+xfer_run(struct xfer *x)
+{
+	struct wire_data_hdr h = { x->kind, x->tag, x->seq, xfer_total(x->send, x->nsend) };
+	struct xfer_side s, r;
+	uint64_t last;
+	int rc, moved, sdone, rdone;
+
+	if ((rc = xfer_open_side(x, &s, x->send_peer, x->nsend, &sdone)) != COLL_OK ||
+	    (rc = xfer_open_side(x, &r, x->recv_peer, x->nrecv, &rdone)) != COLL_OK)
+		return rc;
+	wire_data_hdr_encode(s.hdr, &h);
+	last = clock_now_ms();
+	for (;;) {
+		moved = XFER_IDLE;
+		if ((rc = xfer_recv_some(x, &r, &moved)) != COLL_OK ||
+		    (rc = xfer_send_some(x, &s, &r, &moved)) != COLL_OK)
+			return rc;
+		if (s.done && r.done)
+			break;
+		if (moved) {
+			last = clock_now_ms();
+			status_progress(&x->c->status);
+			continue;
+		}
+		if ((rc = xfer_poll(x, &s, &r, last)) != COLL_OK)
+			return rc;
+	}
+	return COLL_OK;
+}
+
+int
+xfer_sendrecv(struct comm *c, uint8_t tag, int send_peer, const void *sbuf, size_t slen,
+    int recv_peer, void *rbuf, size_t rlen)
+{
+	struct xfer_seg ss = { (char *)sbuf, NULL, slen }, rs = { rbuf, NULL, rlen };
+	struct xfer x = {
+		.c = c, .seq = c->seq, .rseq = c->seq, .kind = c->kind, .tag = tag,
+		.send_peer = send_peer, .recv_peer = recv_peer,
+		.send = &ss, .recv = &rs, .nsend = 1, .nrecv = 1, .lag = XFER_NO_DEP,
+		.dt = DT_UINT8, .op = OP_SUM,
+	};
+
+	return xfer_run(&x);
+}
