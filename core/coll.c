@@ -159,6 +159,11 @@ coll_allgather(struct comm *c, const void *sendbuf, void *recvbuf, size_t sendco
 		return rc;
 	if ((rc = coll_check(c, sendcount, dt, OP_SUM, 0)) != COLL_OK)
 		return coll_end(c, rc);
+	if (c->nranks == 1) {
+		if (sendbuf != recvbuf)
+			memmove(recvbuf, sendbuf, sendcount * dtype_size(dt));
+		return coll_end(c, COLL_OK);
+	}
 	return coll_end(c, ring_allgather(c, sendbuf, recvbuf, sendcount, dt));
 }
 

@@ -95,18 +95,22 @@ ring_reduce_scatter(struct comm *c, const void *sendbuf, void *recvbuf, size_t r
 	int n = c->nranks, r = c->rank;
 	size_t blen = recvcount * dtype_size(dt);
 	const char *sb = sendbuf;
-	char *tmp = xmalloc(2 * blen);
+	/*
+	 * One staging block per step: the receiving side of the engine may run
+	 * ahead of the sending side, so a block may not be reused while an
+	 * earlier step could still be sending from it.
+	 */
+	char *tmp = xmalloc((size_t)(n > 2 ? n - 2 : 1) * blen);
 	struct xfer x = ring_xfer(c, n - 1, dt, op);
 	int rc;
 
-	/* Partial sums travel through two staging blocks, the last lands in recvbuf. */
 	for (int s = 0; s < n - 1; s++) {
 		size_t so = (size_t)ring_mod(r - s - 1, n) * blen;
 		size_t ro = (size_t)ring_mod(r - s - 2, n) * blen;
-		char *dst = s == n - 2 ? recvbuf : tmp + (size_t)(s % 2) * blen;
+		char *dst = s == n - 2 ? recvbuf : tmp + (size_t)s * blen;
 
 		x.send[s] = (struct xfer_seg){ s == 0 ? (char *)sb + so :
-		    tmp + (size_t)((s - 1) % 2) * blen, NULL, blen };
+		    tmp + (size_t)(s - 1) * blen, NULL, blen };
 		x.recv[s] = (struct xfer_seg){ dst, sb + ro, blen };
 	}
 	rc = ring_finish(&x);

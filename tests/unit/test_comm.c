@@ -1,0 +1,551 @@
+/*
+ * Communicators and collectives end to end inside one process: each rank is a
+ * thread with its own communicator, joined through a real root service on
+ * loopback. cmocka cannot fail from threads, so ranks record what they saw
+ * and the main thread asserts.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "coll.h"
+#include "comm.h"
+#include "err.h"
+#include "net.h"
+#include "probe.h"
+#include "reduce.h"
+#include "root.h"
+#include "uid.h"
+
+#define MAXR 8
+
+struct world;
+typedef void (*rank_fn)(struct world *w, struct comm *c, int rank);
+
+struct world {
+	int n;
+	int join;		/* ranks that call comm_init (others never arrive) */
+	struct coll_uid uid;
+	struct coll_config cfg;
+	rank_fn fn;
+	int init_rc[MAXR];
+	int rc[MAXR];
+	char err[MAXR][COLL_ERR_LEN];
+	uint64_t hash[MAXR];
+	int64_t bad[MAXR];
+	void *arg;
+};
+
+struct rank_arg {
+	struct world *w;
+	int rank;
+};
+
+static void *
+rank_main(void *p)
+{
+	struct rank_arg *ra = p;
+	struct world *w = ra->w;
+	struct comm *c = NULL;
+
+	w->init_rc[ra->rank] = comm_init(&c, w->n, &w->uid, ra->rank, &w->cfg);
+	if (w->init_rc[ra->rank] != COLL_OK && c != NULL)
+		snprintf(w->err[ra->rank], COLL_ERR_LEN, "%s", comm_last_error(c));
+	if (w->init_rc[ra->rank] == COLL_OK && w->fn != NULL)
+		w->fn(w, c, ra->rank);
+	comm_destroy(c);
+	return NULL;
+}
+
+static void
+world_run(struct world *w, int n, rank_fn fn, int join_timeout_ms)
+{
+	struct net_addr a;
+	struct root *root;
+	pthread_t t[MAXR];
+	struct rank_arg ra[MAXR];
+
+	w->n = n;
+	if (w->join == 0)
+		w->join = n;
+	w->fn = fn;
+	if (w->cfg.timeout_ms == 0)
+		w->cfg.timeout_ms = 20000;
+	w->cfg.blocking = 1;
+	assert_int_equal(net_addr_parse(&a, "127.0.0.1", 0), COLL_OK);
+	assert_int_equal(root_start(&root, &a, n, join_timeout_ms, &w->uid), COLL_OK);
+	for (int i = 0; i < w->join; i++) {
+		ra[i] = (struct rank_arg){ w, i };
+		pthread_create(&t[i], NULL, rank_main, &ra[i]);
+	}
+	for (int i = 0; i < w->join; i++)
+		pthread_join(t[i], NULL);
+	root_stop(root);
+}
+
+static uint64_t
+hash_bytes(const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	uint64_t h = 1469598103934665603ull;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 1099511628211ull;
+	return h;
+}
+
+/* Expected all-reduce of probe_fill patterns, computed serially. */
+static void
+expected(void *out, void *tmp, size_t count, enum dtype dt, enum redop op, int n)
+{
+	probe_fill(out, count, dt, op, 0);
+	for (int r = 1; r < n; r++) {
+		probe_fill(tmp, count, dt, op, r);
+		reduce_apply(out, out, tmp, count, dt, op == OP_AVG ? OP_SUM : op);
+	}
+	if (op == OP_AVG)
+		reduce_avg_finish(out, count, dt, n);
+}
+
+static const size_t ar_counts[] = { 1, 7, 1000, 70001 };
+
+static void
+rank_allreduce(struct world *w, struct comm *c, int rank)
+{
+	size_t maxc = 70001, maxb = maxc * 8;
+	uint8_t *s = malloc(maxb), *r = malloc(maxb), *e = malloc(maxb), *t = malloc(maxb);
+	uint64_t h = 1469598103934665603ull;
+
+	for (int dt = 0; dt < DT_COUNT; dt++)
+		for (int op = 0; op < OP_COUNT; op++)
+			for (size_t k = 0; k < sizeof ar_counts / sizeof *ar_counts; k++)
+				for (int inplace = 0; inplace < 2; inplace++) {
+					size_t n = ar_counts[k], bytes = n * dtype_size(dt);
+					uint8_t *src = inplace ? r : s;
+					int rc;
+
+					probe_fill(src, n, dt, op, rank);
+					rc = coll_allreduce(c, src, r, n, dt, op);
+					if (rc != COLL_OK) {
+						w->rc[rank] = rc;
+						goto out;
+					}
+					expected(e, t, n, dt, op, w->n);
+					if (memcmp(r, e, bytes) != 0)
+						w->bad[rank]++;
+					h = (h ^ hash_bytes(r, bytes)) * 1099511628211ull;
+				}
+out:
+	w->hash[rank] = h;
+	free(s);
+	free(r);
+	free(e);
+	free(t);
+}
+
+static void
+check_world(struct world *w)
+{
+	for (int i = 0; i < w->n; i++) {
+		assert_int_equal(w->init_rc[i], COLL_OK);
+		assert_int_equal(w->rc[i], COLL_OK);
+		assert_int_equal(w->bad[i], 0);
+		assert_true(w->hash[i] == w->hash[0]);	/* bit-identical on every rank */
+	}
+}
+
+static void
+test_allreduce_every_type_and_op(void **state)
+{
+	int sizes[] = { 1, 2, 3, 4, 5 };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+		struct world w = { 0 };
+
+		world_run(&w, sizes[i], rank_allreduce, 10000);
+		check_world(&w);
+	}
+}
+
+static void
+rank_rooted(struct world *w, struct comm *c, int rank)
+{
+	size_t counts[] = { 5, 300000 };
+	int n = w->n;
+
+	for (size_t k = 0; k < 2; k++) {
+		size_t cnt = counts[k];
+		int32_t *s = malloc(cnt * 4 * (size_t)n), *r = malloc(cnt * 4 * (size_t)n);
+
+		for (int root = 0; root < n; root += n > 2 ? 2 : 1) {
+			for (size_t i = 0; i < cnt; i++)
+				s[i] = (int32_t)(i * 3 + (size_t)rank);
+			if (coll_broadcast(c, s, r, cnt, DT_INT32, root) != COLL_OK)
+				w->rc[rank] = -100;
+			for (size_t i = 0; i < cnt; i++)
+				w->bad[rank] += r[i] != (int32_t)(i * 3 + (size_t)root);
+			memset(r, 0, cnt * 4);
+			if (coll_reduce(c, s, r, cnt, DT_INT32, OP_SUM, root) != COLL_OK)
+				w->rc[rank] = -101;
+			for (size_t i = 0; rank == root && i < cnt; i++)
+				w->bad[rank] += r[i] != (int32_t)(i * 3 * (size_t)n + (size_t)(n * (n - 1) / 2));
+		}
+		/* all-gather: block r holds rank r's values */
+		for (size_t i = 0; i < cnt; i++)
+			s[i] = (int32_t)(i + (size_t)rank * 1000);
+		if (coll_allgather(c, s, r, cnt, DT_INT32) != COLL_OK)
+			w->rc[rank] = -102;
+		for (int b = 0; b < n; b++)
+			for (size_t i = 0; i < cnt; i++)
+				w->bad[rank] += r[(size_t)b * cnt + i] != (int32_t)(i + (size_t)b * 1000);
+		/* reduce-scatter, out of place then in place (recvbuf inside sendbuf) */
+		for (int inplace = 0; inplace < 2; inplace++) {
+			for (size_t i = 0; i < cnt * (size_t)n; i++)
+				s[i] = (int32_t)(i + (size_t)rank);
+			int32_t *dst = inplace ? s + (size_t)rank * cnt : r;
+			if (coll_reduce_scatter(c, s, dst, cnt, DT_INT32, OP_SUM) != COLL_OK)
+				w->rc[rank] = -103;
+			for (size_t i = 0; i < cnt; i++)
+				w->bad[rank] += dst[i] != (int32_t)(((size_t)rank * cnt + i) * (size_t)n +
+				    (size_t)(n * (n - 1) / 2));
+		}
+		free(s);
+		free(r);
+	}
+	if (coll_barrier(c) != COLL_OK) {
+		w->rc[rank] = -104;
+		fprintf(stderr, "rank %d/%d: %s\n", rank, w->n, comm_last_error(c));
+	}
+}
+
+static void
+test_rooted_and_gathers(void **state)
+{
+	(void)state;
+	for (int n = 1; n <= 5; n += 2) {
+		struct world w = { 0 };
+
+		world_run(&w, n, rank_rooted, 10000);
+		for (int i = 0; i < n; i++) {
+			assert_int_equal(w.init_rc[i], COLL_OK);
+			assert_int_equal(w.rc[i], COLL_OK);
+			assert_int_equal(w.bad[i], 0);
+		}
+	}
+}
+
+static void
+rank_gatherv(struct world *w, struct comm *c, int rank)
+{
+	size_t len = (size_t)rank * 1000;	/* rank 0 sends nothing */
+	char *buf = malloc(len + 1);
+	struct coll_blobs b;
+
+	memset(buf, 'a' + rank, len);
+	if (coll_gatherv(c, buf, len, 1, &b) != COLL_OK)
+		w->rc[rank] = -1;
+	if (rank == 1) {
+		w->bad[rank] += b.n != w->n;
+		for (int i = 0; i < b.n; i++) {
+			w->bad[rank] += b.len[i] != (size_t)i * 1000;
+			for (size_t k = 0; k < b.len[i]; k++)
+				w->bad[rank] += b.data[b.off[i] + k] != 'a' + i;
+		}
+	}
+	coll_blobs_free(&b);
+	free(buf);
+}
+
+static void
+test_gatherv_variable_sizes(void **state)
+{
+	struct world w = { 0 };
+
+	(void)state;
+	world_run(&w, 5, rank_gatherv, 10000);
+	for (int i = 0; i < 5; i++) {
+		assert_int_equal(w.rc[i], COLL_OK);
+		assert_int_equal(w.bad[i], 0);
+	}
+}
+
+static void
+rank_p2p(struct world *w, struct comm *c, int rank)
+{
+	int n = w->n, next = (rank + 1) % n, prev = (rank + n - 1) % n;
+	size_t cnt = 1 << 20;	/* larger than socket buffers: must not deadlock */
+	uint64_t *s = malloc(cnt * 8), *r = malloc(cnt * 8);
+
+	for (size_t i = 0; i < cnt; i++)
+		s[i] = i * 31 + (uint64_t)rank;
+	if (coll_sendrecv(c, s, cnt, next, r, cnt, prev, DT_UINT64) != COLL_OK)
+		w->rc[rank] = -1;
+	for (size_t i = 0; i < cnt; i++)
+		w->bad[rank] += r[i] != i * 31 + (uint64_t)prev;
+	/* plain send/recv: even ranks send first */
+	if (rank % 2 == 0 && rank + 1 < n)
+		w->rc[rank] |= coll_send(c, s, 10, DT_UINT64, rank + 1);
+	else if (rank % 2 == 1)
+		w->rc[rank] |= coll_recv(c, r, 10, DT_UINT64, rank - 1);
+	free(s);
+	free(r);
+}
+
+static void
+test_send_recv(void **state)
+{
+	struct world w = { 0 };
+
+	(void)state;
+	world_run(&w, 4, rank_p2p, 10000);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(w.rc[i], COLL_OK);
+		assert_int_equal(w.bad[i], 0);
+	}
+}
+
+static void
+rank_mismatch(struct world *w, struct comm *c, int rank)
+{
+	float buf[64] = { 0 };
+
+	w->rc[rank] = coll_allreduce(c, buf, buf, rank == 0 ? 10 : 20, DT_FLOAT32, OP_SUM);
+	snprintf(w->err[rank], COLL_ERR_LEN, "%s", comm_last_error(c));
+	/* A failed communicator stays failed. */
+	if (w->rc[rank] != COLL_OK)
+		w->bad[rank] = coll_barrier(c) == COLL_OK;
+}
+
+static void
+test_count_mismatch_is_named(void **state)
+{
+	struct world w = { 0 };
+
+	(void)state;
+	w.cfg.timeout_ms = 3000;
+	world_run(&w, 2, rank_mismatch, 10000);
+	for (int i = 0; i < 2; i++) {
+		assert_int_not_equal(w.rc[i], COLL_OK);
+		assert_int_equal(w.bad[i], 0);
+	}
+	/* At least one side names the mismatch and both counts. */
+	assert_true(strstr(w.err[0], "every rank must pass the same count") != NULL ||
+	    strstr(w.err[1], "every rank must pass the same count") != NULL);
+}
+
+static void
+test_missing_rank_is_named(void **state)
+{
+	struct world w = { 0 };
+	uint64_t t0 = clock_now_ms();
+
+	(void)state;
+	w.join = 2;	/* rank 2 of 3 never starts */
+	world_run(&w, 3, NULL, 1000);
+	assert_true(clock_now_ms() - t0 < 9000);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(w.init_rc[i], COLL_ETIMEDOUT);
+		assert_non_null(strstr(w.err[i], "ranks 2 never joined"));
+	}
+}
+
+static void
+test_wrong_secret_is_refused(void **state)
+{
+	struct net_addr a;
+	struct root *root;
+	struct coll_uid uid, bad;
+	struct comm *c = NULL;
+	struct coll_config cfg = { 1, 3000, NULL };
+	int rc;
+
+	(void)state;
+	net_addr_parse(&a, "127.0.0.1", 0);
+	assert_int_equal(root_start(&root, &a, 1, 3000, &uid), COLL_OK);
+	bad = uid;
+	bad.secret[0] ^= 1;
+	rc = comm_init(&c, 1, &bad, 0, &cfg);
+	assert_int_equal(rc, COLL_EAUTH);
+	assert_non_null(strstr(comm_last_error(c), "secret"));
+	comm_destroy(c);
+	/* The root is unharmed: the right id still joins. */
+	assert_int_equal(comm_init(&c, 1, &uid, 0, &cfg), COLL_OK);
+	comm_destroy(c);
+	root_stop(root);
+}
+
+static void
+test_unreachable_root_times_out(void **state)
+{
+	struct net_addr a;
+	struct coll_uid uid;
+	struct comm *c = NULL;
+	struct coll_config cfg = { 1, 700, NULL };
+	uint64_t t0 = clock_now_ms();
+	int fd, rc;
+
+	(void)state;
+	/* A port that was just free: nothing listens there. */
+	net_addr_parse(&a, "127.0.0.1", 0);
+	assert_int_equal(net_listen(&a, 1, &fd), COLL_OK);
+	close(fd);
+	uid_generate(&uid, &a);
+	rc = comm_init(&c, 2, &uid, 1, &cfg);
+	assert_int_equal(rc, COLL_ETIMEDOUT);
+	assert_non_null(strstr(comm_last_error(c), "cannot reach the root"));
+	assert_true(clock_now_ms() - t0 < 5000);
+	comm_destroy(c);
+}
+
+struct abort_arg {
+	struct comm *c;
+	int ms;
+};
+
+static void *
+abort_later(void *p)
+{
+	struct abort_arg *a = p;
+	struct timespec ts = { 0, (long)a->ms * 1000000 };
+
+	nanosleep(&ts, NULL);
+	comm_abort(a->c);
+	return NULL;
+}
+
+static void
+rank_abort(struct world *w, struct comm *c, int rank)
+{
+	uint64_t v, t0 = clock_now_ms();
+	pthread_t t;
+	struct abort_arg a = { c, 300 };
+
+	if (rank == 1) {
+		/* Alive but never sends: rank 0 would wait for the full timeout. */
+		struct timespec ts = { 1, 0 };
+		nanosleep(&ts, NULL);
+		return;
+	}
+	pthread_create(&t, NULL, abort_later, &a);
+	w->rc[rank] = coll_recv(c, &v, 1, DT_UINT64, 1);
+	w->bad[rank] = (int64_t)(clock_now_ms() - t0);
+	pthread_join(t, NULL);
+}
+
+static void
+test_abort_unblocks_waiter(void **state)
+{
+	struct world w = { 0 };
+
+	(void)state;
+	w.cfg.timeout_ms = 30000;
+	world_run(&w, 2, rank_abort, 10000);
+	assert_int_equal(w.rc[0], COLL_EABORTED);
+	assert_true(w.bad[0] < 5000);
+}
+
+static void
+rank_silent(struct world *w, struct comm *c, int rank)
+{
+	uint64_t v;
+
+	if (rank == 0) {
+		w->rc[0] = coll_recv(c, &v, 1, DT_UINT64, 1);
+		snprintf(w->err[0], COLL_ERR_LEN, "%s", comm_last_error(c));
+	} else {
+		struct timespec ts = { 1, 500000000 };
+		nanosleep(&ts, NULL);	/* stays alive but silent past rank 0's timeout */
+	}
+}
+
+static void
+test_silent_peer_times_out(void **state)
+{
+	struct world w = { 0 };
+
+	(void)state;
+	w.cfg.timeout_ms = 500;
+	world_run(&w, 2, rank_silent, 10000);
+	assert_int_equal(w.rc[0], COLL_ETIMEDOUT);
+	assert_non_null(strstr(w.err[0], "rank 1"));
+}
+
+static void
+test_nonblocking_init(void **state)
+{
+	struct net_addr a;
+	struct root *root;
+	struct coll_uid uid;
+	struct comm *c = NULL;
+	struct coll_config cfg = { 0, 5000, NULL };
+	int rc, polls = 0;
+
+	(void)state;
+	net_addr_parse(&a, "127.0.0.1", 0);
+	assert_int_equal(root_start(&root, &a, 1, 5000, &uid), COLL_OK);
+	assert_int_equal(comm_init(&c, 1, &uid, 0, &cfg), COLL_OK);
+	while ((rc = comm_get_async_error(c)) == COLL_EINPROGRESS) {
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
+		polls++;
+	}
+	assert_int_equal(rc, COLL_OK);
+	assert_int_equal(comm_size(c), 1);
+	assert_int_equal(comm_rank(c), 0);
+	comm_destroy(c);
+	root_stop(root);
+}
+
+static void
+test_garbage_to_root_is_refused(void **state)
+{
+	struct net_addr a;
+	struct root *root;
+	struct coll_uid uid;
+	struct comm *c = NULL;
+	struct coll_config cfg = { 1, 5000, NULL };
+	const char junk[] = "GET / HTTP/1.0\r\n\r\n";
+	int fd;
+
+	(void)state;
+	net_addr_parse(&a, "127.0.0.1", 0);
+	assert_int_equal(root_start(&root, &a, 1, 5000, &uid), COLL_OK);
+	assert_int_equal(net_connect(&uid.root, clock_now_ms() + 1000, -1, &fd), COLL_OK);
+	assert_true(write(fd, junk, sizeof junk) > 0);
+	assert_int_equal(comm_init(&c, 1, &uid, 0, &cfg), COLL_OK);
+	comm_destroy(c);
+	close(fd);
+	root_stop(root);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_allreduce_every_type_and_op),
+		cmocka_unit_test(test_rooted_and_gathers),
+		cmocka_unit_test(test_gatherv_variable_sizes),
+		cmocka_unit_test(test_send_recv),
+		cmocka_unit_test(test_count_mismatch_is_named),
+		cmocka_unit_test(test_missing_rank_is_named),
+		cmocka_unit_test(test_wrong_secret_is_refused),
+		cmocka_unit_test(test_unreachable_root_times_out),
+		cmocka_unit_test(test_abort_unblocks_waiter),
+		cmocka_unit_test(test_silent_peer_times_out),
+		cmocka_unit_test(test_nonblocking_init),
+		cmocka_unit_test(test_garbage_to_root_is_refused),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
