@@ -392,6 +392,13 @@ if ! $BUILD_CMD 2>"$WORK/build.err"; then
 	exit 2
 fi
 
+# Measure a private copy of collcheck: a rebuild of build/ during the run (core/ is
+# being worked on) must not change the binary between repetitions. The front end
+# starts its ranks from /proc/self/exe, so they run the copy too.
+COLLBIN=$WORK/collcheck
+cp "$COLLCHECK" "$COLLBIN"
+COLL_SUM=$(sha256sum "$COLLBIN" | cut -c1-16)
+
 MPIRUN_ARGS="--allow-run-as-root --oversubscribe -np $NRANKS --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo"
 if [ -n "$MPIRUN_EXTRA" ]; then
 	MPIRUN_ARGS="$MPIRUN_ARGS $MPIRUN_EXTRA"
@@ -406,8 +413,8 @@ echo "# allreduce_vs_mpi: coll vs Open MPI all-reduce, float sum, $NRANKS local 
 echo "# date:        $(date -u +%Y-%m-%dT%H:%M:%SZ)   host: $(hostname)   cpus: $(nproc)"
 echo "# kernel:      $(uname -sr)"
 echo "# coll:        git $git_rev${git_dirty:+ (uncommitted in core/ cmd/: $git_dirty)}"
-echo "# collcheck:   $COLLCHECK (built $(date -u -r "$COLLCHECK" +%Y-%m-%dT%H:%M:%SZ))"
-echo "# coll cmd:    COLL_SOCKET_IFNAME='$COLL_SOCKET_IFNAME' $COLLCHECK allreduce -N $NRANKS -b B -e E -f F -n N -w W -c 0 -d float -o sum --json"
+echo "# collcheck:   $COLLCHECK (built $(date -u -r "$COLLCHECK" +%Y-%m-%dT%H:%M:%SZ), sha256 $COLL_SUM..., run from the copy $COLLBIN)"
+echo "# coll cmd:    COLL_SOCKET_IFNAME='$COLL_SOCKET_IFNAME' $COLLBIN allreduce -N $NRANKS -b B -e E -f F -n N -w W -c 0 -d float -o sum --json"
 echo "# mpi build:   $BUILD_CMD"
 echo "# mpi cmd:     $MPIRUN $MPIRUN_ARGS $MPIBIN -b B -e E -f F -n N -w W -c 0 -d float -o sum --json"
 echo "# mpi library: $("$MPIRUN" --version 2>/dev/null | head -n1)"
@@ -415,6 +422,7 @@ echo "# sizes:       $MINBYTES .. $MAXBYTES, factor $FACTOR; repetitions per sid
 echo "# segments (one invocation each per side and repetition; B E F N W extra):"
 sed 's/^/#   /' "$WORK/plan"
 echo "# raw outputs: $RAW${OUTDIR:+ (kept)}"
+echo "# load before: $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min; anything else using the CPUs distorts the results)"
 echo "#"
 
 MANIFEST=$WORK/manifest
@@ -427,7 +435,7 @@ run_one() {
 	local tag="$kind.$side.r$rep.s$seg"
 	local out="$RAW/$tag.json" err="$RAW/$tag.err" rc=0 cmd t0 t1
 	if [ "$side" = coll ]; then
-		cmd="$COLLCHECK allreduce -N $NRANKS -b $b -e $e -f $f -n $n -w $w -c $c -d float -o sum --json"
+		cmd="$COLLBIN allreduce -N $NRANKS -b $b -e $e -f $f -n $n -w $w -c $c -d float -o sum --json"
 	else
 		cmd="$MPIRUN $MPIRUN_ARGS $MPIBIN -b $b -e $e -f $f -n $n -w $w -c $c -d float -o sum --json"
 	fi
@@ -446,8 +454,23 @@ run_one() {
 	fi
 }
 
+# Percentage of CPU time used by anything over one second, while this script
+# itself is idle: other work on the machine distorts the measurements.
+cpu_busy() {
+	local a b
+	a=$(head -n1 /proc/stat)
+	sleep 1
+	b=$(head -n1 /proc/stat)
+	awk -v a="$a" -v b="$b" 'BEGIN {
+		n = split(a, x); split(b, y); tot = 0; idle = 0
+		for (i = 2; i <= n; i++) tot += y[i] - x[i]
+		idle = (y[5] - x[5]) + (y[6] - x[6])
+		printf "%.0f", (tot > 0 ? 100 * (tot - idle) / tot : 0)
+	}'
+}
+
 start=$(date +%s)
-echo "# progress:"
+echo "# progress (idle check: CPU busy % over 1 s while no benchmark runs; should be ~0):"
 if [ "$VERIFY" = 1 ]; then
 	# One checked pass over every size (1 iteration, no warmup): #wrong must be 0.
 	seg=0
@@ -460,6 +483,7 @@ if [ "$VERIFY" = 1 ]; then
 fi
 for rep in $(seq 1 "$REPS"); do
 	if [ $((rep % 2)) -eq 1 ]; then order="coll mpi"; else order="mpi coll"; fi
+	echo "  idle check before rep $rep: $(cpu_busy)% busy"
 	seg=0
 	while read -r b e f n w x; do
 		s=$seg
@@ -470,7 +494,11 @@ for rep in $(seq 1 "$REPS"); do
 		seg=$((seg + 1))
 	done <"$WORK/plan"
 done
-echo "# benchmark time: $(($(date +%s) - start)) s"
+echo "  idle check after the last rep: $(cpu_busy)% busy"
+echo "# benchmark time: $(($(date +%s) - start)) s; load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+if ! cmp -s "$COLLCHECK" "$COLLBIN"; then
+	echo "# note: $COLLCHECK changed during the run (rebuilt?); the copy taken at the start was measured"
+fi
 
 # Effective Open MPI yield setting, as the MPI program read it through MPI_T.
 first_mpi=$(awk -F'\t' '$1 == "timed" && $2 == "mpi" && $5 == 0 { print $6; exit }' "$MANIFEST")

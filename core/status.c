@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -157,12 +158,18 @@ int
 status_read(const char *path, struct status_page *out)
 {
 	struct status_page *p;
+	struct stat sb;
 	uint32_t g1, g2;
 	int fd, tries;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd == -1)
 		return COLL_ESYS;
+	/* A page being created is empty for a moment: mapping it would SIGBUS. */
+	if (fstat(fd, &sb) == -1 || sb.st_size < STATUS_PAGE_SIZE) {
+		close(fd);
+		return COLL_EPROTO;
+	}
 	p = mmap(NULL, STATUS_PAGE_SIZE, PROT_READ, MAP_SHARED, fd, 0);
 	close(fd);
 	if (p == MAP_FAILED)

@@ -1,0 +1,38 @@
+/* Fuzz every decoder of bytes that arrive from a socket. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wire.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct wire_hdr h;
+	struct wire_entry e, *book;
+	struct wire_auth a;
+	struct wire_note n;
+	struct wire_data_hdr d;
+	struct wbuf b;
+	uint32_t nranks;
+
+	if (size >= WIRE_HDR_LEN)
+		(void)wire_hdr_decode(&h, data);
+	if (size >= WIRE_DATA_HDR_LEN)
+		(void)wire_data_hdr_decode(&d, data);
+	wbuf_init(&b, (void *)data, size);
+	(void)wire_entry_decode(&b, &e);
+	for (uint8_t t = WIRE_AUTH_HELLO; t <= WIRE_AUTH_PROOF; t++)
+		(void)wire_auth_decode(data, size, t, &a);
+	(void)wire_note_decode(data, size, &n);
+	/* The book decoder is told the size it expects, as a rank is. */
+	nranks = size > 0 ? (uint32_t)(data[0] % 64) + 1 : 1;
+	book = calloc(nranks, sizeof *book);
+	if (book != NULL)
+		(void)wire_book_decode(data, size, nranks, book);
+	free(book);
+	return 0;
+}

@@ -1,0 +1,32 @@
+# Shared helpers for tests/cli/t*.sh: a private temp dir and status-page dir per
+# test, removed by a trap however the test ends, and small assertions.
+set -u
+BIN=${COLL_BIN:?set COLL_BIN to the cmd directory of a build}
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/coll-test.XXXXXX")
+export COLL_STATUS_DIR=$TMP/shm COLL_JOB_DIR=$TMP/jobs
+mkdir -p "$COLL_STATUS_DIR" "$COLL_JOB_DIR"
+PATH=$BIN:$PATH
+collrun() { "$BIN/collrun" "$@"; }
+collcheck() { "$BIN/collcheck" "$@"; }
+cleanup() {
+	# Kill anything this test started that is still around, then the files.
+	for p in $(cat "$TMP"/pids 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+fails=0
+passes=0
+ok() { passes=$((passes + 1)); echo "ok - $*"; }
+not_ok() { fails=$((fails + 1)); echo "not ok - $*"; }
+check() { # check DESCRIPTION COMMAND...
+	local d=$1; shift
+	if "$@"; then ok "$d"; else not_ok "$d"; fi
+}
+expect_code() { # expect_code WANT GOT DESCRIPTION
+	if [ "$1" = "$2" ]; then ok "$3 (exit $2)"; else not_ok "$3: exit $2, wanted $1"; fi
+}
+contains() { grep -q -- "$2" "$1"; }
+finish() {
+	echo "$passes passed, $fails failed"
+	[ "$fails" -eq 0 ]
+}

@@ -1,0 +1,33 @@
+#!/bin/bash
+# Exit codes, fail-fast, --timeout, and clear errors for bad input.
+. "$(dirname "$0")/lib.sh"
+
+collrun -n 3 --grace 0.5 sh -c 'if [ $COLL_RANK = 2 ]; then exit 7; fi; sleep 30' >"$TMP/o" 2>"$TMP/e"
+expect_code 7 $? "the failing rank's code is collrun's"
+check "the failing rank is named" grep -q 'rank 2 (pid [0-9]*) exited with code 7' "$TMP/e"
+
+start=$(date +%s)
+collrun -n 3 --grace 0.5 sh -c 'if [ $COLL_RANK = 1 ]; then kill -9 $$; fi; sleep 30' >"$TMP/o" 2>"$TMP/e"
+code=$?
+expect_code 137 $code "a rank killed by a signal gives 128+signal"
+check "the signal is named" grep -q 'rank 1 (pid [0-9]*) was killed by signal 9 (SIGKILL)' "$TMP/e"
+check "the others were stopped quickly" test $(($(date +%s) - start)) -lt 15
+
+start=$(date +%s)
+collrun -n 2 --timeout 1 sleep 30 >"$TMP/o" 2>"$TMP/e"
+expect_code 124 $? "--timeout stops the job"
+check "--timeout is reported" grep -q 'ran past --timeout' "$TMP/e"
+check "--timeout is prompt" test $(($(date +%s) - start)) -lt 10
+
+collrun -n 2 /nonexistent/prog >"$TMP/o" 2>"$TMP/e"
+expect_code 3 $? "a missing program cannot run"
+check "the missing program is named" grep -q "cannot find program '/nonexistent/prog'" "$TMP/e"
+
+for bad in "-n 0 true" "-n x true" "--bogus true" "-n" "" "--timeout -1 true"; do
+	# shellcheck disable=SC2086
+	collrun $bad >"$TMP/o" 2>"$TMP/e"
+	expect_code 2 $? "usage error for '$bad'"
+	check "one clear line for '$bad'" grep -q '^collrun: ' "$TMP/e"
+done
+check "no status pages or job records left" test -z "$(find "$COLL_STATUS_DIR" "$COLL_JOB_DIR" -type f)"
+finish

@@ -1,0 +1,377 @@
+/*
+ * Option parsing: opt_next over a small table (short, clustered, long, values
+ * attached or separate, "--", collrun's stop at the first operand, errors that
+ * name the option) and the value parsers opt_size, opt_int and opt_double.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opt.h"
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+#define MAXARGS 8
+
+enum { O_ALL = 1, O_BYTES, O_NP, O_VERBOSE, O_TIMEOUT };
+
+static const struct opt opts[] = {
+	{ O_ALL, 'a', "all", OPT_FLAG, NULL, "all of them", NULL },
+	{ O_BYTES, 'b', "bytes", OPT_FLAG, NULL, "count bytes", NULL },
+	{ O_NP, 'n', "np", OPT_VALUE, "N", "number of ranks", NULL },
+	{ O_VERBOSE, 'v', NULL, OPT_FLAG, NULL, "more output", NULL },
+	{ O_TIMEOUT, 0, "timeout", OPT_VALUE, "SEC", "give up after SEC seconds", NULL },
+	OPT_END_TABLE,
+};
+
+struct step {
+	int id;			/* an option id, OPT_DONE or OPT_ERROR (the last step) */
+	const char *val;	/* expected value (NULL for flags) */
+};
+
+static const struct {
+	const char *argv[MAXARGS];	/* NULL-terminated; argv[0] is the program */
+	int stop_at_operand;
+	struct step want[MAXARGS];
+	int ind;			/* st.ind after OPT_DONE */
+	const char *err;		/* a substring of st.err after OPT_ERROR */
+} next_rows[] = {
+	{ { "prog" }, 0, { { OPT_DONE, NULL } }, 1, NULL },
+	{ { "prog", "-a" }, 0, { { O_ALL, NULL }, { OPT_DONE, NULL } }, 2, NULL },
+	{ { "prog", "-a", "-b" }, 0, { { O_ALL, NULL }, { O_BYTES, NULL }, { OPT_DONE, NULL } },
+	  3, NULL },
+	/* clustered short flags */
+	{ { "prog", "-ab" }, 0, { { O_ALL, NULL }, { O_BYTES, NULL }, { OPT_DONE, NULL } }, 2,
+	  NULL },
+	{ { "prog", "-vv" }, 0, { { O_VERBOSE, NULL }, { O_VERBOSE, NULL }, { OPT_DONE, NULL } },
+	  2, NULL },
+	/* short with value, attached and separate */
+	{ { "prog", "-n4" }, 0, { { O_NP, "4" }, { OPT_DONE, NULL } }, 2, NULL },
+	{ { "prog", "-n", "4" }, 0, { { O_NP, "4" }, { OPT_DONE, NULL } }, 3, NULL },
+	{ { "prog", "-n16", "-a" }, 0, { { O_NP, "16" }, { O_ALL, NULL }, { OPT_DONE, NULL } }, 3,
+	  NULL },
+	{ { "prog", "-abn4" }, 0,
+	  { { O_ALL, NULL }, { O_BYTES, NULL }, { O_NP, "4" }, { OPT_DONE, NULL } }, 2, NULL },
+	{ { "prog", "-abn", "4" }, 0,
+	  { { O_ALL, NULL }, { O_BYTES, NULL }, { O_NP, "4" }, { OPT_DONE, NULL } }, 3, NULL },
+	{ { "prog", "-nab" }, 0, { { O_NP, "ab" }, { OPT_DONE, NULL } }, 2, NULL },
+	{ { "prog", "-n", "-a" }, 0, { { O_NP, "-a" }, { OPT_DONE, NULL } }, 3, NULL },
+	/* long, with value after '=' or as the next argument */
+	{ { "prog", "--all", "--bytes" }, 0,
+	  { { O_ALL, NULL }, { O_BYTES, NULL }, { OPT_DONE, NULL } }, 3, NULL },
+	{ { "prog", "--np=4" }, 0, { { O_NP, "4" }, { OPT_DONE, NULL } }, 2, NULL },
+	{ { "prog", "--np", "4" }, 0, { { O_NP, "4" }, { OPT_DONE, NULL } }, 3, NULL },
+	{ { "prog", "--np=" }, 0, { { O_NP, "" }, { OPT_DONE, NULL } }, 2, NULL },
+	{ { "prog", "--np=a=b" }, 0, { { O_NP, "a=b" }, { OPT_DONE, NULL } }, 2, NULL },
+	{ { "prog", "--np", "--all" }, 0, { { O_NP, "--all" }, { OPT_DONE, NULL } }, 3, NULL },
+	{ { "prog", "--timeout", "5", "-v" }, 0,
+	  { { O_TIMEOUT, "5" }, { O_VERBOSE, NULL }, { OPT_DONE, NULL } }, 4, NULL },
+	{ { "prog", "--timeout=1.5" }, 0, { { O_TIMEOUT, "1.5" }, { OPT_DONE, NULL } }, 2, NULL },
+	/* "--" ends the options */
+	{ { "prog", "--" }, 0, { { OPT_DONE, NULL } }, 2, NULL },
+	{ { "prog", "--", "-a" }, 0, { { OPT_DONE, NULL } }, 2, NULL },
+	{ { "prog", "-a", "--", "--np" }, 0, { { O_ALL, NULL }, { OPT_DONE, NULL } }, 3, NULL },
+	{ { "prog", "-n", "--", "-a" }, 0, { { O_NP, "--" }, { O_ALL, NULL }, { OPT_DONE, NULL } },
+	  4, NULL },
+	/* collrun: options end at the program name, whose own options are left alone */
+	{ { "collrun", "-n", "4", "./app", "-a", "--np=2" }, 1,
+	  { { O_NP, "4" }, { OPT_DONE, NULL } }, 3, NULL },
+	{ { "collrun", "./app" }, 1, { { OPT_DONE, NULL } }, 1, NULL },
+	{ { "collrun", "--np=2", "hostname", "--", "-x" }, 1,
+	  { { O_NP, "2" }, { OPT_DONE, NULL } }, 2, NULL },
+	{ { "collrun", "-a", "-", "-b" }, 1, { { O_ALL, NULL }, { OPT_DONE, NULL } }, 2, NULL },
+	{ { "collrun", "-a", "--", "-n" }, 1, { { O_ALL, NULL }, { OPT_DONE, NULL } }, 3, NULL },
+	{ { "collrun", "" }, 1, { { OPT_DONE, NULL } }, 1, NULL },
+	/* without stop_at_operand, an operand is an error */
+	{ { "prog", "-a", "file" }, 0, { { O_ALL, NULL }, { OPT_ERROR, NULL } }, 0,
+	  "unexpected argument 'file'" },
+	{ { "prog", "-" }, 0, { { OPT_ERROR, NULL } }, 0, "'-'" },
+	/* unknown options */
+	{ { "prog", "-x" }, 0, { { OPT_ERROR, NULL } }, 0, "unknown option '-x'" },
+	{ { "prog", "-ax" }, 0, { { O_ALL, NULL }, { OPT_ERROR, NULL } }, 0,
+	  "unknown option '-x'" },
+	{ { "prog", "--bogus" }, 0, { { OPT_ERROR, NULL } }, 0, "unknown option '--bogus'" },
+	{ { "prog", "--bogus=3" }, 0, { { OPT_ERROR, NULL } }, 0, "unknown option '--bogus'" },
+	{ { "prog", "--al" }, 0, { { OPT_ERROR, NULL } }, 0, "unknown option '--al'" },
+	{ { "prog", "--alll" }, 0, { { OPT_ERROR, NULL } }, 0, "unknown option '--alll'" },
+	{ { "prog", "--v" }, 0, { { OPT_ERROR, NULL } }, 0, "unknown option '--v'" },
+	{ { "collrun", "-x", "./app" }, 1, { { OPT_ERROR, NULL } }, 0, "unknown option '-x'" },
+	/* missing values */
+	{ { "prog", "-n" }, 0, { { OPT_ERROR, NULL } }, 0, "option '-n' needs a value" },
+	{ { "prog", "-an" }, 0, { { O_ALL, NULL }, { OPT_ERROR, NULL } }, 0,
+	  "option '-n' needs a value" },
+	{ { "prog", "--np" }, 0, { { OPT_ERROR, NULL } }, 0, "option '--np' needs a value" },
+	{ { "prog", "-a", "--timeout" }, 0, { { O_ALL, NULL }, { OPT_ERROR, NULL } }, 0,
+	  "option '--timeout' needs a value" },
+	/* a value given to a flag */
+	{ { "prog", "--all=1" }, 0, { { OPT_ERROR, NULL } }, 0, "option '--all' takes no value" },
+};
+
+static void
+test_opt_next(void **state)
+{
+	for (size_t r = 0; r < ARRAY_LEN(next_rows); r++) {
+		char store[MAXARGS][32], *argv[MAXARGS + 1];
+		struct opt_state st;
+		int argc = 0;
+
+		while (argc < MAXARGS && next_rows[r].argv[argc] != NULL) {
+			snprintf(store[argc], sizeof store[argc], "%s", next_rows[r].argv[argc]);
+			argv[argc] = store[argc];
+			argc++;
+		}
+		argv[argc] = NULL;
+		opt_init(&st, opts, argc, argv, next_rows[r].stop_at_operand);
+		for (int k = 0; k < MAXARGS; k++) {
+			const struct step *w = &next_rows[r].want[k];
+			const char *val = "unset";
+			int id = opt_next(&st, &val);
+
+			if (id != w->id)
+				fail_msg("row %zu (%s ...) step %d: id %d, want %d (err '%s')", r,
+				    next_rows[r].argv[1] ? next_rows[r].argv[1] : "", k, id, w->id,
+				    st.err);
+			if (id == OPT_DONE) {
+				assert_int_equal(st.ind, next_rows[r].ind);
+				break;
+			}
+			if (id == OPT_ERROR) {
+				assert_non_null(next_rows[r].err);
+				if (strstr(st.err, next_rows[r].err) == NULL)
+					fail_msg("row %zu: error '%s' lacks '%s'", r, st.err,
+					    next_rows[r].err);
+				break;
+			}
+			if (w->val == NULL)
+				assert_null(val);
+			else
+				assert_string_equal(val, w->val);
+		}
+	}
+}
+
+/* After OPT_DONE, argv[ind..] are the operands, untouched. */
+static void
+test_opt_operands(void **state)
+{
+	char a0[] = "collrun", a1[] = "-n", a2[] = "2", a3[] = "./app", a4[] = "-n", a5[] = "9";
+	char *argv[] = { a0, a1, a2, a3, a4, a5, NULL };
+	struct opt_state st;
+	const char *val;
+
+	opt_init(&st, opts, 6, argv, 1);
+	assert_int_equal(opt_next(&st, &val), O_NP);
+	assert_string_equal(val, "2");
+	assert_int_equal(opt_next(&st, &val), OPT_DONE);
+	assert_int_equal(st.ind, 3);
+	assert_string_equal(argv[st.ind], "./app");
+	assert_string_equal(argv[st.ind + 1], "-n");
+	/* Asking again stays done. */
+	assert_int_equal(opt_next(&st, &val), OPT_DONE);
+	assert_int_equal(st.ind, 3);
+}
+
+#define KiB 1024ull
+#define MiB (1024ull * KiB)
+#define GiB (1024ull * MiB)
+
+static void
+test_opt_size(void **state)
+{
+	static const struct {
+		const char *in;
+		int ok;
+		unsigned long long want;
+	} rows[] = {
+		{ "8", 1, 8 },
+		{ "0", 1, 0 },
+		{ "1", 1, 1 },
+		{ "64K", 1, 64 * KiB },
+		{ "64k", 1, 64 * KiB },
+		{ "256M", 1, 256 * MiB },
+		{ "256m", 1, 256 * MiB },
+		{ "1G", 1, GiB },
+		{ "8g", 1, 8 * GiB },
+		{ "0K", 1, 0 },
+		{ "1024G", 1, 1024 * GiB },		/* the bound: 1 TiB */
+		{ "1048576M", 1, 1024 * GiB },
+		{ "1099511627776", 1, 1024 * GiB },
+		{ "", 0, 0 },
+		{ "-1", 0, 0 },
+		{ "-0", 0, 0 },
+		{ "-1K", 0, 0 },
+		{ "12Q", 0, 0 },
+		{ "1KB", 0, 0 },
+		{ "1KiB", 0, 0 },
+		{ "1T", 0, 0 },
+		{ "K", 0, 0 },
+		{ "G", 0, 0 },
+		{ "1.5K", 0, 0 },
+		{ "1 K", 0, 0 },
+		{ "8 ", 0, 0 },
+		{ "8x", 0, 0 },
+		{ "abc", 0, 0 },
+		{ "1025G", 0, 0 },
+		{ "1048577M", 0, 0 },
+		{ "1099511627777", 0, 0 },
+		{ "17179869184G", 0, 0 },		/* 2^34 G: wraps a 64-bit product */
+		{ "18446744073709551615", 0, 0 },
+		{ "18446744073709551616", 0, 0 },	/* past unsigned long long */
+		{ "99999999999999999999999999", 0, 0 },
+		{ "99999999999999999999999999K", 0, 0 },
+	};
+
+	for (size_t i = 0; i < ARRAY_LEN(rows); i++) {
+		char err[256] = "";
+		size_t out = 12345;
+		int r = opt_size("--maxbytes", rows[i].in, &out, err, sizeof err);
+
+		if (rows[i].ok) {
+			if (r != 0)
+				fail_msg("opt_size(\"%s\") failed: %s", rows[i].in, err);
+			assert_true(out == rows[i].want);
+		} else {
+			if (r != -1)
+				fail_msg("opt_size(\"%s\") = %d (%zu), want -1", rows[i].in, r, out);
+			assert_int_equal(out, 12345);
+			assert_non_null(strstr(err, "--maxbytes"));
+			assert_non_null(strstr(err, rows[i].in));
+		}
+	}
+}
+
+static void
+test_opt_int(void **state)
+{
+	static const struct {
+		const char *in;
+		long min, max;
+		int ok;
+		long want;
+	} rows[] = {
+		{ "1", 1, 1024, 1, 1 },
+		{ "1024", 1, 1024, 1, 1024 },
+		{ "-1", -1, 1, 1, -1 },
+		{ "0", -5, 5, 1, 0 },
+		{ "9223372036854775807", 0, 9223372036854775807L, 1, 9223372036854775807L },
+		{ "0", 1, 1024, 0, 0 },
+		{ "1025", 1, 1024, 0, 0 },
+		{ "-5", 1, 1024, 0, 0 },
+		{ "-2", -1, 1, 0, 0 },
+		{ "", 1, 1024, 0, 0 },
+		{ "abc", 1, 1024, 0, 0 },
+		{ "4x", 1, 1024, 0, 0 },
+		{ "4 ", 1, 1024, 0, 0 },
+		{ "4.0", 1, 1024, 0, 0 },
+		{ "9223372036854775808", 0, 9223372036854775807L, 0, 0 },
+		{ "-9223372036854775809", -9223372036854775807L - 1, 0, 0, 0 },
+		{ "99999999999999999999", 1, 1024, 0, 0 },
+	};
+
+	for (size_t i = 0; i < ARRAY_LEN(rows); i++) {
+		char err[256] = "";
+		long out = 777;
+		int r = opt_int("--np", rows[i].in, rows[i].min, rows[i].max, &out, err, sizeof err);
+
+		if (rows[i].ok) {
+			if (r != 0)
+				fail_msg("opt_int(\"%s\") failed: %s", rows[i].in, err);
+			assert_int_equal(out, rows[i].want);
+		} else {
+			if (r != -1)
+				fail_msg("opt_int(\"%s\", %ld, %ld) = %d, want -1", rows[i].in,
+				    rows[i].min, rows[i].max, r);
+			assert_int_equal(out, 777);
+			assert_non_null(strstr(err, "--np"));
+			assert_non_null(strstr(err, rows[i].in));
+		}
+	}
+}
+
+static void
+test_opt_double(void **state)
+{
+	static const struct {
+		const char *in;
+		double min, max;
+		int ok;
+		double want;
+	} rows[] = {
+		{ "0.5", 0, 1, 1, 0.5 },
+		{ "0", 0, 1, 1, 0 },
+		{ "1", 0, 1, 1, 1 },
+		{ "1e3", 0, 1e4, 1, 1000 },
+		{ "-2.5", -10, 10, 1, -2.5 },
+		{ "1.0001", 0, 1, 0, 0 },
+		{ "-0.1", 0, 1, 0, 0 },
+		{ "nan", 0, 1e9, 0, 0 },
+		{ "NAN", -1e9, 1e9, 0, 0 },
+		{ "inf", 0, 1e9, 0, 0 },
+		{ "-inf", -1e9, 1e9, 0, 0 },
+		{ "1e400", 0, 1e300, 0, 0 },
+		{ "", 0, 1, 0, 0 },
+		{ "abc", 0, 1, 0, 0 },
+		{ "0.5s", 0, 1, 0, 0 },
+		{ "0,5", 0, 1, 0, 0 },
+	};
+
+	for (size_t i = 0; i < ARRAY_LEN(rows); i++) {
+		char err[256] = "";
+		double out = 42;
+		int r = opt_double("--timeout", rows[i].in, rows[i].min, rows[i].max, &out, err,
+		    sizeof err);
+
+		if (rows[i].ok) {
+			if (r != 0)
+				fail_msg("opt_double(\"%s\") failed: %s", rows[i].in, err);
+			assert_true(out == rows[i].want);
+		} else {
+			if (r != -1)
+				fail_msg("opt_double(\"%s\", %g, %g) = %d, want -1", rows[i].in,
+				    rows[i].min, rows[i].max, r);
+			assert_true(out == 42);
+			assert_non_null(strstr(err, "--timeout"));
+			assert_non_null(strstr(err, rows[i].in));
+		}
+	}
+}
+
+/* --help lists every option of the table, once, with its value name. */
+static void
+test_opt_print_help(void **state)
+{
+	static const char *const want[] = {
+		"-a, --all ", "-b, --bytes ", "-n, --np N ", "-v ", "    --timeout SEC ",
+		"number of ranks", "give up after SEC seconds",
+	};
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	assert_non_null(f);
+	opt_print_help(opts, f);
+	fclose(f);
+	for (size_t i = 0; i < ARRAY_LEN(want); i++)
+		if (strstr(text, want[i]) == NULL)
+			fail_msg("help lacks '%s':\n%s", want[i], text);
+	free(text);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_opt_next),
+		cmocka_unit_test(test_opt_operands),
+		cmocka_unit_test(test_opt_size),
+		cmocka_unit_test(test_opt_int),
+		cmocka_unit_test(test_opt_double),
+		cmocka_unit_test(test_opt_print_help),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,477 @@
+/*
+ * Status pages, in a private directory (COLL_STATUS_DIR set to a mkdtemp dir):
+ * what the writer stores is what a reader gets back, files that are not pages
+ * are refused, and the pages are removed by status_close and status_remove_job.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "err.h"
+#include "status.h"
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+static char dir[64];
+
+static int
+group_setup(void **state)
+{
+	snprintf(dir, sizeof dir, "/tmp/coll-test-status.XXXXXX");
+	if (mkdtemp(dir) == NULL)
+		return -1;
+	return setenv("COLL_STATUS_DIR", dir, 1);
+}
+
+/* Count the files in the directory, removing them when asked. */
+static int
+dir_files(int remove)
+{
+	char path[512];
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	int n = 0;
+
+	if (d == NULL)
+		return -1;
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		n++;
+		if (remove) {
+			snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+			unlink(path);
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+static int
+group_teardown(void **state)
+{
+	dir_files(1);
+	return rmdir(dir);
+}
+
+static int
+exists(const char *path)
+{
+	struct stat sb;
+
+	return stat(path, &sb) == 0;
+}
+
+static void
+write_file(const char *path, const void *p, size_t n)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, p, n), (ssize_t)n);
+	close(fd);
+}
+
+static void
+test_status_dir(void **state)
+{
+	assert_string_equal(status_dir(), dir);
+}
+
+/* A fresh page holds the identity it was opened with, in state INIT. */
+static void
+test_status_open_fields(void **state)
+{
+	static const char long_host[] =
+	    "a-very-long-host-name-that-does-not-fit-in-the-sixty-four-bytes-of-the-page";
+	static const struct {
+		uint64_t jobid, commid;
+		int rank, nranks;
+		const char *host;
+		const char *want_host;
+		const char *name;	/* file name in the directory */
+	} rows[] = {
+		{ 0x0123456789abcdefull, 1, 0, 1, "node-0", "node-0",
+		  "coll.0123456789abcdef.0000000000000001.0" },
+		{ 0xffffffffffffffffull, 0xfedcba9876543210ull, 7, 8, "n7", "n7",
+		  "coll.ffffffffffffffff.fedcba9876543210.7" },
+		{ 42, 0, 1023, 1024, "", "", "coll.000000000000002a.0000000000000000.1023" },
+		{ 1, 2, 3, 4, long_host,
+		  "a-very-long-host-name-that-does-not-fit-in-the-sixty-four-bytes",
+		  "coll.0000000000000001.0000000000000002.3" },
+	};
+
+	for (size_t i = 0; i < ARRAY_LEN(rows); i++) {
+		struct status st;
+		struct status_page pg;
+		char path[512];
+		uint64_t before = clock_wall_ns();
+
+		assert_int_equal(status_open(&st, rows[i].jobid, rows[i].commid, rows[i].rank,
+		    rows[i].nranks, rows[i].host), COLL_OK);
+		snprintf(path, sizeof path, "%s/%s", dir, rows[i].name);
+		assert_string_equal(st.path, path);
+		assert_true(exists(path));
+		assert_int_equal(status_read(path, &pg), COLL_OK);
+		assert_int_equal(pg.magic, STATUS_MAGIC);
+		assert_int_equal(pg.version, STATUS_VERSION);
+		assert_int_equal(pg.size, STATUS_PAGE_SIZE);
+		assert_int_equal(pg.gen % 2, 0);
+		assert_true(pg.jobid == rows[i].jobid);
+		assert_true(pg.commid == rows[i].commid);
+		assert_int_equal(pg.rank, rows[i].rank);
+		assert_int_equal(pg.nranks, rows[i].nranks);
+		assert_int_equal(pg.pid, getpid());
+		assert_int_equal(pg.state, STATUS_INIT);
+		assert_true(pg.seq_started == 0 && pg.seq_done == 0);
+		assert_int_equal(pg.wait_peer, -1);
+		assert_int_equal(pg.wait_dir, 0);
+		assert_true(pg.progress_ns >= before);
+		assert_string_equal(pg.host, rows[i].want_host);
+		assert_string_equal(pg.error, "");
+		status_close(&st);
+	}
+	assert_int_equal(dir_files(0), 0);
+}
+
+enum action { BEGIN, END, WAIT, SET_STATE, PROGRESS };
+
+/* A sequence of updates, and the fields a reader sees after each. */
+static const struct {
+	enum action act;
+	uint64_t seq;		/* BEGIN, END */
+	uint32_t kind;		/* BEGIN, END */
+	uint64_t bytes;		/* BEGIN */
+	int peer, dir;		/* WAIT */
+	int state;		/* SET_STATE */
+	const char *error;	/* SET_STATE */
+	struct {
+		int state;
+		uint64_t seq_started, seq_done;
+		uint32_t kind_started, kind_done;
+		uint64_t bytes;
+		int wait_peer, wait_dir;
+		const char *error;
+	} want;
+} update_rows[] = {
+	{ BEGIN, 1, 2, 4096, 0, 0, 0, NULL, { STATUS_RUNNING, 1, 0, 2, 0, 4096, -1, 0, "" } },
+	{ WAIT, 0, 0, 0, 5, 1, 0, NULL, { STATUS_RUNNING, 1, 0, 2, 0, 4096, 5, 1, "" } },
+	{ WAIT, 0, 0, 0, 5, 2, 0, NULL, { STATUS_RUNNING, 1, 0, 2, 0, 4096, 5, 2, "" } },
+	{ PROGRESS, 0, 0, 0, 0, 0, 0, NULL, { STATUS_RUNNING, 1, 0, 2, 0, 4096, 5, 2, "" } },
+	{ END, 1, 2, 0, 0, 0, 0, NULL, { STATUS_IDLE, 1, 1, 2, 2, 4096, -1, 0, "" } },
+	{ BEGIN, 2, 7, 1ull << 40, 0, 0, 0, NULL,
+	  { STATUS_RUNNING, 2, 1, 7, 2, 1ull << 40, -1, 0, "" } },
+	{ WAIT, 0, 0, 0, 0, 2, 0, NULL, { STATUS_RUNNING, 2, 1, 7, 2, 1ull << 40, 0, 2, "" } },
+	{ SET_STATE, 0, 0, 0, 0, 0, STATUS_FAILED, "rank 0 closed the connection",
+	  { STATUS_FAILED, 2, 1, 7, 2, 1ull << 40, 0, 2, "rank 0 closed the connection" } },
+	{ SET_STATE, 0, 0, 0, 0, 0, STATUS_ABORTED, NULL,
+	  { STATUS_ABORTED, 2, 1, 7, 2, 1ull << 40, 0, 2, "rank 0 closed the connection" } },
+	{ END, 0xffffffffffffffffull, 0xffffffffu, 0, 0, 0, 0, NULL,
+	  { STATUS_IDLE, 2, 0xffffffffffffffffull, 7, 0xffffffffu, 1ull << 40, -1, 0,
+	    "rank 0 closed the connection" } },
+};
+
+static void
+apply_update(struct status *st, size_t i)
+{
+	switch (update_rows[i].act) {
+	case BEGIN:
+		status_begin(st, update_rows[i].seq, update_rows[i].kind, update_rows[i].bytes);
+		break;
+	case END:
+		status_end(st, update_rows[i].seq, update_rows[i].kind);
+		break;
+	case WAIT:
+		status_wait(st, update_rows[i].peer, update_rows[i].dir);
+		break;
+	case SET_STATE:
+		status_set_state(st, update_rows[i].state, update_rows[i].error);
+		break;
+	case PROGRESS:
+		status_progress(st);
+		break;
+	}
+}
+
+static void
+test_status_updates(void **state)
+{
+	struct status st;
+	struct status_page pg;
+	uint32_t gen;
+
+	assert_int_equal(status_open(&st, 0xabcull, 0xdefull, 2, 4, "host"), COLL_OK);
+	assert_int_equal(status_read(st.path, &pg), COLL_OK);
+	gen = pg.gen;
+	for (size_t i = 0; i < ARRAY_LEN(update_rows); i++) {
+		uint64_t before = clock_wall_ns(), start_ns = pg.start_ns;
+
+		apply_update(&st, i);
+		assert_int_equal(status_read(st.path, &pg), COLL_OK);
+		assert_int_equal(pg.state, update_rows[i].want.state);
+		assert_true(pg.seq_started == update_rows[i].want.seq_started);
+		assert_true(pg.seq_done == update_rows[i].want.seq_done);
+		assert_int_equal(pg.kind_started, update_rows[i].want.kind_started);
+		assert_int_equal(pg.kind_done, update_rows[i].want.kind_done);
+		assert_true(pg.bytes == update_rows[i].want.bytes);
+		assert_int_equal(pg.wait_peer, update_rows[i].want.wait_peer);
+		assert_int_equal(pg.wait_dir, update_rows[i].want.wait_dir);
+		assert_string_equal(pg.error, update_rows[i].want.error);
+		/* The identity is never disturbed. */
+		assert_true(pg.jobid == 0xabcull && pg.commid == 0xdefull);
+		assert_int_equal(pg.rank, 2);
+		assert_int_equal(pg.nranks, 4);
+		assert_string_equal(pg.host, "host");
+		/* Every update moves progress_ns; a seqlocked one leaves gen even and higher. */
+		assert_true(pg.progress_ns >= before);
+		assert_int_equal(pg.gen % 2, 0);
+		if (update_rows[i].act == PROGRESS)
+			assert_int_equal(pg.gen, gen);
+		else
+			assert_true(pg.gen > gen);
+		gen = pg.gen;
+		if (update_rows[i].act == BEGIN)
+			assert_true(pg.start_ns >= before);
+		else
+			assert_true(pg.start_ns == start_ns);
+	}
+	status_close(&st);
+}
+
+/* Waiting again on the same peer in the same direction writes nothing. */
+static void
+test_status_wait_same(void **state)
+{
+	struct status st;
+	struct status_page pg;
+	uint32_t gen;
+
+	assert_int_equal(status_open(&st, 5, 5, 0, 2, "h"), COLL_OK);
+	status_wait(&st, 1, 1);
+	assert_int_equal(status_read(st.path, &pg), COLL_OK);
+	gen = pg.gen;
+	status_wait(&st, 1, 1);
+	assert_int_equal(status_read(st.path, &pg), COLL_OK);
+	assert_int_equal(pg.gen, gen);
+	status_close(&st);
+}
+
+/* After status_close (page NULL) every update is a no-op and writes no file. */
+static void
+test_status_closed_noop(void **state)
+{
+	struct status st;
+
+	assert_int_equal(status_open(&st, 6, 6, 0, 1, "h"), COLL_OK);
+	status_close(&st);
+	assert_null(st.page);
+	status_begin(&st, 1, 1, 1);
+	status_wait(&st, 0, 1);
+	status_progress(&st);
+	status_end(&st, 1, 1);
+	status_set_state(&st, STATUS_FAILED, "x");
+	status_close(&st);
+	assert_false(exists(st.path));
+}
+
+static void
+test_status_close_removes(void **state)
+{
+	struct status st;
+	char path[sizeof st.path];
+
+	assert_int_equal(status_open(&st, 0x77, 0x88, 3, 4, "h"), COLL_OK);
+	snprintf(path, sizeof path, "%s", st.path);
+	assert_true(exists(path));
+	status_close(&st);
+	assert_false(exists(path));
+	assert_int_equal(status_read(path, &(struct status_page){ 0 }), COLL_ESYS);
+	assert_int_equal(dir_files(0), 0);
+}
+
+/*
+ * Run status_read in a child, so that a crash (SIGBUS on a short mapping) is a
+ * failure of this row and not the end of the test program.
+ */
+static int
+read_in_child(const char *path, char *how, size_t len)
+{
+	struct status_page pg;
+	int wst;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		/* cmocka catches these to fail a test; here they must end the child. */
+		signal(SIGBUS, SIG_DFL);
+		signal(SIGSEGV, SIG_DFL);
+		_exit(-status_read(path, &pg));
+	}
+	assert_int_equal(waitpid(pid, &wst, 0), pid);
+	if (WIFSIGNALED(wst)) {
+		snprintf(how, len, "killed by signal %d (%s)", WTERMSIG(wst),
+		    strsignal(WTERMSIG(wst)));
+		return 1;
+	}
+	snprintf(how, len, "returned %d", -WEXITSTATUS(wst));
+	return -WEXITSTATUS(wst);
+}
+
+static void
+test_status_read_not_a_page(void **state)
+{
+	static uint8_t zeros[STATUS_PAGE_SIZE], big[3 * STATUS_PAGE_SIZE];
+	struct status_page good, v2, badsize;
+	int bad = 0;
+	static const char text[] = "this is not a status page\n";
+	const struct {
+		const char *name;
+		const void *p;
+		size_t n;
+		int want;
+	} rows[] = {
+		{ "empty", "", 0, COLL_EPROTO },
+		{ "one byte", "C", 1, COLL_EPROTO },
+		{ "text", text, sizeof text - 1, COLL_EPROTO },
+		{ "zeros", zeros, sizeof zeros, COLL_EPROTO },
+		{ "magic only", &good, 4, COLL_EPROTO },
+		{ "wrong size field", &badsize, sizeof badsize, COLL_EPROTO },
+		{ "big junk", big, sizeof big, COLL_EPROTO },
+		{ "version 2", &v2, sizeof v2, COLL_EVERSION },
+		{ "good", &good, sizeof good, COLL_OK },
+	};
+
+	memset(&good, 0, sizeof good);
+	good.magic = STATUS_MAGIC;
+	good.version = STATUS_VERSION;
+	good.size = STATUS_PAGE_SIZE;
+	good.state = STATUS_IDLE;
+	v2 = good;
+	v2.version = 2;
+	badsize = good;
+	badsize.size = 256;
+	memset(big, 'j', sizeof big);
+	for (size_t i = 0; i < ARRAY_LEN(rows); i++) {
+		char path[512], how[128];
+		int r;
+
+		snprintf(path, sizeof path, "%s/coll.%016x.%016x.%zu", dir, 0xbad, 0, i);
+		write_file(path, rows[i].p, rows[i].n);
+		r = read_in_child(path, how, sizeof how);
+		unlink(path);
+		if (r != rows[i].want) {
+			print_error("status_read of %s file (%zu bytes): %s, want %d\n",
+			    rows[i].name, rows[i].n, how, rows[i].want);
+			bad++;
+		}
+	}
+	if (bad)
+		fail_msg("%d of %zu files misread", bad, ARRAY_LEN(rows));
+}
+
+static void
+test_status_read_missing(void **state)
+{
+	struct status_page pg;
+	char path[512];
+
+	snprintf(path, sizeof path, "%s/coll.nonexistent", dir);
+	assert_int_equal(status_read(path, &pg), COLL_ESYS);
+}
+
+/* status_remove_job removes every page of that job (all comms) and nothing else. */
+static void
+test_status_remove_job(void **state)
+{
+	static const struct {
+		uint64_t jobid, commid;
+		int rank;
+	} pages[] = {
+		{ 0x1234, 1, 0 }, { 0x1234, 1, 1 }, { 0x1234, 1, 2 }, { 0x1234, 2, 0 },
+		{ 0x5678, 1, 0 }, { 0x5678, 1, 1 },
+		{ 0x12340000, 1, 0 },		/* same hex digits, another job */
+		{ 0x123, 1, 0 },
+	};
+	static const struct {
+		uint64_t jobid;
+		int removed;
+		int left;	/* files left in the directory */
+	} steps[] = {
+		{ 0x1234, 4, 5 }, { 0x1234, 0, 5 }, { 0x9999, 0, 5 }, { 0x5678, 2, 3 },
+		{ 0x12340000, 1, 2 }, { 0x123, 1, 1 },
+	};
+	struct status st[ARRAY_LEN(pages)];
+	char other[512];
+
+	snprintf(other, sizeof other, "%s/coll.0000000000001234", dir);	/* not a page name */
+	write_file(other, "x", 1);
+	for (size_t i = 0; i < ARRAY_LEN(pages); i++)
+		assert_int_equal(status_open(&st[i], pages[i].jobid, pages[i].commid,
+		    pages[i].rank, 2, "h"), COLL_OK);
+	assert_int_equal(dir_files(0), ARRAY_LEN(pages) + 1);
+	for (size_t s = 0; s < ARRAY_LEN(steps); s++) {
+		assert_int_equal(status_remove_job(steps[s].jobid), steps[s].removed);
+		assert_int_equal(dir_files(0), steps[s].left);
+		for (size_t i = 0; i < ARRAY_LEN(pages); i++) {
+			int gone = 0;
+
+			for (size_t k = 0; k <= s; k++)
+				gone |= pages[i].jobid == steps[k].jobid;
+			assert_int_equal(exists(st[i].path), !gone);
+		}
+	}
+	assert_true(exists(other));
+	unlink(other);
+	for (size_t i = 0; i < ARRAY_LEN(pages); i++)
+		status_close(&st[i]);
+	assert_int_equal(dir_files(0), 0);
+}
+
+/* A status directory that does not exist: status_open fails cleanly. */
+static void
+test_status_open_no_dir(void **state)
+{
+	struct status st;
+	char missing[128];
+
+	snprintf(missing, sizeof missing, "%s/missing", dir);
+	assert_int_equal(setenv("COLL_STATUS_DIR", missing, 1), 0);
+	assert_int_equal(status_open(&st, 1, 1, 0, 1, "h"), COLL_ESYS);
+	assert_null(st.page);
+	assert_int_equal(setenv("COLL_STATUS_DIR", dir, 1), 0);
+	assert_int_equal(dir_files(0), 0);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_status_dir),
+		cmocka_unit_test(test_status_open_fields),
+		cmocka_unit_test(test_status_updates),
+		cmocka_unit_test(test_status_wait_same),
+		cmocka_unit_test(test_status_closed_noop),
+		cmocka_unit_test(test_status_close_removes),
+		cmocka_unit_test(test_status_read_not_a_page),
+		cmocka_unit_test(test_status_read_missing),
+		cmocka_unit_test(test_status_remove_job),
+		cmocka_unit_test(test_status_open_no_dir),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
