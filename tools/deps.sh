@@ -1,0 +1,14 @@
+#!/bin/bash
+# Install what coll needs to build and test, from Debian's packages.
+set -euo pipefail
+pkgs="build-essential cmake pkg-config clang libssl-dev libjansson-dev libcmocka-dev
+      python3 iproute2 procps"
+missing=""
+for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
+if [ -n "$missing" ]; then
+	sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+	export DEBIAN_FRONTEND=noninteractive
+	$sudo apt-get update -qq
+	# shellcheck disable=SC2086
+	$sudo apt-get install -y -qq $missing >/dev/null
+fi

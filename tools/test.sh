@@ -1,0 +1,37 @@
+#!/bin/bash
+# Set up and run every test: the -Werror build with the whole ctest suite, the
+# same suite under ASan+UBSan, the style check, and each fuzzer for a while.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tools/deps.sh
+jobs=$(nproc)
+fuzz_secs=${COLL_FUZZ_SECONDS:-30}
+
+echo "== style: function length"
+tools/check-style.sh
+
+echo "== build (-Werror) and test"
+cmake -S . -B build-ci -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOLL_WERROR=ON >/dev/null
+cmake --build build-ci -j"$jobs" >/dev/null
+(cd build-ci && ctest --output-on-failure -j1)
+
+echo "== build with ASan+UBSan (-Werror) and test"
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCOLL_WERROR=ON -DCOLL_SANITIZE=ON >/dev/null
+cmake --build build-asan -j"$jobs" >/dev/null
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j1)
+
+echo "== fuzz each parser for ${fuzz_secs}s"
+CC=clang cmake -S . -B build-fuzz -DCOLL_FUZZ=ON -DCOLL_TESTS=OFF >/dev/null
+cmake --build build-fuzz -j"$jobs" >/dev/null
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+for f in build-fuzz/fuzz/fuzz_*; do
+	name=$(basename "$f"); name=${name#fuzz_}
+	mkdir -p "$work/$name"
+	[ -d "fuzz/corpus/$name" ] && cp -r "fuzz/corpus/$name/." "$work/$name/"
+	"$f" -max_total_time="$fuzz_secs" -print_final_stats=0 "$work/$name" >"$work/$name.log" 2>&1 ||
+		{ tail -40 "$work/$name.log"; echo "fuzzer $name found a crash"; exit 1; }
+	echo "fuzz_$name: $(grep -o 'Done [0-9]* runs' "$work/$name.log"), no crash"
+done
+echo "all tests passed"
