@@ -245,7 +245,7 @@ root_main(void *arg)
 	struct pollfd *pfd = xcalloc((size_t)root->nranks + 2, sizeof *pfd);
 	int *map = xcalloc((size_t)root->nranks + 2, sizeof *map);
 	uint64_t deadline = clock_now_ms() + (uint64_t)root->join_timeout_ms;
-	char missing[160], msg[WIRE_MSG_LEN];
+	char missing[160], msg[512];
 
 	for (;;) {
 		if (root_poll_once(root, pfd, map) != COLL_OK)

@@ -8,7 +8,11 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include "clock.h"
 #include "coll.h"
@@ -17,6 +21,10 @@
 #include "xfer.h"
 
 enum { XFER_MOVED = 1, XFER_IDLE = 0 };
+
+/* Yields before blocking in poll; COLL_SPIN sets it (0 turns spinning off). */
+static _Atomic int xfer_spins = -1;
+#define XFER_SPINS_DEFAULT 20
 
 struct xfer_side {
 	int fd;
@@ -61,6 +69,28 @@ xfer_errno(struct xfer *x, int peer, const char *doing)
 	return comm_fail_peer(x->c, peer, code, doing);
 }
 
+/* The header and the start of the first segment leave in one syscall (one packet when small). */
+static ssize_t
+xfer_send_hdr(struct xfer *x, struct xfer_side *s, const struct xfer_side *r)
+{
+	struct iovec iov[2] = { { s->hdr + s->hdr_off, WIRE_DATA_HDR_LEN - s->hdr_off } };
+	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 1 };
+	ssize_t n;
+
+	if (x->nsend > 0 && (iov[1].iov_len = xfer_avail(x, s, r)) > 0) {
+		iov[1].iov_base = x->send[0].buf;
+		msg.msg_iovlen = 2;
+	}
+	n = sendmsg(s->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (n > 0 && (size_t)n > iov[0].iov_len) {
+		s->off = (size_t)n - iov[0].iov_len;
+		s->hdr_off = WIRE_DATA_HDR_LEN;
+	} else if (n > 0) {
+		s->hdr_off += (size_t)n;
+	}
+	return n;
+}
+
 static int
 xfer_send_some(struct xfer *x, struct xfer_side *s, const struct xfer_side *r, int *moved)
 {
@@ -68,12 +98,8 @@ xfer_send_some(struct xfer *x, struct xfer_side *s, const struct xfer_side *r, i
 	size_t avail;
 
 	while (s->ready && !s->done) {
-		const void *p;
-		size_t len;
-
 		if (s->hdr_off < WIRE_DATA_HDR_LEN) {
-			p = s->hdr + s->hdr_off;
-			len = WIRE_DATA_HDR_LEN - s->hdr_off;
+			n = xfer_send_hdr(x, s, r);
 		} else if (s->seg == x->nsend) {
 			s->done = 1;
 			break;
@@ -85,21 +111,17 @@ xfer_send_some(struct xfer *x, struct xfer_side *s, const struct xfer_side *r, i
 			avail = xfer_avail(x, s, r);
 			if (avail <= s->off)
 				break;		/* waiting for the bytes to arrive */
-			p = x->send[s->seg].buf + s->off;
-			len = avail - s->off;
-		}
-		n = send(s->fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n > 0) {
-			if (s->hdr_off < WIRE_DATA_HDR_LEN)
-				s->hdr_off += (size_t)n;
-			else
+			n = send(s->fd, x->send[s->seg].buf + s->off, avail - s->off,
+			    MSG_NOSIGNAL | MSG_DONTWAIT);
+			if (n > 0)
 				s->off += (size_t)n;
-			*moved = XFER_MOVED;
-		} else if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			s->ready = 0;
-		} else if (!(n == -1 && errno == EINTR)) {
-			return xfer_errno(x, x->send_peer, "sending to");
 		}
+		if (n > 0)
+			*moved = XFER_MOVED;
+		else if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			s->ready = 0;
+		else if (!(n == -1 && errno == EINTR))
+			return xfer_errno(x, x->send_peer, "sending to");
 	}
 	return COLL_OK;
 }
@@ -158,6 +180,32 @@ xfer_recv_seg(struct xfer *x, struct xfer_side *r)
 	return n;
 }
 
+/*
+ * The header, and the first segment when it is a plain copy, come in with one
+ * readv: never more than this op's bytes, so the next op's stay in the kernel.
+ * Data that lands before the header is checked is only used if it passes.
+ */
+static ssize_t
+xfer_recv_hdr(struct xfer *x, struct xfer_side *r)
+{
+	struct iovec iov[2] = { { r->hdr + r->hdr_off, WIRE_DATA_HDR_LEN - r->hdr_off } };
+	int cnt = 1;
+	ssize_t n;
+
+	if (x->nrecv > 0 && x->recv[0].src == NULL && x->recv[0].len > 0) {
+		iov[1] = (struct iovec){ x->recv[0].buf, x->recv[0].len };
+		cnt = 2;
+	}
+	n = readv(r->fd, iov, cnt);
+	if (n > 0 && (size_t)n > iov[0].iov_len) {
+		r->off = (size_t)n - iov[0].iov_len;
+		r->hdr_off = WIRE_DATA_HDR_LEN;
+	} else if (n > 0) {
+		r->hdr_off += (size_t)n;
+	}
+	return n;
+}
+
 static int
 xfer_recv_some(struct xfer *x, struct xfer_side *r, int *moved)
 {
@@ -166,9 +214,8 @@ xfer_recv_some(struct xfer *x, struct xfer_side *r, int *moved)
 
 	while (r->ready && !r->done) {
 		if (r->hdr_off < WIRE_DATA_HDR_LEN) {
-			n = recv(r->fd, r->hdr + r->hdr_off, WIRE_DATA_HDR_LEN - r->hdr_off,
-			    MSG_DONTWAIT);
-			if (n > 0 && (r->hdr_off += (size_t)n) == WIRE_DATA_HDR_LEN &&
+			n = xfer_recv_hdr(x, r);
+			if (n > 0 && r->hdr_off == WIRE_DATA_HDR_LEN &&
 			    (rc = xfer_check_hdr(x, r)) != COLL_OK)
 				return rc;
 		} else if (r->seg == x->nrecv) {
@@ -249,8 +296,12 @@ xfer_run(struct xfer *x)
 	struct wire_data_hdr h = { x->kind, x->tag, x->seq, xfer_total(x->send, x->nsend) };
 	struct xfer_side s, r;
 	uint64_t last;
-	int rc, moved, sdone, rdone;
+	int rc, moved, sdone, rdone, spins = 0;
 
+	if (xfer_spins < 0) {
+		const char *e = getenv("COLL_SPIN");
+		xfer_spins = e ? atoi(e) : XFER_SPINS_DEFAULT;
+	}
 	if ((rc = xfer_open_side(x, &s, x->send_peer, x->nsend, &sdone)) != COLL_OK ||
 	    (rc = xfer_open_side(x, &r, x->recv_peer, x->nrecv, &rdone)) != COLL_OK)
 		return rc;
@@ -258,14 +309,25 @@ xfer_run(struct xfer *x)
 	last = clock_now_ms();
 	for (;;) {
 		moved = XFER_IDLE;
-		if ((rc = xfer_recv_some(x, &r, &moved)) != COLL_OK ||
-		    (rc = xfer_send_some(x, &s, &r, &moved)) != COLL_OK)
+		if ((rc = xfer_send_some(x, &s, &r, &moved)) != COLL_OK ||
+		    (rc = xfer_recv_some(x, &r, &moved)) != COLL_OK)
 			return rc;
 		if (s.done && r.done)
 			break;
 		if (moved) {
 			last = clock_now_ms();
 			status_progress(&x->c->status);
+			spins = 0;
+			continue;
+		}
+		/*
+		 * A small reply usually comes within microseconds: yield the core a few
+		 * times (the peer may be the one waiting for it) before sleeping in poll.
+		 */
+		if (spins++ < xfer_spins) {
+			sched_yield();
+			s.ready = !s.done;
+			r.ready = !r.done;
 			continue;
 		}
 		if ((rc = xfer_poll(x, &s, &r, last)) != COLL_OK)
