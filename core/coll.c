@@ -28,6 +28,20 @@ coll_kind_name(uint32_t kind)
 	return kind < KIND_MAX ? kind_names[kind] : "unknown";
 }
 
+/* Largest all-reduce for recursive doubling: COLL_RD_MAX_BYTES, else the built-in default. */
+static size_t
+coll_rd_max(void)
+{
+	static _Atomic long max = -1;
+	const char *e;
+
+	if (atomic_load(&max) < 0) {
+		e = getenv("COLL_RD_MAX_BYTES");
+		atomic_store(&max, e && *e ? atol(e) : (long)COLL_RD_MAX_BYTES);
+	}
+	return (size_t)atomic_load(&max);
+}
+
 static int
 coll_check(struct comm *c, size_t count, enum dtype dt, enum redop op, int root)
 {
@@ -90,7 +104,7 @@ coll_allreduce(struct comm *c, const void *sendbuf, void *recvbuf, size_t count,
 	if (c->nranks == 1) {
 		if (sendbuf != recvbuf)
 			memcpy(recvbuf, sendbuf, bytes);
-	} else if (bytes <= COLL_RD_MAX_BYTES) {
+	} else if (bytes <= coll_rd_max()) {
 		rc = rd_allreduce(c, sendbuf, recvbuf, count, dt, op);
 	} else {
 		rc = ring_allreduce(c, sendbuf, recvbuf, count, dt, op);
