@@ -186,9 +186,11 @@ start_sshd() { # start_sshd I: sshd -D in the background; $! is sshd itself
 	local i=$1 ns
 	ns=$(ns_name "$i")
 	rm -f "$DIR/sshd$i.pid"
-	# ip netns exec, unshare (without --fork) and sh all exec, so the PID of
-	# this job is the PID of sshd; the PidFile confirms it below.
-	ip netns exec "$ns" unshare --uts sh -c 'hostname "$1" && exec "$2" -D -f "$3/sshd_config" \
+	# ip netns exec, setsid (the job is no group leader), unshare (without
+	# --fork) and sh all exec, so the PID of this job is the PID of sshd; the
+	# PidFile confirms it below. Its own session keeps the caller's signals
+	# (a ^C, a kill of the caller's process group) off the bed.
+	ip netns exec "$ns" setsid unshare --uts sh -c 'hostname "$1" && exec "$2" -D -f "$3/sshd_config" \
 		-o ListenAddress="$4" -o PidFile="$3/sshd$5.pid" -E "$3/sshd$5.log"' \
 		sh "$(host_name "$i")" "$SSHD" "$DIR" "$(addr_of "$i")" "$i" \
 		</dev/null >>"$DIR/sshd$i.out" 2>&1 9>&- &

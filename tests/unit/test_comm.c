@@ -529,6 +529,31 @@ test_garbage_to_root_is_refused(void **state)
 	root_stop(root);
 }
 
+static void
+test_socket_ifname(void **state)
+{
+	struct world w = { 0 };
+	struct net_addr a;
+	struct root *root;
+	struct coll_uid uid;
+	struct comm *c = NULL;
+	struct coll_config cfg = { 1, 3000, "=nonexistent0" };
+
+	(void)state;
+	/* An exact name that matches lo: the job runs on it. */
+	w.cfg.ifname = "=lo";
+	world_run(&w, 2, rank_p2p, 10000);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(w.rc[i], COLL_OK);
+	/* A name that matches nothing: a clear error naming the variable. */
+	net_addr_parse(&a, "127.0.0.1", 0);
+	assert_int_equal(root_start(&root, &a, 1, 3000, &uid), COLL_OK);
+	assert_int_equal(comm_init(&c, 1, &uid, 0, &cfg), COLL_ENOTFOUND);
+	assert_non_null(strstr(comm_last_error(c), "COLL_SOCKET_IFNAME==nonexistent0 matches no interface"));
+	comm_destroy(c);
+	root_stop(root);
+}
+
 int
 main(void)
 {
@@ -545,6 +570,7 @@ main(void)
 		cmocka_unit_test(test_silent_peer_times_out),
 		cmocka_unit_test(test_nonblocking_init),
 		cmocka_unit_test(test_garbage_to_root_is_refused),
+		cmocka_unit_test(test_socket_ifname),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
