@@ -1,7 +1,8 @@
 /*
  * The front end's event loop. Deliberate choices:
  * - The first rank to fail decides the exit code; later failures are
- *   reported but do not change it (they are usually consequences).
+ *   reported but do not change it (they are usually consequences). A host
+ *   that could not be used makes it 255, as with pdsh and ssh.
  * - Ranks get a grace period after a failure so they can report what they
  *   saw (the core names the dead rank); then SIGTERM, then SIGKILL.
  * - Output is read until every stream closes, so nothing a dying rank wrote
@@ -19,9 +20,10 @@
 #include "cmd.h"
 #include "comm.h"
 #include "err.h"
+#include "gather.h"
+#include "ifsel.h"
 #include "job.h"
 #include "jobrec.h"
-#include "launch.h"
 #include "net.h"
 #include "root.h"
 #include "status.h"
@@ -33,6 +35,7 @@ static int job_sigpipe[2] = { -1, -1 };
 struct job {
 	const struct job_opts *o;
 	struct launch *l;
+	struct gather *gather;
 	int failed_rank;	/* first rank that failed, -1 */
 	int exit_code;
 	int forwarded;		/* signals forwarded so far */
@@ -40,6 +43,9 @@ struct job {
 	uint64_t term_at;	/* when to SIGTERM the rest (0: not scheduled) */
 	uint64_t kill_at;	/* when to SIGKILL the rest */
 	int broken_stdout;
+	int nfailed_hosts;
+	char **host_why;	/* per host: why it could not be used */
+	int recorded;		/* the job record has every pid */
 };
 
 static void
@@ -71,6 +77,12 @@ job_signals_init(void)
 	return 0;
 }
 
+static const char *
+job_host(const struct job *j, int rank)
+{
+	return j->o->nhosts > 0 ? j->o->hosts[j->o->rank_host[rank]] : NULL;
+}
+
 static void
 job_output(void *arg, int rank, int stream, const char *line, size_t len)
 {
@@ -79,12 +91,33 @@ job_output(void *arg, int rank, int stream, const char *line, size_t len)
 
 	if (j->o->rank0_stdout_only && stream == LAUNCH_STDOUT && rank != 0)
 		return;
+	if (j->gather != NULL && stream == LAUNCH_STDOUT) {
+		gather_add(j->gather, rank, line, len);
+		return;
+	}
 	if (f == stdout && j->broken_stdout)
 		return;
-	if (j->o->label && !(j->o->rank0_stdout_only && stream == LAUNCH_STDOUT))
-		fprintf(f, "[%d] ", rank);
+	if (j->o->label && !(j->o->rank0_stdout_only && stream == LAUNCH_STDOUT)) {
+		if (j->o->kind == LAUNCH_SSH)
+			fprintf(f, "[%d %s] ", rank, job_host(j, rank));
+		else
+			fprintf(f, "[%d] ", rank);
+	}
 	fwrite(line, 1, len, f);
 	fputc('\n', f);
+}
+
+static void
+job_fail_once(struct job *j, int rank, int code)
+{
+	if (j->failed_rank >= 0 || j->timed_out)
+		return;
+	j->failed_rank = rank;
+	j->exit_code = code;
+	if (launch_running(j->l) > 0 && j->term_at == 0) {
+		j->term_at = clock_now_ms() + (uint64_t)(j->o->grace_s * 1000);
+		fprintf(stderr, "%s: stopping the other ranks in %.0f s\n", j->o->tool, j->o->grace_s);
+	}
 }
 
 static void
@@ -92,24 +125,37 @@ job_exited(void *arg, int rank, int state, int code)
 {
 	struct job *j = arg;
 	pid_t pid = launch_pid(j->l, rank);
+	char where[300] = "";
 
 	if (state == LAUNCH_EXITED && code == 0)
 		return;
-	fflush(stdout);
-	if (state == LAUNCH_SIGNALED)
-		fprintf(stderr, "%s: rank %d (pid %d) was killed by signal %d (SIG%s)\n", j->o->tool,
-		    rank, (int)pid, code, sigabbrev_np(code) ? sigabbrev_np(code) : "?");
-	else
-		fprintf(stderr, "%s: rank %d (pid %d) exited with code %d\n", j->o->tool, rank,
-		    (int)pid, code);
-	if (j->failed_rank >= 0 || j->timed_out)
+	if (state == LAUNCH_FAILED) {
+		/* Its host's failure was reported; the job cannot be whole. */
+		job_fail_once(j, rank, JOB_EXIT_UNREACHABLE);
 		return;
-	j->failed_rank = rank;
-	j->exit_code = state == LAUNCH_SIGNALED ? 128 + code : code;
-	if (launch_running(j->l) > 0 && j->term_at == 0) {
-		j->term_at = clock_now_ms() + (uint64_t)(j->o->grace_s * 1000);
-		fprintf(stderr, "%s: stopping the other ranks in %.0f s\n", j->o->tool, j->o->grace_s);
 	}
+	fflush(stdout);
+	if (job_host(j, rank) != NULL)
+		snprintf(where, sizeof where, " on %s", job_host(j, rank));
+	if (state == LAUNCH_SIGNALED)
+		fprintf(stderr, "%s: rank %d%s (pid %d) was killed by signal %d (SIG%s)\n", j->o->tool,
+		    rank, where, (int)pid, code, sigabbrev_np(code) ? sigabbrev_np(code) : "?");
+	else
+		fprintf(stderr, "%s: rank %d%s (pid %d) exited with code %d\n", j->o->tool, rank,
+		    where, (int)pid, code);
+	job_fail_once(j, rank, state == LAUNCH_SIGNALED ? 128 + code : code);
+}
+
+static void
+job_host_failed(void *arg, int host, const char *why)
+{
+	struct job *j = arg;
+
+	if (j->host_why[host] != NULL)
+		return;
+	j->host_why[host] = xstrdup(why);
+	j->nfailed_hosts++;
+	fprintf(stderr, "%s: %s: %s\n", j->o->tool, j->o->hosts[host], why);
 }
 
 static void
@@ -174,47 +220,81 @@ job_master_port(void)
 	return port;
 }
 
+/* Write (or rewrite, once every remote pid is known) the record collstack reads. */
 static void
 job_record(struct job *j, const struct coll_uid *uid, char *path, size_t len)
 {
 	struct jobrec_rank *r = xcalloc((size_t)j->o->nranks, sizeof *r);
 	char host[256] = "localhost";
-	struct jobrec rec = { uid->jobid, "local", getpid(), j->o->argv, j->o->nranks, r };
+	struct jobrec rec = { uid->jobid, j->o->kind == LAUNCH_SSH ? "ssh" : "local", getpid(),
+	    j->o->argv, j->o->nranks, r };
+	int all = 1;
 
 	gethostname(host, sizeof host - 1);
-	for (int i = 0; i < j->o->nranks; i++)
-		r[i] = (struct jobrec_rank){ i, host, launch_pid(j->l, i) };
+	for (int i = 0; i < j->o->nranks; i++) {
+		r[i] = (struct jobrec_rank){ i, job_host(j, i) ? job_host(j, i) : host,
+		    launch_pid(j->l, i) };
+		all &= r[i].pid > 0;
+	}
 	if (jobrec_write(&rec, path, len) != COLL_OK) {
 		fprintf(stderr, "%s: warning: cannot write the job record: %s\n", j->o->tool,
 		    strerror(errno));
 		path[0] = '\0';
+		all = 1;
 	}
+	j->recorded = all;
 	free(r);
 }
 
+/* Where the root listens: loopback for a local job; for SSH every address (or the chosen one). */
 static int
-job_start(struct job *j, struct root **root, struct coll_uid *uid)
+job_root_addr(const struct job_opts *o, struct net_addr *a)
 {
-	char path[4096], uidstr[UID_STR_LEN];
+	const char *ifname = getenv("COLL_SOCKET_IFNAME");
+	char name[64];
+
+	if (o->kind == LAUNCH_LOCAL)
+		return net_addr_parse(a, "127.0.0.1", 0);
+	if (ifname != NULL && *ifname != '\0')
+		return ifsel_pick(ifname, AF_UNSPEC, a, name, sizeof name);
+	return net_addr_parse(a, "0.0.0.0", 0);
+}
+
+static int
+job_start(struct job *j, struct root **root, struct coll_uid *uid, char *path, size_t len)
+{
+	struct launch_cb cb = { job_output, job_exited, job_host_failed, j };
+	struct launch_opts lo;
 	struct net_addr a;
-	struct launch_opts lo = { 0 };
-	struct launch_cb cb = { job_output, job_exited, j };
+	static char cwd[4096], self[4096];
+	ssize_t n;
 	int r;
 
-	if (launch_resolve(j->o->argv[0], path, sizeof path) != COLL_OK) {
+	if (j->o->kind == LAUNCH_LOCAL && launch_resolve(j->o->argv[0], path, len) != COLL_OK) {
 		fprintf(stderr, "%s: cannot find program '%s': not an executable path and not in "
 		    "PATH\n", j->o->tool, j->o->argv[0]);
 		return EXIT_CANNOT;
 	}
-	net_addr_parse(&a, "127.0.0.1", 0);
+	if (job_root_addr(j->o, &a) != COLL_OK) {
+		fprintf(stderr, "%s: COLL_SOCKET_IFNAME=%s matches no interface that is up\n",
+		    j->o->tool, getenv("COLL_SOCKET_IFNAME"));
+		return EXIT_CANNOT;
+	}
 	if ((r = root_start(root, &a, j->o->nranks, j->o->join_timeout_ms, uid)) != COLL_OK) {
 		fprintf(stderr, "%s: cannot start the rendezvous service: %s: %s\n", j->o->tool,
 		    coll_strerror(r), strerror(errno));
 		return EXIT_CANNOT;
 	}
-	uid_format(uid, uidstr, sizeof uidstr);
-	lo = (struct launch_opts){ j->o->nranks, path, j->o->argv, uidstr, uid->jobid,
-	    "127.0.0.1", job_master_port(), 1 };
+	n = readlink("/proc/self/exe", self, sizeof self - 1);
+	self[n > 0 ? n : 0] = '\0';
+	lo = (struct launch_opts){ .kind = j->o->kind, .nranks = j->o->nranks,
+	    .path = j->o->kind == LAUNCH_LOCAL ? path : j->o->argv[0], .argv = j->o->argv,
+	    .uid = uid, .master_addr = "127.0.0.1", .master_port = job_master_port(),
+	    .keep_stdin = 1, .nhosts = j->o->nhosts, .hosts = j->o->hosts,
+	    .rank_host = j->o->rank_host, .agent = self,
+	    .cwd = getcwd(cwd, sizeof cwd), .ssh_config = j->o->ssh_config,
+	    .connect_timeout_ms = j->o->connect_timeout_ms, .fanout = j->o->fanout,
+	    .accept_new = j->o->accept_new };
 	if (launch_start(&j->l, &lo, &cb) != COLL_OK) {
 		fprintf(stderr, "%s: cannot start the ranks: %s\n", j->o->tool, strerror(errno));
 		return EXIT_CANNOT;
@@ -222,38 +302,69 @@ job_start(struct job *j, struct root **root, struct coll_uid *uid)
 	return EXIT_OK;
 }
 
+static void
+job_summary(struct job *j)
+{
+	if (j->nfailed_hosts == 0)
+		return;
+	fprintf(stderr, "%s: %d of %d hosts could not be used:\n", j->o->tool, j->nfailed_hosts,
+	    j->o->nhosts);
+	for (int h = 0; h < j->o->nhosts; h++)
+		if (j->host_why[h] != NULL)
+			fprintf(stderr, "  %s: %s\n", j->o->hosts[h], j->host_why[h]);
+	j->exit_code = JOB_EXIT_UNREACHABLE;
+}
+
+static void
+job_loop(struct job *j, const struct coll_uid *uid, char *recpath, size_t len)
+{
+	uint64_t deadline = 0;
+
+	if (j->o->timeout_s > 0)
+		deadline = clock_now_ms() + (uint64_t)(j->o->timeout_s * 1000);
+	while (launch_poll(j->l, job_timers(j, deadline), job_sigpipe[0]) > 0) {
+		job_handle_signals(j);
+		if (!j->recorded)
+			job_record(j, uid, recpath, len);
+		if (fflush(stdout) != 0 && errno == EPIPE)
+			j->broken_stdout = 1;
+		fflush(stderr);
+	}
+}
+
 int
 job_run(const struct job_opts *o)
 {
 	struct job j = { .o = o, .failed_rank = -1 };
 	struct root *root = NULL;
-	struct coll_uid uid;
-	char recpath[600] = "";
-	uint64_t deadline = 0;
+	struct coll_uid uid = { 0 };
+	char recpath[600] = "", path[4096];
 	int code;
 
 	if (job_signals_init() == -1) {
 		fprintf(stderr, "%s: cannot create a pipe: %s\n", o->tool, strerror(errno));
 		return EXIT_CANNOT;
 	}
-	if ((code = job_start(&j, &root, &uid)) != EXIT_OK) {
-		root_stop(root);
-		return code;
+	j.host_why = xcalloc((size_t)o->nhosts + 1, sizeof *j.host_why);
+	if (o->gather)
+		j.gather = gather_new(o->nranks);
+	if ((code = job_start(&j, &root, &uid, path, sizeof path)) == EXIT_OK) {
+		job_record(&j, &uid, recpath, sizeof recpath);
+		job_loop(&j, &uid, recpath, sizeof recpath);
+		if (j.gather != NULL)
+			gather_print(j.gather, stdout, o->nhosts ? o->hosts : NULL, o->rank_host);
+		fflush(stdout);
+		job_summary(&j);
+		code = j.exit_code;
 	}
-	job_record(&j, &uid, recpath, sizeof recpath);
-	if (o->timeout_s > 0)
-		deadline = clock_now_ms() + (uint64_t)(o->timeout_s * 1000);
-	while (launch_poll(j.l, job_timers(&j, deadline), job_sigpipe[0]) > 0) {
-		job_handle_signals(&j);
-		if (fflush(stdout) != 0 && errno == EPIPE)
-			j.broken_stdout = 1;
-		fflush(stderr);
-	}
-	fflush(stdout);
 	status_remove_job(uid.jobid);
 	if (recpath[0] != '\0')
 		unlink(recpath);
 	launch_free(j.l);
 	root_stop(root);
-	return j.exit_code;
+	gather_free(j.gather);
+	for (int h = 0; h < o->nhosts; h++)
+		free(j.host_why[h]);
+	free(j.host_why);
+	return code;
 }

@@ -1,24 +1,37 @@
 /*
- * Running a job from the front end: start the root service, launch the ranks,
- * stream and label their output, forward signals, fail fast, record the job
- * for collstack, and clean up (status pages, job record) however it ends.
- * collrun is this plus its flags; collcheck uses it to start local workers.
+ * Running a job from the front end: start the root service, launch the ranks
+ * (locally or over SSH), stream and label their output, forward signals, fail
+ * fast, record the job for collstack, and clean up (status pages, job record)
+ * however it ends. collrun is this plus its flags; collcheck uses it to start
+ * local workers.
  */
 #ifndef COLL_JOB_H
 #define COLL_JOB_H
+
+#include "launch.h"
 
 struct job_opts {
 	const char *tool;	/* prefix of our own messages */
 	int nranks;
 	char **argv;		/* program and its arguments */
-	int label;		/* prefix each line with [rank] */
+	int label;		/* prefix each line with [rank] (and host for ssh) */
 	int rank0_stdout_only;	/* show only rank 0's stdout (collcheck's table) */
+	int gather;		/* print identical stdout once per group, at the end */
 	double timeout_s;	/* whole job; 0: none */
 	double grace_s;		/* after a failure, before the others are killed */
 	int join_timeout_ms;
+	enum launch_kind kind;
+	int nhosts;		/* 0: one local host */
+	const char *const *hosts;
+	const int *rank_host;
+	const char *ssh_config;
+	int connect_timeout_ms;
+	int fanout;
+	int accept_new;
 };
 
 #define JOB_EXIT_TIMEOUT 124
+#define JOB_EXIT_UNREACHABLE 255
 
 /* Run the job to its end; the exit code to use (the failing rank's, 128+signal, ...). */
 int job_run(const struct job_opts *o);

@@ -4,11 +4,20 @@ _coll_collrun()
 	local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
 	case "$prev" in
 		-n|--np) return ;;
+		-H|--hosts) return ;;
+		-x|--exclude) return ;;
+		--hostfile) COMPREPLY=($(compgen -W "@file" -- "$cur")); return ;;
+		-N|--per-host) return ;;
+		--place) COMPREPLY=($(compgen -W "block roundrobin" -- "$cur")); return ;;
+		--launcher) COMPREPLY=($(compgen -W "auto local ssh" -- "$cur")); return ;;
 		-t|--timeout) return ;;
 		--grace) return ;;
+		--connect-timeout) return ;;
+		-f|--fanout) return ;;
+		-F|--ssh-config) COMPREPLY=($(compgen -W "@file" -- "$cur")); return ;;
 	esac
 	if [[ "$cur" == -* ]]; then
-		COMPREPLY=($(compgen -W " -n --np --no-label -t --timeout --grace -h --help -V --version" -- "$cur"))
+		COMPREPLY=($(compgen -W " -n --np -H --hosts -x --exclude --hostfile -N --per-host --place --launcher --no-label -g --gather -t --timeout --grace --connect-timeout -f --fanout --accept-new -F --ssh-config -h --help -V --version" -- "$cur"))
 	else
 		COMPREPLY=($(compgen -c -- "$cur"))
 	fi

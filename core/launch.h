@@ -1,12 +1,12 @@
 /*
  * Launching ranks and streaming their output. One poll loop watches every
- * rank's stdout and stderr and its exit (a pidfd on Linux), splits output into
- * whole lines and hands them to the caller with the rank, so that a front end
- * can label and print them without interleaving partial lines.
+ * rank's output streams and its end, splits output into whole lines
+ * (linebuf.h) and hands them to the caller with the rank, so that a front
+ * end can label and print them without interleaving partial lines.
  *
- * Backends: local fork/exec here. The SSH (libssh2, many sessions in the same
- * loop) and Slurm launchers plug in behind the same calls: a rank is a
- * process somewhere that has output streams and an exit status.
+ * Backends (launch_local.c, launch_ssh.c) sit behind the same calls: a rank
+ * is a process somewhere with two output streams and an exit status. The
+ * ssh backend runs every host's session, non-blocking, in this same loop.
  */
 #ifndef COLL_LAUNCH_H
 #define COLL_LAUNCH_H
@@ -15,35 +15,48 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "uid.h"
+
 enum launch_stream { LAUNCH_STDOUT = 1, LAUNCH_STDERR = 2 };
 
 enum launch_state {
 	LAUNCH_RUNNING = 0,
 	LAUNCH_EXITED = 1,	/* code: exit status */
 	LAUNCH_SIGNALED = 2,	/* code: signal number */
-	LAUNCH_FAILED = 3,	/* could not be started */
+	LAUNCH_FAILED = 3,	/* never started: its host could not be reached */
 };
 
-/* A line longer than this is handed over in pieces of this size. */
-#define LAUNCH_LINE_MAX (64u << 10)
+enum launch_kind { LAUNCH_LOCAL, LAUNCH_SSH };
 
 struct launch_cb {
 	/* One line, without its newline. */
 	void (*output)(void *arg, int rank, int stream, const char *line, size_t len);
-	/* A rank ended; called once its output available so far has been delivered. */
+	/* A rank ended; called once its output so far has been delivered. */
 	void (*exited)(void *arg, int rank, int state, int code);
+	/* A host could not be used (unreachable, refused, host key, auth). */
+	void (*host_failed)(void *arg, int host, const char *why);
 	void *arg;
 };
 
 struct launch_opts {
+	enum launch_kind kind;
 	int nranks;
-	const char *path;		/* resolved program path */
+	const char *path;		/* program: resolved path (local) or as given (ssh) */
 	char *const *argv;		/* argv[0] is shown to the program */
-	const char *uid;		/* printable unique id, COLL_UNIQUE_ID */
-	uint64_t jobid;
+	const struct coll_uid *uid;	/* rendezvous; ssh gives each host its own root address */
 	const char *master_addr;	/* torchrun's MASTER_ADDR / MASTER_PORT */
 	int master_port;
-	int keep_stdin;			/* rank 0 reads our stdin; others get /dev/null */
+	int keep_stdin;			/* local rank 0 reads our stdin */
+	int nhosts;
+	const char *const *hosts;	/* host names as the user wrote them */
+	const int *rank_host;		/* host index of every rank */
+	/* ssh */
+	const char *agent;		/* collrun on the remote hosts, run as its agent */
+	const char *cwd;		/* remote ranks start here when it exists */
+	const char *ssh_config;		/* NULL: ~/.ssh/config */
+	int connect_timeout_ms;
+	int fanout;			/* hosts connecting at once */
+	int accept_new;			/* add unknown host keys instead of refusing */
 };
 
 struct launch;
@@ -53,7 +66,7 @@ int launch_resolve(const char *prog, char *out, size_t len);
 /* Start every rank; on failure nothing is left running. */
 int launch_start(struct launch **out, const struct launch_opts *o, const struct launch_cb *cb);
 /*
- * Run the loop for at most timeout_ms (-1: until something ends), returning
+ * Run the loop for at most timeout_ms (-1: until something happens), returning
  * early when wake_fd (if >= 0) is readable. Returns the number of ranks whose
  * process or output streams are still open.
  */
@@ -61,7 +74,32 @@ int launch_poll(struct launch *l, int timeout_ms, int wake_fd);
 /* Send sig to the process group of every rank still running. */
 void launch_signal(struct launch *l, int sig);
 int launch_running(const struct launch *l);
+/* Process id of a rank on its host (-1 if not known yet). */
 pid_t launch_pid(const struct launch *l, int rank);
 void launch_free(struct launch *l);
+
+/* The variables a rank gets, "NAME=value", NULL-terminated; free with launch_env_free(). */
+char **launch_env_vars(const struct launch_opts *o, int rank, const char *uidstr);
+void launch_env_free(char **env);
+
+/* Backend entry points, called through launch.c. */
+struct launch_ops {
+	int (*start)(struct launch *l, const struct launch_opts *o);
+	int (*poll)(struct launch *l, int timeout_ms, int wake_fd);
+	void (*signal)(struct launch *l, int sig);
+	int (*running)(const struct launch *l);
+	pid_t (*pid)(const struct launch *l, int rank);
+	void (*free)(struct launch *l);
+};
+
+struct launch {
+	const struct launch_ops *ops;
+	struct launch_cb cb;
+	int nranks;
+	void *impl;
+};
+
+extern const struct launch_ops launch_local_ops;
+extern const struct launch_ops launch_ssh_ops;
 
 #endif

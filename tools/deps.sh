@@ -1,7 +1,7 @@
 #!/bin/bash
 # Install what coll needs to build and test, from Debian's packages.
 set -euo pipefail
-pkgs="build-essential cmake pkg-config clang libssl-dev libjansson-dev libcmocka-dev
+pkgs="build-essential cmake pkg-config clang libssl-dev libjansson-dev libcmocka-dev libssh2-1-dev
       python3 iproute2 procps"
 missing=""
 for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done

@@ -8,22 +8,25 @@
 #   netbed.sh exec DIR K CMD...     run CMD on host K (its netns and hostname)
 #   netbed.sh run DIR CMD...        run CMD here with the node names resolvable
 #   netbed.sh check DIR             ssh to every host, expect its hostname
+#   netbed.sh reap                  remove beds whose DIR is gone (killed runs)
 #
 # Environment: NETBED_NET=X picks the subnet 10.213.X.0/24 (otherwise 0 for
 # the default prefix "cb", a hash of PREFIX for others), NETBED_UP_TIMEOUT
-# (seconds, default 20) bounds the wait for the sshds, NETBED_ETC_HOSTS=1 also
+# (seconds, default 20, K/4 past 80 hosts) bounds the wait for the sshds, NETBED_ETC_HOSTS=1 also
 # adds the node names to /etc/hosts, NETBED_KEEP_ON_FAIL=1 leaves a failed
 # `up` standing for a look, NETBED_JOBS (default 16) ssh sessions at once in
-# `check`. Traffic goes only to loopback and 10.213.X.0/24: the namespaces
-# have no default route, and ip_forward is not touched.
+# `check`, NETBED_NO_SYSCTL=1 leaves the ARP-table limits alone (see below).
+# Traffic goes only to loopback and 10.213.X.0/24: the namespaces have no
+# default route, and ip_forward is not touched.
 set -euo pipefail
 
-SSHD=/usr/sbin/sshd
+SSHD=${NETBED_SSHD:-/usr/sbin/sshd} # another path only to test failures
 BASE=10.213
 LOCK=/run/netbed.lock
+REG=/run/netbed/beds # PREFIX.dir (the DIR of the bed), PREFIX.owned (a copy)
 
 die() { echo "netbed: $*" >&2; exit 1; }
-usage() { sed -n '5,10p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '6,11p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 # Run a command, swallowing its failure and its complaints (for teardown).
 quiet() { "$@" >/dev/null 2>&1 || true; }
 
@@ -79,9 +82,54 @@ pick_net() {
 	fi
 }
 
+# ---- the neighbour (ARP) table --------------------------------------------
+# The kernel keeps one ARP table for all network namespaces, capped by
+# net.ipv4.neigh.default.gc_thresh3 (1024 by default): 128 hosts talking all
+# to all need 16256 entries, and past the cap packets are dropped ("neighbor
+# table overflow"). So a large bed raises the caps while it is up. Each bed
+# files its need under /run/netbed/neigh; the caps follow the largest need,
+# and the machine's own values come back when the last such bed goes down.
+NEIGH=/run/netbed/neigh
+GC=/proc/sys/net/ipv4/neigh/default/gc_thresh
+
+neigh_apply() { # under the lock: set the caps from the needs on file
+	local need=0 n f o1 o2 o3
+	[ -f "$NEIGH/orig" ] || return 0
+	for f in "$NEIGH"/*.need; do
+		[ -f "$f" ] || continue
+		n=$(cat "$f")
+		[ "$n" -gt "$need" ] && need=$n
+	done
+	read -r o1 o2 o3 <"$NEIGH/orig"
+	if [ "$need" -eq 0 ]; then
+		echo "$o1" >"${GC}1" && echo "$o2" >"${GC}2" && echo "$o3" >"${GC}3" && rm -f "$NEIGH/orig" &&
+			rmdir "$NEIGH" "${NEIGH%/*}" 2>/dev/null
+	else
+		echo $((need > o2 ? need : o2)) >"${GC}2"
+		echo $((2 * need > o3 ? 2 * need : o3)) >"${GC}3"
+	fi
+}
+
+neigh_raise() { # under the lock, after the bridge: file this bed's need
+	local need=$((K * (K + 1) + 256)) f
+	[ "$need" -gt "$(cat "${GC}2")" ] || [ -f "$NEIGH/orig" ] || return 0
+	if [ "${NETBED_NO_SYSCTL:-0}" = 1 ]; then
+		echo "netbed: warning: $K hosts all to all need ~$need ARP entries, gc_thresh3 is $(cat "${GC}3")" >&2
+		return 0
+	fi
+	mkdir -p "$NEIGH"
+	[ -f "$NEIGH/orig" ] || echo "$(cat "${GC}1") $(cat "${GC}2") $(cat "${GC}3")" >"$NEIGH/orig"
+	f=$NEIGH/$(printf %s "$DIR" | cksum | cut -d' ' -f1).need
+	echo "$need" >"$f"
+	own neigh "$f"
+	neigh_apply
+}
+
 # ---- up ------------------------------------------------------------------
 
-own() { echo "$*" >>"$DIR/owned"; } # record something we made, for `down`
+# own WHAT NAME: record something we made, for `down`; the copy under /run
+# lets `reap` remove a bed whose DIR was deleted with its build tree.
+own() { echo "$*" >>"$DIR/owned"; echo "$*" >>"$REG/$PREFIX.owned"; }
 
 write_sshd_config() {
 	# The algorithm lists keep what libssh2 1.10 (Debian 12) can do: kex
@@ -135,8 +183,15 @@ make_keys_and_files() {
 	# the one each namespace sees as /etc/hosts (ip netns exec binds it).
 	{ cat /etc/hosts; cat "$DIR/hosts"; } >"$DIR/etc_hosts"
 	{ printf '127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n'; cat "$DIR/hosts"; } >"$DIR/ns_hosts"
-	cat >"$DIR/ssh_config" <<EOF
-# ssh -F $DIR/ssh_config nodeNN (or an address): written by netbed.sh up
+	# ssh_config: HostName per node (so a client that reads it needs no name
+	# resolution), then the settings for all; first value wins, as in ssh.
+	{
+		echo "# ssh -F $DIR/ssh_config nodeNN (or an address): written by netbed.sh up"
+		for ((i = 1; i <= K; i++)); do
+			printf 'Host %s\n\tHostName %s\n' "$(host_name "$i")" "$(addr_of "$i")"
+		done
+	} >"$DIR/ssh_config"
+	cat >>"$DIR/ssh_config" <<EOF
 Host *
 	User root
 	IdentityFile $DIR/id_ed25519
@@ -151,9 +206,7 @@ EOF
 	write_sshd_config
 }
 
-make_bridge() {
-	exec 9>"$LOCK"
-	flock 9
+make_bridge() { # under the lock
 	pick_net
 	echo "NET=$NET" >>"$DIR/netbed.env"
 	ip link add "$BR" type bridge stp_state 0 forward_delay 0
@@ -161,7 +214,7 @@ make_bridge() {
 	echo 1 >"/proc/sys/net/ipv6/conf/$BR/disable_ipv6"
 	ip addr add "$(addr_of 254)/24" dev "$BR"
 	ip link set "$BR" up
-	exec 9>&-
+	neigh_raise
 }
 
 make_host() { # make_host I: namespace, veth into the bridge, address, lo
@@ -198,22 +251,22 @@ start_sshd() { # start_sshd I: sshd -D in the background; $! is sshd itself
 }
 
 wait_ready() { # every sshd has written its PidFile and answers with a banner
-	local i pid addr banner deadline
-	deadline=$((SECONDS + ${NETBED_UP_TIMEOUT:-20}))
+	local i pid addr banner deadline limit=${NETBED_UP_TIMEOUT:-$((K > 80 ? K / 4 : 20))}
+	deadline=$((SECONDS + limit))
 	for ((i = 1; i <= K; i++)); do
 		pid=$(awk -v i="$i" '$1 == i { p = $2 } END { print p }' "$DIR/pids")
 		addr=$(addr_of "$i")
 		while :; do
-			if ! kill -0 "$pid" 2>/dev/null; then
-				echo "netbed: sshd of $(host_name "$i") ($addr) exited; its log:" >&2
-				tail -5 "$DIR/sshd$i.log" "$DIR/sshd$i.out" >&2 2>/dev/null || true
+			if ! alive "$pid"; then
+				echo "netbed: sshd of $(host_name "$i") ($addr) exited; $DIR/sshd$i.log and .out say:" >&2
+				cat "$DIR/sshd$i.log" "$DIR/sshd$i.out" 2>/dev/null | tail -5 >&2
 				exit 1
 			fi
 			if [ -s "$DIR/sshd$i.pid" ]; then
 				banner=$(timeout 2 bash -c 'exec 3<>"/dev/tcp/$1/22" && head -c 7 <&3' sh "$addr" 2>/dev/null || true)
 				[ "$banner" = SSH-2.0 ] && break
 			fi
-			[ $SECONDS -lt "$deadline" ] || die "host $(host_name "$i") ($addr): sshd did not come up in ${NETBED_UP_TIMEOUT:-20}s (see $DIR/sshd$i.log)"
+			[ $SECONDS -lt "$deadline" ] || die "host $(host_name "$i") ($addr): sshd did not come up in ${limit}s (see $DIR/sshd$i.log)"
 			sleep 0.05
 		done
 		# The PidFile must name the process we started, and it must be sshd.
@@ -236,6 +289,20 @@ add_etc_hosts() {
 	exec 9>&-
 }
 
+# claim: refuse, before making anything, when a name is taken (`down` must
+# only ever remove what this bed made); then file the bed under /run.
+claim() {
+	local i
+	ip link show "$BR" >/dev/null 2>&1 && die "bridge $BR already exists (another bed with prefix $PREFIX?)"
+	for ((i = 1; i <= K; i++)); do
+		[ -e "/run/netns/$(ns_name "$i")" ] && die "namespace $(ns_name "$i") already exists"
+		ip link show "$(veth_name "$i")" >/dev/null 2>&1 && die "interface $(veth_name "$i") already exists"
+	done
+	mkdir -p "$REG"
+	echo "$DIR" >"$REG/$PREFIX.dir"
+	: >"$REG/$PREFIX.owned"
+}
+
 cmd_up() {
 	[ $# -ge 2 ] && [ $# -le 3 ] || usage
 	K=$2
@@ -245,23 +312,24 @@ cmd_up() {
 	mkdir -p "$1"
 	DIR=$(cd "$1" && pwd)
 	chmod 700 "$DIR"
-	[ -s "$DIR/owned" ] && die "$DIR already holds a bed: run '$0 down $DIR' first"
-	# Refuse before making anything when a name is taken: `down` must only
-	# ever remove what this bed made.
-	ip link show "$BR" >/dev/null 2>&1 && die "bridge $BR already exists (another bed with prefix $PREFIX?)"
-	local i
-	for ((i = 1; i <= K; i++)); do
-		[ -e "/run/netns/$(ns_name "$i")" ] && die "namespace $(ns_name "$i") already exists"
-		ip link show "$(veth_name "$i")" >/dev/null 2>&1 && die "interface $(veth_name "$i") already exists"
-	done
-	mkdir -p /run/sshd
+	if [ -s "$DIR/owned" ]; then
+		echo "netbed: $DIR holds an earlier bed: taking it down first" >&2
+		(load_env "$DIR" && do_down)
+	fi
+	reap_one "$PREFIX" # a bed of this prefix whose DIR is gone
+	mkdir -p /run/sshd /run/netbed
 	rm -f "$DIR/pids" "$DIR"/sshd*.log "$DIR"/sshd*.out "$DIR"/sshd*.pid
 	printf 'PREFIX=%s\nK=%s\n' "$PREFIX" "$K" >"$DIR/netbed.env"
+	exec 9>"$LOCK"
+	flock 9
+	claim
 	trap 'rc=$?; if [ $rc -ne 0 ] && [ "${NETBED_KEEP_ON_FAIL:-0}" != 1 ]; then
-		echo "netbed: up failed, tearing down what it made" >&2; do_down; fi' EXIT
+		echo "netbed: up failed, tearing down what it made" >&2; exec 9>&-; do_down; fi' EXIT
 	trap 'exit 130' INT TERM HUP
 	make_bridge
+	exec 9>&-
 	make_keys_and_files
+	local i
 	for ((i = 1; i <= K; i++)); do make_host "$i"; done
 	add_etc_hosts
 	for ((i = 1; i <= K; i++)); do start_sshd "$i"; done
@@ -271,18 +339,16 @@ cmd_up() {
 
 # ---- down ----------------------------------------------------------------
 
-owned() { awk -v t="$1" '$1 == t { print $2 }' "$DIR/owned" 2>/dev/null; }
+OWNED_FILE= # the record `down` works from: DIR/owned, or its copy for `reap`
+owned() { awk -v t="$1" '$1 == t { print $2 }' "${OWNED_FILE:-$DIR/owned}" 2>/dev/null; }
 
-netns_inode() { stat -L -c %i "/run/netns/$1" 2>/dev/null; }
-
-# ours PID: the process is in one of this bed's namespaces, or it is an sshd
-# started with this bed's config (its namespace may be gone already). This
-# guards against a recorded PID that has since been reused.
+# ours PID: a recorded PID is acted on only while the process is in one of
+# this bed's namespaces, or is an sshd started with this bed's config (its
+# namespace may be gone already): a guard against PIDs reused since.
 ours() {
-	local pid=$1 nsino ns
-	nsino=$(stat -L -c %i "/proc/$pid/ns/net" 2>/dev/null) || return 1
-	for ns in $(owned netns); do
-		[ "$nsino" = "$(netns_inode "$ns")" ] && return 0
+	local pid=$1 ns
+	for ns in $OWNED_NS; do
+		[[ /proc/$pid/ns/net -ef /run/netns/$ns ]] && return 0
 	done
 	[ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = "$SSHD" ] &&
 		tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "-f $DIR/sshd_config"
@@ -291,15 +357,24 @@ ours() {
 bed_pids() { # the sshds we started, then every process left in our namespaces
 	local p ns
 	{
-		awk '{ print $2 }' "$DIR/pids" 2>/dev/null
-		cat "$DIR"/sshd*.pid 2>/dev/null
-		for ns in $(owned netns); do
+		{ awk '{ print $2 }' "$DIR/pids"; cat "$DIR"/sshd*.pid; } 2>/dev/null | sort -un |
+			while read -r p; do
+				if [[ $p =~ ^[0-9]+$ ]] && alive "$p" && ours "$p"; then echo "$p"; fi
+			done
+		for ns in $OWNED_NS; do # in our namespace: ours by definition
 			if [ -e "/run/netns/$ns" ]; then ip netns pids "$ns" 2>/dev/null; fi
 		done
-	} | sort -un | while read -r p; do
-		if [[ $p =~ ^[0-9]+$ ]] && ours "$p"; then echo "$p"; fi
-	done
+	} | sort -un
 	return 0
+}
+
+# alive PID: running, a zombie counts as gone (whoever reaps orphans here may
+# take a while, and a zombie holds no namespace, socket or port).
+alive() {
+	local st
+	read -r st 2>/dev/null <"/proc/$1/stat" || return 1
+	st=${st##*) }
+	[ "${st%% *}" != Z ]
 }
 
 kill_all() {
@@ -309,7 +384,7 @@ kill_all() {
 		[ -n "$pids" ] || return 0
 		for p in $pids; do kill -s "$sig" "$p" 2>/dev/null || true; done
 		for ((t = 0; t < 50; t++)); do # up to 5 s for them to go
-			pids=$(for p in $pids; do kill -0 "$p" 2>/dev/null && echo "$p"; done)
+			pids=$(for p in $pids; do if alive "$p"; then echo "$p"; fi; done)
 			[ -n "$pids" ] || return 0
 			sleep 0.1
 		done
@@ -320,9 +395,10 @@ kill_all() {
 do_down() { # best effort throughout: a failed step must not stop the rest
 	local x tmp
 	set +e
-	[ -f "$DIR/owned" ] || [ -f "$DIR/pids" ] || return 0
+	[ -f "${OWNED_FILE:-$DIR/owned}" ] || [ -f "$DIR/pids" ] || return 0
+	OWNED_NS=$(owned netns)
 	kill_all
-	for x in $(owned netns); do quiet ip netns del "$x"; done
+	for x in $OWNED_NS; do quiet ip netns del "$x"; done
 	for x in $(owned veth); do # gone with its peer, normally
 		if ip link show "$x" >/dev/null 2>&1; then quiet ip link del "$x"; fi
 	done
@@ -333,6 +409,15 @@ do_down() { # best effort throughout: a failed step must not stop the rest
 		case $x in /etc/netns/?*) rm -rf -- "$x" ;; esac
 	done
 	rmdir /etc/netns 2>/dev/null || true
+	if [ -n "$(owned neigh)" ]; then
+		(
+			flock 9
+			for x in $(owned neigh); do
+				case $x in "$NEIGH"/*.need) rm -f -- "$x" ;; esac
+			done
+			neigh_apply
+		) 9>"$LOCK"
+	fi
 	if [ -n "$(owned etchosts)" ]; then
 		tmp=$(mktemp)
 		(
@@ -346,6 +431,33 @@ do_down() { # best effort throughout: a failed step must not stop the rest
 	# A namespace whose last user is gone is freed by the kernel shortly after.
 	mv -f "$DIR/owned" "$DIR/owned.down" 2>/dev/null || true
 	mv -f "$DIR/pids" "$DIR/pids.down" 2>/dev/null || true
+	if [ "$(cat "$REG/$PREFIX.dir" 2>/dev/null)" = "$DIR" ]; then
+		rm -f "$REG/$PREFIX.dir" "$REG/$PREFIX.owned"
+	fi
+	rmdir "$REG" /run/netbed 2>/dev/null
+	return 0
+}
+
+# reap_one PREFIX: take down the bed filed under PREFIX if its DIR no longer
+# holds it (the DIR was deleted, say with the build tree of a killed run).
+reap_one() {
+	local d
+	d=$(cat "$REG/$1.dir" 2>/dev/null) || return 0
+	[ -f "$d/owned" ] && return 0
+	echo "netbed: reaping bed $1, left by $d" >&2
+	(DIR=$d OWNED_FILE=$REG/$1.owned && set_names "$1" && do_down)
+	rm -f "$REG/$1.dir" "$REG/$1.owned"
+}
+
+cmd_reap() {
+	[ $# -eq 0 ] || usage
+	local f
+	for f in "$REG"/*.dir; do
+		[ -f "$f" ] || continue
+		f=${f##*/}
+		reap_one "${f%.dir}"
+	done
+	rmdir "$REG" /run/netbed 2>/dev/null || true
 }
 
 cmd_down() {
@@ -377,17 +489,18 @@ cmd_run() {
 		sh -c 'mount --bind "$0" /etc/hosts && exec "$@"' "$DIR/etc_hosts" "$@"
 }
 
-check_one() { # check_one I: prints "ok ..." or "FAIL ..."
-	local i=$1 addr want got rc=0
+check_one() { # check_one I ERRFILE: prints "ok ..." or "FAIL ..."
+	local i=$1 err=$2 addr want got rc=0
 	addr=$(addr_of "$i") want=$(host_name "$i")
+	# stdout only: the remote shell may print on stderr (root's ~/.bashrc runs)
 	got=$(timeout 30 ssh -F /dev/null -i "$DIR/id_ed25519" -o IdentitiesOnly=yes \
 		-o UserKnownHostsFile="$DIR/known_hosts" -o GlobalKnownHostsFile=/dev/null \
 		-o StrictHostKeyChecking=yes -o BatchMode=yes -o ConnectTimeout=5 -o LogLevel=ERROR \
-		"root@$addr" hostname 2>&1) || rc=$?
+		"root@$addr" hostname </dev/null 2>"$err") || rc=$?
 	if [ $rc -eq 0 ] && [ "$got" = "$want" ]; then
 		echo "ok   $want $addr"
 	else
-		echo "FAIL $want $addr: exit $rc: $(echo "$got" | tr '\n' ' ')"
+		echo "FAIL $want $addr: exit $rc, printed '$(echo "$got" | paste -sd' ')': $(paste -sd' ' "$err")"
 	fi
 }
 
@@ -398,11 +511,12 @@ cmd_check() {
 	out=$(mktemp -d)
 	for ((i = 1; i <= K; i++)); do
 		while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
-		check_one "$i" >"$out/$i" &
+		check_one "$i" "$out/$i.err" >"$out/$i" &
 	done
 	wait
-	for ((i = 1; i <= K; i++)); do cat "$out/$i"; done
-	fails=$(cat "$out"/* | grep -c '^FAIL' || true)
+	for ((i = 1; i <= K; i++)); do cat "$out/$i"; done >"$out/all"
+	cat "$out/all"
+	fails=$(grep -c '^FAIL' "$out/all" || true)
 	rm -rf "$out"
 	echo "check: $((K - fails)) of $K hosts ok"
 	[ "$fails" -eq 0 ]
@@ -417,5 +531,6 @@ down) cmd_down "$@" ;;
 exec) cmd_exec "$@" ;;
 run) cmd_run "$@" ;;
 check) cmd_check "$@" ;;
+reap) cmd_reap "$@" ;;
 *) usage ;;
 esac

@@ -1,0 +1,131 @@
+/*
+ * collrun --agent: what the SSH launcher runs on a remote host for each rank.
+ * It is internal (not in the option table): the launcher builds its command
+ * line, `collrun --agent -e NAME=VALUE ... -- PROGRAM ARGS`.
+ *
+ * It starts the program in a new session (its own process group), tells the
+ * launcher the group id on its first stderr line, and watches its stdin, the
+ * SSH channel: when that closes (collrun stopped the rank, or the connection
+ * to collrun dropped) it ends the whole group, SIGTERM then SIGKILL, so no
+ * rank outlives its launcher. It exits the way the program did, re-raising a
+ * fatal signal so that sshd reports it.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "clock.h"
+#include "cmd.h"
+
+#define AGENT_GRACE_MS 2000
+
+static int
+agent_args(int argc, char **argv, int *prog)
+{
+	int i = 2;
+
+	while (i + 1 < argc && strcmp(argv[i], "-e") == 0) {
+		if (strchr(argv[i + 1], '=') == NULL || putenv(argv[i + 1]) != 0)
+			return -1;
+		i += 2;
+	}
+	if (i >= argc || strcmp(argv[i], "--") != 0 || i + 1 >= argc)
+		return -1;
+	*prog = i + 1;
+	return 0;
+}
+
+static pid_t
+agent_spawn(char **argv)
+{
+	char host[256] = "?";
+	pid_t pid = fork();
+
+	if (pid != 0)
+		return pid;
+	setsid();
+	signal(SIGPIPE, SIG_DFL);
+	execvp(argv[0], argv);
+	gethostname(host, sizeof host - 1);
+	fprintf(stderr, "collrun: cannot run '%s' on %s: %s\n", argv[0], host, strerror(errno));
+	_exit(127);
+}
+
+/* Exit as the program did; a signal is raised again so that sshd reports it. */
+static int
+agent_exit_like(int status)
+{
+	struct rlimit none = { 0, 0 };
+	sigset_t all;
+
+	if (!WIFSIGNALED(status))
+		return WEXITSTATUS(status);
+	setrlimit(RLIMIT_CORE, &none);
+	signal(WTERMSIG(status), SIG_DFL);
+	sigemptyset(&all);
+	sigaddset(&all, WTERMSIG(status));
+	sigprocmask(SIG_UNBLOCK, &all, NULL);
+	raise(WTERMSIG(status));
+	return 128 + WTERMSIG(status);
+}
+
+static int
+agent_watch(pid_t child)
+{
+	int pidfd = (int)syscall(SYS_pidfd_open, child, 0), status = 0, stdin_open = 1;
+	uint64_t kill_at = 0;
+	char buf[4096];
+
+	for (;;) {
+		struct pollfd pfd[2] = { { pidfd, POLLIN, 0 }, { STDIN_FILENO, POLLIN, 0 } };
+		int t = kill_at ? (int)(kill_at > clock_now_ms() ? kill_at - clock_now_ms() : 0) : 1000;
+
+		if (poll(pfd, stdin_open ? 2 : 1, pidfd >= 0 ? t : 100) == -1 && errno != EINTR)
+			break;
+		if (waitpid(child, &status, WNOHANG) == child)
+			break;
+		if (stdin_open && pfd[1].revents && read(STDIN_FILENO, buf, sizeof buf) <= 0) {
+			/* The launcher is gone or wants the rank stopped. */
+			stdin_open = 0;
+			kill(-child, SIGTERM);
+			kill_at = clock_now_ms() + AGENT_GRACE_MS;
+		}
+		if (kill_at && clock_now_ms() >= kill_at)
+			kill(-child, SIGKILL);
+	}
+	/* Whatever the program left in its group goes with it. */
+	kill(-child, SIGKILL);
+	if (pidfd >= 0)
+		close(pidfd);
+	return agent_exit_like(status);
+}
+
+int
+agent_main(int argc, char **argv)
+{
+	pid_t child;
+	int prog;
+
+	if (agent_args(argc, argv, &prog) != 0) {
+		fprintf(stderr, "collrun --agent: internal use only: collrun --agent [-e NAME=VALUE]... "
+		    "-- PROGRAM [ARGS...]\n");
+		return EXIT_USAGE;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	child = agent_spawn(argv + prog);
+	if (child == -1) {
+		fprintf(stderr, "collrun: cannot fork: %s\n", strerror(errno));
+		return EXIT_CANNOT;
+	}
+	fprintf(stderr, "coll-agent: pgid %d\n", (int)child);
+	fflush(stderr);
+	return agent_watch(child);
+}

@@ -1,0 +1,352 @@
+/*
+ * The local launcher. Each rank runs in its own process group so that a
+ * signal reaches everything it started; its exit is watched through a pidfd,
+ * which poll(2) can wait on next to the output pipes, so no SIGCHLD handler
+ * has to be installed in a library.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "launch.h"
+#include "linebuf.h"
+#include "xmalloc.h"
+
+extern char **environ;
+
+struct local_stream {
+	int fd;
+	struct linebuf lb;
+};
+
+struct local_proc {
+	pid_t pid;
+	int pidfd;
+	int state;
+	int code;
+	struct local_stream out[2];	/* stdout, stderr */
+};
+
+struct local {
+	int nranks;
+	struct local_proc *procs;
+	struct pollfd *pfd;
+	int *pmap;
+};
+
+struct local_line_ctx {
+	struct launch *l;
+	int rank;
+	int stream;
+};
+
+/* Our environment less the variables we set, then those. */
+static char **
+local_env(const struct launch_opts *o, int rank)
+{
+	char uidstr[UID_STR_LEN], **ours, **env;
+	size_t n = 0, k = 0, m = 0;
+
+	uid_format(o->uid, uidstr, sizeof uidstr);
+	ours = launch_env_vars(o, rank, uidstr);
+	while (environ[n] != NULL)
+		n++;
+	while (ours[m] != NULL)
+		m++;
+	env = xcalloc(n + m + 1, sizeof *env);
+	for (size_t i = 0; i < n; i++) {
+		int skip = 0;
+		for (size_t j = 0; j < m && !skip; j++)
+			skip = strncmp(environ[i], ours[j], (size_t)(strchr(ours[j], '=') - ours[j]) + 1) == 0;
+		if (!skip)
+			env[k++] = xstrdup(environ[i]);
+	}
+	for (size_t j = 0; j < m; j++)
+		env[k++] = ours[j];
+	free(ours);
+	return env;
+}
+
+/* In the child: only async-signal-safe calls until execve. */
+static void
+local_child(const struct launch_opts *o, char **env, int pout[2], int perr[2], int rank)
+{
+	static const char msg[] = "collrun: cannot execute the program\n";
+	sigset_t none;
+	int devnull;
+
+	setpgid(0, 0);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	if (!(o->keep_stdin && rank == 0) && (devnull = open("/dev/null", O_RDONLY)) >= 0) {
+		dup2(devnull, STDIN_FILENO);
+		close(devnull);
+	}
+	dup2(pout[1], STDOUT_FILENO);
+	dup2(perr[1], STDERR_FILENO);
+	close(pout[0]);
+	close(perr[0]);
+	close(pout[1]);
+	close(perr[1]);
+	execve(o->path, o->argv, env);
+	if (write(STDERR_FILENO, msg, sizeof msg - 1) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+static int
+local_pipes(int pout[2], int perr[2])
+{
+	if (pipe2(pout, O_CLOEXEC) == -1)
+		return COLL_ESYS;
+	if (pipe2(perr, O_CLOEXEC) == -1) {
+		close(pout[0]);
+		close(pout[1]);
+		return COLL_ESYS;
+	}
+	return COLL_OK;
+}
+
+static int
+local_one(struct local *lc, const struct launch_opts *o, int rank)
+{
+	struct local_proc *p = &lc->procs[rank];
+	int pout[2], perr[2];
+	char **env;
+	pid_t pid;
+
+	if (local_pipes(pout, perr) != COLL_OK)
+		return COLL_ESYS;
+	env = local_env(o, rank);
+	pid = fork();
+	if (pid == 0)
+		local_child(o, env, pout, perr, rank);
+	launch_env_free(env);
+	close(pout[1]);
+	close(perr[1]);
+	if (pid == -1) {
+		close(pout[0]);
+		close(perr[0]);
+		return COLL_ESYS;
+	}
+	setpgid(pid, pid);	/* also here: no race with a signal sent right away */
+	p->pid = pid;
+	p->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	p->out[0].fd = pout[0];
+	p->out[1].fd = perr[0];
+	fcntl(pout[0], F_SETFL, O_NONBLOCK);
+	fcntl(perr[0], F_SETFL, O_NONBLOCK);
+	return COLL_OK;
+}
+
+static void local_signal(struct launch *l, int sig);
+static int local_poll(struct launch *l, int timeout_ms, int wake_fd);
+static void local_free(struct launch *l);
+
+static int
+local_start(struct launch *l, const struct launch_opts *o)
+{
+	struct local *lc = xcalloc(1, sizeof *lc);
+	int r = COLL_OK;
+
+	l->impl = lc;
+	lc->nranks = o->nranks;
+	lc->procs = xcalloc((size_t)o->nranks, sizeof *lc->procs);
+	lc->pfd = xcalloc((size_t)o->nranks * 3 + 1, sizeof *lc->pfd);
+	lc->pmap = xcalloc((size_t)o->nranks * 3 + 1, sizeof *lc->pmap);
+	for (int i = 0; i < o->nranks; i++)
+		lc->procs[i].pidfd = lc->procs[i].out[0].fd = lc->procs[i].out[1].fd = -1;
+	for (int i = 0; i < o->nranks && r == COLL_OK; i++)
+		r = local_one(lc, o, i);
+	if (r != COLL_OK) {
+		int e = errno;
+		local_signal(l, SIGKILL);
+		while (local_poll(l, 1000, -1) > 0)
+			;
+		local_free(l);
+		errno = e;
+	}
+	return r;
+}
+
+static void
+local_line(void *arg, const char *line, size_t len)
+{
+	struct local_line_ctx *x = arg;
+
+	x->l->cb.output(x->l->cb.arg, x->rank, x->stream, line, len);
+}
+
+/* Read what a stream has; at EOF hand over the rest and close it. */
+static void
+local_read(struct launch *l, int rank, int stream)
+{
+	struct local *lc = l->impl;
+	struct local_stream *st = &lc->procs[rank].out[stream - 1];
+	struct local_line_ctx ctx = { l, rank, stream };
+	size_t room;
+	ssize_t n;
+	char *p;
+
+	for (;;) {
+		p = linebuf_space(&st->lb, &room);
+		n = read(st->fd, p, room);
+		if (n > 0) {
+			linebuf_commit(&st->lb, (size_t)n, local_line, &ctx);
+			continue;
+		}
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && errno == EAGAIN)
+			return;
+		linebuf_flush(&st->lb, local_line, &ctx);
+		close(st->fd);
+		st->fd = -1;
+		return;
+	}
+}
+
+static void
+local_reap(struct launch *l, int rank)
+{
+	struct local_proc *p = &((struct local *)l->impl)->procs[rank];
+	int status;
+
+	if (p->state != LAUNCH_RUNNING || waitpid(p->pid, &status, WNOHANG) != p->pid)
+		return;
+	if (WIFSIGNALED(status)) {
+		p->state = LAUNCH_SIGNALED;
+		p->code = WTERMSIG(status);
+	} else {
+		p->state = LAUNCH_EXITED;
+		p->code = WEXITSTATUS(status);
+	}
+	if (p->pidfd >= 0)
+		close(p->pidfd);
+	p->pidfd = -1;
+	/* Deliver what the rank wrote before it ended, then the news of its end. */
+	for (int s = 0; s < 2; s++)
+		if (p->out[s].fd >= 0)
+			local_read(l, rank, s + 1);
+	l->cb.exited(l->cb.arg, rank, p->state, p->code);
+}
+
+static int
+local_fill(struct local *lc, int wake_fd)
+{
+	int n = 0;
+
+	if (wake_fd >= 0) {
+		lc->pmap[n] = -1;
+		lc->pfd[n++] = (struct pollfd){ wake_fd, POLLIN, 0 };
+	}
+	for (int i = 0; i < lc->nranks; i++) {
+		struct local_proc *p = &lc->procs[i];
+
+		for (int s = 0; s < 2; s++)
+			if (p->out[s].fd >= 0) {
+				lc->pmap[n] = i * 3 + s;
+				lc->pfd[n++] = (struct pollfd){ p->out[s].fd, POLLIN, 0 };
+			}
+		if (p->state == LAUNCH_RUNNING && p->pidfd >= 0) {
+			lc->pmap[n] = i * 3 + 2;
+			lc->pfd[n++] = (struct pollfd){ p->pidfd, POLLIN, 0 };
+		}
+	}
+	return n;
+}
+
+static int local_running(const struct launch *l);
+
+static int
+local_poll(struct launch *l, int timeout_ms, int wake_fd)
+{
+	struct local *lc = l->impl;
+	int n = local_fill(lc, wake_fd), r;
+
+	if (n == (wake_fd >= 0))
+		return local_running(l);
+	r = poll(lc->pfd, (nfds_t)n, timeout_ms);
+	for (int i = 0; r > 0 && i < n; i++) {
+		int rank = lc->pmap[i] / 3, what = lc->pmap[i] % 3;
+
+		if (lc->pmap[i] < 0 || !lc->pfd[i].revents)
+			continue;
+		if (what < 2)
+			local_read(l, rank, what + 1);
+		else
+			local_reap(l, rank);
+	}
+	/* Without pidfd support fall back to polling for exits. */
+	for (int i = 0; i < lc->nranks; i++)
+		if (lc->procs[i].pidfd < 0)
+			local_reap(l, i);
+	return local_running(l);
+}
+
+static void
+local_signal(struct launch *l, int sig)
+{
+	struct local *lc = l->impl;
+
+	for (int i = 0; i < lc->nranks; i++)
+		if (lc->procs[i].pid > 0 && lc->procs[i].state == LAUNCH_RUNNING)
+			kill(-lc->procs[i].pid, sig);
+}
+
+static int
+local_running(const struct launch *l)
+{
+	const struct local *lc = l->impl;
+	int n = 0;
+
+	for (int i = 0; i < lc->nranks; i++) {
+		const struct local_proc *p = &lc->procs[i];
+		n += p->pid > 0 && (p->state == LAUNCH_RUNNING || p->out[0].fd >= 0 ||
+		    p->out[1].fd >= 0);
+	}
+	return n;
+}
+
+static pid_t
+local_pid(const struct launch *l, int rank)
+{
+	return ((const struct local *)l->impl)->procs[rank].pid;
+}
+
+static void
+local_free(struct launch *l)
+{
+	struct local *lc = l->impl;
+
+	for (int i = 0; i < lc->nranks; i++) {
+		struct local_proc *p = &lc->procs[i];
+		for (int s = 0; s < 2; s++) {
+			if (p->out[s].fd >= 0)
+				close(p->out[s].fd);
+			linebuf_free(&p->out[s].lb);
+		}
+		if (p->pidfd >= 0)
+			close(p->pidfd);
+	}
+	free(lc->procs);
+	free(lc->pfd);
+	free(lc->pmap);
+	free(lc);
+	l->impl = NULL;
+}
+
+const struct launch_ops launch_local_ops = {
+	local_start, local_poll, local_signal, local_running, local_pid, local_free,
+};

@@ -1,0 +1,519 @@
+/*
+ * The SSH launcher: one libssh2 session per host, all non-blocking in one
+ * poll loop (no thread or process per host), at most `fanout` hosts
+ * connecting at once. Each rank is a channel running this suite's agent
+ * (collrun --agent) on its host, which puts the program in its own process
+ * group, reports the group id on its first stderr line, and kills the group
+ * when its stdin (our channel) closes: so a rank whose collrun vanished dies
+ * by itself. Signals go through a second channel, as `kill -SIG -- -PGID`,
+ * since libssh2 1.10 cannot send signals.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "err.h"
+#include "launch.h"
+#include "linebuf.h"
+#include "shquote.h"
+#include "sshhost.h"
+#include "xmalloc.h"
+
+#define SSH_AGENT_TAG "coll-agent: pgid "
+
+enum { CH_OPEN, CH_EXEC, CH_RUN, CH_CLOSE, CH_WAITCLOSE, CH_DONE };
+
+struct ssh_chan {
+	int rank;
+	int st;
+	LIBSSH2_CHANNEL *ch;
+	char *cmd;
+	struct linebuf lb[2];
+	int agent_seen;		/* the agent's pgid line was read */
+	pid_t pgid;
+	int want_eof;
+	int aux;		/* a short command, not a rank */
+};
+
+struct ssh_node {
+	struct sshhost h;
+	int host;		/* index into launch_opts.hosts */
+	int reported;
+	int nchan;
+	struct ssh_chan *chans;
+	int naux;
+	struct ssh_chan *aux;
+};
+
+struct ssh {
+	struct launch_opts o;
+	char master_addr[64];
+	int nnodes;
+	struct ssh_node *nodes;
+	int stopping;
+	int *done;		/* per rank: its end was reported */
+	pid_t *pids;
+	struct pollfd *pfd;
+};
+
+struct ssh_line_ctx {
+	struct launch *l;
+	struct ssh_chan *c;
+	int stream;
+};
+
+static int ssh_inited;
+
+static char *
+ssh_command(const struct ssh *sh, int rank, const char *uidstr)
+{
+	struct shbuf b = { 0 };
+	char **env = launch_env_vars(&sh->o, rank, uidstr);
+
+	/* Start where collrun was started when that directory exists there too. */
+	if (sh->o.cwd != NULL) {
+		shquote_raw(&b, "cd");
+		shquote_word(&b, sh->o.cwd);
+		shquote_raw(&b, " 2>/dev/null; ");
+	}
+	shquote_raw(&b, "exec");
+	shquote_word(&b, sh->o.agent);
+	shquote_word(&b, "--agent");
+	for (char **e = env; *e != NULL; e++) {
+		shquote_word(&b, "-e");
+		shquote_word(&b, *e);
+	}
+	shquote_word(&b, "--");
+	for (char *const *a = sh->o.argv; *a != NULL; a++)
+		shquote_word(&b, *a);
+	launch_env_free(env);
+	return b.p;
+}
+
+static void
+ssh_report_rank(struct launch *l, int rank, int state, int code)
+{
+	struct ssh *sh = l->impl;
+
+	if (sh->done[rank])
+		return;
+	sh->done[rank] = 1;
+	l->cb.exited(l->cb.arg, rank, state, code);
+}
+
+static void
+ssh_line(void *arg, const char *line, size_t len)
+{
+	struct ssh_line_ctx *x = arg;
+	struct ssh *sh = x->l->impl;
+	size_t tag = sizeof SSH_AGENT_TAG - 1;
+
+	if (x->c->aux)
+		return;
+	/* The agent's first stderr line is for us: the process group to signal. */
+	if (x->stream == LAUNCH_STDERR && !x->c->agent_seen && len > tag &&
+	    memcmp(line, SSH_AGENT_TAG, tag) == 0) {
+		x->c->agent_seen = 1;
+		x->c->pgid = (pid_t)atoi(line + tag);
+		sh->pids[x->c->rank] = x->c->pgid;
+		return;
+	}
+	x->l->cb.output(x->l->cb.arg, x->c->rank, x->stream, line, len);
+}
+
+/* Drain both streams; returns 1 if bytes moved, -1 if the session broke. */
+static int
+ssh_chan_read(struct launch *l, struct ssh_node *n, struct ssh_chan *c)
+{
+	char buf[32768];
+	int moved = 0;
+
+	for (int s = 0; s < 2; s++) {
+		struct ssh_line_ctx ctx = { l, c, s + 1 };
+		ssize_t r;
+
+		while ((r = libssh2_channel_read_ex(c->ch, s, buf, sizeof buf)) > 0) {
+			linebuf_feed(&c->lb[s], buf, (size_t)r, ssh_line, &ctx);
+			moved = 1;
+		}
+		if (r < 0 && r != LIBSSH2_ERROR_EAGAIN) {
+			sshhost_fail(&n->h, "lost the connection while ranks ran: %s",
+			    sshhost_error(&n->h));
+			return -1;
+		}
+	}
+	return moved;
+}
+
+static int
+ssh_signum(const char *name)
+{
+	for (int s = 1; s < 65; s++)
+		if (sigabbrev_np(s) != NULL && strcmp(sigabbrev_np(s), name) == 0)
+			return s;
+	return SIGKILL;
+}
+
+/* The channel closed: its exit status or signal ends the rank. */
+static void
+ssh_chan_finish(struct launch *l, struct ssh_chan *c)
+{
+	char *sig = NULL;
+	size_t siglen = 0;
+
+	for (int s = 0; s < 2; s++) {
+		struct ssh_line_ctx ctx = { l, c, s + 1 };
+		linebuf_flush(&c->lb[s], ssh_line, &ctx);
+	}
+	libssh2_channel_get_exit_signal(c->ch, &sig, &siglen, NULL, NULL, NULL, NULL);
+	if (!c->aux && sig != NULL && siglen > 0)
+		ssh_report_rank(l, c->rank, LAUNCH_SIGNALED, ssh_signum(sig));
+	else if (!c->aux)
+		ssh_report_rank(l, c->rank, LAUNCH_EXITED, libssh2_channel_get_exit_status(c->ch));
+	free(sig);
+	libssh2_channel_free(c->ch);
+	c->ch = NULL;
+	c->st = CH_DONE;
+}
+
+static int
+ssh_chan_start(struct launch *l, struct ssh_node *n, struct ssh_chan *c)
+{
+	LIBSSH2_SESSION *s = n->h.s;
+	int r;
+
+	if (c->st == CH_OPEN) {
+		if ((c->ch = libssh2_channel_open_session(s)) == NULL) {
+			if (libssh2_session_last_errno(s) == LIBSSH2_ERROR_EAGAIN)
+				return 0;
+			if (!c->aux)
+				l->cb.host_failed(l->cb.arg, n->host, "cannot open a channel for a rank: "
+				    "raise sshd's MaxSessions (10 by default) for many ranks per host");
+			if (!c->aux)
+				ssh_report_rank(l, c->rank, LAUNCH_FAILED, 255);
+			c->st = CH_DONE;
+			return 1;
+		}
+		c->st = CH_EXEC;
+	}
+	r = libssh2_channel_exec(c->ch, c->cmd);
+	if (r == LIBSSH2_ERROR_EAGAIN)
+		return 1;
+	if (r != 0) {
+		sshhost_fail(&n->h, "cannot start a command: %s", sshhost_error(&n->h));
+		return 1;
+	}
+	c->st = CH_RUN;
+	return 1;
+}
+
+static int
+ssh_chan_drive(struct launch *l, struct ssh_node *n, struct ssh_chan *c)
+{
+	int moved = 0, r;
+
+	if (c->st == CH_OPEN || c->st == CH_EXEC)
+		moved = ssh_chan_start(l, n, c);
+	if (c->st == CH_RUN) {
+		if (c->want_eof && libssh2_channel_send_eof(c->ch) != LIBSSH2_ERROR_EAGAIN)
+			c->want_eof = 0;
+		if ((r = ssh_chan_read(l, n, c)) < 0)
+			return 1;
+		moved |= r;
+		if (libssh2_channel_eof(c->ch))
+			c->st = CH_CLOSE;
+	}
+	if (c->st == CH_CLOSE && (r = libssh2_channel_close(c->ch)) != LIBSSH2_ERROR_EAGAIN)
+		c->st = CH_WAITCLOSE;
+	if (c->st == CH_WAITCLOSE &&
+	    (r = libssh2_channel_wait_closed(c->ch)) != LIBSSH2_ERROR_EAGAIN) {
+		ssh_chan_finish(l, c);
+		moved = 1;
+	}
+	return moved;
+}
+
+/* Channel handles belong to the session: let go of them before it goes. */
+static void
+ssh_node_drop_channels(struct ssh_node *n)
+{
+	for (int i = 0; i < n->nchan + n->naux; i++) {
+		struct ssh_chan *c = i < n->nchan ? &n->chans[i] : &n->aux[i - n->nchan];
+
+		if (c->ch != NULL && n->h.s != NULL)
+			libssh2_channel_free(c->ch);
+		c->ch = NULL;
+		c->st = CH_DONE;
+	}
+}
+
+/* A host failed: say why once, and end every rank it had. */
+static void
+ssh_node_report(struct launch *l, struct ssh_node *n)
+{
+	if (n->reported)
+		return;
+	n->reported = 1;
+	l->cb.host_failed(l->cb.arg, n->host, n->h.why);
+	for (int i = 0; i < n->nchan; i++)
+		ssh_report_rank(l, n->chans[i].rank, LAUNCH_FAILED, 255);
+	ssh_node_drop_channels(n);
+	sshhost_close(&n->h);
+}
+
+static void
+ssh_node_ready(struct ssh *sh, struct ssh_node *n)
+{
+	struct coll_uid uid = *sh->o.uid;
+	char uidstr[UID_STR_LEN];
+
+	/* The root listens on every address: give this host the one that reached it. */
+	uid.root = n->h.local;
+	net_addr_set_port(&uid.root, net_addr_port(&sh->o.uid->root));
+	uid_format(&uid, uidstr, sizeof uidstr);
+	for (int i = 0; i < n->nchan; i++)
+		n->chans[i].cmd = ssh_command(sh, n->chans[i].rank, uidstr);
+}
+
+static int
+ssh_node_run(struct launch *l, struct ssh_node *n)
+{
+	int moved = 0, live = 0, next;
+
+	for (int i = 0; i < n->nchan && n->h.state == SH_READY; i++) {
+		moved |= ssh_chan_drive(l, n, &n->chans[i]);
+		live += n->chans[i].st != CH_DONE;
+	}
+	for (int i = 0; i < n->naux && n->h.state == SH_READY; i++) {
+		moved |= ssh_chan_drive(l, n, &n->aux[i]);
+		live += n->aux[i].st != CH_DONE;
+	}
+	if (n->h.state == SH_READY)
+		libssh2_keepalive_send(n->h.s, &next);
+	if (n->h.state == SH_READY && live == 0) {
+		sshhost_close(&n->h);
+		n->h.state = SH_DONE;
+		moved = 1;
+	}
+	return moved;
+}
+
+static int
+ssh_node_drive(struct launch *l, struct ssh_node *n)
+{
+	struct ssh *sh = l->impl;
+	int moved = 0;
+
+	while (n->h.state > SH_IDLE && n->h.state < SH_READY && sshhost_step(&n->h))
+		moved = 1;
+	if (moved && n->h.state == SH_READY)
+		ssh_node_ready(sh, n);
+	if (n->h.state == SH_READY)
+		moved |= ssh_node_run(l, n);
+	if (n->h.state == SH_FAILED && !n->reported) {
+		ssh_node_report(l, n);
+		moved = 1;
+	}
+	return moved;
+}
+
+static void
+ssh_start_more(struct ssh *sh)
+{
+	int connecting = 0;
+
+	for (int i = 0; i < sh->nnodes; i++)
+		connecting += sh->nodes[i].h.state > SH_IDLE && sh->nodes[i].h.state < SH_READY;
+	for (int i = 0; i < sh->nnodes && connecting < sh->o.fanout && !sh->stopping; i++) {
+		if (sh->nodes[i].h.state != SH_IDLE)
+			continue;
+		sshhost_start(&sh->nodes[i].h, sh->o.connect_timeout_ms);
+		connecting++;
+	}
+}
+
+static void
+ssh_node_init(struct ssh *sh, struct ssh_node *n, int host)
+{
+	const struct launch_opts *o = &sh->o;
+
+	n->host = host;
+	sshhost_init(&n->h, o->hosts[host], o->ssh_config, o->accept_new);
+	for (int r = 0; r < o->nranks; r++)
+		n->nchan += o->rank_host[r] == host;
+	n->chans = xcalloc((size_t)n->nchan, sizeof *n->chans);
+	for (int r = 0, k = 0; r < o->nranks; r++)
+		if (o->rank_host[r] == host)
+			n->chans[k++] = (struct ssh_chan){ .rank = r, .st = CH_OPEN, .pgid = -1 };
+}
+
+static int
+ssh_start(struct launch *l, const struct launch_opts *o)
+{
+	struct ssh *sh = xcalloc(1, sizeof *sh);
+	int *used = xcalloc((size_t)o->nhosts, sizeof *used);
+
+	if (!ssh_inited++)
+		libssh2_init(0);
+	l->impl = sh;
+	sh->o = *o;
+	sh->done = xcalloc((size_t)o->nranks, sizeof *sh->done);
+	sh->pids = xcalloc((size_t)o->nranks, sizeof *sh->pids);
+	for (int r = 0; r < o->nranks; r++) {
+		used[o->rank_host[r]] = 1;
+		sh->pids[r] = -1;
+	}
+	sh->nodes = xcalloc((size_t)o->nhosts, sizeof *sh->nodes);
+	for (int h = 0; h < o->nhosts; h++)
+		if (used[h])
+			ssh_node_init(sh, &sh->nodes[sh->nnodes++], h);
+	/* torchrun's MASTER_ADDR: where rank 0's host was reached. */
+	for (int i = 0; i < sh->nnodes; i++)
+		if (sh->nodes[i].host == o->rank_host[0])
+			net_addr_host(&sh->nodes[i].h.addr, sh->master_addr, sizeof sh->master_addr);
+	sh->o.master_addr = sh->master_addr;
+	sh->pfd = xcalloc((size_t)sh->nnodes + 1, sizeof *sh->pfd);
+	free(used);
+	return COLL_OK;
+}
+
+static int ssh_running(const struct launch *l);
+
+/* How long poll may sleep: the caller's limit, the nearest connect deadline, keepalives. */
+static int
+ssh_wait_ms(struct ssh *sh, int timeout_ms)
+{
+	uint64_t now = clock_now_ms();
+	int t = timeout_ms < 0 || timeout_ms > 1000 ? 1000 : timeout_ms;
+
+	for (int i = 0; i < sh->nnodes; i++) {
+		struct sshhost *h = &sh->nodes[i].h;
+
+		if (h->state > SH_IDLE && h->state < SH_READY)
+			t = h->deadline <= now ? 0 : (h->deadline - now < (uint64_t)t ?
+			    (int)(h->deadline - now) : t);
+	}
+	return t;
+}
+
+static int
+ssh_poll(struct launch *l, int timeout_ms, int wake_fd)
+{
+	struct ssh *sh = l->impl;
+	int moved = 0, n = 0;
+
+	ssh_start_more(sh);
+	for (int i = 0; i < sh->nnodes; i++)
+		moved |= ssh_node_drive(l, &sh->nodes[i]);
+	if (moved || ssh_running(l) == 0)
+		return ssh_running(l);
+	if (wake_fd >= 0)
+		sh->pfd[n++] = (struct pollfd){ wake_fd, POLLIN, 0 };
+	for (int i = 0; i < sh->nnodes; i++) {
+		struct sshhost *h = &sh->nodes[i].h;
+
+		if (h->fd >= 0 && h->state > SH_IDLE && h->state <= SH_READY)
+			sh->pfd[n++] = (struct pollfd){ h->fd, sshhost_events(h), 0 };
+	}
+	if (poll(sh->pfd, (nfds_t)n, ssh_wait_ms(sh, timeout_ms)) == -1 && errno != EINTR)
+		return ssh_running(l);
+	for (int i = 0; i < sh->nnodes; i++)
+		ssh_node_drive(l, &sh->nodes[i]);
+	return ssh_running(l);
+}
+
+/* Queue `kill -SIG -- -PGID` on a second channel of the rank's host. */
+static void
+ssh_kill_channel(struct ssh_node *n, const struct ssh_chan *c, int sig)
+{
+	struct ssh_chan *a;
+
+	n->aux = xreallocarray(n->aux, (size_t)n->naux + 1, sizeof *n->aux);
+	a = &n->aux[n->naux++];
+	*a = (struct ssh_chan){ .rank = c->rank, .st = CH_OPEN, .aux = 1, .pgid = -1 };
+	a->cmd = xasprintf("kill -%d -- -%d 2>/dev/null", sig, (int)c->pgid);
+}
+
+static void
+ssh_signal(struct launch *l, int sig)
+{
+	struct ssh *sh = l->impl;
+	int stop = sig == SIGTERM || sig == SIGKILL;
+
+	sh->stopping |= stop;
+	for (int i = 0; i < sh->nnodes; i++) {
+		struct ssh_node *n = &sh->nodes[i];
+
+		if (stop && n->h.state < SH_READY)
+			sshhost_fail(&n->h, "not started: the job was stopped first");
+		if (n->h.state != SH_READY)
+			continue;
+		for (int k = 0; k < n->nchan; k++) {
+			struct ssh_chan *c = &n->chans[k];
+
+			if (c->st == CH_RUN && c->pgid > 0)
+				ssh_kill_channel(n, c, sig);
+			/* Closing stdin makes the agent end the group even before its pgid is known. */
+			if (stop && c->st == CH_RUN)
+				c->want_eof = 1;
+		}
+	}
+}
+
+static int
+ssh_running(const struct launch *l)
+{
+	const struct ssh *sh = l->impl;
+	int n = 0;
+
+	for (int r = 0; r < sh->o.nranks; r++)
+		n += !sh->done[r];
+	return n;
+}
+
+static pid_t
+ssh_pid(const struct launch *l, int rank)
+{
+	return ((const struct ssh *)l->impl)->pids[rank];
+}
+
+static void
+ssh_free_chans(struct ssh_chan *c, int n)
+{
+	for (int i = 0; i < n; i++) {
+		linebuf_free(&c[i].lb[0]);
+		linebuf_free(&c[i].lb[1]);
+		free(c[i].cmd);
+	}
+	free(c);
+}
+
+static void
+ssh_free(struct launch *l)
+{
+	struct ssh *sh = l->impl;
+
+	for (int i = 0; i < sh->nnodes; i++) {
+		struct ssh_node *n = &sh->nodes[i];
+
+		ssh_node_drop_channels(n);
+		sshhost_close(&n->h);
+		ssh_free_chans(n->chans, n->nchan);
+		ssh_free_chans(n->aux, n->naux);
+	}
+	free(sh->nodes);
+	free(sh->done);
+	free(sh->pids);
+	free(sh->pfd);
+	free(sh);
+	l->impl = NULL;
+}
+
+const struct launch_ops launch_ssh_ops = {
+	ssh_start, ssh_poll, ssh_signal, ssh_running, ssh_pid, ssh_free,
+};
