@@ -54,7 +54,7 @@ struct launch_opts {
 	const char *agent;		/* collrun on the remote hosts, run as its agent */
 	const char *cwd;		/* remote ranks start here when it exists */
 	const char *ssh_config;		/* NULL: ~/.ssh/config */
-	int connect_timeout_ms;
+	int connect_timeout_ms;		/* 0: ConnectTimeout from the config, else 10 s */
 	int fanout;			/* hosts connecting at once */
 	int accept_new;			/* add unknown host keys instead of refusing */
 };

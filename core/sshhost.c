@@ -92,8 +92,9 @@ sshhost_start(struct sshhost *h, int timeout_ms)
 {
 	if (h->state != SH_IDLE)
 		return;
-	if (h->conf.connect_timeout > 0)
-		timeout_ms = h->conf.connect_timeout * 1000;
+	/* The command line wins, then ConnectTimeout, then 10 s. */
+	if (timeout_ms <= 0)
+		timeout_ms = h->conf.connect_timeout > 0 ? h->conf.connect_timeout * 1000 : 10000;
 	h->timeout_ms = timeout_ms;
 	h->deadline = clock_now_ms() + (uint64_t)timeout_ms;
 	h->fd = socket(h->addr.ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -112,9 +113,12 @@ sshhost_start(struct sshhost *h, int timeout_ms)
 static void
 sshhost_connected(struct sshhost *h)
 {
+	struct pollfd pfd = { h->fd, POLLOUT, 0 };
 	int err = 0;
 	socklen_t len = sizeof err;
 
+	if (poll(&pfd, 1, 0) == 0)
+		return;		/* still connecting */
 	if (getsockopt(h->fd, SOL_SOCKET, SO_ERROR, &err, &len) == -1 || err != 0) {
 		sshhost_fail(h, "cannot connect to port %d: %s", h->conf.port,
 		    strerror(err ? err : errno));

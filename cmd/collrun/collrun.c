@@ -228,7 +228,7 @@ static int
 collrun_run(int argc, char **argv)
 {
 	struct collrun_args a = { .jo = { .tool = "collrun", .label = 1, .grace_s = 3,
-	    .connect_timeout_ms = 10000, .fanout = 64 } };
+	    .fanout = 64 } };
 	struct hostlist hl = { 0 };
 	const char **names = NULL;
 	int *rank_host = NULL, code;
