@@ -242,6 +242,7 @@ ssh_chan_drive(struct launch *l, struct ssh_node *n, struct ssh_chan *c)
 static void
 ssh_node_drop_channels(struct ssh_node *n)
 {
+	sshhost_block(&n->h);
 	for (int i = 0; i < n->nchan + n->naux; i++) {
 		struct ssh_chan *c = i < n->nchan ? &n->chans[i] : &n->aux[i - n->nchan];
 

@@ -342,8 +342,19 @@ sshhost_events(const struct sshhost *h)
 }
 
 void
+sshhost_block(struct sshhost *h)
+{
+	/* Teardown calls return EAGAIN (and leak) when non-blocking: bound them instead. */
+	if (h->s != NULL) {
+		libssh2_session_set_timeout(h->s, 1000);
+		libssh2_session_set_blocking(h->s, 1);
+	}
+}
+
+void
 sshhost_close(struct sshhost *h)
 {
+	sshhost_block(h);
 	if (h->agent != NULL) {
 		libssh2_agent_disconnect(h->agent);
 		libssh2_agent_free(h->agent);

@@ -55,6 +55,8 @@ int sshhost_step(struct sshhost *h);
 short sshhost_events(const struct sshhost *h);
 /* Fail now (timeout, abort) unless already done. */
 void sshhost_fail(struct sshhost *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Make teardown calls block, for at most a second each. */
+void sshhost_block(struct sshhost *h);
 /* Disconnect and free the session (blocking briefly). */
 void sshhost_close(struct sshhost *h);
 /* The last libssh2 error as text. */

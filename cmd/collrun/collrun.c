@@ -22,6 +22,8 @@
 #include "job.h"
 #include "xmalloc.h"
 
+#define COLLRUN_MAX_RANKS (1 << 20)
+
 enum { O_NP = 1, O_HOSTS, O_EXCLUDE, O_HOSTFILE, O_PER_HOST, O_PLACE, O_LAUNCHER, O_NO_LABEL,
 	O_GATHER, O_TIMEOUT, O_GRACE, O_CONNECT_TIMEOUT, O_FANOUT, O_ACCEPT_NEW, O_SSH_CONFIG,
 	O_HELP, O_VERSION };
@@ -86,7 +88,7 @@ collrun_value(struct collrun_args *a, int id, const char *val, char *err, size_t
 	long v;
 
 	switch (id) {
-	case O_NP: return opt_int("-n", val, 1, 1 << 20, &a->np, err, len);
+	case O_NP: return opt_int("-n", val, 1, COLLRUN_MAX_RANKS, &a->np, err, len);
 	case O_PER_HOST: return opt_int("-N", val, 1, 4096, &a->per_host, err, len);
 	case O_HOSTS: a->hosts = val; return 0;
 	case O_EXCLUDE: a->exclude = val; return 0;
@@ -173,8 +175,13 @@ collrun_plan(struct collrun_args *a, struct hostlist *hl, int **rank_host, char 
 	}
 	if (hl->n == 0)
 		hostlist_parse(hl, "localhost", err, len);
-	for (int i = 0; i < hl->n; i++)
+	for (int i = 0; i < hl->n && slots <= COLLRUN_MAX_RANKS; i++)
 		slots += a->per_host ? a->per_host : (hl->hosts[i].slots ? hl->hosts[i].slots : 1);
+	if (!a->np && slots > COLLRUN_MAX_RANKS) {
+		snprintf(err, len, "the hosts' slots add up to more than %d ranks: give -n",
+		    COLLRUN_MAX_RANKS);
+		return -1;
+	}
 	a->jo.nranks = (int)(a->np ? a->np : (a->hosts || a->hostfile ||
 	    getenv("SLURM_JOB_NODELIST") || a->per_host ? slots : 1));
 	if (hl->n == 1 && collrun_all_local(hl) && !a->per_host)
