@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,6 +90,12 @@ job_output(void *arg, int rank, int stream, const char *line, size_t len)
 	struct job *j = arg;
 	FILE *f = stream == LAUNCH_STDOUT ? stdout : stderr;
 
+	if (rank < 0) {
+		/* The launcher's own words (srun's), as they are. */
+		fwrite(line, 1, len, stderr);
+		fputc('\n', stderr);
+		return;
+	}
 	if (j->o->rank0_stdout_only && stream == LAUNCH_STDOUT && rank != 0)
 		return;
 	if (j->gather != NULL && stream == LAUNCH_STDOUT) {
@@ -226,7 +233,8 @@ job_record(struct job *j, const struct coll_uid *uid, char *path, size_t len)
 {
 	struct jobrec_rank *r = xcalloc((size_t)j->o->nranks, sizeof *r);
 	char host[256] = "localhost";
-	struct jobrec rec = { uid->jobid, j->o->kind == LAUNCH_SSH ? "ssh" : "local", getpid(),
+	static const char *names[] = { "local", "ssh", "slurm" };
+	struct jobrec rec = { uid->jobid, names[j->o->kind], getpid(),
 	    j->o->argv, j->o->nranks, r };
 	int all = 1;
 
@@ -260,6 +268,28 @@ job_root_addr(const struct job_opts *o, struct net_addr *a)
 	return net_addr_parse(a, "0.0.0.0", 0);
 }
 
+/*
+ * Under srun the ranks' hosts are Slurm's choice: hand them this machine's
+ * address by its name, as the cluster resolves it, unless an interface was chosen.
+ */
+static void
+job_uid_addr(const struct job_opts *o, struct coll_uid *uid)
+{
+	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM }, *res;
+	char host[256] = "";
+	uint16_t port = net_addr_port(&uid->root);
+
+	if (o->kind != LAUNCH_SLURM || getenv("COLL_SOCKET_IFNAME") != NULL)
+		return;
+	gethostname(host, sizeof host - 1);
+	if (getaddrinfo(host, NULL, &hints, &res) != 0)
+		return;
+	memcpy(&uid->root.ss, res->ai_addr, res->ai_addrlen);
+	uid->root.len = res->ai_addrlen;
+	net_addr_set_port(&uid->root, port);
+	freeaddrinfo(res);
+}
+
 static int
 job_start(struct job *j, struct root **root, struct coll_uid *uid, char *path, size_t len)
 {
@@ -285,6 +315,7 @@ job_start(struct job *j, struct root **root, struct coll_uid *uid, char *path, s
 		    coll_strerror(r), strerror(errno));
 		return EXIT_CANNOT;
 	}
+	job_uid_addr(j->o, uid);
 	n = readlink("/proc/self/exe", self, sizeof self - 1);
 	self[n > 0 ? n : 0] = '\0';
 	lo = (struct launch_opts){ .kind = j->o->kind, .nranks = j->o->nranks,
@@ -294,9 +325,12 @@ job_start(struct job *j, struct root **root, struct coll_uid *uid, char *path, s
 	    .rank_host = j->o->rank_host, .agent = self,
 	    .cwd = getcwd(cwd, sizeof cwd), .ssh_config = j->o->ssh_config,
 	    .connect_timeout_ms = j->o->connect_timeout_ms, .fanout = j->o->fanout,
-	    .accept_new = j->o->accept_new };
-	if (launch_start(&j->l, &lo, &cb) != COLL_OK) {
-		fprintf(stderr, "%s: cannot start the ranks: %s\n", j->o->tool, strerror(errno));
+	    .accept_new = j->o->accept_new, .nodelist = j->o->nodelist,
+	    .per_host = j->o->per_host, .cyclic = j->o->cyclic };
+	if ((r = launch_start(&j->l, &lo, &cb)) != COLL_OK) {
+		fprintf(stderr, "%s: cannot start the ranks: %s\n", j->o->tool,
+		    r == COLL_ENOTFOUND ? "srun is not in PATH: install slurm-client or use "
+		    "another --launcher" : strerror(errno));
 		return EXIT_CANNOT;
 	}
 	return EXIT_OK;

@@ -28,6 +28,9 @@ struct job_opts {
 	int connect_timeout_ms;
 	int fanout;
 	int accept_new;
+	const char *nodelist;	/* slurm: srun --nodelist */
+	int per_host;		/* slurm: --ntasks-per-node */
+	int cyclic;		/* slurm: --distribution=cyclic */
 };
 
 #define JOB_EXIT_TIMEOUT 124

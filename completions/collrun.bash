@@ -9,7 +9,7 @@ _coll_collrun()
 		--hostfile) COMPREPLY=($(compgen -W "@file" -- "$cur")); return ;;
 		-N|--per-host) return ;;
 		--place) COMPREPLY=($(compgen -W "block roundrobin" -- "$cur")); return ;;
-		--launcher) COMPREPLY=($(compgen -W "auto local ssh" -- "$cur")); return ;;
+		--launcher) COMPREPLY=($(compgen -W "auto local ssh slurm" -- "$cur")); return ;;
 		-t|--timeout) return ;;
 		--grace) return ;;
 		--connect-timeout) return ;;

@@ -72,7 +72,8 @@ launch_start(struct launch **out, const struct launch_opts *o, const struct laun
 	struct launch *l = xcalloc(1, sizeof *l);
 	int r;
 
-	l->ops = o->kind == LAUNCH_SSH ? &launch_ssh_ops : &launch_local_ops;
+	l->ops = o->kind == LAUNCH_SSH ? &launch_ssh_ops :
+	    o->kind == LAUNCH_SLURM ? &launch_slurm_ops : &launch_local_ops;
 	l->cb = *cb;
 	l->nranks = o->nranks;
 	if ((r = l->ops->start(l, o)) != COLL_OK) {

@@ -4,7 +4,7 @@
  * (linebuf.h) and hands them to the caller with the rank, so that a front
  * end can label and print them without interleaving partial lines.
  *
- * Backends (launch_local.c, launch_ssh.c) sit behind the same calls: a rank
+ * Backends (launch_local.c, launch_ssh.c, launch_slurm.c) sit behind the same calls: a rank
  * is a process somewhere with two output streams and an exit status. The
  * ssh backend runs every host's session, non-blocking, in this same loop.
  */
@@ -26,7 +26,7 @@ enum launch_state {
 	LAUNCH_FAILED = 3,	/* never started: its host could not be reached */
 };
 
-enum launch_kind { LAUNCH_LOCAL, LAUNCH_SSH };
+enum launch_kind { LAUNCH_LOCAL, LAUNCH_SSH, LAUNCH_SLURM };
 
 struct launch_cb {
 	/* One line, without its newline. */
@@ -57,6 +57,10 @@ struct launch_opts {
 	int connect_timeout_ms;		/* 0: ConnectTimeout from the config, else 10 s */
 	int fanout;			/* hosts connecting at once */
 	int accept_new;			/* add unknown host keys instead of refusing */
+	/* slurm */
+	const char *nodelist;		/* srun --nodelist; NULL: the allocation's */
+	int per_host;			/* srun --ntasks-per-node; 0: Slurm decides */
+	int cyclic;			/* srun --distribution=cyclic instead of block */
 };
 
 struct launch;
@@ -101,5 +105,6 @@ struct launch {
 
 extern const struct launch_ops launch_local_ops;
 extern const struct launch_ops launch_ssh_ops;
+extern const struct launch_ops launch_slurm_ops;
 
 #endif

@@ -2,6 +2,7 @@
 # Install what coll needs to build and test, from Debian's packages.
 set -euo pipefail
 pkgs="build-essential cmake pkg-config clang libssl-dev libjansson-dev libcmocka-dev libssh2-1-dev
+      openssh-server openssh-client slurmctld slurmd slurm-client munge
       python3 iproute2 procps"
 missing=""
 for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done

@@ -9,6 +9,12 @@
  * to collrun dropped) it ends the whole group, SIGTERM then SIGKILL, so no
  * rank outlives its launcher. It exits the way the program did, re-raising a
  * fatal signal so that sshd reports it.
+ *
+ * Under srun (--slurm) one command line serves every task: the agent takes
+ * the rank and local rank from SLURM_PROCID and SLURM_LOCALID, the local size
+ * from the step's task layout, and reports the program's end on its last
+ * stderr line, since srun does not tell which task ended how. Slurm's own
+ * step teardown replaces the stdin watch there.
  */
 #include <errno.h>
 #include <poll.h>
@@ -24,14 +30,58 @@
 #include "agent.h"
 #include "clock.h"
 #include "cmd.h"
+#include "err.h"
+#include "hostlist.h"
 
 #define AGENT_GRACE_MS 2000
 
+/* Export a variable under all its names: ours and torchrun's. */
+static void
+agent_export(const char *coll, const char *torch, const char *value)
+{
+	setenv(coll, value, 1);
+	if (torch != NULL)
+		setenv(torch, value, 1);
+}
+
+/* COLL_RANK, LOCAL_RANK, ... from what slurmd gives each task. */
 static int
-agent_args(int argc, char **argv, int *prog)
+agent_slurm_env(void)
+{
+	const char *procid = getenv("SLURM_PROCID"), *localid = getenv("SLURM_LOCALID");
+	const char *nodeid = getenv("SLURM_NODEID"), *nodes = getenv("SLURM_STEP_NODELIST");
+	struct hostlist hl = { 0 };
+	char err[256], size[16];
+	int node;
+
+	if (procid == NULL || localid == NULL || nodeid == NULL || nodes == NULL) {
+		fprintf(stderr, "collrun --agent --slurm: not inside a Slurm step (no SLURM_PROCID)\n");
+		return -1;
+	}
+	agent_export("COLL_RANK", "RANK", procid);
+	agent_export("COLL_LOCAL_RANK", "LOCAL_RANK", localid);
+	agent_export("GROUP_RANK", NULL, nodeid);
+	node = atoi(nodeid);
+	if (hostlist_parse_slurm(&hl, nodes, getenv("SLURM_STEP_TASKS_PER_NODE"), err,
+	    sizeof err) == COLL_OK && node >= 0 && node < hl.n) {
+		snprintf(size, sizeof size, "%d", hl.hosts[node].slots);
+		agent_export("COLL_LOCAL_SIZE", "LOCAL_WORLD_SIZE", size);
+		if (getenv("MASTER_ADDR") == NULL)
+			setenv("MASTER_ADDR", hl.hosts[0].name, 1);
+	}
+	hostlist_free(&hl);
+	return 0;
+}
+
+static int
+agent_args(int argc, char **argv, int *prog, int *slurm)
 {
 	int i = 2;
 
+	if (i < argc && strcmp(argv[i], "--slurm") == 0) {
+		*slurm = 1;
+		i++;
+	}
 	while (i + 1 < argc && strcmp(argv[i], "-e") == 0) {
 		if (strchr(argv[i + 1], '=') == NULL || putenv(argv[i + 1]) != 0)
 			return -1;
@@ -78,9 +128,9 @@ agent_exit_like(int status)
 }
 
 static int
-agent_watch(pid_t child)
+agent_watch(pid_t child, int slurm)
 {
-	int pidfd = (int)syscall(SYS_pidfd_open, child, 0), status = 0, stdin_open = 1;
+	int pidfd = (int)syscall(SYS_pidfd_open, child, 0), status = 0, stdin_open = !slurm;
 	uint64_t kill_at = 0;
 	char buf[4096];
 
@@ -105,6 +155,11 @@ agent_watch(pid_t child)
 	kill(-child, SIGKILL);
 	if (pidfd >= 0)
 		close(pidfd);
+	if (slurm) {
+		fprintf(stderr, "coll-agent: %s %d\n", WIFSIGNALED(status) ? "signal" : "exit",
+		    WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+		fflush(stderr);
+	}
 	return agent_exit_like(status);
 }
 
@@ -112,13 +167,15 @@ int
 agent_main(int argc, char **argv)
 {
 	pid_t child;
-	int prog;
+	int prog, slurm = 0, code;
 
-	if (agent_args(argc, argv, &prog) != 0) {
-		fprintf(stderr, "collrun --agent: internal use only: collrun --agent [-e NAME=VALUE]... "
-		    "-- PROGRAM [ARGS...]\n");
+	if (agent_args(argc, argv, &prog, &slurm) != 0) {
+		fprintf(stderr, "collrun --agent: internal use only: collrun --agent [--slurm] "
+		    "[-e NAME=VALUE]... -- PROGRAM [ARGS...]\n");
 		return EXIT_USAGE;
 	}
+	if (slurm && agent_slurm_env() != 0)
+		return EXIT_CANNOT;
 	signal(SIGPIPE, SIG_IGN);
 	child = agent_spawn(argv + prog);
 	if (child == -1) {
@@ -127,5 +184,6 @@ agent_main(int argc, char **argv)
 	}
 	fprintf(stderr, "coll-agent: pgid %d\n", (int)child);
 	fflush(stderr);
-	return agent_watch(child);
+	code = agent_watch(child, slurm);
+	return code;
 }

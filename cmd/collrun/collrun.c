@@ -40,8 +40,8 @@ static const struct opt collrun_opts[] = {
 	{ O_PER_HOST, 'N', "per-host", OPT_VALUE, "N", "ranks per host (instead of slots)", NULL },
 	{ O_PLACE, 0, "place", OPT_VALUE, "MODE", "block (fill each host first, the default) or "
 	    "roundrobin", "block roundrobin" },
-	{ O_LAUNCHER, 0, "launcher", OPT_VALUE, "KIND", "auto (the default), local or ssh",
-	    "auto local ssh" },
+	{ O_LAUNCHER, 0, "launcher", OPT_VALUE, "KIND", "auto (the default: local or ssh), local, "
+	    "ssh or slurm (srun)", "auto local ssh slurm" },
 	{ O_NO_LABEL, 0, "no-label", OPT_FLAG, NULL, "do not prefix output lines with [rank host]",
 	    NULL },
 	{ O_GATHER, 'g', "gather", OPT_FLAG, NULL, "print identical outputs once, under their "
@@ -158,6 +158,32 @@ collrun_hosts(struct collrun_args *a, struct hostlist *hl, char *err, size_t len
 	return 0;
 }
 
+/* srun places the ranks; it is told the hosts only when they were given here. */
+static int
+collrun_slurm(struct collrun_args *a, const struct hostlist *hl, enum place_mode mode,
+    char *err, size_t len)
+{
+	static char folded[65536];
+	const char **names;
+
+	a->jo.kind = LAUNCH_SLURM;
+	a->jo.per_host = (int)a->per_host;
+	a->jo.cyclic = mode == PLACE_ROUNDROBIN;
+	if (a->hosts == NULL && a->hostfile == NULL)
+		return 0;
+	names = xcalloc((size_t)hl->n, sizeof *names);
+	for (int i = 0; i < hl->n; i++)
+		names[i] = hl->hosts[i].name;
+	if (hostlist_fold(names, hl->n, folded, sizeof folded) != COLL_OK) {
+		free(names);
+		snprintf(err, len, "too many hosts for srun --nodelist");
+		return -1;
+	}
+	free(names);
+	a->jo.nodelist = folded;
+	return 0;
+}
+
 /* Hosts, rank count, placement and launcher into the job options. */
 static int
 collrun_plan(struct collrun_args *a, struct hostlist *hl, int **rank_host, char *err, size_t len)
@@ -193,10 +219,15 @@ collrun_plan(struct collrun_args *a, struct hostlist *hl, int **rank_host, char 
 		return -1;
 	if (a->launcher == NULL || strcmp(a->launcher, "auto") == 0)
 		a->jo.kind = collrun_all_local(hl) ? LAUNCH_LOCAL : LAUNCH_SSH;
-	else if (strcmp(a->launcher, "local") == 0 || strcmp(a->launcher, "ssh") == 0)
-		a->jo.kind = strcmp(a->launcher, "ssh") == 0 ? LAUNCH_SSH : LAUNCH_LOCAL;
+	else if (strcmp(a->launcher, "local") == 0)
+		a->jo.kind = LAUNCH_LOCAL;
+	else if (strcmp(a->launcher, "ssh") == 0)
+		a->jo.kind = LAUNCH_SSH;
+	else if (strcmp(a->launcher, "slurm") == 0)
+		return collrun_slurm(a, hl, mode, err, len);
 	else {
-		snprintf(err, len, "--launcher must be auto, local or ssh, not '%s'", a->launcher);
+		snprintf(err, len, "--launcher must be auto, local, ssh or slurm, not '%s'",
+		    a->launcher);
 		return -1;
 	}
 	return 0;

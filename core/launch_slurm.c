@@ -1,0 +1,273 @@
+/*
+ * The Slurm launcher: one local srun runs every rank through the agent
+ * (collrun --agent --slurm), with --label so that each output line says
+ * which task wrote it. The agent's tagged stderr lines give each rank's
+ * process id and how it ended, which srun alone does not tell. srun is
+ * started by the local backend, so its own output and exit are watched by
+ * the same loop; --kill-on-bad-exit makes Slurm end the step when a rank
+ * fails.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "launch.h"
+#include "xmalloc.h"
+
+#define SLURM_TAG "coll-agent: "
+
+struct slurm {
+	struct launch srun;		/* the local launch of srun itself */
+	int nranks;
+	int *done;
+	pid_t *pids;
+	char **argv;
+	char scancel_spec[64];
+};
+
+static void
+slurm_report(struct launch *l, int rank, int state, int code)
+{
+	struct slurm *sl = l->impl;
+
+	if (rank < 0 || rank >= sl->nranks || sl->done[rank])
+		return;
+	sl->done[rank] = 1;
+	l->cb.exited(l->cb.arg, rank, state, code);
+}
+
+/* The agent's lines: "pgid N", "exit N", "signal N". Returns 1 if it was one. */
+static int
+slurm_agent_line(struct launch *l, int rank, const char *text, size_t len)
+{
+	struct slurm *sl = l->impl;
+	size_t tag = sizeof SLURM_TAG - 1;
+	char word[16] = "";
+	int v = 0;
+
+	if (len <= tag || len > 64 || memcmp(text, SLURM_TAG, tag) != 0)
+		return 0;
+	if (sscanf(text + tag, "%15s %d", word, &v) != 2)
+		return 0;
+	if (strcmp(word, "pgid") == 0)
+		sl->pids[rank] = v;
+	else if (strcmp(word, "exit") == 0)
+		slurm_report(l, rank, LAUNCH_EXITED, v);
+	else if (strcmp(word, "signal") == 0)
+		slurm_report(l, rank, LAUNCH_SIGNALED, v);
+	else
+		return 0;
+	return 1;
+}
+
+/* srun --label writes "N: text" (N right-aligned); anything else is srun's own. */
+static void
+slurm_output(void *arg, int srun_rank, int stream, const char *line, size_t len)
+{
+	struct launch *l = arg;
+	struct slurm *sl = l->impl;
+	size_t i = 0, digits;
+	long rank = 0;
+
+	(void)srun_rank;
+	while (i < len && line[i] == ' ')
+		i++;
+	for (digits = i; i < len && isdigit((unsigned char)line[i]) && rank < sl->nranks; i++)
+		rank = rank * 10 + (line[i] - '0');
+	if (i == digits || i + 1 >= len + 1 || i + 2 > len || line[i] != ':' ||
+	    line[i + 1] != ' ' || rank >= sl->nranks) {
+		l->cb.output(l->cb.arg, -1, stream, line, len);
+		return;
+	}
+	if (stream == LAUNCH_STDERR && slurm_agent_line(l, (int)rank, line + i + 2, len - i - 2))
+		return;
+	l->cb.output(l->cb.arg, (int)rank, stream, line + i + 2, len - i - 2);
+}
+
+/* srun ended: ranks that did not say how they ended end as srun did. */
+static void
+slurm_srun_exited(void *arg, int srun_rank, int state, int code)
+{
+	struct launch *l = arg;
+	struct slurm *sl = l->impl;
+
+	(void)srun_rank;
+	for (int r = 0; r < sl->nranks; r++)
+		slurm_report(l, r, state == LAUNCH_EXITED && code == 0 ? LAUNCH_EXITED : state, code);
+}
+
+static void
+slurm_no_host(void *arg, int host, const char *why)
+{
+	(void)arg;
+	(void)host;
+	(void)why;
+}
+
+static void
+slurm_argv_add(char ***argv, int *n, char *word)
+{
+	*argv = xreallocarray(*argv, (size_t)*n + 2, sizeof **argv);
+	(*argv)[(*n)++] = word;
+	(*argv)[*n] = NULL;
+}
+
+static char **
+slurm_argv(const struct launch_opts *o, const char *uidstr)
+{
+	char **argv = NULL, **env = launch_env_vars(o, 0, uidstr);
+	int n = 0;
+
+	slurm_argv_add(&argv, &n, xstrdup("srun"));
+	slurm_argv_add(&argv, &n, xasprintf("--job-name=coll-%016llx",
+	    (unsigned long long)o->uid->jobid));
+	slurm_argv_add(&argv, &n, xasprintf("--ntasks=%d", o->nranks));
+	if (o->per_host > 0)
+		slurm_argv_add(&argv, &n, xasprintf("--ntasks-per-node=%d", o->per_host));
+	if (o->nodelist != NULL)
+		slurm_argv_add(&argv, &n, xasprintf("--nodelist=%s", o->nodelist));
+	slurm_argv_add(&argv, &n, xasprintf("--distribution=%s", o->cyclic ? "cyclic" : "block"));
+	slurm_argv_add(&argv, &n, xstrdup("--kill-on-bad-exit=1"));
+	slurm_argv_add(&argv, &n, xstrdup("--label"));
+	slurm_argv_add(&argv, &n, xstrdup(o->agent));
+	slurm_argv_add(&argv, &n, xstrdup("--agent"));
+	slurm_argv_add(&argv, &n, xstrdup("--slurm"));
+	/* What is the same for every rank; the agent adds the rest from SLURM_*. */
+	for (char **e = env; *e != NULL; e++) {
+		if (strncmp(*e, "COLL_UNIQUE_ID=", 15) && strncmp(*e, "COLL_SIZE=", 10) &&
+		    strncmp(*e, "WORLD_SIZE=", 11) && strncmp(*e, "COLL_JOBID=", 11) &&
+		    strncmp(*e, "MASTER_PORT=", 12))
+			continue;
+		slurm_argv_add(&argv, &n, xstrdup("-e"));
+		slurm_argv_add(&argv, &n, xstrdup(*e));
+	}
+	slurm_argv_add(&argv, &n, xstrdup("--"));
+	for (char *const *a = o->argv; *a != NULL; a++)
+		slurm_argv_add(&argv, &n, xstrdup(*a));
+	launch_env_free(env);
+	return argv;
+}
+
+static int
+slurm_start(struct launch *l, const struct launch_opts *o)
+{
+	struct slurm *sl = xcalloc(1, sizeof *sl);
+	struct launch_opts so;
+	char uidstr[UID_STR_LEN], srun[4096];
+	int r;
+
+	if (launch_resolve("srun", srun, sizeof srun) != COLL_OK) {
+		free(sl);
+		return COLL_ENOTFOUND;
+	}
+	l->impl = sl;
+	sl->nranks = o->nranks;
+	sl->done = xcalloc((size_t)o->nranks, sizeof *sl->done);
+	sl->pids = xcalloc((size_t)o->nranks, sizeof *sl->pids);
+	for (int i = 0; i < o->nranks; i++)
+		sl->pids[i] = -1;
+	uid_format(o->uid, uidstr, sizeof uidstr);
+	sl->argv = slurm_argv(o, uidstr);
+	if (getenv("SLURM_JOB_ID") != NULL)
+		snprintf(sl->scancel_spec, sizeof sl->scancel_spec, "%s", getenv("SLURM_JOB_ID"));
+	else
+		snprintf(sl->scancel_spec, sizeof sl->scancel_spec, "--name=coll-%016llx",
+		    (unsigned long long)o->uid->jobid);
+	so = (struct launch_opts){ .kind = LAUNCH_LOCAL, .nranks = 1, .path = srun,
+	    .argv = sl->argv, .uid = o->uid, .master_addr = o->master_addr,
+	    .master_port = o->master_port };
+	sl->srun.ops = &launch_local_ops;
+	sl->srun.nranks = 1;
+	sl->srun.cb = (struct launch_cb){ slurm_output, slurm_srun_exited, slurm_no_host, l };
+	if ((r = launch_local_ops.start(&sl->srun, &so)) != COLL_OK) {
+		launch_env_free(sl->argv);
+		free(sl->done);
+		free(sl->pids);
+		free(sl);
+		l->impl = NULL;
+	}
+	return r;
+}
+
+static int
+slurm_poll(struct launch *l, int timeout_ms, int wake_fd)
+{
+	struct slurm *sl = l->impl;
+	int left = 0;
+
+	launch_local_ops.poll(&sl->srun, timeout_ms, wake_fd);
+	for (int r = 0; r < sl->nranks; r++)
+		left += !sl->done[r];
+	return left + launch_local_ops.running(&sl->srun);
+}
+
+/* srun shows status on SIGINT rather than passing it on: scancel delivers it. */
+static void
+slurm_scancel(struct slurm *sl, int sig)
+{
+	char s[16];
+	pid_t pid;
+
+	snprintf(s, sizeof s, "--signal=%d", sig);
+	pid = fork();
+	if (pid == 0) {
+		/* Detach so no zombie waits for us. */
+		if (fork() == 0)
+			execlp("scancel", "scancel", s, sl->scancel_spec, (char *)NULL);
+		_exit(0);
+	}
+	if (pid > 0)
+		while (waitpid(pid, NULL, 0) == -1 && errno == EINTR)
+			;
+}
+
+static void
+slurm_signal(struct launch *l, int sig)
+{
+	struct slurm *sl = l->impl;
+
+	if (sig == SIGINT || sig == SIGUSR1 || sig == SIGUSR2)
+		slurm_scancel(sl, sig);
+	else
+		launch_local_ops.signal(&sl->srun, sig);
+}
+
+static int
+slurm_running(const struct launch *l)
+{
+	const struct slurm *sl = l->impl;
+	int left = 0;
+
+	for (int r = 0; r < sl->nranks; r++)
+		left += !sl->done[r];
+	return left + launch_local_ops.running(&sl->srun);
+}
+
+static pid_t
+slurm_pid(const struct launch *l, int rank)
+{
+	return ((const struct slurm *)l->impl)->pids[rank];
+}
+
+static void
+slurm_free(struct launch *l)
+{
+	struct slurm *sl = l->impl;
+
+	launch_local_ops.free(&sl->srun);
+	launch_env_free(sl->argv);
+	free(sl->done);
+	free(sl->pids);
+	free(sl);
+	l->impl = NULL;
+}
+
+const struct launch_ops launch_slurm_ops = {
+	slurm_start, slurm_poll, slurm_signal, slurm_running, slurm_pid, slurm_free,
+};
