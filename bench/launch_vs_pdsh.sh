@@ -24,7 +24,11 @@ fi
 command -v pdsh >/dev/null || { echo "needs pdsh: apt-get install pdsh" >&2; exit 2; }
 [ -x "$COLLRUN" ] || { echo "build collrun first ($COLLRUN)" >&2; exit 2; }
 WORK=$(mktemp -d)
+chmod 755 "$WORK"	# the bench user's sshd must reach authorized_keys in the bed
 BED=$WORK/bed
+# A copy: a rebuild during the run must not swap the binary under the remote hosts.
+cp "$COLLRUN" "$WORK/collrun"
+COLLRUN=$WORK/collrun
 cleanup() { bash "$ROOT/tests/netbed/netbed.sh" down "$BED" >/dev/null 2>&1 || true; rm -rf "$WORK"; }
 trap cleanup EXIT
 
