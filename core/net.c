@@ -11,6 +11,7 @@
 
 #include "clock.h"
 #include "err.h"
+#include "io.h"
 #include "net.h"
 
 int
@@ -126,22 +127,11 @@ net_tune(int fd)
 static int
 net_connect_wait(int fd, uint64_t deadline_ms, int abort_fd)
 {
-	struct pollfd pfd[2] = { { fd, POLLOUT, 0 }, { abort_fd, POLLIN, 0 } };
 	int err = 0, r;
 	socklen_t elen = sizeof err;
 
-	for (;;) {
-		r = poll(pfd, abort_fd >= 0 ? 2 : 1, clock_remaining_ms(deadline_ms));
-		if (r == -1 && errno == EINTR)
-			continue;
-		if (r == -1)
-			return COLL_ESYS;
-		if (r == 0)
-			return COLL_ETIMEDOUT;
-		if (abort_fd >= 0 && pfd[1].revents)
-			return COLL_EABORTED;
-		break;
-	}
+	if ((r = io_wait(fd, POLLOUT, deadline_ms, abort_fd)) != COLL_OK)
+		return r;
 	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) == -1)
 		return COLL_ESYS;
 	if (err != 0) {
