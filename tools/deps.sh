@@ -9,7 +9,16 @@ for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then
 	sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
 	export DEBIAN_FRONTEND=noninteractive
+	# Packages must not start their daemons (sshd, munge, slurm): the tests start
+	# their own, privately. policy-rc.d is how Debian lets an installer say so.
+	policy=""
+	if [ ! -e /usr/sbin/policy-rc.d ]; then
+		policy=/usr/sbin/policy-rc.d
+		printf '#!/bin/sh\nexit 101\n' | $sudo tee $policy >/dev/null
+		$sudo chmod 755 $policy
+	fi
 	$sudo apt-get update -qq
 	# shellcheck disable=SC2086
 	$sudo apt-get install -y -qq $missing >/dev/null
+	[ -z "$policy" ] || $sudo rm -f "$policy"
 fi
