@@ -14,13 +14,29 @@
 int
 sshconf_match(const char *p, const char *h)
 {
-	if (*p == '\0')
-		return *h == '\0';
-	if (*p == '*')
-		return sshconf_match(p + 1, h) || (*h && sshconf_match(p, h + 1));
-	if (*h && (*p == '?' || tolower((unsigned char)*p) == tolower((unsigned char)*h)))
-		return sshconf_match(p + 1, h + 1);
-	return 0;
+	const char *star = NULL, *resume = NULL;
+
+	/*
+	 * Glob with backtracking to the last '*' only: linear in practice, where
+	 * recursion on every '*' is exponential on patterns like "****a".
+	 */
+	while (*h != '\0') {
+		if (*p == '*') {
+			star = ++p;
+			resume = h;
+		} else if (*p == '?' || tolower((unsigned char)*p) == tolower((unsigned char)*h)) {
+			p++;
+			h++;
+		} else if (star != NULL) {
+			p = star;
+			h = ++resume;
+		} else {
+			return 0;
+		}
+	}
+	while (*p == '*')
+		p++;
+	return *p == '\0';
 }
 
 /* A Host line matches when some pattern matches and no negated one does. */

@@ -30,7 +30,7 @@ for f in build-fuzz/fuzz/fuzz_*; do
 	name=$(basename "$f"); name=${name#fuzz_}
 	mkdir -p "$work/$name"
 	[ -d "fuzz/corpus/$name" ] && cp -r "fuzz/corpus/$name/." "$work/$name/"
-	"$f" -max_total_time="$fuzz_secs" -print_final_stats=0 "$work/$name" >"$work/$name.log" 2>&1 ||
+	"$f" -max_total_time="$fuzz_secs" -timeout=10 -print_final_stats=0 "$work/$name" >"$work/$name.log" 2>&1 ||
 		{ tail -40 "$work/$name.log"; echo "fuzzer $name found a crash"; exit 1; }
 	echo "fuzz_$name: $(grep -o 'Done [0-9]* runs' "$work/$name.log"), no crash"
 done

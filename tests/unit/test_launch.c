@@ -108,6 +108,31 @@ test_sshconf_first_value_wins(void **state)
 	}
 }
 
+static const struct {
+	const char *pat, *host;
+	int match;
+} glob_rows[] = {
+	{ "node*", "node01", 1 }, { "node??", "node01", 1 }, { "node??", "node001", 0 },
+	{ "*", "", 1 }, { "", "", 1 }, { "", "a", 0 }, { "*.gpu", "a.gpu", 1 },
+	{ "*.gpu", "a.cpu", 0 }, { "N*E", "node", 1 }, { "a*b*c", "aXbYc", 1 },
+	{ "a*b*c", "aXbYd", 0 }, { "*a*", "bab", 1 },
+};
+
+static void
+test_sshconf_glob(void **state)
+{
+	char host[4001];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof glob_rows / sizeof *glob_rows; i++)
+		assert_int_equal(sshconf_match(glob_rows[i].pat, glob_rows[i].host),
+		    glob_rows[i].match);
+	/* Many stars against a long near-miss must not take exponential time. */
+	memset(host, 'a', 4000);
+	host[4000] = '\0';
+	assert_int_equal(sshconf_match("*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b", host), 0);
+}
+
 static void
 test_sshconf_identity_expansion(void **state)
 {
@@ -241,6 +266,7 @@ main(void)
 		cmocka_unit_test(test_shquote_words_are_separate),
 		cmocka_unit_test(test_sshconf_first_value_wins),
 		cmocka_unit_test(test_sshconf_identity_expansion),
+		cmocka_unit_test(test_sshconf_glob),
 		cmocka_unit_test(test_linebuf_whole_lines_only),
 		cmocka_unit_test(test_linebuf_long_line_keeps_every_byte),
 		cmocka_unit_test(test_env_local_ranks_follow_hosts),
