@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
+#include <sys/resource.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +44,9 @@ struct job {
 	int timed_out;
 	uint64_t term_at;	/* when to SIGTERM the rest (0: not scheduled) */
 	uint64_t kill_at;	/* when to SIGKILL the rest */
+	uint64_t give_up_at;	/* after SIGKILL: stop waiting for what never ends */
+	int give_up;
+	int pids_known;		/* pids in the job record */
 	int broken_stdout;
 	int nfailed_hosts;
 	char **host_why;	/* per host: why it could not be used */
@@ -202,7 +206,17 @@ job_timers(struct job *j, uint64_t job_deadline)
 	}
 	if (j->kill_at && now >= j->kill_at) {
 		launch_signal(j->l, SIGKILL);
+		if (j->give_up_at == 0)
+			j->give_up_at = now + 10000;
 		j->kill_at = now + 1000;
+	}
+	if (j->give_up_at && now >= j->give_up_at) {
+		/* A host that stopped answering cannot be made to: leave, and say so. */
+		fprintf(stderr, "%s: %d ranks did not end 10 s after SIGKILL; giving up on them\n",
+		    j->o->tool, launch_running(j->l));
+		j->give_up = 1;
+		if (j->exit_code == 0)
+			j->exit_code = JOB_EXIT_UNREACHABLE;
 	}
 	if (job_deadline && !j->timed_out && job_deadline < next)
 		next = job_deadline;
@@ -211,6 +225,18 @@ job_timers(struct job *j, uint64_t job_deadline)
 	if (j->kill_at && j->kill_at < next)
 		next = j->kill_at;
 	return next > now ? (int)(next - now) : 0;
+}
+
+/* The root holds a socket per rank and SSH one per host: 1024 fds is too few. */
+static void
+job_raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 }
 
 static int
@@ -236,14 +262,21 @@ job_record(struct job *j, const struct coll_uid *uid, char *path, size_t len)
 	static const char *names[] = { "local", "ssh", "slurm" };
 	struct jobrec rec = { uid->jobid, names[j->o->kind], getpid(),
 	    j->o->argv, j->o->nranks, r };
-	int all = 1;
+	int all = 1, known = 0;
 
 	gethostname(host, sizeof host - 1);
 	for (int i = 0; i < j->o->nranks; i++) {
 		r[i] = (struct jobrec_rank){ i, job_host(j, i) ? job_host(j, i) : host,
 		    launch_pid(j->l, i) };
 		all &= r[i].pid > 0;
+		known += r[i].pid > 0;
 	}
+	/* Rewrite only when it says more than last time. */
+	if (path[0] != '\0' && known == j->pids_known) {
+		free(r);
+		return;
+	}
+	j->pids_known = known;
 	if (jobrec_write(&rec, path, len) != COLL_OK) {
 		fprintf(stderr, "%s: warning: cannot write the job record: %s\n", j->o->tool,
 		    strerror(errno));
@@ -265,7 +298,8 @@ job_root_addr(const struct job_opts *o, struct net_addr *a)
 		return net_addr_parse(a, "127.0.0.1", 0);
 	if (ifname != NULL && *ifname != '\0')
 		return ifsel_pick(ifname, AF_UNSPEC, a, name, sizeof name);
-	return net_addr_parse(a, "0.0.0.0", 0);
+	/* Every address, both families (net_listen makes "::" dual-stack). */
+	return net_addr_parse(a, "::", 0);
 }
 
 /*
@@ -281,12 +315,25 @@ job_uid_addr(const struct job_opts *o, struct coll_uid *uid)
 
 	if (o->kind != LAUNCH_SLURM || getenv("COLL_SOCKET_IFNAME") != NULL)
 		return;
+	struct addrinfo *it;
+
 	gethostname(host, sizeof host - 1);
 	if (getaddrinfo(host, NULL, &hints, &res) != 0)
 		return;
-	memcpy(&uid->root.ss, res->ai_addr, res->ai_addrlen);
-	uid->root.len = res->ai_addrlen;
-	net_addr_set_port(&uid->root, port);
+	for (it = res; it != NULL; it = it->ai_next) {
+		struct net_addr a = { .len = it->ai_addrlen };
+
+		memcpy(&a.ss, it->ai_addr, it->ai_addrlen);
+		if (net_addr_is_loopback(&a))
+			continue;	/* Debian maps the host name to 127.0.1.1 */
+		uid->root = a;
+		net_addr_set_port(&uid->root, port);
+		break;
+	}
+	if (it == NULL)
+		fprintf(stderr, "%s: warning: host name '%s' resolves only to loopback: ranks on "
+		    "other nodes cannot reach the rendezvous; set COLL_SOCKET_IFNAME\n", o->tool,
+		    host);
 	freeaddrinfo(res);
 }
 
@@ -310,7 +357,11 @@ job_start(struct job *j, struct root **root, struct coll_uid *uid, char *path, s
 		    j->o->tool, getenv("COLL_SOCKET_IFNAME"));
 		return EXIT_CANNOT;
 	}
-	if ((r = root_start(root, &a, j->o->nranks, j->o->join_timeout_ms, uid)) != COLL_OK) {
+	r = root_start(root, &a, j->o->nranks, j->o->join_timeout_ms, uid);
+	if (r != COLL_OK && a.ss.ss_family == AF_INET6 && net_addr_is_loopback(&a) == 0 &&
+	    net_addr_parse(&a, "0.0.0.0", 0) == COLL_OK)
+		r = root_start(root, &a, j->o->nranks, j->o->join_timeout_ms, uid);	/* no IPv6 here */
+	if (r != COLL_OK) {
 		fprintf(stderr, "%s: cannot start the rendezvous service: %s: %s\n", j->o->tool,
 		    coll_strerror(r), strerror(errno));
 		return EXIT_CANNOT;
@@ -356,7 +407,7 @@ job_loop(struct job *j, const struct coll_uid *uid, char *recpath, size_t len)
 
 	if (j->o->timeout_s > 0)
 		deadline = clock_now_ms() + (uint64_t)(j->o->timeout_s * 1000);
-	while (launch_poll(j->l, job_timers(j, deadline), job_sigpipe[0]) > 0) {
+	while (!j->give_up && launch_poll(j->l, job_timers(j, deadline), job_sigpipe[0]) > 0) {
 		job_handle_signals(j);
 		if (!j->recorded)
 			job_record(j, uid, recpath, len);
@@ -375,6 +426,7 @@ job_run(const struct job_opts *o)
 	char recpath[600] = "", path[4096];
 	int code;
 
+	job_raise_fd_limit();
 	if (job_signals_init() == -1) {
 		fprintf(stderr, "%s: cannot create a pipe: %s\n", o->tool, strerror(errno));
 		return EXIT_CANNOT;

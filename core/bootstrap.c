@@ -96,8 +96,10 @@ bootstrap_recv_book(struct comm *c, uint64_t dl)
 
 	/* The root waits up to the join timeout for the others: give it a little more. */
 	r = wire_recv(c->root_fd, &h, &p, WIRE_MAX_PAYLOAD, dl + 5000, c->abort_fd);
-	if (r == COLL_OK && h.type == WIRE_ERROR && wire_note_decode(p, h.len, &note) == COLL_OK)
-		r = comm_fail(c, note.code, "rank %d could not join: %s", c->rank, note.msg);
+	if (r == COLL_OK && (h.type == WIRE_ERROR || h.type == WIRE_FAILED) &&
+	    wire_note_decode(p, h.len, &note) == COLL_OK)
+		r = comm_fail(c, h.type == WIRE_FAILED ? COLL_ERANKDEAD : note.code,
+		    "rank %d could not join: %s", c->rank, note.msg);
 	else if (r == COLL_OK && h.type == WIRE_BOOK) {
 		c->book = xcalloc((size_t)c->nranks, sizeof *c->book);
 		if (wire_book_decode(p, h.len, (uint32_t)c->nranks, c->book) != COLL_OK)

@@ -1,8 +1,9 @@
 /*
  * Collectives over a communicator, on host memory. Every call is blocking,
  * takes the next sequence number of its communicator (shown in the status
- * page), and gives every rank bit-identical results. sendbuf == recvbuf is
- * the in-place form wherever the shapes allow it.
+ * page), and gives every rank bit-identical results. In place means
+ * sendbuf == recvbuf, except for reduce-scatter (recvbuf = sendbuf + rank *
+ * recvcount) and all-gather (sendbuf = recvbuf + rank * sendcount), as in NCCL.
  *
  * Algorithms: all-reduce uses recursive doubling up to COLL_RD_MAX_BYTES and a
  * chunked, pipelined ring (reduce-scatter then all-gather) above; broadcast a

@@ -33,7 +33,7 @@ comm_env_timeout_ms(void)
 	if (s == NULL || *s == '\0')
 		return COLL_TIMEOUT_DEFAULT_MS;
 	v = strtod(s, &end);
-	if (*end != '\0' || v <= 0 || v > 86400 * 7)
+	if (*end != '\0' || !(v >= 0.001 && v <= 86400 * 7))
 		return COLL_TIMEOUT_DEFAULT_MS;
 	return (int)(v * 1000);
 }
@@ -326,7 +326,7 @@ comm_abort(struct comm *c)
 		expect = COLL_EINPROGRESS;
 		atomic_compare_exchange_strong(&c->state, &expect, COLL_EABORTED);
 	}
-	status_set_state(&c->status, STATUS_ABORTED, NULL);
+	/* No status write here: the page has one writer, the thread running the op. */
 	comm_wake(c);
 }
 

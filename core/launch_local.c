@@ -300,9 +300,14 @@ local_signal(struct launch *l, int sig)
 {
 	struct local *lc = l->impl;
 
-	for (int i = 0; i < lc->nranks; i++)
-		if (lc->procs[i].pid > 0 && lc->procs[i].state == LAUNCH_RUNNING)
-			kill(-lc->procs[i].pid, sig);
+	/* Also a group whose leader ended but whose children still hold its output. */
+	for (int i = 0; i < lc->nranks; i++) {
+		const struct local_proc *p = &lc->procs[i];
+
+		if (p->pid > 0 && (p->state == LAUNCH_RUNNING || p->out[0].fd >= 0 ||
+		    p->out[1].fd >= 0))
+			kill(-p->pid, sig);
+	}
 }
 
 static int

@@ -48,12 +48,14 @@ slurm_agent_line(struct launch *l, int rank, const char *text, size_t len)
 {
 	struct slurm *sl = l->impl;
 	size_t tag = sizeof SLURM_TAG - 1;
-	char word[16] = "";
+	char word[16] = "", copy[65];
 	int v = 0;
 
 	if (len <= tag || len > 64 || memcmp(text, SLURM_TAG, tag) != 0)
 		return 0;
-	if (sscanf(text + tag, "%15s %d", word, &v) != 2)
+	memcpy(copy, text, len);	/* the line is not NUL-terminated */
+	copy[len] = '\0';
+	if (sscanf(copy + tag, "%15s %d", word, &v) != 2)
 		return 0;
 	if (strcmp(word, "pgid") == 0)
 		sl->pids[rank] = v;
@@ -138,9 +140,13 @@ slurm_argv(const struct launch_opts *o, const char *uidstr)
 	slurm_argv_add(&argv, &n, xstrdup(o->agent));
 	slurm_argv_add(&argv, &n, xstrdup("--agent"));
 	slurm_argv_add(&argv, &n, xstrdup("--slurm"));
-	/* What is the same for every rank; the agent adds the rest from SLURM_*. */
+	/*
+	 * What is the same for every rank; the agent adds the rest from SLURM_*.
+	 * The unique id holds the secret: it reaches the tasks in srun's
+	 * environment (readable by its owner only), never in argv.
+	 */
 	for (char **e = env; *e != NULL; e++) {
-		if (strncmp(*e, "COLL_UNIQUE_ID=", 15) && strncmp(*e, "COLL_SIZE=", 10) &&
+		if (strncmp(*e, "COLL_SIZE=", 10) &&
 		    strncmp(*e, "WORLD_SIZE=", 11) && strncmp(*e, "COLL_JOBID=", 11) &&
 		    strncmp(*e, "MASTER_PORT=", 12))
 			continue;

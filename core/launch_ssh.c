@@ -33,10 +33,13 @@ struct ssh_chan {
 	int st;
 	LIBSSH2_CHANNEL *ch;
 	char *cmd;
+	char *input;		/* written to the channel's stdin first: the unique id */
+	size_t input_off;
 	struct linebuf lb[2];
 	int agent_seen;		/* the agent's pgid line was read */
 	pid_t pgid;
 	int want_eof;
+	int signalled[65];	/* a kill channel already went out for this signal */
 	int aux;		/* a short command, not a rank */
 };
 
@@ -44,6 +47,7 @@ struct ssh_node {
 	struct sshhost h;
 	int host;		/* index into launch_opts.hosts */
 	int reported;
+	int stopped;		/* abandoned by a stop before it was ready */
 	int nchan;
 	struct ssh_chan *chans;
 	int naux;
@@ -84,7 +88,11 @@ ssh_command(const struct ssh *sh, int rank, const char *uidstr)
 	shquote_raw(&b, "exec");
 	shquote_word(&b, sh->o.agent);
 	shquote_word(&b, "--agent");
+	/* The unique id holds the job's secret: it goes on stdin, never in argv (ps). */
+	shquote_word(&b, "--uid-stdin");
 	for (char **e = env; *e != NULL; e++) {
+		if (strncmp(*e, "COLL_UNIQUE_ID=", 15) == 0)
+			continue;
 		shquote_word(&b, "-e");
 		shquote_word(&b, *e);
 	}
@@ -203,7 +211,7 @@ ssh_chan_start(struct launch *l, struct ssh_node *n, struct ssh_chan *c)
 	}
 	r = libssh2_channel_exec(c->ch, c->cmd);
 	if (r == LIBSSH2_ERROR_EAGAIN)
-		return 1;
+		return 0;
 	if (r != 0) {
 		sshhost_fail(&n->h, "cannot start a command: %s", sshhost_error(&n->h));
 		return 1;
@@ -219,6 +227,14 @@ ssh_chan_drive(struct launch *l, struct ssh_node *n, struct ssh_chan *c)
 
 	if (c->st == CH_OPEN || c->st == CH_EXEC)
 		moved = ssh_chan_start(l, n, c);
+	if (c->st == CH_RUN && c->input != NULL && c->input[c->input_off] != '\0') {
+		ssize_t w = libssh2_channel_write(c->ch, c->input + c->input_off,
+		    strlen(c->input + c->input_off));
+		if (w > 0) {
+			c->input_off += (size_t)w;
+			moved = 1;
+		}
+	}
 	if (c->st == CH_RUN) {
 		if (c->want_eof && libssh2_channel_send_eof(c->ch) != LIBSSH2_ERROR_EAGAIN)
 			c->want_eof = 0;
@@ -260,7 +276,9 @@ ssh_node_report(struct launch *l, struct ssh_node *n)
 	if (n->reported)
 		return;
 	n->reported = 1;
-	l->cb.host_failed(l->cb.arg, n->host, n->h.why);
+	/* A host we stopped ourselves did not fail: its ranks just never ran. */
+	if (!n->stopped)
+		l->cb.host_failed(l->cb.arg, n->host, n->h.why);
 	for (int i = 0; i < n->nchan; i++)
 		ssh_report_rank(l, n->chans[i].rank, LAUNCH_FAILED, 255);
 	ssh_node_drop_channels(n);
@@ -277,8 +295,10 @@ ssh_node_ready(struct ssh *sh, struct ssh_node *n)
 	uid.root = n->h.local;
 	net_addr_set_port(&uid.root, net_addr_port(&sh->o.uid->root));
 	uid_format(&uid, uidstr, sizeof uidstr);
-	for (int i = 0; i < n->nchan; i++)
+	for (int i = 0; i < n->nchan; i++) {
 		n->chans[i].cmd = ssh_command(sh, n->chans[i].rank, uidstr);
+		n->chans[i].input = xasprintf("%s\n", uidstr);
+	}
 }
 
 static int
@@ -450,15 +470,19 @@ ssh_signal(struct launch *l, int sig)
 	for (int i = 0; i < sh->nnodes; i++) {
 		struct ssh_node *n = &sh->nodes[i];
 
-		if (stop && n->h.state < SH_READY)
+		if (stop && n->h.state < SH_READY && n->h.state != SH_FAILED) {
+			n->stopped = 1;
 			sshhost_fail(&n->h, "not started: the job was stopped first");
+		}
 		if (n->h.state != SH_READY)
 			continue;
 		for (int k = 0; k < n->nchan; k++) {
 			struct ssh_chan *c = &n->chans[k];
 
-			if (c->st == CH_RUN && c->pgid > 0)
+			if (c->st == CH_RUN && c->pgid > 0 && sig > 0 && sig < 65 && !c->signalled[sig]) {
+				c->signalled[sig] = 1;
 				ssh_kill_channel(n, c, sig);
+			}
 			/* Closing stdin makes the agent end the group even before its pgid is known. */
 			if (stop && c->st == CH_RUN)
 				c->want_eof = 1;
@@ -490,6 +514,7 @@ ssh_free_chans(struct ssh_chan *c, int n)
 		linebuf_free(&c[i].lb[0]);
 		linebuf_free(&c[i].lb[1]);
 		free(c[i].cmd);
+		free(c[i].input);
 	}
 	free(c);
 }

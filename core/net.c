@@ -103,6 +103,10 @@ net_listen(struct net_addr *addr, int backlog, int *fd_out)
 	if (fd == -1)
 		return COLL_ESYS;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	if (addr->ss.ss_family == AF_INET6) {
+		int zero = 0;	/* "::" takes IPv4 too, as v4-mapped addresses */
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
+	}
 	if (bind(fd, (struct sockaddr *)&addr->ss, addr->len) == -1 ||
 	    listen(fd, backlog) == -1 ||
 	    getsockname(fd, (struct sockaddr *)&addr->ss, &addr->len) == -1) {

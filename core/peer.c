@@ -88,9 +88,12 @@ peer_connect(struct comm *c, int peer, int *out)
 	net_addr_format(&c->book[peer].addr, addr, sizeof addr);
 	r = net_connect(&c->book[peer].addr, dl, c->abort_fd, &fd);
 	if (r == COLL_ESYS) {
+		char first[COLL_ERR_LEN];
 		int e = errno;
-		comm_fail_peer(c, peer, COLL_EPEER, "connecting to");
-		return comm_fail(c, COLL_EPEER, "%s (connect to %s: %s)", c->err, addr, strerror(e));
+
+		r = comm_fail_peer(c, peer, COLL_EPEER, "connecting to");
+		snprintf(first, sizeof first, "%s", c->err);
+		return comm_fail(c, r, "%s (connect to %s: %s)", first, addr, strerror(e));
 	}
 	if (r != COLL_OK)
 		return comm_fail_peer(c, peer, r, "connecting to");

@@ -46,14 +46,22 @@ probe_init(struct probe *p, struct comm *c, const struct probe_opts *o, size_t m
 	p->c = c;
 	p->o = *o;
 	p->cap = max_bytes ? max_bytes : 1;
-	p->send = xmalloc(p->cap);
-	p->recv = xmalloc(p->cap);
+	p->send = malloc(p->cap);
+	p->recv = malloc(p->cap);
+	if (p->send == NULL || p->recv == NULL) {
+		probe_free(p);
+		return COLL_ENOMEM;
+	}
 	/* Touch the pages now so the first timed op does not pay for faults. */
 	memset(p->send, 0, p->cap);
 	memset(p->recv, 0, p->cap);
 	if (o->check) {
-		p->expect = xmalloc(p->cap);
-		p->tmp = xmalloc(p->cap);
+		p->expect = malloc(p->cap);
+		p->tmp = malloc(p->cap);
+		if (p->expect == NULL || p->tmp == NULL) {
+			probe_free(p);
+			return COLL_ENOMEM;
+		}
 	}
 	return COLL_OK;
 }

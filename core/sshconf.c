@@ -74,6 +74,8 @@ sshconf_expand(char *out, size_t len, const char *in, const char *host)
 
 	if (in[0] == '~' && (in[1] == '/' || in[1] == '\0')) {
 		o = (size_t)snprintf(out, len, "%s", sshconf_home());
+		if (o >= len)
+			o = len - 1;
 		in++;
 	}
 	for (; *in && o + 1 < len; in++) {

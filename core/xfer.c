@@ -258,8 +258,9 @@ xfer_poll(struct xfer *x, struct xfer_side *s, struct xfer_side *r, uint64_t las
 		si = n;
 		pfd[n++] = (struct pollfd){ s->fd, POLLOUT, 0 };
 	}
-	waiting = ri > 0 ? x->recv_peer : x->send_peer;
-	status_wait(&x->c->status, waiting, ri > 0 ? 1 : 2);
+	/* A send blocked on a full socket is firm evidence against its peer. */
+	waiting = si > 0 ? x->send_peer : x->recv_peer;
+	status_wait(&x->c->status, waiting, si > 0 ? 2 : 1);
 	do
 		rc = poll(pfd, (nfds_t)n, clock_remaining_ms(dl));
 	while (rc == -1 && errno == EINTR);
@@ -269,7 +270,7 @@ xfer_poll(struct xfer *x, struct xfer_side *s, struct xfer_side *r, uint64_t las
 		return comm_fail_peer(x->c, waiting, COLL_EABORTED, "exchanging with");
 	if (rc == 0)
 		return comm_fail_peer(x->c, waiting, COLL_ETIMEDOUT,
-		    ri > 0 ? "waiting for data from" : "waiting to send to");
+		    si > 0 ? "waiting to send to" : "waiting for data from");
 	if (ri > 0 && pfd[ri].revents)
 		r->ready = 1;
 	if (si > 0 && pfd[si].revents)
@@ -314,6 +315,9 @@ xfer_run(struct xfer *x)
 			return rc;
 		if (s.done && r.done)
 			break;
+		if (moved && atomic_load(&x->c->aborted))
+			return comm_fail_peer(x->c, x->recv_peer >= 0 ? x->recv_peer : x->send_peer,
+			    COLL_EABORTED, "exchanging with");
 		if (moved) {
 			last = clock_now_ms();
 			status_progress(&x->c->status);

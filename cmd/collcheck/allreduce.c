@@ -217,7 +217,11 @@ ar_sweep(struct comm *c, const struct ar_args *a, enum dtype dt, enum redop op,
 	struct probe_result res;
 	int rc = COLL_OK, me = comm_rank(c);
 
-	probe_init(&p, c, &po, a->maxb);
+	if (probe_init(&p, c, &po, a->maxb) != COLL_OK) {
+		fprintf(stderr, "collcheck: cannot allocate %d buffers of %zu bytes for -e %zu: use a "
+		    "smaller -e\n", a->check ? 4 : 2, a->maxb, a->maxb);
+		return COLL_ENOMEM;
+	}
 	for (size_t s = a->minb; s <= a->maxb && rc == COLL_OK; s = ar_next_size(a, s)) {
 		if (s / dtype_size(dt) == 0)
 			continue;
@@ -279,7 +283,7 @@ ar_worker(const struct ar_args *a)
 	for (int d = d0; d < d1 && rc == COLL_OK; d++)
 		for (int o = o0; o < o1 && rc == COLL_OK; o++)
 			rc = ar_sweep(c, a, (enum dtype)d, (enum redop)o, &t);
-	if (rc != COLL_OK)
+	if (rc != COLL_OK && rc != COLL_ENOMEM)
 		fprintf(stderr, "collcheck: %s\n", comm_last_error(c));
 	else if (comm_rank(c) == 0)
 		ar_print_footer(c, a, &t);

@@ -32,6 +32,7 @@
 #include "cmd.h"
 #include "err.h"
 #include "hostlist.h"
+#include "uid.h"
 
 #define AGENT_GRACE_MS 2000
 
@@ -73,6 +74,25 @@ agent_slurm_env(void)
 	return 0;
 }
 
+/* The unique id, first line of stdin (it holds a secret: never in argv). */
+static int
+agent_uid_stdin(void)
+{
+	static char line[UID_STR_LEN + 32];
+	size_t n = 0;
+	struct pollfd pfd = { STDIN_FILENO, POLLIN, 0 };
+
+	while (n + 1 < sizeof line) {
+		if (poll(&pfd, 1, 30000) <= 0 || read(STDIN_FILENO, line + n, 1) != 1)
+			return -1;
+		if (line[n] == '\n')
+			break;
+		n++;
+	}
+	line[n] = '\0';
+	return setenv("COLL_UNIQUE_ID", line, 1);
+}
+
 static int
 agent_args(int argc, char **argv, int *prog, int *slurm)
 {
@@ -80,6 +100,11 @@ agent_args(int argc, char **argv, int *prog, int *slurm)
 
 	if (i < argc && strcmp(argv[i], "--slurm") == 0) {
 		*slurm = 1;
+		i++;
+	}
+	if (i < argc && strcmp(argv[i], "--uid-stdin") == 0) {
+		if (agent_uid_stdin() != 0)
+			return -1;
 		i++;
 	}
 	while (i + 1 < argc && strcmp(argv[i], "-e") == 0) {
@@ -171,7 +196,7 @@ agent_main(int argc, char **argv)
 
 	if (agent_args(argc, argv, &prog, &slurm) != 0) {
 		fprintf(stderr, "collrun --agent: internal use only: collrun --agent [--slurm] "
-		    "[-e NAME=VALUE]... -- PROGRAM [ARGS...]\n");
+		    "[--uid-stdin] [-e NAME=VALUE]... -- PROGRAM [ARGS...]\n");
 		return EXIT_USAGE;
 	}
 	if (slurm && agent_slurm_env() != 0)

@@ -13,6 +13,12 @@ expect_code 137 $code "a rank killed by a signal gives 128+signal"
 check "the signal is named" grep -q 'rank 1 (pid [0-9]*) was killed by signal 9 (SIGKILL)' "$TMP/e"
 check "the others were stopped quickly" test $(($(date +%s) - start)) -lt 15
 
+# A rank that exits but leaves a child holding its output is still stopped.
+start=$(date +%s)
+collrun -n 2 --grace 0.5 sh -c 'sleep 300 & exit 1' >"$TMP/o" 2>"$TMP/e"
+expect_code 1 $? "a rank whose child keeps its output open"
+check "collrun does not wait for that child" test $(($(date +%s) - start)) -lt 10
+
 start=$(date +%s)
 collrun -n 2 --timeout 1 sleep 30 >"$TMP/o" 2>"$TMP/e"
 expect_code 124 $? "--timeout stops the job"

@@ -10,6 +10,16 @@ for r in 0 1 2 3 4 5 6 7; do
 	check "rank $r runs on $h, labelled, with its variables" grep -q "^\[$r $h\] $h $r $((r % 2))/2 8 $((r / 2)) $NET.1\$" "$TMP/o"
 done
 
+# The unique id's secret reaches the ranks, but no command line shows it (ps).
+"$BIN/collrun" -F "$CFG" -H "$HOSTS" sh -c 'echo "$COLL_UNIQUE_ID"; sleep 2' >"$TMP/uid" 2>"$TMP/e" &
+pid=$!
+echo $pid >>"$TMP/pids"
+for _ in $(seq 50); do [ "$(grep -c coll1: "$TMP/uid")" -eq 4 ] && break; sleep 0.1; done
+secret=$(sed -n 's/^\[0 node01\] coll1:[0-9a-f]*:\([0-9a-f]*\)@.*/\1/p' "$TMP/uid")
+check "every rank got the unique id" test "$(grep -c ":$secret@" "$TMP/uid")" -eq 4
+check "no process's arguments hold the secret" test "$(pgrep -fc -- "$secret")" -eq 0
+wait $pid
+
 collrun -F "$CFG" -H "$HOSTS" -n 4 --place roundrobin -N 2 sh -c 'echo $COLL_RANK $(hostname)' >"$TMP/o" 2>"$TMP/e"
 check "round-robin placement deals ranks across hosts" test "$(sort "$TMP/o" | tr '\n' ' ')" = "[0 node01] 0 node01 [1 node02] 1 node02 [2 node03] 2 node03 [3 node04] 3 node04 "
 
