@@ -37,6 +37,7 @@ static int job_sigpipe[2] = { -1, -1 };
 struct job {
 	const struct job_opts *o;
 	struct launch *l;
+	struct root *root;	/* it knows which rank died first */
 	struct gather *gather;
 	int failed_rank;	/* first rank that failed, -1 */
 	int exit_code;
@@ -121,7 +122,13 @@ job_output(void *arg, int rank, int stream, const char *line, size_t len)
 static void
 job_fail_once(struct job *j, int rank, int code)
 {
-	if (j->failed_rank >= 0 || j->timed_out)
+	int first = j->root != NULL ? root_first_dead(j->root) : -1;
+
+	/*
+	 * Ranks that end together (one died, the others heard of it) may be
+	 * reported in any order: the root's word on who died first decides.
+	 */
+	if (j->timed_out || (j->failed_rank >= 0 && !(rank == first && j->failed_rank != first)))
 		return;
 	j->failed_rank = rank;
 	j->exit_code = code;
@@ -435,6 +442,7 @@ job_run(const struct job_opts *o)
 	if (o->gather)
 		j.gather = gather_new(o->nranks);
 	if ((code = job_start(&j, &root, &uid, path, sizeof path)) == EXIT_OK) {
+		j.root = root;
 		job_record(&j, &uid, recpath, sizeof recpath);
 		job_loop(&j, &uid, recpath, sizeof recpath);
 		if (j.gather != NULL)

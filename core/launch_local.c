@@ -269,6 +269,18 @@ local_fill(struct local *lc, int wake_fd)
 
 static int local_running(const struct launch *l);
 
+/* Has this rank ended by a signal? (Peeks without reaping it.) */
+static int
+local_killed(struct local *lc, int rank)
+{
+	siginfo_t si = { 0 };
+
+	if (lc->procs[rank].state != LAUNCH_RUNNING ||
+	    waitid(P_PID, (id_t)lc->procs[rank].pid, &si, WEXITED | WNOHANG | WNOWAIT) != 0)
+		return 0;
+	return si.si_pid != 0 && (si.si_code == CLD_KILLED || si.si_code == CLD_DUMPED);
+}
+
 static int
 local_poll(struct launch *l, int timeout_ms, int wake_fd)
 {
@@ -281,13 +293,18 @@ local_poll(struct launch *l, int timeout_ms, int wake_fd)
 	for (int i = 0; r > 0 && i < n; i++) {
 		int rank = lc->pmap[i] / 3, what = lc->pmap[i] % 3;
 
-		if (lc->pmap[i] < 0 || !lc->pfd[i].revents)
-			continue;
-		if (what < 2)
+		if (lc->pmap[i] >= 0 && lc->pfd[i].revents && what < 2)
 			local_read(l, rank, what + 1);
-		else
-			local_reap(l, rank);
 	}
+	/* Ends seen together: a rank killed by a signal is more likely the cause. */
+	for (int pass = 0; r > 0 && pass < 2; pass++)
+		for (int i = 0; i < n; i++) {
+			int rank = lc->pmap[i] / 3;
+
+			if (lc->pmap[i] >= 0 && lc->pmap[i] % 3 == 2 && lc->pfd[i].revents &&
+			    local_killed(lc, rank) == !pass)
+				local_reap(l, rank);
+		}
 	/* Without pidfd support fall back to polling for exits. */
 	for (int i = 0; i < lc->nranks; i++)
 		if (lc->procs[i].pidfd < 0)

@@ -291,9 +291,14 @@ ssh_node_ready(struct ssh *sh, struct ssh_node *n)
 	struct coll_uid uid = *sh->o.uid;
 	char uidstr[UID_STR_LEN];
 
-	/* The root listens on every address: give this host the one that reached it. */
-	uid.root = n->h.local;
-	net_addr_set_port(&uid.root, net_addr_port(&sh->o.uid->root));
+	/*
+	 * A root on every address (no COLL_SOCKET_IFNAME): give this host the
+	 * address that reached it. A root on a chosen interface keeps its own.
+	 */
+	if (net_addr_is_any(&sh->o.uid->root)) {
+		uid.root = n->h.local;
+		net_addr_set_port(&uid.root, net_addr_port(&sh->o.uid->root));
+	}
 	uid_format(&uid, uidstr, sizeof uidstr);
 	for (int i = 0; i < n->nchan; i++) {
 		n->chans[i].cmd = ssh_command(sh, n->chans[i].rank, uidstr);

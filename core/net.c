@@ -71,6 +71,14 @@ net_addr_is_loopback(const struct net_addr *addr)
 	return (ntohl(((const struct sockaddr_in *)&addr->ss)->sin_addr.s_addr) >> 24) == 127;
 }
 
+int
+net_addr_is_any(const struct net_addr *addr)
+{
+	if (addr->ss.ss_family == AF_INET6)
+		return IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)&addr->ss)->sin6_addr);
+	return ((const struct sockaddr_in *)&addr->ss)->sin_addr.s_addr == htonl(INADDR_ANY);
+}
+
 void
 net_addr_host(const struct net_addr *addr, char *buf, size_t len)
 {

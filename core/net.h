@@ -19,6 +19,8 @@ int net_addr_parse(struct net_addr *addr, const char *host, uint16_t port);
 uint16_t net_addr_port(const struct net_addr *addr);
 void net_addr_set_port(struct net_addr *addr, uint16_t port);
 int net_addr_is_loopback(const struct net_addr *addr);
+/* Is it the wildcard address (0.0.0.0 or ::)? */
+int net_addr_is_any(const struct net_addr *addr);
 /* Format as "a.b.c.d:port" or "[v6]:port". */
 void net_addr_format(const struct net_addr *addr, char *buf, size_t len);
 /* Format the host part only. */

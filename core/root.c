@@ -37,6 +37,7 @@ struct root {
 	int started;		/* the book went out */
 	int live;		/* ranks joined and not yet gone */
 	atomic_int joined;
+	atomic_int first_dead;
 	struct root_rank *ranks;
 	pthread_t thread;
 };
@@ -201,6 +202,10 @@ root_on_rank(struct root *root, int rank)
 		return;
 	}
 	root_close_rank(root, rank, RS_DEAD);
+	{
+		int none = -1;
+		atomic_compare_exchange_strong(&root->first_dead, &none, rank);
+	}
 	snprintf(msg, sizeof msg, "rank %d (host %s, pid %u) died or lost its connection%s",
 	    rank, rr->entry.host, rr->entry.pid, root->started ? "" : " before the job started");
 	log_warn("root: %s", msg);
@@ -281,6 +286,7 @@ root_start(struct root **out, const struct net_addr *addr, int nranks, int join_
 	root->nranks = nranks;
 	root->join_timeout_ms = join_timeout_ms;
 	root->listen_fd = root->stop_fd = -1;
+	atomic_store(&root->first_dead, -1);
 	root->ranks = xcalloc((size_t)nranks, sizeof *root->ranks);
 	for (int i = 0; i < nranks; i++)
 		root->ranks[i].fd = -1;
@@ -314,6 +320,12 @@ int
 root_joined(struct root *root)
 {
 	return atomic_load(&root->joined);
+}
+
+int
+root_first_dead(struct root *root)
+{
+	return atomic_load(&root->first_dead);
 }
 
 void

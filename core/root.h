@@ -28,5 +28,7 @@ int root_start(struct root **out, const struct net_addr *addr, int nranks, int j
 void root_stop(struct root *root);
 /* Number of ranks that have joined so far. */
 int root_joined(struct root *root);
+/* The first rank whose connection dropped without a goodbye, or -1. */
+int root_first_dead(struct root *root);
 
 #endif
