@@ -109,6 +109,8 @@ sshconf_set(struct sshconf *sc, const char *key, const char *val, const char *ho
 		sshconf_expand(sc->ids[sc->nids++], sizeof sc->ids[0], val, host);
 	else if (strcasecmp(key, "UserKnownHostsFile") == 0 && sc->known_hosts[0] == '\0')
 		sshconf_expand(sc->known_hosts, sizeof sc->known_hosts, val, host);
+	else if (strcasecmp(key, "GlobalKnownHostsFile") == 0 && sc->global_known_hosts[0] == '\0')
+		sshconf_expand(sc->global_known_hosts, sizeof sc->global_known_hosts, val, host);
 	else if (strcasecmp(key, "ConnectTimeout") == 0 && sc->connect_timeout == 0)
 		sc->connect_timeout = atoi(val) > 0 ? atoi(val) : 0;
 	else if (strcasecmp(key, "StrictHostKeyChecking") == 0 && sc->strict == SSH_STRICT_UNSET)
@@ -204,6 +206,9 @@ sshconf_defaults(struct sshconf *sc, const char *host)
 		sc->nids = 3;
 	if (sc->known_hosts[0] == '\0')
 		sshconf_expand(sc->known_hosts, sizeof sc->known_hosts, "~/.ssh/known_hosts", host);
+	if (sc->global_known_hosts[0] == '\0')
+		snprintf(sc->global_known_hosts, sizeof sc->global_known_hosts,
+		    "/etc/ssh/ssh_known_hosts");
 	if (sc->strict == SSH_STRICT_UNSET)
 		sc->strict = SSH_STRICT_YES;
 }

@@ -1,7 +1,8 @@
 /*
  * The part of OpenSSH's client configuration a launcher needs: for a host as
  * the user wrote it, the User, HostName (%h expanded), Port, IdentityFile
- * list, UserKnownHostsFile, StrictHostKeyChecking and ConnectTimeout of the
+ * list, UserKnownHostsFile, GlobalKnownHostsFile, StrictHostKeyChecking and
+ * ConnectTimeout of the
  * matching "Host" blocks. As in ssh_config(5), the first value obtained for
  * a keyword wins, patterns take * ? and !negation, "Keyword=value" works,
  * keywords are case-insensitive. Match and Include blocks are skipped (said
@@ -23,6 +24,7 @@ struct sshconf {
 	int nids;
 	char ids[SSHCONF_MAX_IDS][512];
 	char known_hosts[512];
+	char global_known_hosts[512];
 	int strict;
 	int connect_timeout;		/* seconds, 0: unset */
 	char note[128];			/* what was skipped, for a warning */

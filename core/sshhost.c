@@ -192,7 +192,9 @@ sshhost_check_key(struct sshhost *h)
 		goto out;
 	}
 	mask = sshhost_keymask(type);
+	/* The user's file and the system's, as ssh reads them. */
 	libssh2_knownhost_readfile(kh, h->conf.known_hosts, LIBSSH2_KNOWNHOST_FILE_OPENSSH);
+	libssh2_knownhost_readfile(kh, h->conf.global_known_hosts, LIBSSH2_KNOWNHOST_FILE_OPENSSH);
 	r = libssh2_knownhost_checkp(kh, h->conf.hostname, h->conf.port, key, len,
 	    LIBSSH2_KNOWNHOST_TYPE_PLAIN | LIBSSH2_KNOWNHOST_KEYENC_RAW | mask, &found);
 	if (r == LIBSSH2_KNOWNHOST_CHECK_MATCH || h->conf.strict == SSH_STRICT_NO)

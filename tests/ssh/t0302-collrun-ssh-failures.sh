@@ -20,6 +20,13 @@ check "--accept-new recorded both keys" test "$(wc -l <"$TMP/kh")" -eq 2
 collrun -F "$TMP/cfg" -H node01,node02 hostname >"$TMP/o" 2>"$TMP/e"
 expect_code 0 $? "keys learnt by --accept-new are then trusted"
 
+# The system-wide file (GlobalKnownHostsFile) counts too.
+: >"$TMP/kh"
+cp "$BED/known_hosts" "$TMP/global_kh"
+sed "s|GlobalKnownHostsFile .*|GlobalKnownHostsFile $TMP/global_kh|" "$TMP/cfg" >"$TMP/cfg_g"
+collrun -F "$TMP/cfg_g" -H node01 hostname >"$TMP/o" 2>"$TMP/e"
+expect_code 0 $? "a key known only to the global known_hosts file"
+
 # Hashed known_hosts entries (ssh-keygen -H) are understood.
 cp "$BED/known_hosts" "$TMP/kh"
 ssh-keygen -q -H -f "$TMP/kh" 2>/dev/null
