@@ -49,7 +49,7 @@ root_send_note(int fd, uint8_t type, int code, int rank, const char *msg)
 	uint8_t buf[WIRE_MSG_LEN + 16];
 	struct wbuf b;
 
-	snprintf(note.msg, sizeof note.msg, "%s", msg);
+	snprintf(note.msg, sizeof note.msg, "%.*s", (int)sizeof note.msg - 1, msg);
 	wbuf_init(&b, buf, sizeof buf);
 	wire_note_encode(&b, &note);
 	(void)wire_send(fd, type, buf, (uint32_t)b.off, clock_now_ms() + ROOT_HANDSHAKE_MS, -1);

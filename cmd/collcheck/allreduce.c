@@ -155,7 +155,7 @@ ar_print_header(struct comm *c, const struct ar_args *a)
 	for (int r = 0; r < comm_size(c); r++)
 		printf("#  Rank %2d Pid %7d on %10s host memory, tcp\n", r, comm_pid(c, r),
 		    comm_host(c, r));
-	printf("#\n#%59s%30s%33s\n", "out-of-place", "in-place", "slowest");
+	printf("#\n#%74s%33s%24s\n", "out-of-place", "in-place", "slowest");
 	printf("#%11s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s  %5s  %7s\n",
 	    "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time",
 	    "algbw", "busbw", "#wrong", "rank", "time");
