@@ -1,5 +1,6 @@
 /* Root service thread: one poll loop over the listener and every rank's connection. */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -19,6 +20,7 @@
 #include "xmalloc.h"
 
 #define ROOT_HANDSHAKE_MS 5000
+#define ROOT_HANDSHAKES 64
 
 enum root_rank_state { RS_ABSENT, RS_JOINED, RS_LEFT, RS_DEAD };
 
@@ -38,6 +40,10 @@ struct root {
 	int live;		/* ranks joined and not yet gone */
 	atomic_int joined;
 	atomic_int first_dead;
+	int joins[2];		/* finished handshakes, from their threads */
+	int handshakes;		/* threads running one, under lock */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
 	struct root_rank *ranks;
 	pthread_t thread;
 };
@@ -144,45 +150,105 @@ root_check_join(struct root *root, int fd, const struct wire_entry *e)
 	return COLL_EINVAL;
 }
 
-static void
-root_accept_one(struct root *root)
-{
+/* A connection that passed authentication and sent its JOIN, for the root's loop. */
+struct root_hs {
+	struct root *root;
+	int fd;
 	struct wire_entry e;
+};
+
+/*
+ * Authenticate one connection and read its JOIN, in a thread of its own, so
+ * that a silent or slow stranger never holds up the root's loop (the joins of
+ * the others, the FAILED notices). Bounded: at most ROOT_HANDSHAKES at once.
+ */
+static void *
+root_handshake(void *arg)
+{
+	struct root_hs *hs = arg;
+	struct root *root = hs->root;
+	uint64_t dl = clock_now_ms() + ROOT_HANDSHAKE_MS;
+	char err[COLL_ERR_LEN];
 	struct wire_hdr h;
 	struct wbuf b;
 	uint8_t role, *p = NULL;
-	uint64_t dl = clock_now_ms() + ROOT_HANDSHAKE_MS;
-	char err[COLL_ERR_LEN];
+	int ok = 0;
+
+	if (auth_accept(hs->fd, &root->uid, &role, dl, root->stop_fd, err, sizeof err) != COLL_OK)
+		log_warn("root: refused a connection: %s", err);
+	else if (wire_recv(hs->fd, &h, &p, 1024, dl, root->stop_fd) == COLL_OK &&
+	    h.type == WIRE_JOIN) {
+		wbuf_init(&b, p, h.len);
+		ok = wire_entry_decode(&b, &hs->e) == COLL_OK && b.off == h.len;
+	}
+	free(p);
+	if (ok && write(root->joins[1], &hs, sizeof hs) == (ssize_t)sizeof hs)
+		hs = NULL;	/* the loop owns it now */
+	if (hs != NULL) {
+		close(hs->fd);
+		free(hs);
+	}
+	pthread_mutex_lock(&root->lock);
+	root->handshakes--;
+	pthread_cond_broadcast(&root->cond);
+	pthread_mutex_unlock(&root->lock);
+	return NULL;
+}
+
+static void
+root_accept_one(struct root *root)
+{
+	struct root_hs *hs;
+	pthread_attr_t attr;
+	pthread_t t;
 	int fd;
 
 	fd = accept4(root->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	if (fd == -1)
+	if (fd == -1) {
+		if (errno == EMFILE || errno == ENFILE)
+			log_warn("root: out of file descriptors: raise the limit (ulimit -n)");
 		return;
-	net_tune(fd);
-	if (auth_accept(fd, &root->uid, &role, dl, root->stop_fd, err, sizeof err) != COLL_OK) {
-		log_warn("root: refused a connection: %s", err);
-		goto drop;
 	}
-	if (wire_recv(fd, &h, &p, 1024, dl, root->stop_fd) != COLL_OK || h.type != WIRE_JOIN)
-		goto drop;
-	wbuf_init(&b, p, h.len);
-	if (wire_entry_decode(&b, &e) != COLL_OK || b.off != h.len)
-		goto drop;
-	if (root_check_join(root, fd, &e) != COLL_OK)
-		goto drop;
-	root->ranks[e.rank].fd = fd;
-	root->ranks[e.rank].state = RS_JOINED;
-	root->ranks[e.rank].entry = e;
-	root->live++;
-	atomic_fetch_add(&root->joined, 1);
-	free(p);
-	log_trace("root: rank %u joined from %s pid %u", e.rank, e.host, e.pid);
-	if (atomic_load(&root->joined) == root->nranks)
-		root_send_book(root);
-	return;
-drop:
-	free(p);
-	close(fd);
+	net_tune(fd);
+	pthread_mutex_lock(&root->lock);
+	root->handshakes++;
+	pthread_mutex_unlock(&root->lock);
+	hs = xcalloc(1, sizeof *hs);
+	*hs = (struct root_hs){ .root = root, .fd = fd };
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &attr, root_handshake, hs) != 0) {
+		close(fd);
+		free(hs);
+		pthread_mutex_lock(&root->lock);
+		root->handshakes--;
+		pthread_mutex_unlock(&root->lock);
+	}
+	pthread_attr_destroy(&attr);
+}
+
+/* A handshake finished: admit the rank, or tell it why not. */
+static void
+root_admit(struct root *root)
+{
+	struct root_hs *hs;
+
+	while (read(root->joins[0], &hs, sizeof hs) == (ssize_t)sizeof hs) {
+		if (root_check_join(root, hs->fd, &hs->e) != COLL_OK) {
+			close(hs->fd);
+		} else {
+			root->ranks[hs->e.rank].fd = hs->fd;
+			root->ranks[hs->e.rank].state = RS_JOINED;
+			root->ranks[hs->e.rank].entry = hs->e;
+			root->live++;
+			atomic_fetch_add(&root->joined, 1);
+			log_trace("root: rank %u joined from %s pid %u", hs->e.rank, hs->e.host,
+			    hs->e.pid);
+			if (atomic_load(&root->joined) == root->nranks)
+				root_send_book(root);
+		}
+		free(hs);
+	}
 }
 
 /* A rank's connection became readable: a BYE, or its death. */
@@ -217,11 +283,16 @@ root_on_rank(struct root *root, int rank)
 static int
 root_poll_once(struct root *root, struct pollfd *pfd, int *map)
 {
-	int n = 0, timeout = -1, r;
+	int n = 0, timeout = -1, r, busy;
 
 	pfd[n++] = (struct pollfd){ root->stop_fd, POLLIN, 0 };
+	pfd[n++] = (struct pollfd){ root->joins[0], POLLIN, 0 };
+	/* While ROOT_HANDSHAKES are running, newcomers wait in the listen backlog. */
+	pthread_mutex_lock(&root->lock);
+	busy = root->handshakes >= ROOT_HANDSHAKES;
+	pthread_mutex_unlock(&root->lock);
 	if (!root->started)
-		pfd[n++] = (struct pollfd){ root->listen_fd, POLLIN, 0 };
+		pfd[n++] = (struct pollfd){ busy ? -1 : root->listen_fd, POLLIN, 0 };
 	for (int i = 0; i < root->nranks; i++) {
 		if (root->ranks[i].state != RS_JOINED)
 			continue;
@@ -235,10 +306,12 @@ root_poll_once(struct root *root, struct pollfd *pfd, int *map)
 		return COLL_ESYS;
 	if (r <= 0 || pfd[0].revents)
 		return r == 0 || r == -1 ? COLL_OK : COLL_EABORTED;
-	for (int i = root->started ? 1 : 2; i < n; i++)
+	for (int i = root->started ? 2 : 3; i < n; i++)
 		if (pfd[i].revents)
 			root_on_rank(root, map[i]);
-	if (!root->started && pfd[1].revents)
+	if (pfd[1].revents)
+		root_admit(root);
+	if (!root->started && pfd[2].revents)
 		root_accept_one(root);
 	return COLL_OK;
 }
@@ -247,8 +320,8 @@ static void *
 root_main(void *arg)
 {
 	struct root *root = arg;
-	struct pollfd *pfd = xcalloc((size_t)root->nranks + 2, sizeof *pfd);
-	int *map = xcalloc((size_t)root->nranks + 2, sizeof *map);
+	struct pollfd *pfd = xcalloc((size_t)root->nranks + 3, sizeof *pfd);
+	int *map = xcalloc((size_t)root->nranks + 3, sizeof *map);
 	uint64_t deadline = clock_now_ms() + (uint64_t)root->join_timeout_ms;
 	char missing[160], msg[512];
 
@@ -285,8 +358,10 @@ root_start(struct root **out, const struct net_addr *addr, int nranks, int join_
 	root = xcalloc(1, sizeof *root);
 	root->nranks = nranks;
 	root->join_timeout_ms = join_timeout_ms;
-	root->listen_fd = root->stop_fd = -1;
+	root->listen_fd = root->stop_fd = root->joins[0] = root->joins[1] = -1;
 	atomic_store(&root->first_dead, -1);
+	pthread_mutex_init(&root->lock, NULL);
+	pthread_cond_init(&root->cond, NULL);
 	root->ranks = xcalloc((size_t)nranks, sizeof *root->ranks);
 	for (int i = 0; i < nranks; i++)
 		root->ranks[i].fd = -1;
@@ -295,7 +370,7 @@ root_start(struct root **out, const struct net_addr *addr, int nranks, int join_
 	if ((r = uid_generate(&root->uid, &bound)) != COLL_OK)
 		goto fail;
 	root->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (root->stop_fd == -1) {
+	if (root->stop_fd == -1 || pipe2(root->joins, O_CLOEXEC | O_NONBLOCK) == -1) {
 		r = COLL_ESYS;
 		goto fail;
 	}
@@ -311,6 +386,9 @@ fail:
 		close(root->listen_fd);
 	if (root->stop_fd >= 0)
 		close(root->stop_fd);
+	for (int i = 0; i < 2; i++)
+		if (root->joins[i] >= 0)
+			close(root->joins[i]);
 	free(root->ranks);
 	free(root);
 	return r;
@@ -338,6 +416,22 @@ root_stop(struct root *root)
 	if (write(root->stop_fd, &one, sizeof one) < 0)
 		log_warn("root: cannot signal stop");
 	pthread_join(root->thread, NULL);
+	/* Handshake threads see stop_fd and end within their deadline: wait for them. */
+	pthread_mutex_lock(&root->lock);
+	while (root->handshakes > 0)
+		pthread_cond_wait(&root->cond, &root->lock);
+	pthread_mutex_unlock(&root->lock);
+	{
+		struct root_hs *hs;
+		while (read(root->joins[0], &hs, sizeof hs) == (ssize_t)sizeof hs) {
+			close(hs->fd);
+			free(hs);
+		}
+	}
+	close(root->joins[0]);
+	close(root->joins[1]);
+	pthread_mutex_destroy(&root->lock);
+	pthread_cond_destroy(&root->cond);
 	for (int i = 0; i < root->nranks; i++)
 		if (root->ranks[i].fd >= 0)
 			close(root->ranks[i].fd);

@@ -530,6 +530,32 @@ test_garbage_to_root_is_refused(void **state)
 }
 
 static void
+test_idle_stranger_does_not_stall_root(void **state)
+{
+	struct net_addr a;
+	struct root *root;
+	struct coll_uid uid;
+	struct comm *c = NULL;
+	struct coll_config cfg = { 1, 10000, NULL };
+	struct timespec ts = { 0, 100 * 1000000 };
+	uint64_t t0;
+	int fd;
+
+	(void)state;
+	net_addr_parse(&a, "127.0.0.1", 0);
+	assert_int_equal(root_start(&root, &a, 1, 10000, &uid), COLL_OK);
+	/* Connects first and then says nothing: its handshake waits 5 s, alone. */
+	assert_int_equal(net_connect(&uid.root, clock_now_ms() + 1000, -1, &fd), COLL_OK);
+	nanosleep(&ts, NULL);
+	t0 = clock_now_ms();
+	assert_int_equal(comm_init(&c, 1, &uid, 0, &cfg), COLL_OK);
+	assert_true(clock_now_ms() - t0 < 2000);
+	comm_destroy(c);
+	root_stop(root);
+	close(fd);
+}
+
+static void
 test_socket_ifname(void **state)
 {
 	struct world w = { 0 };
@@ -571,6 +597,7 @@ main(void)
 		cmocka_unit_test(test_nonblocking_init),
 		cmocka_unit_test(test_garbage_to_root_is_refused),
 		cmocka_unit_test(test_socket_ifname),
+		cmocka_unit_test(test_idle_stranger_does_not_stall_root),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
