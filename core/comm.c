@@ -347,6 +347,7 @@ comm_destroy(struct comm *c)
 	comm_wake(c);
 	if (c->service_started)
 		pthread_join(c->service, NULL);
+	peer_drain(c);
 	if (clean)
 		bootstrap_leave(c);
 	for (int i = 0; i < c->nranks; i++)

@@ -34,6 +34,7 @@ struct comm {
 	pthread_t service;
 	pthread_t init_thread;
 	int service_started;
+	int handshakes;			/* peer handshake threads running, under lock */
 	int init_started;
 	atomic_int state;		/* COLL_EINPROGRESS, COLL_OK or the fatal error */
 	atomic_int aborted;
@@ -71,5 +72,7 @@ void bootstrap_leave(struct comm *c);
 int peer_get(struct comm *c, int peer, int *fd);
 /* peer.c: accept one connection from a lower rank (service thread). */
 void peer_accept(struct comm *c);
+/* peer.c: wait for handshakes in flight to finish (destroy, after the abort fd fired). */
+void peer_drain(struct comm *c);
 
 #endif

@@ -1,8 +1,8 @@
 /*
  * Connections between ranks, made on first use. The lower rank of a pair
- * connects, the higher accepts in its service thread, so the accepting side
- * answers the handshake whatever its main thread is doing and no pair of
- * ranks can wait on each other to connect.
+ * connects, the higher accepts in its service thread (each handshake in a
+ * short-lived thread of its own), so the accepting side answers whatever its
+ * main thread is doing and no pair of ranks can wait on each other to connect.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,6 +16,7 @@
 #include "clock.h"
 #include "comm_impl.h"
 #include "log.h"
+#include "xmalloc.h"
 
 #define PEER_HANDSHAKE_MS 10000
 
@@ -31,51 +32,91 @@ peer_send_hello(struct comm *c, int fd, uint64_t dl)
 	return wire_send(fd, WIRE_PEER_HELLO, buf, (uint32_t)b.off, dl, c->abort_fd);
 }
 
-void
-peer_accept(struct comm *c)
+struct peer_hs {
+	struct comm *c;
+	int fd;
+};
+
+/* One incoming handshake, off the service thread so a silent stranger stalls nothing. */
+static void *
+peer_handshake(void *arg)
 {
+	struct peer_hs *hs = arg;
+	struct comm *c = hs->c;
 	uint64_t dl = clock_now_ms() + PEER_HANDSHAKE_MS, commid;
 	char err[COLL_ERR_LEN];
 	struct wire_hdr h;
 	uint8_t role, *p = NULL;
 	struct wbuf b;
-	uint32_t rank;
+	uint32_t rank = 0;
+	int fd = hs->fd, ok = 0;
+
+	if (auth_accept(fd, &c->uid, &role, dl, c->abort_fd, err, sizeof err) != COLL_OK)
+		log_warn("refused a peer connection: %s", err);
+	else if (role == WIRE_ROLE_PEER && wire_recv(fd, &h, &p, 64, dl, c->abort_fd) == COLL_OK &&
+	    h.type == WIRE_PEER_HELLO && h.len == 12) {
+		wbuf_init(&b, p, h.len);
+		rank = wbuf_get_u32(&b);
+		commid = wbuf_get_u64(&b);
+		ok = commid == c->commid && rank < (uint32_t)c->rank;
+		if (!ok)
+			log_warn("refused a peer connection claiming rank %u of comm %016llx", rank,
+			    (unsigned long long)commid);
+	}
+	free(p);
+	pthread_mutex_lock(&c->lock);
+	if (ok && c->peer_fd[rank] < 0) {
+		c->peer_fd[rank] = fd;
+		fd = -1;
+	} else if (ok) {
+		log_warn("rank %u connected twice; keeping the first connection", rank);
+	}
+	c->handshakes--;
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+	if (fd >= 0)
+		close(fd);
+	free(hs);
+	return NULL;
+}
+
+void
+peer_accept(struct comm *c)
+{
+	struct peer_hs *hs;
+	pthread_attr_t attr;
+	pthread_t t;
 	int fd;
 
 	fd = accept4(c->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (fd == -1)
 		return;
 	net_tune(fd);
-	if (auth_accept(fd, &c->uid, &role, dl, c->abort_fd, err, sizeof err) != COLL_OK) {
-		log_warn("refused a peer connection: %s", err);
-		goto drop;
-	}
-	if (role != WIRE_ROLE_PEER || wire_recv(fd, &h, &p, 64, dl, c->abort_fd) != COLL_OK ||
-	    h.type != WIRE_PEER_HELLO || h.len != 12)
-		goto drop;
-	wbuf_init(&b, p, h.len);
-	rank = wbuf_get_u32(&b);
-	commid = wbuf_get_u64(&b);
-	if (commid != c->commid || rank >= (uint32_t)c->rank) {
-		log_warn("refused a peer connection claiming rank %u of comm %016llx", rank,
-		    (unsigned long long)commid);
-		goto drop;
-	}
+	hs = xcalloc(1, sizeof *hs);
+	*hs = (struct peer_hs){ c, fd };
 	pthread_mutex_lock(&c->lock);
-	if (c->peer_fd[rank] >= 0) {
-		pthread_mutex_unlock(&c->lock);
-		log_warn("rank %u connected twice; keeping the first connection", rank);
-		goto drop;
-	}
-	c->peer_fd[rank] = fd;
-	pthread_cond_broadcast(&c->cond);
+	c->handshakes++;
 	pthread_mutex_unlock(&c->lock);
-	free(p);
-	log_trace("accepted rank %u", rank);
-	return;
-drop:
-	free(p);
-	close(fd);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &attr, peer_handshake, hs) != 0) {
+		pthread_mutex_lock(&c->lock);
+		c->handshakes--;
+		pthread_mutex_unlock(&c->lock);
+		close(fd);
+		free(hs);
+	}
+	pthread_attr_destroy(&attr);
+}
+
+/* Wait until no handshake thread uses the communicator (after abort_fd fired). */
+void
+peer_drain(struct comm *c)
+{
+	pthread_mutex_lock(&c->lock);
+	while (c->handshakes > 0)
+		pthread_cond_wait(&c->cond, &c->lock);
+	pthread_mutex_unlock(&c->lock);
 }
 
 static int

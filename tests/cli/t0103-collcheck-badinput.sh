@@ -29,7 +29,10 @@ if [ "$COLL_RANK" = 0 ]; then
 	addr=${COLL_UNIQUE_ID##*@}; host=${addr%:*}; port=${addr##*:}
 	exec 3<>/dev/tcp/$host/$port && printf 'GET / HTTP/1.0\r\n\r\n' >&3
 	exec 4<>/dev/tcp/$host/$port && head -c 5000 /dev/urandom >&4
-	bad=$(echo "$COLL_UNIQUE_ID" | sed 's/:\([0-9a-f]\)\([0-9a-f]*\)@/:0\2@/; s/:0\([0-9a-f]*\)@/:1\1@/')
+	# Flip the secret's first hex digit: always a different secret.
+	secret=${COLL_UNIQUE_ID#*:*:}; secret=${secret%%@*}
+	if [ "${secret:0:1}" = 0 ]; then flip=1; else flip=0; fi
+	bad=${COLL_UNIQUE_ID/:$secret@/:$flip${secret:1}@}
 	COLL_UNIQUE_ID=$bad COLL_TIMEOUT=3 collcheck allreduce -b 8 -e 8 -n 1 -w 0 >/dev/null 2>"$HOSTILE_ERR"
 	echo "impostor exit $?" >>"$HOSTILE_ERR"
 fi

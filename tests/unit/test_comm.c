@@ -19,6 +19,7 @@
 
 #include "clock.h"
 #include "coll.h"
+#include "comm_impl.h"
 #include "comm.h"
 #include "err.h"
 #include "net.h"
@@ -556,6 +557,39 @@ test_idle_stranger_does_not_stall_root(void **state)
 }
 
 static void
+rank_stranger(struct world *w, struct comm *c, int rank)
+{
+	struct timespec ts = { 0, 100 * 1000000 };
+	uint64_t v = 1, t0;
+	int fd = -1;
+
+	/* Rank 0 first opens a silent connection to rank 1's listener. */
+	if (rank == 0 &&
+	    net_connect(&c->book[1].addr, clock_now_ms() + 1000, -1, &fd) != COLL_OK)
+		w->rc[rank] = -1;
+	nanosleep(&ts, NULL);
+	t0 = clock_now_ms();
+	if (coll_allreduce(c, &v, &v, 1, DT_UINT64, OP_SUM) != COLL_OK)
+		w->rc[rank] = -2;
+	w->bad[rank] = (int64_t)(clock_now_ms() - t0);
+	if (fd >= 0)
+		close(fd);
+}
+
+static void
+test_idle_stranger_does_not_stall_peers(void **state)
+{
+	struct world w = { 0 };
+
+	(void)state;
+	world_run(&w, 2, rank_stranger, 10000);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(w.rc[i], COLL_OK);
+		assert_true(w.bad[i] < 2000);	/* the stranger's handshake waits 10 s, alone */
+	}
+}
+
+static void
 test_socket_ifname(void **state)
 {
 	struct world w = { 0 };
@@ -598,6 +632,7 @@ main(void)
 		cmocka_unit_test(test_garbage_to_root_is_refused),
 		cmocka_unit_test(test_socket_ifname),
 		cmocka_unit_test(test_idle_stranger_does_not_stall_root),
+		cmocka_unit_test(test_idle_stranger_does_not_stall_peers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
