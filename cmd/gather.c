@@ -40,24 +40,6 @@ gather_add(struct gather *g, int rank, const char *line, size_t len)
 	o->buf[o->len++] = '\n';
 }
 
-void
-gather_fold_ranks(const int *ranks, int n, char *out, size_t len)
-{
-	size_t off = 0;
-
-	out[0] = '\0';
-	for (int i = 0; i < n && off < len; ) {
-		int j = i;
-
-		while (j + 1 < n && ranks[j + 1] == ranks[j] + 1)
-			j++;
-		off += (size_t)snprintf(out + off, len - off, "%s%d", i ? "," : "", ranks[i]);
-		if (j > i && off < len)
-			off += (size_t)snprintf(out + off, len - off, "-%d", ranks[j]);
-		i = j + 1;
-	}
-}
-
 static int
 gather_same(const struct gather_out *a, const struct gather_out *b)
 {
@@ -90,7 +72,7 @@ gather_print_group(struct gather *g, FILE *f, int first, int *used, const char *
 	free(seen);
 	if (hosts != NULL)
 		hostlist_fold(names, nh, hostfold, sizeof hostfold);
-	gather_fold_ranks(ranks, n, rankfold, sizeof rankfold);
+	hostlist_fold_numbers(ranks, n, rankfold, sizeof rankfold);
 	fprintf(f, "---------------\n%s%sranks %s (%d)\n---------------\n", hosts ? hostfold : "",
 	    hosts ? " " : "", rankfold, n);
 	fwrite(g->out[first].buf, 1, g->out[first].len, f);

@@ -16,7 +16,5 @@ void gather_add(struct gather *g, int rank, const char *line, size_t len);
 /* Print the groups, largest first; hosts[rank_host[r]] names rank r's host. */
 void gather_print(struct gather *g, FILE *f, const char *const *hosts, const int *rank_host);
 void gather_free(struct gather *g);
-/* Fold sorted rank numbers into "0-3,7". */
-void gather_fold_ranks(const int *ranks, int n, char *out, size_t len);
 
 #endif

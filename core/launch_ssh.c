@@ -199,11 +199,11 @@ ssh_chan_start(struct launch *l, struct ssh_node *n, struct ssh_chan *c)
 		if ((c->ch = libssh2_channel_open_session(s)) == NULL) {
 			if (libssh2_session_last_errno(s) == LIBSSH2_ERROR_EAGAIN)
 				return 0;
-			if (!c->aux)
+			if (!c->aux) {
 				l->cb.host_failed(l->cb.arg, n->host, "cannot open a channel for a rank: "
 				    "raise sshd's MaxSessions (10 by default) for many ranks per host");
-			if (!c->aux)
 				ssh_report_rank(l, c->rank, LAUNCH_FAILED, 255);
+			}
 			c->st = CH_DONE;
 			return 1;
 		}

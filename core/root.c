@@ -14,6 +14,7 @@
 #include "auth.h"
 #include "clock.h"
 #include "err.h"
+#include "hostlist.h"
 #include "log.h"
 #include "root.h"
 #include "wire.h"
@@ -61,26 +62,17 @@ root_send_note(int fd, uint8_t type, int code, int rank, const char *msg)
 	(void)wire_send(fd, type, buf, (uint32_t)b.off, clock_now_ms() + ROOT_HANDSHAKE_MS, -1);
 }
 
-/* Fold a list of rank numbers into "3,5-7" form. */
+/* The ranks that never joined, folded as "3,5-7". */
 static void
 root_fold_missing(struct root *root, char *buf, size_t len)
 {
-	size_t off = 0;
-	int i = 0, j, n = 0;
+	int *missing = xcalloc((size_t)root->nranks, sizeof *missing), n = 0;
 
-	buf[0] = '\0';
-	while (i < root->nranks && off < len) {
-		if (root->ranks[i].state != RS_ABSENT) {
-			i++;
-			continue;
-		}
-		for (j = i; j + 1 < root->nranks && root->ranks[j + 1].state == RS_ABSENT; j++)
-			;
-		off += (size_t)snprintf(buf + off, len - off, "%s%d", n++ ? "," : "", i);
-		if (j > i && off < len)
-			off += (size_t)snprintf(buf + off, len - off, "-%d", j);
-		i = j + 1;
-	}
+	for (int i = 0; i < root->nranks; i++)
+		if (root->ranks[i].state == RS_ABSENT)
+			missing[n++] = i;
+	hostlist_fold_numbers(missing, n, buf, len);
+	free(missing);
 }
 
 static void

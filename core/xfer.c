@@ -279,7 +279,7 @@ xfer_poll(struct xfer *x, struct xfer_side *s, struct xfer_side *r, uint64_t las
 }
 
 static int
-xfer_open_side(struct xfer *x, struct xfer_side *side, int peer, int nsegs, int *done)
+xfer_open_side(struct xfer *x, struct xfer_side *side, int peer, int *done)
 {
 	memset(side, 0, sizeof *side);
 	side->ready = 1;
@@ -287,7 +287,6 @@ xfer_open_side(struct xfer *x, struct xfer_side *side, int peer, int nsegs, int 
 	side->fd = -1;
 	if (peer < 0)
 		return COLL_OK;
-	(void)nsegs;
 	return peer_get(x->c, peer, &side->fd);
 }
 
@@ -303,8 +302,8 @@ xfer_run(struct xfer *x)
 		const char *e = getenv("COLL_SPIN");
 		xfer_spins = e ? atoi(e) : XFER_SPINS_DEFAULT;
 	}
-	if ((rc = xfer_open_side(x, &s, x->send_peer, x->nsend, &sdone)) != COLL_OK ||
-	    (rc = xfer_open_side(x, &r, x->recv_peer, x->nrecv, &rdone)) != COLL_OK)
+	if ((rc = xfer_open_side(x, &s, x->send_peer, &sdone)) != COLL_OK ||
+	    (rc = xfer_open_side(x, &r, x->recv_peer, &rdone)) != COLL_OK)
 		return rc;
 	wire_data_hdr_encode(s.hdr, &h);
 	last = clock_now_ms();

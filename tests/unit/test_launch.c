@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gather.h"
+#include "hostlist.h"
 #include "launch.h"
 #include "linebuf.h"
 #include "shquote.h"
@@ -252,9 +252,9 @@ test_fold_ranks(void **state)
 	char out[64];
 
 	(void)state;
-	gather_fold_ranks(a, 7, out, sizeof out);
+	hostlist_fold_numbers(a, 7, out, sizeof out);
 	assert_string_equal(out, "0-3,7,9-10");
-	gather_fold_ranks(b, 1, out, sizeof out);
+	hostlist_fold_numbers(b, 1, out, sizeof out);
 	assert_string_equal(out, "5");
 }
 
