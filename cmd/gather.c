@@ -3,6 +3,7 @@
 
 #include "gather.h"
 #include "hostlist.h"
+#include "ranges.h"
 #include "xmalloc.h"
 
 struct gather_out {
@@ -72,7 +73,7 @@ gather_print_group(struct gather *g, FILE *f, int first, int *used, const char *
 	free(seen);
 	if (hosts != NULL)
 		hostlist_fold(names, nh, hostfold, sizeof hostfold);
-	hostlist_fold_numbers(ranks, n, rankfold, sizeof rankfold);
+	ranges_fold(ranks, n, rankfold, sizeof rankfold);
 	fprintf(f, "---------------\n%s%sranks %s (%d)\n---------------\n", hosts ? hostfold : "",
 	    hosts ? " " : "", rankfold, n);
 	fwrite(g->out[first].buf, 1, g->out[first].len, f);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "hostlist.h"
+#include "ranges.h"
 #include "launch.h"
 #include "linebuf.h"
 #include "shquote.h"
@@ -252,9 +253,9 @@ test_fold_ranks(void **state)
 	char out[64];
 
 	(void)state;
-	hostlist_fold_numbers(a, 7, out, sizeof out);
+	ranges_fold(a, 7, out, sizeof out);
 	assert_string_equal(out, "0-3,7,9-10");
-	hostlist_fold_numbers(b, 1, out, sizeof out);
+	ranges_fold(b, 1, out, sizeof out);
 	assert_string_equal(out, "5");
 }
 

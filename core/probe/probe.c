@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "clock.h"
-#include "comm_impl.h"
+#include "err.h"
 #include "probe.h"
 #include "reduce.h"
 #include "xmalloc.h"

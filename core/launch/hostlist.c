@@ -1343,21 +1343,3 @@ hostlist_place(const struct hostlist *hl, int nranks, int per_host, enum place_m
 		hl_place_roundrobin(hl, nranks, per_host, rank_host);
 	return COLL_OK;
 }
-
-void
-hostlist_fold_numbers(const int *ranks, int n, char *out, size_t len)
-{
-	size_t off = 0;
-
-	out[0] = '\0';
-	for (int i = 0; i < n && off < len; ) {
-		int j = i;
-
-		while (j + 1 < n && ranks[j + 1] == ranks[j] + 1)
-			j++;
-		off += (size_t)snprintf(out + off, len - off, "%s%d", i ? "," : "", ranks[i]);
-		if (j > i && off < len)
-			off += (size_t)snprintf(out + off, len - off, "-%d", ranks[j]);
-		i = j + 1;
-	}
-}

@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "coll.h"
 #include "comm_impl.h"
+#include "kind.h"
 #include "log.h"
 #include "xmalloc.h"
 

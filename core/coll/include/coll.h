@@ -18,13 +18,7 @@
 
 #include "comm.h"
 #include "dtype.h"
-
-enum coll_kind {
-	KIND_NONE = 0,
-	KIND_ALLREDUCE, KIND_BROADCAST, KIND_REDUCE, KIND_ALLGATHER, KIND_REDUCE_SCATTER,
-	KIND_GATHERV, KIND_BARRIER, KIND_SEND, KIND_RECV, KIND_SENDRECV,
-	KIND_MAX
-};
+#include "kind.h"
 
 #define COLL_RD_MAX_BYTES (32u << 10)
 #define COLL_GATHERV_MAX (1u << 30)
@@ -36,8 +30,6 @@ struct coll_blobs {
 	size_t *off;
 	size_t *len;
 };
-
-const char *coll_kind_name(uint32_t kind);
 
 int coll_allreduce(struct comm *c, const void *sendbuf, void *recvbuf, size_t count,
     enum dtype dt, enum redop op);

@@ -15,8 +15,8 @@
 #include <sys/uio.h>
 
 #include "clock.h"
-#include "coll.h"
 #include "comm_impl.h"
+#include "kind.h"
 #include "reduce.h"
 #include "xfer.h"
 

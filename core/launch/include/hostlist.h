@@ -76,8 +76,6 @@ int hostlist_parse_slurm(struct hostlist *hl, const char *nodelist, const char *
  * COLL_ETOOBIG if out is too short (it then holds a truncated prefix).
  */
 int hostlist_fold(const char **names, int n, char *out, size_t outlen);
-/* Fold ascending numbers (rank lists) into "0-3,7"; truncated if out is short. */
-void hostlist_fold_numbers(const int *v, int n, char *out, size_t outlen);
 /*
  * Map rank r to host rank_host[r]. per_host > 0 gives every host that many
  * ranks, else each host takes its slots (0 counts as 1). Oversubscription is

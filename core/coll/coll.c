@@ -14,20 +14,6 @@
 #include "p2p.h"
 #include "ring.h"
 
-static const char *kind_names[KIND_MAX] = {
-	[KIND_NONE] = "none", [KIND_ALLREDUCE] = "allreduce", [KIND_BROADCAST] = "broadcast",
-	[KIND_REDUCE] = "reduce", [KIND_ALLGATHER] = "allgather",
-	[KIND_REDUCE_SCATTER] = "reducescatter", [KIND_GATHERV] = "gatherv",
-	[KIND_BARRIER] = "barrier", [KIND_SEND] = "send", [KIND_RECV] = "recv",
-	[KIND_SENDRECV] = "sendrecv",
-};
-
-const char *
-coll_kind_name(uint32_t kind)
-{
-	return kind < KIND_MAX ? kind_names[kind] : "unknown";
-}
-
 /* Largest all-reduce for recursive doubling: COLL_RD_MAX_BYTES, else the built-in default. */
 static size_t
 coll_rd_max(void)

@@ -14,8 +14,8 @@
 #include "auth.h"
 #include "clock.h"
 #include "err.h"
-#include "hostlist.h"
 #include "log.h"
+#include "ranges.h"
 #include "root.h"
 #include "wire.h"
 #include "xmalloc.h"
@@ -71,7 +71,7 @@ root_fold_missing(struct root *root, char *buf, size_t len)
 	for (int i = 0; i < root->nranks; i++)
 		if (root->ranks[i].state == RS_ABSENT)
 			missing[n++] = i;
-	hostlist_fold_numbers(missing, n, buf, len);
+	ranges_fold(missing, n, buf, len);
 	free(missing);
 }
 

@@ -1,0 +1,15 @@
+#include "kind.h"
+
+static const char *kind_names[KIND_MAX] = {
+	[KIND_NONE] = "none", [KIND_ALLREDUCE] = "allreduce", [KIND_BROADCAST] = "broadcast",
+	[KIND_REDUCE] = "reduce", [KIND_ALLGATHER] = "allgather",
+	[KIND_REDUCE_SCATTER] = "reducescatter", [KIND_GATHERV] = "gatherv",
+	[KIND_BARRIER] = "barrier", [KIND_SEND] = "send", [KIND_RECV] = "recv",
+	[KIND_SENDRECV] = "sendrecv",
+};
+
+const char *
+coll_kind_name(uint32_t kind)
+{
+	return kind < KIND_MAX ? kind_names[kind] : "unknown";
+}
