@@ -1,22 +1,31 @@
 /*
- * collrun --agent: what the SSH launcher runs on a remote host for each rank.
- * It is internal (not in the option table): the launcher builds its command
- * line, `collrun --agent -e NAME=VALUE ... -- PROGRAM ARGS`.
+ * collrun --agent: what the SSH and Slurm launchers run for each rank. It is
+ * internal (not in the option table): the launcher builds its command line,
+ * `collrun --agent [--slurm] [--uid-stdin] [--path DIR] [--libpath DIR]
+ * [-e NAME=VALUE]... -- PROGRAM ARGS`.
  *
- * It starts the program in a new session (its own process group), tells the
- * launcher the group id on its first stderr line, and watches its stdin, the
- * SSH channel: when that closes (collrun stopped the rank, or the connection
- * to collrun dropped) it ends the whole group, SIGTERM then SIGKILL, so no
- * rank outlives its launcher. It exits the way the program did, re-raising a
- * fatal signal so that sshd reports it.
+ * It starts the program in a new session (its own process group) with its
+ * stdout and stderr on pipes of the agent's own, and speaks agentproto.h on
+ * its stdout: every byte the program writes is wrapped in an output record,
+ * so no line the program prints can pass for the agent's own word (its pid
+ * or its end). Over SSH the agent's stdin is the channel: after the unique
+ * id come signal records, and its end (collrun stopped the rank, or the
+ * connection to collrun dropped) ends the whole group, SIGTERM then SIGKILL,
+ * so no rank outlives its launcher. The agent signals nothing but its own
+ * child's group. It exits the way the program did, re-raising a fatal signal
+ * so that sshd reports it too.
  *
  * Under srun (--slurm) one command line serves every task: the agent takes
- * the rank and local rank from SLURM_PROCID and SLURM_LOCALID, the local size
- * from the step's task layout, and reports the program's end on its last
- * stderr line, since srun does not tell which task ended how. Slurm's own
- * step teardown replaces the stdin watch there.
+ * the rank and local rank from SLURM_PROCID and SLURM_LOCALID and the local
+ * size from the step's task layout; Slurm's own step teardown replaces the
+ * stdin watch there, and the program keeps the task's stdin.
+ *
+ * --path and --libpath put the launching installation's bin and lib first
+ * in PATH and LD_LIBRARY_PATH, so `collrun -H ... collcheck` finds the same
+ * suite on every host (Open MPI's --prefix).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -28,13 +37,39 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "agentproto.h"
 #include "clock.h"
 #include "cmd.h"
 #include "err.h"
 #include "hostlist.h"
+#include "linebuf.h"
 #include "uid.h"
 
 #define AGENT_GRACE_MS 2000
+/* After the program ended, how long its leftovers may hold its pipes open. */
+#define AGENT_DRAIN_MS 1000
+
+/*
+ * Under srun the step's signals (scancel, srun's own SIGINT handling) reach
+ * every process of the step, the agent too: it ignores them and lets the
+ * program, which gets them as well, decide, so the agent lives to pass on
+ * the program's last words and its end.
+ */
+static const int agent_step_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+#define AGENT_NSTEP_SIGNALS (sizeof agent_step_signals / sizeof agent_step_signals[0])
+
+struct agent {
+	pid_t child;
+	int slurm;
+	int pidfd;
+	int pipe[2];		/* read ends of the program's stdout and stderr; -1 at EOF */
+	int stdin_open;		/* ssh: the channel, carrying signal records */
+	struct linebuf cmd;	/* stdin split into records */
+	uint64_t kill_at;	/* SIGKILL the group then (0: not stopping) */
+	int exited;
+	int status;
+	uint64_t drain_until;
+};
 
 /* Export a variable under all its names: ours and torchrun's. */
 static void
@@ -93,6 +128,22 @@ agent_uid_stdin(void)
 	return setenv("COLL_UNIQUE_ID", line, 1);
 }
 
+/* Put DIR first in the list variable NAME ("DIR" alone when it was unset). */
+static void
+agent_prepend(const char *name, const char *dir)
+{
+	const char *old = getenv(name);
+	char *v;
+
+	if (old == NULL || *old == '\0')
+		v = strdup(dir);
+	else if (asprintf(&v, "%s:%s", dir, old) == -1)
+		v = NULL;
+	if (v != NULL)
+		setenv(name, v, 1);
+	free(v);
+}
+
 static int
 agent_args(int argc, char **argv, int *prog, int *slurm)
 {
@@ -107,6 +158,9 @@ agent_args(int argc, char **argv, int *prog, int *slurm)
 			return -1;
 		i++;
 	}
+	for (; i + 1 < argc && (strcmp(argv[i], "--path") == 0 ||
+	    strcmp(argv[i], "--libpath") == 0); i += 2)
+		agent_prepend(argv[i][2] == 'p' ? "PATH" : "LD_LIBRARY_PATH", argv[i + 1]);
 	while (i + 1 < argc && strcmp(argv[i], "-e") == 0) {
 		if (strchr(argv[i + 1], '=') == NULL || putenv(argv[i + 1]) != 0)
 			return -1;
@@ -118,20 +172,86 @@ agent_args(int argc, char **argv, int *prog, int *slurm)
 	return 0;
 }
 
-static pid_t
-agent_spawn(char **argv)
+/* Write all of buf to our stdout, the launcher; -1 once it is gone. */
+static int
+agent_send(const char *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t w = write(STDOUT_FILENO, buf, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		buf += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+static int
+agent_send_number(enum agentproto_kind kind, long v)
+{
+	char rec[AGENTPROTO_LINE];
+
+	return agent_send(rec, agentproto_encode_number(rec, kind, v));
+}
+
+/* The child's side: own session, output on our pipes, stdin from the channel never. */
+static void
+agent_child(struct agent *a, int out[2][2], char **argv)
 {
 	char host[256] = "?";
-	pid_t pid = fork();
+	int null;
 
-	if (pid != 0)
-		return pid;
-	setsid();
+	/*
+	 * Over SSH the program gets a session of its own, so one signal to the
+	 * group reaches all it started. Under srun it stays in the task's group,
+	 * where Slurm's process tracking finds and signals it.
+	 */
+	if (!a->slurm)
+		setsid();
 	signal(SIGPIPE, SIG_DFL);
+	for (size_t i = 0; i < AGENT_NSTEP_SIGNALS; i++)
+		signal(agent_step_signals[i], SIG_DFL);
+	dup2(out[0][1], STDOUT_FILENO);
+	dup2(out[1][1], STDERR_FILENO);
+	for (int s = 0; s < 2; s++) {
+		close(out[s][0]);
+		close(out[s][1]);
+	}
+	/* Over SSH our stdin carries the launcher's records: the program must not eat them. */
+	if (!a->slurm && (null = open("/dev/null", O_RDONLY)) >= 0) {
+		dup2(null, STDIN_FILENO);
+		close(null);
+	}
 	execvp(argv[0], argv);
 	gethostname(host, sizeof host - 1);
 	fprintf(stderr, "collrun: cannot run '%s' on %s: %s\n", argv[0], host, strerror(errno));
 	_exit(127);
+}
+
+static int
+agent_spawn(struct agent *a, char **argv)
+{
+	int out[2][2];
+
+	if (pipe2(out[0], O_CLOEXEC) != 0)
+		return -1;
+	if (pipe2(out[1], O_CLOEXEC) != 0) {
+		close(out[0][0]);
+		close(out[0][1]);
+		return -1;
+	}
+	if ((a->child = fork()) == 0)
+		agent_child(a, out, argv);
+	for (int s = 0; s < 2; s++) {
+		close(out[s][1]);
+		a->pipe[s] = a->child > 0 ? out[s][0] : -1;
+		if (a->child <= 0)
+			close(out[s][0]);
+	}
+	return a->child > 0 ? 0 : -1;
 }
 
 /* Exit as the program did; a signal is raised again so that sshd reports it. */
@@ -152,63 +272,173 @@ agent_exit_like(int status)
 	return 128 + WTERMSIG(status);
 }
 
-static int
-agent_watch(pid_t child, int slurm)
+/* Signal what the program started: its group over SSH, itself under srun. */
+static void
+agent_kill(const struct agent *a, int sig)
 {
-	int pidfd = (int)syscall(SYS_pidfd_open, child, 0), status = 0, stdin_open = !slurm;
-	uint64_t kill_at = 0;
-	char buf[4096];
+	kill(a->slurm ? a->child : -a->child, sig);
+}
 
+/* The launcher is gone or wants the rank stopped: end the group, gently first. */
+static void
+agent_stop(struct agent *a)
+{
+	a->stdin_open = 0;
+	if (a->kill_at == 0) {
+		agent_kill(a, SIGTERM);
+		a->kill_at = clock_now_ms() + AGENT_GRACE_MS;
+	}
+}
+
+/* Forward what the program wrote as records: whole lines end theirs, a rest goes on. */
+static void
+agent_forward(struct agent *a, int s)
+{
+	/* At worst every byte is a newline, and each becomes a 3-byte record. */
+	static char buf[16384], rec[3 * 16384 + AGENTPROTO_LINE];
+	ssize_t n = read(a->pipe[s], buf, sizeof buf);
+	size_t off = 0, len = 0;
+
+	if (n < 0 && errno == EINTR)
+		return;
+	if (n <= 0) {
+		close(a->pipe[s]);
+		a->pipe[s] = -1;
+		return;
+	}
+	while (off < (size_t)n) {
+		char *nl = memchr(buf + off, '\n', (size_t)n - off);
+		size_t k = nl ? (size_t)(nl - buf) - off : (size_t)n - off;
+
+		len += agentproto_encode_output(rec + len, s + 1, buf + off, k, nl != NULL);
+		off += k + (nl != NULL);
+	}
+	if (agent_send(rec, len) != 0)
+		agent_stop(a);
+}
+
+static void
+agent_command(void *arg, const char *line, size_t len)
+{
+	struct agent *a = arg;
+	struct agentproto_msg m;
+
+	if (agentproto_parse(line, len, &m) == COLL_OK && m.kind == AGENTPROTO_KILL)
+		agent_kill(a, (int)m.value);
+}
+
+static void
+agent_read_stdin(struct agent *a)
+{
+	size_t room;
+	char *p = linebuf_space(&a->cmd, &room);
+	ssize_t n = read(STDIN_FILENO, p, room);
+
+	if (n < 0 && errno == EINTR)
+		return;
+	if (n <= 0) {
+		agent_stop(a);
+		return;
+	}
+	linebuf_commit(&a->cmd, (size_t)n, agent_command, a);
+}
+
+/* The program ended: its group goes with it, its pipes drain for a moment. */
+static void
+agent_reap(struct agent *a)
+{
+	if (a->exited || waitpid(a->child, &a->status, WNOHANG) != a->child)
+		return;
+	a->exited = 1;
+	/* Whatever the program left in its group goes with it (Slurm's teardown does that there). */
+	if (!a->slurm)
+		kill(-a->child, SIGKILL);
+	a->drain_until = clock_now_ms() + AGENT_DRAIN_MS;
+}
+
+static int
+agent_wait_ms(const struct agent *a)
+{
+	uint64_t now = clock_now_ms(), until = a->exited ? a->drain_until : a->kill_at;
+
+	if (a->pidfd < 0 && !a->exited)
+		return 100;
+	if (until == 0)
+		return 1000;
+	return until > now ? (int)(until - now) : 0;
+}
+
+static void
+agent_loop(struct agent *a)
+{
 	for (;;) {
-		struct pollfd pfd[2] = { { pidfd, POLLIN, 0 }, { STDIN_FILENO, POLLIN, 0 } };
-		int t = kill_at ? (int)(kill_at > clock_now_ms() ? kill_at - clock_now_ms() : 0) : 1000;
+		struct pollfd pfd[4] = {
+			{ a->exited ? -1 : a->pidfd, POLLIN, 0 },
+			{ a->pipe[0], POLLIN, 0 }, { a->pipe[1], POLLIN, 0 },
+			{ a->stdin_open ? STDIN_FILENO : -1, POLLIN, 0 },
+		};
 
-		if (poll(pfd, stdin_open ? 2 : 1, pidfd >= 0 ? t : 100) == -1 && errno != EINTR)
+		if (poll(pfd, 4, agent_wait_ms(a)) == -1 && errno != EINTR)
 			break;
-		if (waitpid(child, &status, WNOHANG) == child)
+		for (int s = 0; s < 2; s++)
+			if (pfd[1 + s].revents)
+				agent_forward(a, s);
+		if (pfd[3].revents)
+			agent_read_stdin(a);
+		agent_reap(a);
+		if (a->exited && ((a->pipe[0] < 0 && a->pipe[1] < 0) ||
+		    clock_now_ms() >= a->drain_until))
 			break;
-		if (stdin_open && pfd[1].revents && read(STDIN_FILENO, buf, sizeof buf) <= 0) {
-			/* The launcher is gone or wants the rank stopped. */
-			stdin_open = 0;
-			kill(-child, SIGTERM);
-			kill_at = clock_now_ms() + AGENT_GRACE_MS;
-		}
-		if (kill_at && clock_now_ms() >= kill_at)
-			kill(-child, SIGKILL);
+		if (!a->exited && a->kill_at && clock_now_ms() >= a->kill_at)
+			agent_kill(a, SIGKILL);
 	}
-	/* Whatever the program left in its group goes with it. */
-	kill(-child, SIGKILL);
-	if (pidfd >= 0)
-		close(pidfd);
-	if (slurm) {
-		fprintf(stderr, "coll-agent: %s %d\n", WIFSIGNALED(status) ? "signal" : "exit",
-		    WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
-		fflush(stderr);
+}
+
+static int
+agent_watch(struct agent *a)
+{
+	a->pidfd = (int)syscall(SYS_pidfd_open, a->child, 0);
+	a->stdin_open = !a->slurm;
+	agent_loop(a);
+	if (!a->exited) {
+		agent_kill(a, SIGKILL);
+		waitpid(a->child, &a->status, 0);
 	}
-	return agent_exit_like(status);
+	for (int s = 0; s < 2; s++)
+		if (a->pipe[s] >= 0)
+			close(a->pipe[s]);
+	if (a->pidfd >= 0)
+		close(a->pidfd);
+	linebuf_free(&a->cmd);
+	if (WIFSIGNALED(a->status))
+		agent_send_number(AGENTPROTO_SIGNAL, WTERMSIG(a->status));
+	else
+		agent_send_number(AGENTPROTO_EXIT, WEXITSTATUS(a->status));
+	return agent_exit_like(a->status);
 }
 
 int
 agent_main(int argc, char **argv)
 {
-	pid_t child;
-	int prog, slurm = 0, code;
+	struct agent a = { .pipe = { -1, -1 } };
+	int prog;
 
-	if (agent_args(argc, argv, &prog, &slurm) != 0) {
+	if (agent_args(argc, argv, &prog, &a.slurm) != 0) {
 		fprintf(stderr, "collrun --agent: internal use only: collrun --agent [--slurm] "
-		    "[--uid-stdin] [-e NAME=VALUE]... -- PROGRAM [ARGS...]\n");
+		    "[--uid-stdin] [--path DIR] [--libpath DIR] [-e NAME=VALUE]... -- "
+		    "PROGRAM [ARGS...]\n");
 		return EXIT_USAGE;
 	}
-	if (slurm && agent_slurm_env() != 0)
+	if (a.slurm && agent_slurm_env() != 0)
 		return EXIT_CANNOT;
 	signal(SIGPIPE, SIG_IGN);
-	child = agent_spawn(argv + prog);
-	if (child == -1) {
-		fprintf(stderr, "collrun: cannot fork: %s\n", strerror(errno));
+	for (size_t i = 0; a.slurm && i < AGENT_NSTEP_SIGNALS; i++)
+		signal(agent_step_signals[i], SIG_IGN);
+	if (agent_spawn(&a, argv + prog) != 0) {
+		fprintf(stderr, "collrun --agent: cannot start the program: %s\n", strerror(errno));
 		return EXIT_CANNOT;
 	}
-	fprintf(stderr, "coll-agent: pgid %d\n", (int)child);
-	fflush(stderr);
-	code = agent_watch(child, slurm);
-	return code;
+	if (agent_send_number(AGENTPROTO_PID, a.child) != 0)
+		agent_stop(&a);
+	return agent_watch(&a);
 }

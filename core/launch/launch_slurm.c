@@ -1,8 +1,11 @@
 /*
  * The Slurm launcher: one local srun runs every rank through the agent
  * (collrun --agent --slurm), with --label so that each output line says
- * which task wrote it. The agent's tagged stderr lines give each rank's
- * process id and how it ended, which srun alone does not tell. srun is
+ * which task wrote it. Each agent speaks agentproto.h on its stdout: the
+ * program's output, its process id and how it ended (which srun alone does
+ * not tell) arrive as records, which srun --label passes whole since each is
+ * shorter than its 1024-byte line limit. The agent's stderr is its own
+ * diagnostics, shown as the rank's stderr. srun is
  * started by the local backend, so its own output and exit are watched by
  * the same loop; --kill-on-bad-exit makes Slurm end the step when a rank
  * fails.
@@ -16,17 +19,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "agentrx.h"
 #include "err.h"
 #include "launch.h"
 #include "xmalloc.h"
-
-#define SLURM_TAG "coll-agent: "
 
 struct slurm {
 	struct launch srun;		/* the local launch of srun itself */
 	int nranks;
 	int *done;
 	pid_t *pids;
+	struct agentrx *rx;	/* per rank */
 	char **argv;
 	char scancel_spec[64];
 };
@@ -42,30 +45,19 @@ slurm_report(struct launch *l, int rank, int state, int code)
 	l->cb.exited(l->cb.arg, rank, state, code);
 }
 
-/* The agent's lines: "pgid N", "exit N", "signal N". Returns 1 if it was one. */
-static int
+/* A record from a rank's agent; its end is reported once its output is out. */
+static void
 slurm_agent_line(struct launch *l, int rank, const char *text, size_t len)
 {
 	struct slurm *sl = l->impl;
-	size_t tag = sizeof SLURM_TAG - 1;
-	char word[16] = "", copy[65];
-	int v = 0;
+	struct agentrx *rx = &sl->rx[rank];
 
-	if (len <= tag || len > 64 || memcmp(text, SLURM_TAG, tag) != 0)
-		return 0;
-	memcpy(copy, text, len);	/* the line is not NUL-terminated */
-	copy[len] = '\0';
-	if (sscanf(copy + tag, "%15s %d", word, &v) != 2)
-		return 0;
-	if (strcmp(word, "pgid") == 0)
-		sl->pids[rank] = v;
-	else if (strcmp(word, "exit") == 0)
-		slurm_report(l, rank, LAUNCH_EXITED, v);
-	else if (strcmp(word, "signal") == 0)
-		slurm_report(l, rank, LAUNCH_SIGNALED, v);
-	else
-		return 0;
-	return 1;
+	agentrx_line(rx, text, len);
+	sl->pids[rank] = rx->pid;
+	if (rx->ended && !sl->done[rank]) {
+		agentrx_flush(rx);
+		slurm_report(l, rank, rx->state, rx->code);
+	}
 }
 
 /* srun --label writes "N: text" (N right-aligned); anything else is srun's own. */
@@ -87,9 +79,10 @@ slurm_output(void *arg, int srun_rank, int stream, const char *line, size_t len)
 		l->cb.output(l->cb.arg, -1, stream, line, len);
 		return;
 	}
-	if (stream == LAUNCH_STDERR && slurm_agent_line(l, (int)rank, line + i + 2, len - i - 2))
-		return;
-	l->cb.output(l->cb.arg, (int)rank, stream, line + i + 2, len - i - 2);
+	if (stream == LAUNCH_STDOUT)
+		slurm_agent_line(l, (int)rank, line + i + 2, len - i - 2);
+	else
+		l->cb.output(l->cb.arg, (int)rank, stream, line + i + 2, len - i - 2);
 }
 
 /* srun ended: ranks that did not say how they ended end as srun did. */
@@ -100,8 +93,10 @@ slurm_srun_exited(void *arg, int srun_rank, int state, int code)
 	struct slurm *sl = l->impl;
 
 	(void)srun_rank;
-	for (int r = 0; r < sl->nranks; r++)
+	for (int r = 0; r < sl->nranks; r++) {
+		agentrx_flush(&sl->rx[r]);
 		slurm_report(l, r, state == LAUNCH_EXITED && code == 0 ? LAUNCH_EXITED : state, code);
+	}
 }
 
 static void
@@ -176,8 +171,11 @@ slurm_start(struct launch *l, const struct launch_opts *o)
 	sl->nranks = o->nranks;
 	sl->done = xcalloc((size_t)o->nranks, sizeof *sl->done);
 	sl->pids = xcalloc((size_t)o->nranks, sizeof *sl->pids);
-	for (int i = 0; i < o->nranks; i++)
+	sl->rx = xcalloc((size_t)o->nranks, sizeof *sl->rx);
+	for (int i = 0; i < o->nranks; i++) {
 		sl->pids[i] = -1;
+		agentrx_init(&sl->rx[i], l, i);
+	}
 	uid_format(o->uid, uidstr, sizeof uidstr);
 	sl->argv = slurm_argv(o, uidstr);
 	if (getenv("SLURM_JOB_ID") != NULL)
@@ -195,6 +193,7 @@ slurm_start(struct launch *l, const struct launch_opts *o)
 		launch_env_free(sl->argv);
 		free(sl->done);
 		free(sl->pids);
+		free(sl->rx);
 		free(sl);
 		l->impl = NULL;
 	}
@@ -268,6 +267,9 @@ slurm_free(struct launch *l)
 
 	launch_local_ops.free(&sl->srun);
 	launch_env_free(sl->argv);
+	for (int r = 0; r < sl->nranks; r++)
+		agentrx_free(&sl->rx[r]);
+	free(sl->rx);
 	free(sl->done);
 	free(sl->pids);
 	free(sl);

@@ -3,10 +3,13 @@
  * poll loop (no thread or process per host), at most `fanout` hosts
  * connecting at once. Each rank is a channel running this suite's agent
  * (collrun --agent) on its host, which puts the program in its own process
- * group, reports the group id on its first stderr line, and kills the group
- * when its stdin (our channel) closes: so a rank whose collrun vanished dies
- * by itself. Signals go through a second channel, as `kill -SIG -- -PGID`,
- * since libssh2 1.10 cannot send signals.
+ * group and kills the group when its stdin (our channel) closes: so a rank
+ * whose collrun vanished dies by itself. The agent speaks agentproto.h: the
+ * program's output, its pid and its end arrive as records on the channel's
+ * stdout, and signals go to the agent as records on its stdin (libssh2 1.10
+ * cannot send signals), so nothing the program prints can act as control.
+ * The channel's stderr carries only what the remote shell and the agent say
+ * before the protocol starts.
  */
 #include <errno.h>
 #include <poll.h>
@@ -17,14 +20,14 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "agentproto.h"
+#include "agentrx.h"
 #include "err.h"
 #include "launch.h"
 #include "linebuf.h"
 #include "shquote.h"
 #include "sshhost.h"
 #include "xmalloc.h"
-
-#define SSH_AGENT_TAG "coll-agent: pgid "
 
 enum { CH_OPEN, CH_EXEC, CH_RUN, CH_CLOSE, CH_WAITCLOSE, CH_DONE };
 
@@ -33,14 +36,13 @@ struct ssh_chan {
 	int st;
 	LIBSSH2_CHANNEL *ch;
 	char *cmd;
-	char *input;		/* written to the channel's stdin first: the unique id */
+	char *input;		/* to the agent's stdin: the unique id, then signal records */
+	size_t input_len;
 	size_t input_off;
-	struct linebuf lb[2];
-	int agent_seen;		/* the agent's pgid line was read */
-	pid_t pgid;
+	struct linebuf lb[2];	/* the agent's records; the remote shell's stderr */
+	struct agentrx rx;
 	int want_eof;
-	int signalled[65];	/* a kill channel already went out for this signal */
-	int aux;		/* a short command, not a rank */
+	int signalled[65];	/* a signal record already went out for this signal */
 };
 
 struct ssh_node {
@@ -50,8 +52,6 @@ struct ssh_node {
 	int stopped;		/* abandoned by a stop before it was ready */
 	int nchan;
 	struct ssh_chan *chans;
-	int naux;
-	struct ssh_chan *aux;
 };
 
 struct ssh {
@@ -119,19 +119,13 @@ ssh_line(void *arg, const char *line, size_t len)
 {
 	struct ssh_line_ctx *x = arg;
 	struct ssh *sh = x->l->impl;
-	size_t tag = sizeof SSH_AGENT_TAG - 1;
 
-	if (x->c->aux)
-		return;
-	/* The agent's first stderr line is for us: the process group to signal. */
-	if (x->stream == LAUNCH_STDERR && !x->c->agent_seen && len > tag &&
-	    memcmp(line, SSH_AGENT_TAG, tag) == 0) {
-		x->c->agent_seen = 1;
-		x->c->pgid = (pid_t)atoi(line + tag);
-		sh->pids[x->c->rank] = x->c->pgid;
+	if (x->stream == LAUNCH_STDERR) {
+		x->l->cb.output(x->l->cb.arg, x->c->rank, LAUNCH_STDERR, line, len);
 		return;
 	}
-	x->l->cb.output(x->l->cb.arg, x->c->rank, x->stream, line, len);
+	agentrx_line(&x->c->rx, line, len);
+	sh->pids[x->c->rank] = x->c->rx.pid;
 }
 
 /* Drain both streams; returns 1 if bytes moved, -1 if the session broke. */
@@ -178,10 +172,14 @@ ssh_chan_finish(struct launch *l, struct ssh_chan *c)
 		struct ssh_line_ctx ctx = { l, c, s + 1 };
 		linebuf_flush(&c->lb[s], ssh_line, &ctx);
 	}
+	agentrx_flush(&c->rx);
+	/* The agent's word first; sshd's when the agent itself was killed. */
 	libssh2_channel_get_exit_signal(c->ch, &sig, &siglen, NULL, NULL, NULL, NULL);
-	if (!c->aux && sig != NULL && siglen > 0)
+	if (c->rx.ended)
+		ssh_report_rank(l, c->rank, c->rx.state, c->rx.code);
+	else if (sig != NULL && siglen > 0)
 		ssh_report_rank(l, c->rank, LAUNCH_SIGNALED, ssh_signum(sig));
-	else if (!c->aux)
+	else
 		ssh_report_rank(l, c->rank, LAUNCH_EXITED, libssh2_channel_get_exit_status(c->ch));
 	free(sig);
 	libssh2_channel_free(c->ch);
@@ -199,11 +197,9 @@ ssh_chan_start(struct launch *l, struct ssh_node *n, struct ssh_chan *c)
 		if ((c->ch = libssh2_channel_open_session(s)) == NULL) {
 			if (libssh2_session_last_errno(s) == LIBSSH2_ERROR_EAGAIN)
 				return 0;
-			if (!c->aux) {
-				l->cb.host_failed(l->cb.arg, n->host, "cannot open a channel for a rank: "
-				    "raise sshd's MaxSessions (10 by default) for many ranks per host");
-				ssh_report_rank(l, c->rank, LAUNCH_FAILED, 255);
-			}
+			l->cb.host_failed(l->cb.arg, n->host, "cannot open a channel for a rank: "
+			    "raise sshd's MaxSessions (10 by default) for many ranks per host");
+			ssh_report_rank(l, c->rank, LAUNCH_FAILED, 255);
 			c->st = CH_DONE;
 			return 1;
 		}
@@ -227,16 +223,18 @@ ssh_chan_drive(struct launch *l, struct ssh_node *n, struct ssh_chan *c)
 
 	if (c->st == CH_OPEN || c->st == CH_EXEC)
 		moved = ssh_chan_start(l, n, c);
-	if (c->st == CH_RUN && c->input != NULL && c->input[c->input_off] != '\0') {
+	if (c->st == CH_RUN && c->input_off < c->input_len) {
 		ssize_t w = libssh2_channel_write(c->ch, c->input + c->input_off,
-		    strlen(c->input + c->input_off));
+		    c->input_len - c->input_off);
 		if (w > 0) {
 			c->input_off += (size_t)w;
 			moved = 1;
 		}
 	}
 	if (c->st == CH_RUN) {
-		if (c->want_eof && libssh2_channel_send_eof(c->ch) != LIBSSH2_ERROR_EAGAIN)
+		/* The end of stdin stops the rank: only once every record went out. */
+		if (c->want_eof && c->input_off == c->input_len &&
+		    libssh2_channel_send_eof(c->ch) != LIBSSH2_ERROR_EAGAIN)
 			c->want_eof = 0;
 		if ((r = ssh_chan_read(l, n, c)) < 0)
 			return 1;
@@ -259,8 +257,8 @@ static void
 ssh_node_drop_channels(struct ssh_node *n)
 {
 	sshhost_block(&n->h);
-	for (int i = 0; i < n->nchan + n->naux; i++) {
-		struct ssh_chan *c = i < n->nchan ? &n->chans[i] : &n->aux[i - n->nchan];
+	for (int i = 0; i < n->nchan; i++) {
+		struct ssh_chan *c = &n->chans[i];
 
 		if (c->ch != NULL && n->h.s != NULL)
 			libssh2_channel_free(c->ch);
@@ -301,8 +299,13 @@ ssh_node_ready(struct ssh *sh, struct ssh_node *n)
 	}
 	uid_format(&uid, uidstr, sizeof uidstr);
 	for (int i = 0; i < n->nchan; i++) {
-		n->chans[i].cmd = ssh_command(sh, n->chans[i].rank, uidstr);
-		n->chans[i].input = xasprintf("%s\n", uidstr);
+		struct ssh_chan *c = &n->chans[i];
+		char *pending = c->input;	/* signal records queued before the host was ready */
+
+		c->cmd = ssh_command(sh, c->rank, uidstr);
+		c->input = xasprintf("%s\n%.*s", uidstr, (int)c->input_len, pending ? pending : "");
+		c->input_len = strlen(c->input);
+		free(pending);
 	}
 }
 
@@ -314,10 +317,6 @@ ssh_node_run(struct launch *l, struct ssh_node *n)
 	for (int i = 0; i < n->nchan && n->h.state == SH_READY; i++) {
 		moved |= ssh_chan_drive(l, n, &n->chans[i]);
 		live += n->chans[i].st != CH_DONE;
-	}
-	for (int i = 0; i < n->naux && n->h.state == SH_READY; i++) {
-		moved |= ssh_chan_drive(l, n, &n->aux[i]);
-		live += n->aux[i].st != CH_DONE;
 	}
 	if (n->h.state == SH_READY)
 		libssh2_keepalive_send(n->h.s, &next);
@@ -364,7 +363,7 @@ ssh_start_more(struct ssh *sh)
 }
 
 static void
-ssh_node_init(struct ssh *sh, struct ssh_node *n, int host)
+ssh_node_init(struct launch *l, struct ssh *sh, struct ssh_node *n, int host)
 {
 	const struct launch_opts *o = &sh->o;
 
@@ -373,9 +372,12 @@ ssh_node_init(struct ssh *sh, struct ssh_node *n, int host)
 	for (int r = 0; r < o->nranks; r++)
 		n->nchan += o->rank_host[r] == host;
 	n->chans = xcalloc((size_t)n->nchan, sizeof *n->chans);
-	for (int r = 0, k = 0; r < o->nranks; r++)
-		if (o->rank_host[r] == host)
-			n->chans[k++] = (struct ssh_chan){ .rank = r, .st = CH_OPEN, .pgid = -1 };
+	for (int r = 0, k = 0; r < o->nranks; r++) {
+		if (o->rank_host[r] != host)
+			continue;
+		n->chans[k] = (struct ssh_chan){ .rank = r, .st = CH_OPEN };
+		agentrx_init(&n->chans[k++].rx, l, r);
+	}
 }
 
 static int
@@ -397,7 +399,7 @@ ssh_start(struct launch *l, const struct launch_opts *o)
 	sh->nodes = xcalloc((size_t)o->nhosts, sizeof *sh->nodes);
 	for (int h = 0; h < o->nhosts; h++)
 		if (used[h])
-			ssh_node_init(sh, &sh->nodes[sh->nnodes++], h);
+			ssh_node_init(l, sh, &sh->nodes[sh->nnodes++], h);
 	/* torchrun's MASTER_ADDR: where rank 0's host was reached. */
 	for (int i = 0; i < sh->nnodes; i++)
 		if (sh->nodes[i].host == o->rank_host[0])
@@ -453,16 +455,16 @@ ssh_poll(struct launch *l, int timeout_ms, int wake_fd)
 	return ssh_running(l);
 }
 
-/* Queue `kill -SIG -- -PGID` on a second channel of the rank's host. */
+/* Queue a signal record for the rank's agent, which signals its own group. */
 static void
-ssh_kill_channel(struct ssh_node *n, const struct ssh_chan *c, int sig)
+ssh_queue_signal(struct ssh_chan *c, int sig)
 {
-	struct ssh_chan *a;
+	char rec[AGENTPROTO_LINE];
+	size_t n = agentproto_encode_number(rec, AGENTPROTO_KILL, sig);
 
-	n->aux = xreallocarray(n->aux, (size_t)n->naux + 1, sizeof *n->aux);
-	a = &n->aux[n->naux++];
-	*a = (struct ssh_chan){ .rank = c->rank, .st = CH_OPEN, .aux = 1, .pgid = -1 };
-	a->cmd = xasprintf("kill -%d -- -%d 2>/dev/null", sig, (int)c->pgid);
+	c->input = xreallocarray(c->input, c->input_len + n + 1, 1);
+	memcpy(c->input + c->input_len, rec, n + 1);
+	c->input_len += n;
 }
 
 static void
@@ -484,11 +486,11 @@ ssh_signal(struct launch *l, int sig)
 		for (int k = 0; k < n->nchan; k++) {
 			struct ssh_chan *c = &n->chans[k];
 
-			if (c->st == CH_RUN && c->pgid > 0 && sig > 0 && sig < 65 && !c->signalled[sig]) {
+			if (c->st != CH_DONE && sig > 0 && sig < 65 && !c->signalled[sig]) {
 				c->signalled[sig] = 1;
-				ssh_kill_channel(n, c, sig);
+				ssh_queue_signal(c, sig);
 			}
-			/* Closing stdin makes the agent end the group even before its pgid is known. */
+			/* Closing stdin makes the agent end the group whatever it was doing. */
 			if (stop && c->st == CH_RUN)
 				c->want_eof = 1;
 		}
@@ -518,6 +520,7 @@ ssh_free_chans(struct ssh_chan *c, int n)
 	for (int i = 0; i < n; i++) {
 		linebuf_free(&c[i].lb[0]);
 		linebuf_free(&c[i].lb[1]);
+		agentrx_free(&c[i].rx);
 		free(c[i].cmd);
 		free(c[i].input);
 	}
@@ -535,7 +538,6 @@ ssh_free(struct launch *l)
 		ssh_node_drop_channels(n);
 		sshhost_close(&n->h);
 		ssh_free_chans(n->chans, n->nchan);
-		ssh_free_chans(n->aux, n->naux);
 	}
 	free(sh->nodes);
 	free(sh->done);
