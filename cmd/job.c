@@ -344,14 +344,45 @@ job_uid_addr(const struct job_opts *o, struct coll_uid *uid)
 	freeaddrinfo(res);
 }
 
+/*
+ * Where the remote agent and the ranks' PATH and LD_LIBRARY_PATH come from,
+ * as Open MPI does it: --prefix DIR names an installation (DIR/bin,
+ * DIR/lib); a collrun started by a path stands for the installation it is
+ * in, so `/opt/coll/bin/collrun -H ... collcheck` finds /opt/coll/bin's
+ * collcheck there. A collrun found through PATH leaves the remote PATH be.
+ */
+static void
+job_install_dirs(const struct job_opts *o, struct launch_opts *lo)
+{
+	static char self[4096], bin[4096], agent[sizeof bin + 16], lib[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	char *slash;
+
+	self[n > 0 ? n : 0] = '\0';
+	lo->agent = self;
+	if (o->prefix != NULL) {
+		snprintf(bin, sizeof bin, "%s/bin", o->prefix);
+		snprintf(agent, sizeof agent, "%s/collrun", bin);
+		snprintf(lib, sizeof lib, "%s/%s", o->prefix, COLL_LIBDIR);
+		lo->agent = agent;
+	} else if (o->by_path && (slash = strrchr(self, '/')) != NULL) {
+		snprintf(bin, sizeof bin, "%.*s", (int)(slash - self), self);
+		slash = strrchr(bin, '/');
+		snprintf(lib, sizeof lib, "%.*s/%s", slash ? (int)(slash - bin) : 0, bin, COLL_LIBDIR);
+	} else {
+		return;
+	}
+	lo->bindir = bin;
+	lo->libdir = lib;
+}
+
 static int
 job_start(struct job *j, struct root **root, struct coll_uid *uid, char *path, size_t len)
 {
 	struct launch_cb cb = { job_output, job_exited, job_host_failed, j };
 	struct launch_opts lo;
 	struct net_addr a;
-	static char cwd[4096], self[4096];
-	ssize_t n;
+	static char cwd[4096];
 	int r;
 
 	if (j->o->kind == LAUNCH_LOCAL && launch_resolve(j->o->argv[0], path, len) != COLL_OK) {
@@ -374,17 +405,16 @@ job_start(struct job *j, struct root **root, struct coll_uid *uid, char *path, s
 		return EXIT_CANNOT;
 	}
 	job_uid_addr(j->o, uid);
-	n = readlink("/proc/self/exe", self, sizeof self - 1);
-	self[n > 0 ? n : 0] = '\0';
 	lo = (struct launch_opts){ .kind = j->o->kind, .nranks = j->o->nranks,
 	    .path = j->o->kind == LAUNCH_LOCAL ? path : j->o->argv[0], .argv = j->o->argv,
 	    .uid = uid, .master_addr = "127.0.0.1", .master_port = job_master_port(),
 	    .keep_stdin = 1, .nhosts = j->o->nhosts, .hosts = j->o->hosts,
-	    .rank_host = j->o->rank_host, .agent = self,
+	    .rank_host = j->o->rank_host,
 	    .cwd = getcwd(cwd, sizeof cwd), .ssh_config = j->o->ssh_config,
 	    .connect_timeout_ms = j->o->connect_timeout_ms, .fanout = j->o->fanout,
 	    .accept_new = j->o->accept_new, .nodelist = j->o->nodelist,
 	    .per_host = j->o->per_host, .cyclic = j->o->cyclic };
+	job_install_dirs(j->o, &lo);
 	if ((r = launch_start(&j->l, &lo, &cb)) != COLL_OK) {
 		fprintf(stderr, "%s: cannot start the ranks: %s\n", j->o->tool,
 		    r == COLL_ENOTFOUND ? "srun is not in PATH: install slurm-client or use "

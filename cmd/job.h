@@ -28,6 +28,8 @@ struct job_opts {
 	int connect_timeout_ms;
 	int fanout;
 	int accept_new;
+	const char *prefix;	/* remote ranks run PREFIX/bin/collrun, PATH and LD_LIBRARY_PATH first */
+	int by_path;		/* we were started by a path: our own dirs go first remotely */
 	const char *nodelist;	/* slurm: srun --nodelist */
 	int per_host;		/* slurm: --ntasks-per-node */
 	int cyclic;		/* slurm: --distribution=cyclic */

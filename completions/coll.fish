@@ -14,6 +14,7 @@ complete -c collrun -l connect-timeout -r -d 'give up on a host after this long 
 complete -c collrun -s f -l fanout -r -d 'hosts connecting at once (default 64)'
 complete -c collrun -l accept-new -d 'add unknown host keys to known_hosts (changed keys are still refused)'
 complete -c collrun -s F -l ssh-config -x -a '@file' -d 'ssh client configuration (default ~/.ssh/config)'
+complete -c collrun -l prefix -r -d 'remote ranks run DIR/bin/collrun with DIR/bin and DIR/lib first in PATH and LD_LIBRARY_PATH (default  this collrun s own, when started by a path)'
 complete -c collrun -s h -l help -d 'show this help'
 complete -c collrun -s V -l version -d 'show the version'
 complete -c collcheck -f -n '__fish_use_subcommand' -a allreduce -d 'Sweep all-reduce sizes like nccl-tests and report time, algbw, busbw and #wrong per size,'

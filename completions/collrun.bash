@@ -15,9 +15,10 @@ _coll_collrun()
 		--connect-timeout) return ;;
 		-f|--fanout) return ;;
 		-F|--ssh-config) COMPREPLY=($(compgen -W "@file" -- "$cur")); return ;;
+		--prefix) return ;;
 	esac
 	if [[ "$cur" == -* ]]; then
-		COMPREPLY=($(compgen -W " -n --np -H --hosts -x --exclude --hostfile -N --per-host --place --launcher --no-label -g --gather -t --timeout --grace --connect-timeout -f --fanout --accept-new -F --ssh-config -h --help -V --version" -- "$cur"))
+		COMPREPLY=($(compgen -W " -n --np -H --hosts -x --exclude --hostfile -N --per-host --place --launcher --no-label -g --gather -t --timeout --grace --connect-timeout -f --fanout --accept-new -F --ssh-config --prefix -h --help -V --version" -- "$cur"))
 	else
 		COMPREPLY=($(compgen -c -- "$cur"))
 	fi

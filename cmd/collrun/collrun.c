@@ -26,7 +26,7 @@
 
 enum { O_NP = 1, O_HOSTS, O_EXCLUDE, O_HOSTFILE, O_PER_HOST, O_PLACE, O_LAUNCHER, O_NO_LABEL,
 	O_GATHER, O_TIMEOUT, O_GRACE, O_CONNECT_TIMEOUT, O_FANOUT, O_ACCEPT_NEW, O_SSH_CONFIG,
-	O_HELP, O_VERSION };
+	O_PREFIX, O_HELP, O_VERSION };
 
 static const struct opt collrun_opts[] = {
 	{ O_NP, 'n', "np", OPT_VALUE, "N", "number of ranks (default: the hosts' slots, or 1)",
@@ -57,6 +57,9 @@ static const struct opt collrun_opts[] = {
 	    "(changed keys are still refused)", NULL },
 	{ O_SSH_CONFIG, 'F', "ssh-config", OPT_VALUE, "FILE", "ssh client configuration "
 	    "(default ~/.ssh/config)", "@file" },
+	{ O_PREFIX, 0, "prefix", OPT_VALUE, "DIR", "remote ranks run DIR/bin/collrun with DIR/bin "
+	    "and DIR/lib first in PATH and LD_LIBRARY_PATH (default: this collrun's own, when "
+	    "started by a path)", NULL },
 	{ O_HELP, 'h', "help", OPT_FLAG, NULL, "show this help", NULL },
 	{ O_VERSION, 'V', "version", OPT_FLAG, NULL, "show the version", NULL },
 	OPT_END_TABLE,
@@ -96,6 +99,13 @@ collrun_value(struct collrun_args *a, int id, const char *val, char *err, size_t
 	case O_PLACE: a->place = val; return 0;
 	case O_LAUNCHER: a->launcher = val; return 0;
 	case O_SSH_CONFIG: a->jo.ssh_config = val; return 0;
+	case O_PREFIX:
+		if (val[0] != '/') {
+			snprintf(err, len, "--prefix must be an absolute path, not '%s'", val);
+			return -1;
+		}
+		a->jo.prefix = val;
+		return 0;
 	case O_NO_LABEL: a->jo.label = 0; return 0;
 	case O_GATHER: a->jo.gather = 1; return 0;
 	case O_ACCEPT_NEW: a->jo.accept_new = 1; return 0;
@@ -274,6 +284,7 @@ collrun_run(int argc, char **argv)
 
 	if (argc > 1 && strcmp(argv[1], "--agent") == 0)
 		return agent_main(argc, argv);
+	a.jo.by_path = strchr(argv[0], '/') != NULL;
 	if ((code = collrun_parse(&a, argc, argv)) != EXIT_OK)
 		return code < 0 ? cmd_finish_stdout(EXIT_OK) : code;
 	if (collrun_plan(&a, &hl, &rank_host, err, sizeof err) != 0) {

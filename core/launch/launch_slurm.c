@@ -135,6 +135,14 @@ slurm_argv(const struct launch_opts *o, const char *uidstr)
 	slurm_argv_add(&argv, &n, xstrdup(o->agent));
 	slurm_argv_add(&argv, &n, xstrdup("--agent"));
 	slurm_argv_add(&argv, &n, xstrdup("--slurm"));
+	if (o->bindir != NULL) {
+		slurm_argv_add(&argv, &n, xstrdup("--path"));
+		slurm_argv_add(&argv, &n, xstrdup(o->bindir));
+	}
+	if (o->libdir != NULL) {
+		slurm_argv_add(&argv, &n, xstrdup("--libpath"));
+		slurm_argv_add(&argv, &n, xstrdup(o->libdir));
+	}
 	/*
 	 * What is the same for every rank; the agent adds the rest from SLURM_*.
 	 * The unique id holds the secret: it reaches the tasks in srun's

@@ -90,6 +90,15 @@ ssh_command(const struct ssh *sh, int rank, const char *uidstr)
 	shquote_word(&b, "--agent");
 	/* The unique id holds the job's secret: it goes on stdin, never in argv (ps). */
 	shquote_word(&b, "--uid-stdin");
+	/* The launching installation's bin and lib first there too (Open MPI's --prefix). */
+	if (sh->o.bindir != NULL) {
+		shquote_word(&b, "--path");
+		shquote_word(&b, sh->o.bindir);
+	}
+	if (sh->o.libdir != NULL) {
+		shquote_word(&b, "--libpath");
+		shquote_word(&b, sh->o.libdir);
+	}
 	for (char **e = env; *e != NULL; e++) {
 		if (strncmp(*e, "COLL_UNIQUE_ID=", 15) == 0)
 			continue;

@@ -52,6 +52,8 @@ struct launch_opts {
 	const int *rank_host;		/* host index of every rank */
 	/* ssh */
 	const char *agent;		/* collrun on the remote hosts, run as its agent */
+	const char *bindir;		/* first in the ranks' PATH there (NULL: as it is) */
+	const char *libdir;		/* first in their LD_LIBRARY_PATH (NULL: as it is) */
 	const char *cwd;		/* remote ranks start here when it exists */
 	const char *ssh_config;		/* NULL: ~/.ssh/config */
 	int connect_timeout_ms;		/* 0: ConnectTimeout from the config, else 10 s */
