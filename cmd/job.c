@@ -260,6 +260,29 @@ job_master_port(void)
 	return port;
 }
 
+/* Why there is no job record, in one line naming the directory and what to do. */
+static void
+job_record_warn(const char *tool, int r)
+{
+	int e = errno;
+	char dir[256];
+	int rd = jobrec_dir(dir, sizeof dir);
+
+	if (rd == COLL_EOWNER)
+		fprintf(stderr, "%s: warning: no job record: %s is owned by another user: "
+		    "remove it or set COLL_JOB_DIR to a directory of your own\n", tool, dir);
+	else if (rd == COLL_EUNSAFE)
+		fprintf(stderr, "%s: warning: no job record: %s is a link, not a directory, or "
+		    "writable by others: make it a directory of yours with mode 700 or set "
+		    "COLL_JOB_DIR elsewhere\n", tool, dir);
+	else if (rd != COLL_OK)
+		fprintf(stderr, "%s: warning: no job record: cannot create %s: %s\n", tool, dir,
+		    strerror(errno));
+	else
+		fprintf(stderr, "%s: warning: cannot write the job record in %s: %s\n", tool, dir,
+		    r == COLL_ESYS ? strerror(e) : coll_strerror(r));
+}
+
 /* Write (or rewrite, once every remote pid is known) the record collstack reads. */
 static void
 job_record(struct job *j, const struct coll_uid *uid, char *path, size_t len)
@@ -269,7 +292,7 @@ job_record(struct job *j, const struct coll_uid *uid, char *path, size_t len)
 	static const char *names[] = { "local", "ssh", "slurm" };
 	struct jobrec rec = { uid->jobid, names[j->o->kind], getpid(),
 	    j->o->argv, j->o->nranks, r };
-	int all = 1, known = 0;
+	int all = 1, known = 0, err;
 
 	gethostname(host, sizeof host - 1);
 	for (int i = 0; i < j->o->nranks; i++) {
@@ -284,9 +307,8 @@ job_record(struct job *j, const struct coll_uid *uid, char *path, size_t len)
 		return;
 	}
 	j->pids_known = known;
-	if (jobrec_write(&rec, path, len) != COLL_OK) {
-		fprintf(stderr, "%s: warning: cannot write the job record: %s\n", j->o->tool,
-		    strerror(errno));
+	if ((err = jobrec_write(&rec, path, len)) != COLL_OK) {
+		job_record_warn(j->o->tool, err);
 		path[0] = '\0';
 		all = 1;
 	}

@@ -9,20 +9,39 @@
 #include "err.h"
 #include "wire.h"
 
-void
-auth_mac(const struct coll_uid *uid, char side, const uint8_t *n1, const uint8_t *n2,
-    uint8_t out[32])
+#define AUTH_LABEL "coll-auth"
+
+int
+auth_mac(const struct coll_uid *uid, enum auth_side side, uint8_t role, const uint8_t *nonce_c,
+    const uint8_t *nonce_a, uint8_t out[WIRE_MAC_LEN])
 {
-	uint8_t msg[1 + 8 + 2 * WIRE_NONCE_LEN];
-	unsigned int len = 32;
+	uint8_t msg[sizeof AUTH_LABEL - 1 + 1 + 8 + 1 + 2 * WIRE_NONCE_LEN];
+	unsigned int len = 0;
 	struct wbuf b;
 
 	wbuf_init(&b, msg, sizeof msg);
+	wbuf_put_bytes(&b, AUTH_LABEL, sizeof AUTH_LABEL - 1);
 	wbuf_put_u8(&b, (uint8_t)side);
 	wbuf_put_u64(&b, uid->jobid);
-	wbuf_put_bytes(&b, n1, WIRE_NONCE_LEN);
-	wbuf_put_bytes(&b, n2, WIRE_NONCE_LEN);
-	HMAC(EVP_sha256(), uid->secret, UID_SECRET_LEN, msg, sizeof msg, out, &len);
+	wbuf_put_u8(&b, role);
+	wbuf_put_bytes(&b, nonce_c, WIRE_NONCE_LEN);
+	wbuf_put_bytes(&b, nonce_a, WIRE_NONCE_LEN);
+	if (b.err || b.off != sizeof msg)
+		return COLL_EINVAL;
+	/* A MAC that was not computed must never be compared: fail the handshake. */
+	if (HMAC(EVP_sha256(), uid->secret, UID_SECRET_LEN, msg, sizeof msg, out, &len) == NULL ||
+	    len != WIRE_MAC_LEN) {
+		OPENSSL_cleanse(out, WIRE_MAC_LEN);
+		return COLL_ESYS;
+	}
+	return COLL_OK;
+}
+
+/* Constant-time MAC comparison: 1 when equal. */
+static int
+auth_mac_equal(const uint8_t *a, const uint8_t *b)
+{
+	return CRYPTO_memcmp(a, b, WIRE_MAC_LEN) == 0;
 }
 
 static int
@@ -85,40 +104,92 @@ auth_refuse(int fd, const char *why, uint64_t dl, int afd)
 	(void)wire_send(fd, WIRE_AUTH_FAIL, buf, (uint32_t)b.off, dl, afd);
 }
 
-int
-auth_connect(int fd, const struct coll_uid *uid, uint8_t role, uint64_t dl, int afd, char *err,
-    size_t errlen)
+/* The connector's half after HELLO: check the acceptor's MAC, then prove. */
+static int
+auth_connect_prove(int fd, const struct coll_uid *uid, const struct wire_auth *hello,
+    uint64_t dl, int afd, char *err, size_t errlen)
 {
-	struct wire_auth hello = { .jobid = uid->jobid, .role = role }, ch, proof;
+	struct wire_auth ch, proof = { 0 };
 	uint8_t want[WIRE_MAC_LEN];
 	int r;
 
-	if (uid_random(hello.nonce, WIRE_NONCE_LEN) != COLL_OK)
-		return COLL_ESYS;
-	if ((r = auth_send(fd, WIRE_AUTH_HELLO, &hello, dl, afd)) != COLL_OK) {
-		snprintf(err, errlen, "authentication: %s", coll_strerror(r));
-		return r;
-	}
 	if ((r = auth_recv(fd, WIRE_AUTH_CHALLENGE, &ch, dl, afd, err, errlen)) != COLL_OK)
 		return r;
-	auth_mac(uid, 'A', hello.nonce, ch.nonce, want);
-	if (CRYPTO_memcmp(want, ch.mac, WIRE_MAC_LEN) != 0) {
+	if (auth_mac(uid, AUTH_SIDE_ACCEPTOR, hello->role, hello->nonce, ch.nonce,
+	    want) != COLL_OK ||
+	    auth_mac(uid, AUTH_SIDE_CONNECTOR, hello->role, hello->nonce, ch.nonce,
+	    proof.mac) != COLL_OK) {
+		snprintf(err, errlen, "authentication: HMAC-SHA256 failed in libcrypto");
+		return COLL_ESYS;
+	}
+	if (!auth_mac_equal(want, ch.mac)) {
 		snprintf(err, errlen, "peer does not hold this job's secret: "
 		    "check that every rank got the same COLL_UNIQUE_ID");
 		return COLL_EAUTH;
 	}
-	auth_mac(uid, 'C', ch.nonce, hello.nonce, proof.mac);
 	if ((r = auth_send(fd, WIRE_AUTH_PROOF, &proof, dl, afd)) != COLL_OK)
 		snprintf(err, errlen, "authentication: %s", coll_strerror(r));
 	return r;
 }
 
 int
+auth_connect(int fd, const struct coll_uid *uid, uint8_t role, uint64_t dl, int afd, char *err,
+    size_t errlen)
+{
+	struct wire_auth hello = { .jobid = uid->jobid, .role = role };
+	int r;
+
+	if (uid_random(hello.nonce, WIRE_NONCE_LEN) != COLL_OK) {
+		snprintf(err, errlen, "authentication: no random bytes from the kernel");
+		return COLL_ESYS;
+	}
+	if ((r = auth_send(fd, WIRE_AUTH_HELLO, &hello, dl, afd)) != COLL_OK) {
+		snprintf(err, errlen, "authentication: %s", coll_strerror(r));
+		return r;
+	}
+	return auth_connect_prove(fd, uid, &hello, dl, afd, err, errlen);
+}
+
+/* The acceptor's half after HELLO: challenge with its MAC, then check the proof. */
+static int
+auth_accept_check(int fd, const struct coll_uid *uid, const struct wire_auth *hello,
+    uint64_t dl, int afd, char *err, size_t errlen)
+{
+	struct wire_auth ch = { 0 }, proof;
+	uint8_t want[WIRE_MAC_LEN];
+	int r;
+
+	if (uid_random(ch.nonce, WIRE_NONCE_LEN) != COLL_OK) {
+		snprintf(err, errlen, "authentication: no random bytes from the kernel");
+		return COLL_ESYS;
+	}
+	if (auth_mac(uid, AUTH_SIDE_ACCEPTOR, hello->role, hello->nonce, ch.nonce,
+	    ch.mac) != COLL_OK ||
+	    auth_mac(uid, AUTH_SIDE_CONNECTOR, hello->role, hello->nonce, ch.nonce,
+	    want) != COLL_OK) {
+		snprintf(err, errlen, "authentication: HMAC-SHA256 failed in libcrypto");
+		return COLL_ESYS;
+	}
+	if ((r = auth_send(fd, WIRE_AUTH_CHALLENGE, &ch, dl, afd)) != COLL_OK) {
+		snprintf(err, errlen, "authentication: %s", coll_strerror(r));
+		return r;
+	}
+	if ((r = auth_recv(fd, WIRE_AUTH_PROOF, &proof, dl, afd, err, errlen)) != COLL_OK)
+		return r;
+	if (!auth_mac_equal(want, proof.mac)) {
+		snprintf(err, errlen, "peer does not hold this job's secret");
+		auth_refuse(fd, "wrong secret: check that every rank got the same COLL_UNIQUE_ID",
+		    dl, afd);
+		return COLL_EAUTH;
+	}
+	return COLL_OK;
+}
+
+int
 auth_accept(int fd, const struct coll_uid *uid, uint8_t *role, uint64_t dl, int afd, char *err,
     size_t errlen)
 {
-	struct wire_auth hello, ch = { 0 }, proof;
-	uint8_t want[WIRE_MAC_LEN];
+	struct wire_auth hello;
 	int r;
 
 	if ((r = auth_recv(fd, WIRE_AUTH_HELLO, &hello, dl, afd, err, errlen)) != COLL_OK)
@@ -130,20 +201,8 @@ auth_accept(int fd, const struct coll_uid *uid, uint8_t *role, uint64_t dl, int 
 		auth_refuse(fd, err, dl, afd);
 		return COLL_EAUTH;
 	}
-	if (uid_random(ch.nonce, WIRE_NONCE_LEN) != COLL_OK)
-		return COLL_ESYS;
-	auth_mac(uid, 'A', hello.nonce, ch.nonce, ch.mac);
-	if ((r = auth_send(fd, WIRE_AUTH_CHALLENGE, &ch, dl, afd)) != COLL_OK)
+	if ((r = auth_accept_check(fd, uid, &hello, dl, afd, err, errlen)) != COLL_OK)
 		return r;
-	if ((r = auth_recv(fd, WIRE_AUTH_PROOF, &proof, dl, afd, err, errlen)) != COLL_OK)
-		return r;
-	auth_mac(uid, 'C', ch.nonce, hello.nonce, want);
-	if (CRYPTO_memcmp(want, proof.mac, WIRE_MAC_LEN) != 0) {
-		snprintf(err, errlen, "peer does not hold this job's secret");
-		auth_refuse(fd, "wrong secret: check that every rank got the same COLL_UNIQUE_ID",
-		    dl, afd);
-		return COLL_EAUTH;
-	}
 	*role = hello.role;
 	return COLL_OK;
 }

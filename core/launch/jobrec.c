@@ -11,23 +11,44 @@
 #include "jobrec.h"
 #include "status.h"
 
+/*
+ * Make sure dir is a directory fit for job records, which collstack trusts
+ * (pids it will signal): created 0700 when missing (whatever the umask);
+ * when it exists, refused unless it is a directory itself (not a link), ours,
+ * and not writable by group or others, who could plant or swap records.
+ */
+static int
+jobrec_dir_ensure(const char *dir)
+{
+	struct stat sb;
+
+	if (mkdir(dir, 0700) == 0)
+		return chmod(dir, 0700) == 0 ? COLL_OK : COLL_ESYS;
+	if (errno != EEXIST || lstat(dir, &sb) == -1)
+		return COLL_ESYS;
+	if (!S_ISDIR(sb.st_mode))
+		return COLL_EUNSAFE;
+	if (sb.st_uid != geteuid())
+		return COLL_EOWNER;
+	return (sb.st_mode & (S_IWGRP | S_IWOTH)) ? COLL_EUNSAFE : COLL_OK;
+}
+
 int
 jobrec_dir(char *buf, size_t len)
 {
 	const char *d = getenv("COLL_JOB_DIR");
-	char parent[256];
+	int r;
 
 	if (d != NULL && *d != '\0') {
 		snprintf(buf, len, "%s", d);
 	} else {
-		snprintf(parent, sizeof parent, "/tmp/coll-%u", (unsigned)getuid());
-		if (mkdir(parent, 0700) == -1 && errno != EEXIST)
-			return COLL_ESYS;
-		snprintf(buf, len, "%s/jobs", parent);
+		/* /tmp is everyone's: /tmp/coll-<uid> must be ours before jobs/ in it is. */
+		snprintf(buf, len, "/tmp/coll-%u", (unsigned)geteuid());
+		if ((r = jobrec_dir_ensure(buf)) != COLL_OK)
+			return r;
+		snprintf(buf, len, "/tmp/coll-%u/jobs", (unsigned)geteuid());
 	}
-	if (mkdir(buf, 0700) == -1 && errno != EEXIST)
-		return COLL_ESYS;
-	return COLL_OK;
+	return jobrec_dir_ensure(buf);
 }
 
 static json_t *

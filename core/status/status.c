@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -35,19 +36,60 @@ status_write_end(struct status_page *p)
 	__atomic_store_n(&p->gen, p->gen + 1, __ATOMIC_RELEASE);
 }
 
+/* A page file we may use: a plain file (no link, fifo, device) owned by uid. */
+static int
+status_check(const struct stat *sb, uid_t uid)
+{
+	if (!S_ISREG(sb->st_mode))
+		return COLL_EUNSAFE;
+	return sb->st_uid == uid ? COLL_OK : COLL_EOWNER;
+}
+
+/*
+ * Create the page file. The directory is /dev/shm by default, where anyone
+ * may create files: O_EXCL|O_NOFOLLOW never follows a link planted at the
+ * name and never opens (or truncates) a file someone else made. A plain file
+ * of our own at the name can only be a stale page of an earlier run of this
+ * rank (the name holds the job's random 64-bit id), so it is removed and the
+ * page created afresh, once; anything else there (another user's file, a
+ * link, a fifo) is left alone and refused. Removing is safe in a sticky
+ * directory such as /dev/shm: no one else can swap our file after lstat.
+ */
+static int
+status_create(const char *path, int *fdp)
+{
+	struct stat sb;
+	int r;
+
+	for (int tries = 0; tries < 2; tries++) {
+		*fdp = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (*fdp >= 0)
+			return COLL_OK;
+		if (errno != EEXIST)
+			return COLL_ESYS;
+		if (lstat(path, &sb) == -1)
+			continue;	/* gone meanwhile: try again */
+		if ((r = status_check(&sb, geteuid())) != COLL_OK)
+			return r;
+		if (tries == 0 && unlink(path) == -1 && errno != ENOENT)
+			return COLL_ESYS;
+	}
+	errno = EEXIST;
+	return COLL_ESYS;
+}
+
 int
 status_open(struct status *st, uint64_t jobid, uint64_t commid, int rank, int nranks,
     const char *host)
 {
 	struct status_page *p;
-	int fd;
+	int fd, r;
 
 	st->page = NULL;
 	snprintf(st->path, sizeof st->path, "%s/coll.%016" PRIx64 ".%016" PRIx64 ".%d",
 	    status_dir(), jobid, commid, rank);
-	fd = open(st->path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd == -1)
-		return COLL_ESYS;
+	if ((r = status_create(st->path, &fd)) != COLL_OK)
+		return r;
 	if (ftruncate(fd, STATUS_PAGE_SIZE) == -1) {
 		close(fd);
 		unlink(st->path);
@@ -154,47 +196,90 @@ status_progress(struct status *st)
 		__atomic_store_n(&st->page->progress_ns, clock_wall_ns(), __ATOMIC_RELAXED);
 }
 
-int
-status_read(const char *path, struct status_page *out)
+/*
+ * Copy a consistent snapshot. An update is a few stores, so a reader that
+ * sees gen odd or changed first retries at once, then yields the CPU (the
+ * writer may have been preempted mid-update). A writer that died mid-update
+ * leaves gen odd for good: after STATUS_READ_RETRY_MS the reader gives up.
+ */
+static int
+status_copy(const struct status_page *p, struct status_page *out)
 {
-	struct status_page *p;
-	struct stat sb;
+	uint64_t give_up = 0;
 	uint32_t g1, g2;
-	int fd, tries;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd == -1)
-		return COLL_ESYS;
-	/* A page being created is empty for a moment: mapping it would SIGBUS. */
-	if (fstat(fd, &sb) == -1 || sb.st_size < STATUS_PAGE_SIZE) {
-		close(fd);
-		return COLL_EPROTO;
-	}
-	p = mmap(NULL, STATUS_PAGE_SIZE, PROT_READ, MAP_SHARED, fd, 0);
-	close(fd);
-	if (p == MAP_FAILED)
-		return COLL_ESYS;
-	/* A writer that died mid-update leaves gen odd: take the last copy after a while. */
-	for (tries = 0; tries < 1000; tries++) {
+	for (unsigned tries = 0;; tries++) {
 		g1 = __atomic_load_n(&p->gen, __ATOMIC_ACQUIRE);
 		memcpy(out, p, sizeof *out);
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		g2 = __atomic_load_n(&p->gen, __ATOMIC_RELAXED);
 		if (g1 == g2 && (g1 & 1) == 0)
-			break;
+			return COLL_OK;
+		if (tries < STATUS_READ_SPINS)
+			continue;
+		if (give_up == 0)
+			give_up = clock_now_ms() + STATUS_READ_RETRY_MS;
+		else if (clock_now_ms() >= give_up)
+			return COLL_EBUSY;
+		sched_yield();
 	}
+}
+
+/* Open a page for reading: no link followed, no fifo blocked on, owner checked. */
+static int
+status_open_read(const char *path, uid_t owner, int *fdp)
+{
+	struct stat sb;
+	int r;
+
+	*fdp = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (*fdp == -1)
+		return errno == ELOOP ? COLL_EUNSAFE : COLL_ESYS;
+	r = fstat(*fdp, &sb) == -1 ? COLL_ESYS : status_check(&sb, owner);
+	/* A page being created is empty for a moment: mapping it would SIGBUS. */
+	if (r == COLL_OK && sb.st_size < STATUS_PAGE_SIZE)
+		r = COLL_EPROTO;
+	if (r != COLL_OK) {
+		close(*fdp);
+		*fdp = -1;
+	}
+	return r;
+}
+
+int
+status_read_owned(const char *path, uid_t owner, struct status_page *out)
+{
+	struct status_page *p;
+	int fd, r;
+
+	if ((r = status_open_read(path, owner, &fd)) != COLL_OK)
+		return r;
+	p = mmap(NULL, STATUS_PAGE_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return COLL_ESYS;
+	r = status_copy(p, out);
 	munmap(p, STATUS_PAGE_SIZE);
 	out->host[sizeof out->host - 1] = '\0';
 	out->error[sizeof out->error - 1] = '\0';
+	if (r != COLL_OK)
+		return r;
 	if (out->magic != STATUS_MAGIC || out->size != STATUS_PAGE_SIZE)
 		return COLL_EPROTO;
 	return out->version == STATUS_VERSION ? COLL_OK : COLL_EVERSION;
 }
 
 int
+status_read(const char *path, struct status_page *out)
+{
+	return status_read_owned(path, geteuid(), out);
+}
+
+int
 status_remove_job(uint64_t jobid)
 {
 	char prefix[64], path[512];
+	struct stat sb;
 	struct dirent *de;
 	DIR *d;
 	int n = 0;
@@ -206,7 +291,9 @@ status_remove_job(uint64_t jobid)
 		if (strncmp(de->d_name, prefix, strlen(prefix)) != 0)
 			continue;
 		snprintf(path, sizeof path, "%s/%s", status_dir(), de->d_name);
-		if (unlink(path) == 0)
+		/* Root may unlink anything in /dev/shm: remove only our own pages. */
+		if (lstat(path, &sb) == 0 && status_check(&sb, geteuid()) == COLL_OK &&
+		    unlink(path) == 0)
 			n++;
 	}
 	closedir(d);

@@ -21,6 +21,9 @@ static const struct {
 	{ COLL_EUID, "malformed unique id" },
 	{ COLL_ENOTFOUND, "not found" },
 	{ COLL_ETOOBIG, "length over its bound" },
+	{ COLL_EOWNER, "owned by another user" },
+	{ COLL_EUNSAFE, "a link or writable by other users" },
+	{ COLL_EBUSY, "being written, try again" },
 };
 
 const char *

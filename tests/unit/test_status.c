@@ -2,6 +2,11 @@
  * Status pages, in a private directory (COLL_STATUS_DIR set to a mkdtemp dir):
  * what the writer stores is what a reader gets back, files that are not pages
  * are refused, and the pages are removed by status_close and status_remove_job.
+ * The seqlock never hands out a torn copy, and a page left mid-update (gen
+ * odd, as a writer that died there leaves it) makes the reader give up with
+ * COLL_EBUSY after the retry limit instead of hanging or trusting it. The
+ * file rules: links and other users' files at a page's name are neither
+ * followed nor touched, readers refuse pages of another owner.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -457,6 +463,225 @@ test_status_open_no_dir(void **state)
 	assert_int_equal(dir_files(0), 0);
 }
 
+/* The writer of the seqlock test: every field a function of one counter. */
+struct hammer {
+	struct status st;
+	int stop;
+	uint64_t n;
+};
+
+static void *
+hammer_main(void *arg)
+{
+	struct hammer *h = arg;
+	volatile unsigned idle;
+	uint64_t n;
+
+	for (n = 1; !__atomic_load_n(&h->stop, __ATOMIC_RELAXED); n++) {
+		status_begin(&h->st, n, (uint32_t)(n % 1000), 3 * n);
+		status_wait(&h->st, (int)(n % 64), 1 + (int)(n % 2));
+		status_end(&h->st, n, (uint32_t)(n % 1000));
+		/*
+		 * A moment with gen even, as between real ops: without it the page
+		 * is mid-update nearly always and readers mostly give up.
+		 */
+		for (idle = 0; idle < 100; idle++)
+			;
+	}
+	h->n = n;
+	return NULL;
+}
+
+/* A copy is whole when every field agrees with the counter it was written from. */
+static int
+page_whole(const struct status_page *pg)
+{
+	uint64_t s = pg->seq_started;
+
+	if (pg->state == STATUS_INIT)
+		return s == 0 && pg->seq_done == 0 && pg->bytes == 0;
+	if (pg->bytes != 3 * s || pg->kind_started != s % 1000 ||
+	    pg->kind_done != pg->seq_done % 1000)
+		return 0;
+	if (pg->state == STATUS_IDLE)
+		return pg->seq_done == s && pg->wait_peer == -1 && pg->wait_dir == 0;
+	if (pg->state != STATUS_RUNNING || pg->seq_done + 1 != s)
+		return 0;
+	return (pg->wait_peer == -1 && pg->wait_dir == 0) ||
+	    (pg->wait_peer == (int)(s % 64) && pg->wait_dir == 1 + (int)(s % 2));
+}
+
+/*
+ * A writer thread updates the page without pause while this thread reads it
+ * many thousands of times: no torn copy is ever returned as valid. A read may
+ * give up (COLL_EBUSY) while the writer never stops, but most must succeed.
+ */
+static void
+test_status_seqlock_torn(void **state)
+{
+	struct hammer h = { .stop = 0 };
+	struct status_page pg;
+	pthread_t t;
+	int ok = 0, busy = 0, torn = 0, reads = 20000;
+
+	assert_int_equal(status_open(&h.st, 0x5e9, 1, 0, 1, "h"), COLL_OK);
+	assert_int_equal(pthread_create(&t, NULL, hammer_main, &h), 0);
+	for (int i = 0; i < reads; i++) {
+		int r = status_read(h.st.path, &pg);
+
+		if (r == COLL_EBUSY) {
+			busy++;
+			continue;
+		}
+		assert_int_equal(r, COLL_OK);
+		ok++;
+		if (!page_whole(&pg) && torn++ == 0)
+			print_error("torn copy: state %d seq %" PRIu64 "/%" PRIu64 " bytes %" PRIu64
+			    " kinds %u/%u wait %d/%d\n", pg.state, pg.seq_started, pg.seq_done,
+			    pg.bytes, pg.kind_started, pg.kind_done, pg.wait_peer, pg.wait_dir);
+	}
+	__atomic_store_n(&h.stop, 1, __ATOMIC_RELAXED);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	print_message("%d reads: %d whole, %d busy, %d torn; %" PRIu64 " updates\n", reads, ok,
+	    busy, torn, h.n);
+	assert_int_equal(torn, 0);
+	assert_true(ok >= reads / 2);
+	status_close(&h.st);
+}
+
+/*
+ * A page whose gen stays odd (its writer died mid-update): the reader gives
+ * up with COLL_EBUSY after the retry limit, neither hanging nor trusting it;
+ * once gen is even again it reads the page.
+ */
+static void
+test_status_seqlock_odd(void **state)
+{
+	struct status st;
+	struct status_page pg;
+	uint64_t t0, ms;
+
+	assert_int_equal(status_open(&st, 0x0dd, 1, 0, 1, "h"), COLL_OK);
+	__atomic_fetch_add(&st.page->gen, 1, __ATOMIC_RELEASE);
+	t0 = clock_now_ms();
+	assert_int_equal(status_read(st.path, &pg), COLL_EBUSY);
+	ms = clock_now_ms() - t0;
+	assert_true(ms + 1 >= STATUS_READ_RETRY_MS);
+	assert_true(ms < 10 * STATUS_READ_RETRY_MS + 5000);
+	__atomic_fetch_add(&st.page->gen, 1, __ATOMIC_RELEASE);
+	assert_int_equal(status_read(st.path, &pg), COLL_OK);
+	assert_true(pg.jobid == 0x0dd);
+	status_close(&st);
+}
+
+static void
+read_all(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	assert_true(fd >= 0);
+	n = read(fd, buf, len - 1);
+	assert_true(n >= 0);
+	buf[n] = '\0';
+	close(fd);
+}
+
+/*
+ * A link planted at a page's name (to a file of ours, or dangling): the
+ * writer refuses it with COLL_EUNSAFE, the target is neither truncated nor
+ * created, the link stays; a reader does not follow it either. A fifo there
+ * is refused the same way, without blocking the reader.
+ */
+static void
+test_status_open_link(void **state)
+{
+	static const char *const targets[] = { "victim", "absent" };
+	char page[512], target[512], buf[64];
+	struct status st;
+	struct status_page pg;
+	struct stat sb;
+
+	snprintf(page, sizeof page, "%s/coll.%016x.%016x.0", dir, 0x11c, 1);
+	for (size_t i = 0; i < ARRAY_LEN(targets); i++) {
+		snprintf(target, sizeof target, "%s/%s", dir, targets[i]);
+		if (i == 0)
+			write_file(target, "keep me", 7);
+		assert_int_equal(symlink(target, page), 0);
+		assert_int_equal(status_open(&st, 0x11c, 1, 0, 1, "h"), COLL_EUNSAFE);
+		assert_null(st.page);
+		assert_int_equal(lstat(page, &sb), 0);
+		assert_true(S_ISLNK(sb.st_mode));
+		assert_int_equal(status_read(page, &pg), COLL_EUNSAFE);
+		if (i == 0) {
+			read_all(target, buf, sizeof buf);
+			assert_string_equal(buf, "keep me");
+		} else {
+			assert_false(exists(target));
+		}
+		unlink(page);
+		unlink(target);
+	}
+	assert_int_equal(mkfifo(page, 0600), 0);
+	assert_int_equal(status_open(&st, 0x11c, 1, 0, 1, "h"), COLL_EUNSAFE);
+	assert_int_equal(status_read(page, &pg), COLL_EUNSAFE);
+	unlink(page);
+	assert_int_equal(dir_files(0), 0);
+}
+
+/* A stale page of our own at the name (an earlier run of this rank) is replaced. */
+static void
+test_status_open_stale(void **state)
+{
+	struct status st;
+	struct status_page pg;
+	char page[512];
+
+	snprintf(page, sizeof page, "%s/coll.%016x.%016x.3", dir, 0x57a, 2);
+	write_file(page, "stale junk", 10);
+	assert_int_equal(status_open(&st, 0x57a, 2, 3, 4, "h"), COLL_OK);
+	assert_string_equal(st.path, page);
+	assert_int_equal(status_read(page, &pg), COLL_OK);
+	assert_int_equal(pg.pid, getpid());
+	assert_int_equal(pg.rank, 3);
+	status_close(&st);
+	assert_int_equal(dir_files(0), 0);
+}
+
+/*
+ * Another user's file at a page's name (root here: chown to nobody): readers
+ * refuse it with COLL_EOWNER unless they name that owner, the writer neither
+ * truncates nor removes it, and status_remove_job leaves it.
+ */
+static void
+test_status_other_owner(void **state)
+{
+	const uid_t nobody = 65534;
+	struct status st, mine;
+	struct status_page pg;
+	struct stat sb;
+
+	if (geteuid() != 0) {
+		print_message("not root: cannot make a file of another user\n");
+		skip();
+	}
+	assert_int_equal(status_open(&st, 0x07e, 1, 0, 1, "h"), COLL_OK);
+	assert_int_equal(chown(st.path, nobody, nobody), 0);
+	assert_int_equal(status_read(st.path, &pg), COLL_EOWNER);
+	assert_int_equal(status_read_owned(st.path, nobody, &pg), COLL_OK);
+	assert_true(pg.jobid == 0x07e);
+	assert_int_equal(status_open(&mine, 0x07e, 1, 0, 1, "h"), COLL_EOWNER);
+	assert_null(mine.page);
+	assert_int_equal(stat(st.path, &sb), 0);
+	assert_int_equal(sb.st_uid, nobody);
+	assert_int_equal(sb.st_size, STATUS_PAGE_SIZE);
+	assert_int_equal(status_read_owned(st.path, nobody, &pg), COLL_OK);
+	assert_int_equal(status_remove_job(0x07e), 0);
+	assert_true(exists(st.path));
+	status_close(&st);
+	assert_int_equal(dir_files(0), 0);
+}
+
 int
 main(void)
 {
@@ -471,6 +696,11 @@ main(void)
 		cmocka_unit_test(test_status_read_missing),
 		cmocka_unit_test(test_status_remove_job),
 		cmocka_unit_test(test_status_open_no_dir),
+		cmocka_unit_test(test_status_seqlock_torn),
+		cmocka_unit_test(test_status_seqlock_odd),
+		cmocka_unit_test(test_status_open_link),
+		cmocka_unit_test(test_status_open_stale),
+		cmocka_unit_test(test_status_other_owner),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

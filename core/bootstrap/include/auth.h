@@ -4,9 +4,19 @@
  * of the other's fresh nonce; the secret itself never crosses the wire.
  *
  *   connector -> AUTH_HELLO      job id, role, nonce_c
- *   acceptor  -> AUTH_CHALLENGE  nonce_a, HMAC(secret, "A" job nonce_c nonce_a)
- *   connector -> AUTH_PROOF      HMAC(secret, "C" job nonce_a nonce_c)
- * A refusal is an AUTH_FAIL frame with the reason, then close.
+ *   acceptor  -> AUTH_CHALLENGE  nonce_a, MAC('A')
+ *   connector -> AUTH_PROOF      MAC('C')
+ *
+ *   MAC(side) = HMAC-SHA256(secret, "coll-auth" side job role nonce_c nonce_a)
+ *
+ * Both MACs cover the same transcript (the role the connector asked for too,
+ * so it cannot be changed on the way) and differ only in the side byte: that
+ * byte is what stops reflection, i.e. the acceptor's own challenge MAC sent
+ * back to it as the connector's proof, or a connector's MAC passed off as an
+ * acceptor's. The acceptor's fresh nonce stops replay of a recorded proof.
+ * A refusal is an AUTH_FAIL frame with the reason, then close. A failure of
+ * libcrypto or of the kernel's random source fails the handshake (COLL_ESYS),
+ * never lets it through.
  */
 #ifndef COLL_AUTH_H
 #define COLL_AUTH_H
@@ -22,8 +32,11 @@ int auth_connect(int fd, const struct coll_uid *uid, uint8_t role, uint64_t dead
 /* Authenticate as the accepting side; *role gets what the peer asked for. */
 int auth_accept(int fd, const struct coll_uid *uid, uint8_t *role, uint64_t deadline_ms,
     int abort_fd, char *err, size_t errlen);
-/* The MAC both sides compute; exposed for tests. */
-void auth_mac(const struct coll_uid *uid, char side, const uint8_t *n1, const uint8_t *n2,
-    uint8_t out[32]);
+/* Which end a MAC speaks for: the byte bound into it. */
+enum auth_side { AUTH_SIDE_ACCEPTOR = 'A', AUTH_SIDE_CONNECTOR = 'C' };
+
+/* The MAC of one side over the transcript; exposed for tests (scripted peers). */
+int auth_mac(const struct coll_uid *uid, enum auth_side side, uint8_t role,
+    const uint8_t *nonce_c, const uint8_t *nonce_a, uint8_t out[32]);
 
 #endif

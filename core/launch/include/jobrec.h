@@ -26,9 +26,14 @@ struct jobrec {
 	const struct jobrec_rank *ranks;
 };
 
-/* The directory of job records (created 0700 on demand). */
+/*
+ * The directory of job records, created 0700 on demand. An existing one (or
+ * /tmp/coll-<uid> above the default) must be a directory, not a link, of this
+ * user and not writable by others: else COLL_EOWNER or COLL_EUNSAFE, and buf
+ * names the directory at fault.
+ */
 int jobrec_dir(char *buf, size_t len);
-/* Write the record; path gets its file name. */
+/* Write the record; path gets its file name. Errors as jobrec_dir's, or COLL_ESYS. */
 int jobrec_write(const struct jobrec *j, char *path, size_t len);
 
 #endif

@@ -9,8 +9,20 @@
  * Writing never takes a lock. The record is guarded by a generation counter
  * (a seqlock): the writer makes gen odd, stores the fields, makes gen even
  * with release ordering. A reader copies the page and retries while gen is
- * odd or changed. progress_ns is updated alone, outside the seqlock, on every
- * byte of progress (a single aligned 64-bit store).
+ * odd or changed: STATUS_READ_SPINS times at once, then yielding the CPU,
+ * until STATUS_READ_RETRY_MS have passed. Then it gives up with COLL_EBUSY
+ * (a writer that died mid-update leaves gen odd for good): a torn copy is
+ * never returned as valid. progress_ns is updated alone, outside the
+ * seqlock, on every byte of progress (a single aligned 64-bit store).
+ *
+ * Files: the directory is shared (/dev/shm is world-writable and sticky), so
+ * a page is created with O_EXCL|O_NOFOLLOW, mode 0600: a link or another
+ * user's file at the name is never followed, truncated or removed
+ * (COLL_EUNSAFE, COLL_EOWNER); a plain file of our own there is a stale page
+ * of an earlier run of the same rank, and is replaced. A reader trusts only
+ * plain files owned by the user it expects: its own effective uid for
+ * status_read, a named one for status_read_owned (root looking at a user's
+ * job names that user: being root is no reason to trust anyone's page).
  *
  * Version 1 fields:
  *   magic        "CSTP" (0x50545343)
@@ -38,10 +50,13 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define STATUS_MAGIC 0x50545343u
 #define STATUS_VERSION 1
 #define STATUS_PAGE_SIZE 512
+#define STATUS_READ_SPINS 100		/* immediate retries of a reader */
+#define STATUS_READ_RETRY_MS 100	/* then yielding retries, for this long */
 
 enum status_state {
 	STATUS_INIT = 1,	/* joining the communicator */
@@ -87,7 +102,7 @@ struct status {
 
 /* Directory of the pages: $COLL_STATUS_DIR or /dev/shm. */
 const char *status_dir(void);
-/* Create this rank's page. */
+/* Create this rank's page; COLL_EUNSAFE or COLL_EOWNER if the name is taken (see above). */
 int status_open(struct status *st, uint64_t jobid, uint64_t commid, int rank, int nranks,
     const char *host);
 /* Unmap and remove the page. */
@@ -99,9 +114,16 @@ void status_set_state(struct status *st, int state, const char *error);
 /* Lock-free single-field updates on the hot path. */
 void status_wait(struct status *st, int peer, int dir);
 void status_progress(struct status *st);
-/* Read a consistent copy of a page file; COLL_EPROTO if it is not a status page. */
+/*
+ * Read a consistent copy of a page file of this user: COLL_EPROTO if it is not
+ * a status page, COLL_EOWNER if another user owns it, COLL_EUNSAFE if it is a
+ * link or not a plain file, COLL_EBUSY if it stayed mid-update past the retry
+ * limit (*out then holds the last, possibly torn, copy: do not trust it).
+ */
 int status_read(const char *path, struct status_page *out);
-/* Remove every page of a job (a launcher cleaning up after killed ranks); returns the count. */
+/* The same for a page that must be owned by uid owner. */
+int status_read_owned(const char *path, uid_t owner, struct status_page *out);
+/* Remove every page of a job that is ours (a launcher cleaning up after killed ranks); the count. */
 int status_remove_job(uint64_t jobid);
 
 #endif

@@ -25,6 +25,9 @@ enum coll_err {
 	COLL_EUID = -13,	/* malformed unique id */
 	COLL_ENOTFOUND = -14,	/* no such interface, file or entry */
 	COLL_ETOOBIG = -15,	/* a length over its bound */
+	COLL_EOWNER = -16,	/* a file or directory owned by another user */
+	COLL_EUNSAFE = -17,	/* a link, not a plain file or directory, or writable by others */
+	COLL_EBUSY = -18,	/* a status page stayed mid-update past the retry limit */
 };
 
 /* Describe an error code in a few lower-case words. */
