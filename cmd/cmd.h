@@ -1,7 +1,7 @@
 /*
  * The command table: every tool (and collcheck's subcommands) is one
- * descriptor, listed once in cmd_table[] (cmd.c). The completions generator
- * walks the same table.
+ * descriptor, listed once in cmd_table[] (cmd.c). The completions and man
+ * page generators walk the same table.
  *
  * To add a command:
  *   1. write cmd/<tool>/<name>.c exporting `const struct cmd cmd_<tool>_<name>`
@@ -9,7 +9,9 @@
  *   2. declare it below and add it to cmd_table[] in cmd.c;
  *   3. add the file to cmd/CMakeLists.txt;
  *   4. regenerate completions (make completions) and commit them;
- *   5. add tests/cli/tNNNN-<tool>-<topic>.sh.
+ *   5. for a new tool, give its man page prose in mantext.c (the options
+ *      and the environment come from the tables by themselves);
+ *   6. add tests/cli/tNNNN-<tool>-<topic>.sh.
  */
 #ifndef COLL_CMD_H
 #define COLL_CMD_H

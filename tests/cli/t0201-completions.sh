@@ -12,8 +12,13 @@ check "bash completion offers -d values" bash -c ". '$SRC/completions/collrun.ba
 check "bash completion offers collcheck's subcommands" bash -c ". '$SRC/completions/collrun.bash'; COMP_WORDS=(collcheck all); COMP_CWORD=1; _coll_collcheck; [ \"\${COMPREPLY[*]}\" = allreduce ]"
 if command -v zsh >/dev/null; then check "zsh completions parse" zsh -n "$SRC/completions/_coll"; fi
 if command -v fish >/dev/null; then check "fish completions parse" fish -n "$SRC/completions/coll.fish"; fi
+# One tool's files, as installed under its name: that tool's completions only.
+"$BIN/coll-completions" bash collcheck >"$TMP/collcheck.bash"
+check "collcheck's bash file parses" bash -n "$TMP/collcheck.bash"
+check "collcheck's bash file leaves collrun alone" bash -c "! grep -q _coll_collrun '$TMP/collcheck.bash'"
+check "a tool's file is refused for zsh" bash -c "! '$BIN/coll-completions' zsh collrun 2>/dev/null"
 # Every long option in --help appears in the completions.
-for o in $("$BIN/collrun/collrun" --help | grep -o -- '--[a-z-]*' | sort -u); do
+for o in $("$BIN/collrun" --help | grep -o -- '--[a-z-]*' | sort -u); do
 	grep -q -- "$o" "$SRC/completions/collrun.bash" || not_ok "collrun $o missing from completions"
 done
 finish

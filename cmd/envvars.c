@@ -1,0 +1,80 @@
+/*
+ * The environment variables coll sets and reads, for coll(7) and the
+ * ENVIRONMENT sections of the tools' pages. Defaults are the code's:
+ * keep them in step with the getenv() calls in core/ and cmd/.
+ */
+#include <stddef.h>
+
+#include "doc.h"
+
+const struct envvar envvar_table[] = {
+	{ "COLL_UNIQUE_ID", NULL, "The job's unique id, coll1:JOB:SECRET@ADDR:PORT: where the "
+	    "root service listens and the 128-bit secret every connection proves it knows. "
+	    "comm_init_env() joins the job it names; collcheck runs as a rank when it is set and "
+	    "as the front end otherwise. It holds a secret: collrun hands it to remote ranks on "
+	    "their standard input, never on a command line.", ENV_RANK | ENV_CORE },
+	{ "COLL_RANK", NULL, "This rank's number, 0 to COLL_SIZE-1; read by comm_init_env().",
+	    ENV_RANK | ENV_CORE },
+	{ "COLL_SIZE", NULL, "The number of ranks in the job; read by comm_init_env().",
+	    ENV_RANK | ENV_CORE },
+	{ "COLL_LOCAL_RANK", NULL, "This rank's position among the ranks on the same host, in "
+	    "rank order.", ENV_RANK },
+	{ "COLL_LOCAL_SIZE", NULL, "The number of ranks on this rank's host.", ENV_RANK },
+	{ "COLL_JOBID", NULL, "The job id in 16 hexadecimal digits, as in the unique id, the "
+	    "status pages and the job record.", ENV_RANK },
+	{ "RANK", NULL, "torchrun's name for COLL_RANK.", ENV_RANK },
+	{ "WORLD_SIZE", NULL, "torchrun's name for COLL_SIZE.", ENV_RANK },
+	{ "LOCAL_RANK", NULL, "torchrun's name for COLL_LOCAL_RANK.", ENV_RANK },
+	{ "LOCAL_WORLD_SIZE", NULL, "torchrun's name for COLL_LOCAL_SIZE.", ENV_RANK },
+	{ "GROUP_RANK", NULL, "The index of this rank's host in the job's host list (torchrun's "
+	    "node rank).", ENV_RANK },
+	{ "MASTER_ADDR", NULL, "For torchrun's rendezvous: the address of rank 0's host "
+	    "(127.0.0.1 for a local job, the address collrun reached it at over SSH, the first "
+	    "node of the step under Slurm).", ENV_RANK },
+	{ "MASTER_PORT", NULL, "For torchrun's rendezvous: a port that was free on this machine "
+	    "when the job started (29500 if none could be found).", ENV_RANK },
+	{ "COLL_DEBUG", NULL, "WARN, INFO or TRACE (any case): log to standard error at that "
+	    "level, each line prefixed with host, pid and rank. Unset or any other value logs "
+	    "nothing.",
+	    ENV_CORE },
+	{ "COLL_TIMEOUT", "300", "Seconds any wait (joining, a collective, a transfer) may go "
+	    "without progress before it fails with a timeout; 0.001 to 604800, other values mean "
+	    "the default.", ENV_CORE },
+	{ "COLL_SOCKET_IFNAME", NULL, "The interfaces to listen on, as "
+	    "NCCL_SOCKET_IFNAME: a comma-separated list of name prefixes (eth), exact names after "
+	    "= (=eth0), or names to leave out after ^ (^docker,lo). The front end's root service "
+	    "listens there too, and under Slurm it then hands out that address instead of the "
+	    "host name's. Unset, any interface will do.", ENV_CORE | ENV_FRONT },
+	{ "COLL_STATUS_DIR", "/dev/shm", "Where each rank publishes its status page "
+	    "(coll.JOB.COMM.RANK), which collstack reads while a job hangs.", ENV_CORE | ENV_FRONT },
+	{ "COLL_JOB_DIR", "/tmp/coll-UID/jobs", "Where collrun keeps a JSON record of each "
+	    "running job (job id, launcher, hosts, pids), removed when the job ends.", ENV_FRONT },
+	{ "COLL_RD_MAX_BYTES", "32768", "The largest all-reduce, in bytes, done by recursive "
+	    "doubling; larger ones use the pipelined ring.", ENV_CORE },
+	{ "COLL_SPIN", "20", "How many times a transfer with nothing to move yields the CPU "
+	    "before it sleeps in poll(2); 0 sleeps at once, which saves CPU and costs latency.",
+	    ENV_CORE },
+	{ "SLURM_JOB_NODELIST", NULL, "Inside a Slurm allocation and without -H or --hostfile, "
+	    "the hosts to run on (with SLURM_TASKS_PER_NODE for their slots).", ENV_FRONT },
+	{ "SLURM_JOB_ID", NULL, "With --launcher slurm, the job scancel stops when collrun ends "
+	    "the job early; without it, the step is named coll-JOB and cancelled by name.",
+	    ENV_FRONT },
+	{ "SSH_AUTH_SOCK", NULL, "The ssh-agent tried first for SSH authentication, before the "
+	    "key files.", ENV_FRONT },
+	{ "HOME", NULL, "Where ~/.ssh/config, ~/.ssh/known_hosts and the key files are.",
+	    ENV_FRONT },
+	{ "PATH", "/usr/local/bin:/usr/bin:/bin", "Where a local job's PROGRAM is looked for "
+	    "when it is not a path.", ENV_FRONT },
+	{ NULL, NULL, NULL, 0 },
+};
+
+const char *
+envvar_group_title(unsigned flag)
+{
+	switch (flag) {
+	case ENV_RANK: return "Set by collrun for every rank";
+	case ENV_CORE: return "Read by libcoll in every rank";
+	case ENV_FRONT: return "Read by the front end";
+	}
+	return "";
+}

@@ -1,0 +1,145 @@
+/*
+ * The man pages' prose, one entry per page: what the option tables cannot
+ * say (what a tool is for, its exit codes, examples, files). Plain text:
+ * coll-gendoc escapes it for roff, so write no roff requests here.
+ */
+#include <stddef.h>
+#include <string.h>
+
+#include "doc.h"
+
+static const char *const collrun_description[] = {
+	"collrun starts N ranks of PROGRAM, on this machine, over SSH on many hosts, or "
+	"through Slurm's srun, and gives each the unique id of a new job to rendezvous with "
+	"(COLL_UNIQUE_ID) and its place in the job (COLL_RANK, COLL_SIZE and torchrun's RANK, "
+	"WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT; see ENVIRONMENT). It labels each "
+	"line of the ranks' output with rank and host, forwards signals, and fails fast.",
+	"Options end at the program name, as with mpirun and srun, so the program's own flags "
+	"need no --. Hosts come from -H (pdsh ranges such as node[01-16] or n[1-3,7], each with "
+	"an optional :slots), else --hostfile (Open MPI's 'host slots=N' lines), else a Slurm "
+	"allocation's SLURM_JOB_NODELIST, less the hosts of -x. Without hosts every rank runs "
+	"here. Ranks fill each host's slots in turn (--place block) or go round the hosts "
+	"(--place roundrobin); -N overrides the slots.",
+	"The launcher is local when every host is this machine and SSH otherwise; --launcher "
+	"slurm runs the ranks through srun. SSH sessions run on libssh2, all of them "
+	"non-blocking in one loop (--fanout at once). Host keys are checked against OpenSSH's "
+	"known_hosts files: unknown or changed keys are refused, and --accept-new adds unknown "
+	"ones. Authentication tries ssh-agent, then the key files. User, HostName, Port, "
+	"IdentityFile, UserKnownHostsFile, StrictHostKeyChecking and ConnectTimeout are read "
+	"from ~/.ssh/config (or -F). Each remote rank runs under collrun --agent in its own "
+	"process group and dies with it if collrun's connection drops.",
+	"When a rank fails, collrun names it and how it ended, stops the others after --grace "
+	"seconds and exits with that rank's code. There is deliberately no option to keep "
+	"going: a collective job with a dead rank can only hang.",
+	NULL,
+};
+
+static const struct mantext_item collrun_exit[] = {
+	{ "0", "Every rank exited 0." },
+	{ "2", "Usage error: a bad option or value." },
+	{ "3", "collrun could not run the job (no such program, no usable interface)." },
+	{ "124", "The job ran past --timeout." },
+	{ "255", "Some hosts could not be used; they are listed at the end with the reason." },
+	{ "other", "The code the first failed rank exited with, or 128+N if signal N killed it." },
+	{ NULL, NULL },
+};
+
+static const struct mantext_item collrun_examples[] = {
+	{ "collrun -n 8 collcheck allreduce -b 8 -e 64M -f 4 -c 1",
+	    "Eight local ranks of the all-reduce sweep." },
+	{ "collrun -H 'node[01-16]' -N 8 collcheck allreduce",
+	    "128 ranks over SSH, 8 on each of 16 hosts." },
+	{ "collrun -H 'node[01-04]' -g uname -r",
+	    "Run a command on four hosts and print identical output once." },
+	{ "collrun --launcher slurm -n 64 collcheck allreduce",
+	    "64 ranks through srun, inside an allocation." },
+	{ "collrun --hostfile hosts -x node03 -t 600 ./train",
+	    "The hosts of a file but node03, stopping the job after ten minutes." },
+	{ NULL, NULL },
+};
+
+static const struct mantext_item collrun_files[] = {
+	{ "~/.ssh/config", "SSH client configuration (see -F)." },
+	{ "~/.ssh/known_hosts, /etc/ssh/ssh_known_hosts", "Host keys the SSH hosts must match; "
+	    "--accept-new adds to the first." },
+	{ "~/.ssh/id_ed25519, ~/.ssh/id_ecdsa", "Keys tried after ssh-agent." },
+	{ "$COLL_JOB_DIR/JOB.json", "The record of a running job (default directory "
+	    "/tmp/coll-UID/jobs)." },
+	{ "$COLL_STATUS_DIR/coll.JOB.COMM.RANK", "Each rank's status page (default directory "
+	    "/dev/shm)." },
+	{ NULL, NULL },
+};
+
+static const char *const collcheck_description[] = {
+	"collcheck checks the communication of a cluster with the coll core. Each command "
+	"runs as the ranks of a job: under collrun every process is a rank (COLL_UNIQUE_ID is "
+	"set), and run alone it becomes the front end and starts -N local ranks of itself.",
+	"collcheck allreduce is nccl-tests' all-reduce sweep: for each size it reports time, "
+	"algorithm and bus bandwidth, the number of wrong results, and the slowest rank. Its "
+	"flags follow all_reduce_perf, except that -N is the rank count, since nccl-tests "
+	"gives -n to iterations.",
+	"collcheck --help lists the commands and collcheck --version prints the version.",
+	NULL,
+};
+
+static const struct mantext_item collcheck_exit[] = {
+	{ "0", "All is well: every result was right." },
+	{ "1", "Problems were found, such as wrong results." },
+	{ "2", "Usage error: a bad command, option or value." },
+	{ "3", "collcheck could not run (a rank could not join, a rank died, a timeout)." },
+	{ NULL, NULL },
+};
+
+static const struct mantext_item collcheck_examples[] = {
+	{ "collcheck allreduce -N 4 -d all -o all -e 1M",
+	    "Four local ranks, every datatype and operation, up to 1 MiB." },
+	{ "collcheck allreduce -N 4 --json > result.json", "The results as JSON, for scripts." },
+	{ "collrun -H 'node[01-16]' -N 8 collcheck allreduce", "128 ranks over SSH." },
+	{ NULL, NULL },
+};
+
+static const struct mantext_item collcheck_files[] = {
+	{ "$COLL_STATUS_DIR/coll.JOB.COMM.RANK", "Each rank's status page (default directory "
+	    "/dev/shm)." },
+	{ NULL, NULL },
+};
+
+static const char *const coll_description[] = {
+	"The coll tools and programs built on libcoll take their settings and their place in "
+	"a job from the environment. collrun sets the first group for every rank it starts; "
+	"libcoll reads the second in every rank; the front end (collrun, or collcheck run "
+	"alone) reads the third.",
+	"A program joins the job collrun started with comm_init_env(), which reads "
+	"COLL_UNIQUE_ID, COLL_RANK and COLL_SIZE. It builds against the installed library with "
+	"pkg-config --cflags --libs coll.",
+	NULL,
+};
+
+static const struct mantext_item coll_examples[] = {
+	{ "COLL_DEBUG=INFO collrun -n 2 ./prog", "Log what each rank does to standard error." },
+	{ "COLL_SOCKET_IFNAME=^docker,lo collrun -H 'node[01-04]' ./prog",
+	    "Keep off the docker and loopback interfaces." },
+	{ "cc prog.c $(pkg-config --cflags --libs coll)", "Build a program against libcoll." },
+	{ NULL, NULL },
+};
+
+static const struct mantext mantext_table[] = {
+	{ "collrun", 1, "start ranks of a program here, over SSH or through Slurm",
+	    collrun_description, ENV_RANK | ENV_CORE | ENV_FRONT, collrun_exit, collrun_examples,
+	    collrun_files, "collcheck(1), coll(7), ssh_config(5), srun(1)" },
+	{ "collcheck", 1, "check the collectives of a cluster", collcheck_description,
+	    ENV_CORE | ENV_FRONT, collcheck_exit, collcheck_examples, collcheck_files,
+	    "collrun(1), coll(7)" },
+	{ "coll", 7, "environment variables of the coll tools and libcoll", coll_description,
+	    ENV_RANK | ENV_CORE | ENV_FRONT, NULL, coll_examples, NULL,
+	    "collrun(1), collcheck(1)" },
+};
+
+const struct mantext *
+mantext_find(const char *page)
+{
+	for (size_t i = 0; i < sizeof mantext_table / sizeof mantext_table[0]; i++)
+		if (strcmp(mantext_table[i].page, page) == 0)
+			return &mantext_table[i];
+	return NULL;
+}
