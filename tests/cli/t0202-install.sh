@@ -77,9 +77,10 @@ check "fish's collcheck.fish is collcheck's only" bash -c "! grep -q 'complete -
 
 # A program built with pkg-config alone: the sum of the ranks, on every rank.
 cat >"$TMP/sum.c" <<'C'
-#include <stdio.h>
-#include <coll.h>
 #include <err.h>
+#include <stdio.h>
+#include <coll/coll.h>
+#include <coll/err.h>
 
 int
 main(void)
