@@ -3,7 +3,7 @@
 set -euo pipefail
 pkgs="build-essential cmake pkg-config clang libssl-dev libjansson-dev libcmocka-dev libssh2-1-dev
       openssh-server openssh-client slurmctld slurmd slurm-client munge
-      python3 iproute2 procps"
+      python3 iproute2 procps zsh fish"
 missing=""
 for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then
