@@ -11,12 +11,17 @@ check "every rank got the same unique id" test "$(sed 's/.*U=//' "$TMP/out" | so
 check "same master port for all" test "$(sed 's/.*M=\([^ ]*\).*/\1/' "$TMP/out" | sort -u | wc -l)" -eq 1
 
 collrun -n 2 --no-label echo plain >"$TMP/out2"
+expect_code 0 $? "--no-label"
 check "--no-label prints bare lines" test "$(cat "$TMP/out2")" = "$(printf 'plain\nplain')"
 
 collrun -n 2 sh -c 'echo to-err >&2' >"$TMP/o3" 2>"$TMP/e3"
-check "stderr stays on stderr, labelled" grep -q '^\[1\] to-err$' "$TMP/e3"
+expect_code 0 $? "ranks writing to stderr"
+for r in 0 1; do
+	check "rank $r's stderr stays on stderr, labelled" grep -q "^\\[$r\\] to-err\$" "$TMP/e3"
+done
 check "nothing of stderr on stdout" test ! -s "$TMP/o3"
 
 collrun -n 2 -- sh -c 'echo "$1"' argv0 'a b;$(x)' >"$TMP/o4"
+expect_code 0 $? "a program after --"
 check "arguments pass through unchanged" grep -q '^\[0\] a b;$(x)$' "$TMP/o4"
 finish

@@ -33,7 +33,7 @@ for bad in "-n 0 true" "-n x true" "--bogus true" "-n" "" "--timeout -1 true"; d
 	# shellcheck disable=SC2086
 	collrun $bad >"$TMP/o" 2>"$TMP/e"
 	expect_code 2 $? "usage error for '$bad'"
-	check "one clear line for '$bad'" grep -q '^collrun: ' "$TMP/e"
+	check "one clear line for '$bad'" test "$(grep -c '^collrun: ' "$TMP/e")" -eq 1
 done
 check "no status pages or job records left" test -z "$(find "$COLL_STATUS_DIR" "$COLL_JOB_DIR" -type f)"
 finish

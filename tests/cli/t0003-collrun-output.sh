@@ -13,12 +13,15 @@ done
 check "no other lines at all" test "$(wc -l <"$TMP/out")" -eq 65536
 
 collrun -n 2 printf 'no newline' >"$TMP/o2"
+expect_code 0 $? "ranks ending without a newline"
 check "a last line without newline is kept" test "$(grep -c 'no newline$' "$TMP/o2")" -eq 2
 
 collrun -n 2 --grace 0.2 sh -c 'echo last words; kill -9 $$' >"$TMP/o3" 2>/dev/null
+expect_code 137 $? "ranks that SIGKILL themselves"
 check "output written just before SIGKILL is not lost" test "$(grep -c 'last words' "$TMP/o3")" -eq 2
 
 # A line longer than the launcher's line buffer arrives in pieces, all bytes kept.
 collrun -n 1 --no-label sh -c 'head -c 200000 /dev/zero | tr "\0" x; echo' >"$TMP/o4"
+expect_code 0 $? "a rank writing one long line"
 check "a 200 kB line keeps every byte" test "$(tr -d '\n' <"$TMP/o4" | wc -c)" -eq 200000
 finish

@@ -46,6 +46,7 @@ check "JSON has every field, busbw = algbw * 2(n-1)/n" grep -q '^ok$' "$TMP/py"
 # A single rank (no peers) still reports.
 collcheck allreduce -b 8 -e 8 -n 1 -w 0 >"$TMP/one" 2>"$TMP/err"
 expect_code 0 $? "one rank alone"
+check "one rank alone reports its one size, nothing wrong" awk '/^ *[0-9]/ { n++; if ($1 != 8 || $9 != 0 || $13 != 0) bad = 1 } END { exit bad || n != 1 }' "$TMP/one"
 
 for bad in "-d nope" "-o xor" "-b 1X" "-b 8M -e 1M" "-n 0" "-c 2" "-N 0" "--what" "stray"; do
 	# shellcheck disable=SC2086

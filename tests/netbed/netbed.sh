@@ -136,6 +136,9 @@ write_sshd_config() {
 	# curve25519-sha256, ecdh-sha2-nistp*, diffie-hellman-group14/16/18;
 	# host key ssh-ed25519 only; ciphers aes*-ctr; MACs hmac-sha2-256/512.
 	# OpenSSH clients get their usual first choices as well.
+	# SetEnv SHLVL=1: bash sources ~/.bashrc for a command run by sshd only
+	# when SHLVL is unset; this machine's one must not slow, hang or add
+	# output to the ranks (pyenv's rehash lock once stalled every login 60 s).
 	cat >"$DIR/sshd_config" <<EOF
 # written by netbed.sh up
 Port 22
@@ -162,6 +165,7 @@ PrintMotd no
 PrintLastLog no
 X11Forwarding no
 Subsystem sftp internal-sftp
+SetEnv SHLVL=1
 EOF
 }
 

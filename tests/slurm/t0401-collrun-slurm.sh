@@ -4,7 +4,7 @@
 . "$(dirname "$0")/../cli/lib.sh"
 SB=${SLURMBED_DIR:?}
 if [ -f "$SB/unavailable" ] || [ ! -f "$SB/slurm.conf" ]; then echo "skipped: no Slurm"; exit 77; fi
-export SLURM_CONF=$SB/slurm.conf COLL_SOCKET_IFNAME==lo
+export SLURM_CONF=$SB/slurm.conf COLL_SOCKET_IFNAME='=lo'
 
 collrun --launcher slurm -n 4 sh -c 'echo "r=$COLL_RANK R=$RANK lr=$LOCAL_RANK/$LOCAL_WORLD_SIZE s=$COLL_SIZE/$WORLD_SIZE p=$SLURM_PROCID"' >"$TMP/o" 2>"$TMP/e"
 expect_code 0 $? "4 ranks through srun"
@@ -23,13 +23,21 @@ check "the failing rank is named" grep -q 'collrun: rank 2 (pid [0-9]*) exited w
 collrun --launcher slurm -n 2 --grace 1 bash -c '[ $COLL_RANK = 1 ] && kill -9 $$; exec sleep 30' >"$TMP/o" 2>"$TMP/e"
 expect_code 137 $? "a task killed by SIGKILL gives 137"
 
-"$BIN/collrun" --launcher slurm -n 2 bash -c 'trap "echo got INT; exit 130" INT; echo ready; while :; do sleep 0.1; done' >"$TMP/o" 2>"$TMP/e" &
+# Each rank prints its job id: srun runs the job as coll-<COLL_JOBID>.
+"$BIN/collrun" --launcher slurm -n 2 bash -c 'trap "echo got INT; exit 130" INT; echo "ready $COLL_JOBID"; while :; do sleep 0.1; done' >"$TMP/o" 2>"$TMP/e" &
 pid=$!
 echo $pid >>"$TMP/pids"
 for _ in $(seq 100); do [ "$(grep -c ready "$TMP/o")" -eq 2 ] && break; sleep 0.1; done
+job=coll-$(sed -n 's/^\[0\] ready \([0-9a-f]\{16\}\)$/\1/p' "$TMP/o")
+# jobs PATTERN: how many jobs squeue lists whose whole name matches PATTERN
+# (squeue's failure is a failure, not an empty queue).
+jobs() { squeue -h -o '%j' >"$TMP/squeue" && grep -cx -- "$1" "$TMP/squeue"; }
+check "squeue shows our running job as $job" test "$(jobs "$job")" -eq 1
 kill -INT $pid
 wait $pid
 expect_code 130 $? "SIGINT reaches the tasks (through scancel)"
 check "both tasks saw SIGINT" test "$(grep -c 'got INT' "$TMP/o")" -eq 2
-check "no step of ours is left" test -z "$(squeue -h -n "coll-" 2>/dev/null)"
+# A job may show as completing for a moment; none of this test's may stay.
+for _ in $(seq 100); do [ "$(jobs 'coll-[0-9a-f]*')" = 0 ] && break; sleep 0.1; done
+check "no job of ours is left in squeue ($(paste -sd' ' "$TMP/squeue"))" test "$(jobs 'coll-[0-9a-f]*')" = 0
 finish

@@ -18,9 +18,11 @@ for _ in $(seq 50); do [ "$(grep -c coll1: "$TMP/uid")" -eq 4 ] && break; sleep 
 secret=$(sed -n 's/^\[0 node01\] coll1:[0-9a-f]*:\([0-9a-f]*\)@.*/\1/p' "$TMP/uid")
 check "every rank got the unique id" test "$(grep -c ":$secret@" "$TMP/uid")" -eq 4
 check "no process's arguments hold the secret" test "$(pgrep -fc -- "$secret")" -eq 0
+check "... while the ranks still ran" kill -0 $pid
 wait $pid
 
 collrun -F "$CFG" -H "$HOSTS" -n 4 --place roundrobin -N 2 sh -c 'echo $COLL_RANK $(hostname)' >"$TMP/o" 2>"$TMP/e"
+expect_code 0 $? "round-robin placement"
 check "round-robin placement deals ranks across hosts" test "$(sort "$TMP/o" | tr '\n' ' ')" = "[0 node01] 0 node01 [1 node02] 1 node02 [2 node03] 2 node03 [3 node04] 3 node04 "
 
 collrun -F "$CFG" -H "$HOSTS" -N 2 --no-label "$BIN/collcheck" allreduce -b 8 -e 1M -f 8 -n 2 -w 1 >"$TMP/ar" 2>"$TMP/e"

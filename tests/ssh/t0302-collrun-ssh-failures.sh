@@ -56,6 +56,7 @@ check "summary names both" test "$(grep -c '^  \(closed\|nobody\): ' "$TMP/e")" 
 # collrun killed outright: every remote rank ends by itself.
 "$BIN/collrun" -F "$CFG" -H "$HOSTS" -N 2 bash -c 'echo up; exec -a "$0" sleep 60' "$MARK" >"$TMP/o" 2>"$TMP/e" &
 pid=$!
+echo $pid >>"$TMP/pids"
 for _ in $(seq 100); do [ "$(grep -c up "$TMP/o")" -eq 8 ] && break; sleep 0.1; done
 check "8 remote ranks running" test "$(leftovers)" -ge 8
 kill -9 $pid

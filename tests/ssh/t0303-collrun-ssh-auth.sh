@@ -32,4 +32,5 @@ expect_code 0 $? "COLL_SOCKET_IFNAME=$br"
 check "every rank is told the bridge's address" test "$(grep -c "@$NET.254:[0-9]*\$" "$TMP/o")" -eq 4
 COLL_SOCKET_IFNAME="=$br" collrun -F "$CFG" -H "$HOSTS" --no-label "$BIN/collcheck" allreduce -b 8 -e 64K -f 8 -n 1 -w 0 >"$TMP/ar" 2>"$TMP/e"
 expect_code 0 $? "a collective through it"
+check "5 sizes, every #wrong 0" awk '/^ *[0-9]/ { n++; if ($9 != 0 || $13 != 0) bad = 1 } END { exit bad || n != 5 }' "$TMP/ar"
 finish

@@ -310,6 +310,7 @@ test_hostlist_exclude(void **state)
 
 	for (size_t i = 0; i < N(cases); i++) {
 		struct hostlist hl = { 0 };
+		int n0;
 
 		assert_int_equal(hostlist_parse(&hl, cases[i].hosts, err, sizeof err), COLL_OK);
 		assert_int_equal(hostlist_exclude(&hl, cases[i].exclude, err, sizeof err), COLL_OK);
@@ -317,7 +318,14 @@ test_hostlist_exclude(void **state)
 		/* The index follows: what was removed can come back, at the end. */
 		for (int h = 0; h < hl.n; h++)
 			assert_int_equal(hostlist_find(&hl, hl.hosts[h].name), h);
+		n0 = hl.n;
 		assert_int_equal(hostlist_parse(&hl, cases[i].exclude, err, sizeof err), COLL_OK);
+		assert_true(hl.n > n0);
+		for (int h = 0; h < hl.n; h++)
+			assert_int_equal(hostlist_find(&hl, hl.hosts[h].name), h);
+		/* The hosts kept are still first, as they were. */
+		if (strncmp(dump(&hl, buf, sizeof buf), cases[i].want, strlen(cases[i].want)) != 0)
+			fail_msg("%s after re-adding %s: \"%s\"", cases[i].want, cases[i].exclude, buf);
 		hostlist_free(&hl);
 	}
 }

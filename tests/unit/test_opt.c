@@ -355,9 +355,14 @@ test_opt_print_help(void **state)
 	assert_non_null(f);
 	opt_print_help(opts, f);
 	fclose(f);
-	for (size_t i = 0; i < ARRAY_LEN(want); i++)
-		if (strstr(text, want[i]) == NULL)
+	for (size_t i = 0; i < ARRAY_LEN(want); i++) {
+		const char *at = strstr(text, want[i]);
+
+		if (at == NULL)
 			fail_msg("help lacks '%s':\n%s", want[i], text);
+		if (strstr(at + 1, want[i]) != NULL)
+			fail_msg("help has '%s' more than once:\n%s", want[i], text);
+	}
 	free(text);
 }
 
