@@ -27,7 +27,14 @@ static const char *const collrun_description[] = {
 	"ones. Authentication tries ssh-agent, then the key files. User, HostName, Port, "
 	"IdentityFile, UserKnownHostsFile, StrictHostKeyChecking and ConnectTimeout are read "
 	"from ~/.ssh/config (or -F). Each remote rank runs under collrun --agent in its own "
-	"process group and dies with it if collrun's connection drops.",
+	"process group and dies with it if collrun's connection drops. The agent owns the "
+	"program's output and reports to collrun in framed records, so nothing a program "
+	"prints can pass for the agent's word, and it signals nothing but the program's own "
+	"process group.",
+	"Started by a path (/opt/coll/bin/collrun) or given --prefix DIR, collrun runs the "
+	"agent from that installation on every host and puts its bin and lib first in the "
+	"ranks' PATH and LD_LIBRARY_PATH, as Open MPI's --prefix does, so a tool of the suite "
+	"named bare (collcheck) is found wherever the same files are.",
 	"When a rank fails, collrun names it and how it ended, stops the others after --grace "
 	"seconds and exits with that rank's code. There is deliberately no option to keep "
 	"going: a collective job with a dead rank can only hang.",
