@@ -265,10 +265,13 @@ static void
 job_record_warn(const char *tool, int r)
 {
 	int e = errno;
-	char dir[256];
+	char dir[4096];
 	int rd = jobrec_dir(dir, sizeof dir);
 
-	if (rd == COLL_EOWNER)
+	if (rd == COLL_ETOOBIG)
+		fprintf(stderr, "%s: warning: no job record: COLL_JOB_DIR is longer than %zu "
+		    "bytes: give a shorter path\n", tool, sizeof dir - 1);
+	else if (rd == COLL_EOWNER)
 		fprintf(stderr, "%s: warning: no job record: %s is owned by another user: "
 		    "remove it or set COLL_JOB_DIR to a directory of your own\n", tool, dir);
 	else if (rd == COLL_EUNSAFE)
@@ -366,12 +369,25 @@ job_uid_addr(const struct job_opts *o, struct coll_uid *uid)
 	freeaddrinfo(res);
 }
 
+static int
+job_system_dir(const char *bin)
+{
+	static const char *const sys[] = { "/bin", "/usr/bin", "/usr/local/bin", "/sbin",
+	    "/usr/sbin", "/usr/local/sbin", NULL };
+
+	for (int i = 0; sys[i] != NULL; i++)
+		if (strcmp(bin, sys[i]) == 0)
+			return 1;
+	return 0;
+}
+
 /*
  * Where the remote agent and the ranks' PATH and LD_LIBRARY_PATH come from,
  * as Open MPI does it: --prefix DIR names an installation (DIR/bin,
  * DIR/lib); a collrun started by a path stands for the installation it is
  * in, so `/opt/coll/bin/collrun -H ... collcheck` finds /opt/coll/bin's
- * collcheck there. A collrun found through PATH leaves the remote PATH be.
+ * collcheck there. A collrun found through PATH, or installed in the system's
+ * own bin, leaves the remote PATH be.
  */
 static void
 job_install_dirs(const struct job_opts *o, struct launch_opts *lo)
@@ -389,6 +405,10 @@ job_install_dirs(const struct job_opts *o, struct launch_opts *lo)
 		lo->agent = agent;
 	} else if (o->by_path && (slash = strrchr(self, '/')) != NULL) {
 		snprintf(bin, sizeof bin, "%.*s", (int)(slash - self), self);
+		/* The system's own dirs are in every PATH already: putting them first would
+		 * hide a user's venv python or their own libnccl behind the system's. */
+		if (job_system_dir(bin))
+			return;
 		slash = strrchr(bin, '/');
 		snprintf(lib, sizeof lib, "%.*s/%s", slash ? (int)(slash - bin) : 0, bin, COLL_LIBDIR);
 	} else {

@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -65,7 +66,8 @@ struct agent {
 	int pipe[2];		/* read ends of the program's stdout and stderr; -1 at EOF */
 	int stdin_open;		/* ssh: the channel, carrying signal records */
 	struct linebuf cmd;	/* stdin split into records */
-	uint64_t kill_at;	/* SIGKILL the group then (0: not stopping) */
+	int stopped;		/* the launcher is gone or asked us to stop */
+	uint64_t kill_at;	/* SIGKILL the group then (0: none due) */
 	int exited;
 	int status;
 	uint64_t drain_until;
@@ -117,9 +119,13 @@ agent_uid_stdin(void)
 	size_t n = 0;
 	struct pollfd pfd = { STDIN_FILENO, POLLIN, 0 };
 
-	while (n + 1 < sizeof line) {
-		if (poll(&pfd, 1, 30000) <= 0 || read(STDIN_FILENO, line + n, 1) != 1)
-			return -1;
+	for (;;) {
+		if (n + 1 >= sizeof line || poll(&pfd, 1, 30000) <= 0 ||
+		    read(STDIN_FILENO, line + n, 1) != 1) {
+			fprintf(stderr, "collrun --agent: no unique id on stdin within 30 s: is the "
+			    "launcher the same coll version?\n");
+			return -2;
+		}
 		if (line[n] == '\n')
 			break;
 		n++;
@@ -155,7 +161,7 @@ agent_args(int argc, char **argv, int *prog, int *slurm)
 	}
 	if (i < argc && strcmp(argv[i], "--uid-stdin") == 0) {
 		if (agent_uid_stdin() != 0)
-			return -1;
+			return -2;
 		i++;
 	}
 	for (; i + 1 < argc && (strcmp(argv[i], "--path") == 0 ||
@@ -199,7 +205,7 @@ agent_send_number(enum agentproto_kind kind, long v)
 
 /* The child's side: own session, output on our pipes, stdin from the channel never. */
 static void
-agent_child(struct agent *a, int out[2][2], char **argv)
+agent_child(struct agent *a, int out[3][2], char **argv)
 {
 	char host[256] = "?";
 	int null;
@@ -211,6 +217,9 @@ agent_child(struct agent *a, int out[2][2], char **argv)
 	 */
 	if (!a->slurm)
 		setsid();
+	/* The group exists now: the agent may signal it (the end of out[2] tells it so). */
+	close(out[2][1]);
+	close(out[2][0]);
 	signal(SIGPIPE, SIG_DFL);
 	for (size_t i = 0; i < AGENT_NSTEP_SIGNALS; i++)
 		signal(agent_step_signals[i], SIG_DFL);
@@ -231,27 +240,35 @@ agent_child(struct agent *a, int out[2][2], char **argv)
 	_exit(127);
 }
 
+/*
+ * Start the program. Its stdout and stderr come to us on out[0] and out[1];
+ * out[2] closes once it has its own process group, so a signal record read
+ * right after this finds the group there (kill(-pid) of a group not yet made
+ * would fail and the signal would be lost).
+ */
 static int
 agent_spawn(struct agent *a, char **argv)
 {
-	int out[2][2];
+	int out[3][2], made = 0;
+	char c;
 
-	if (pipe2(out[0], O_CLOEXEC) != 0)
-		return -1;
-	if (pipe2(out[1], O_CLOEXEC) != 0) {
-		close(out[0][0]);
-		close(out[0][1]);
-		return -1;
-	}
-	if ((a->child = fork()) == 0)
+	for (; made < 3; made++)
+		if (pipe2(out[made], O_CLOEXEC) != 0)
+			break;
+	if (made == 3 && (a->child = fork()) == 0)
 		agent_child(a, out, argv);
-	for (int s = 0; s < 2; s++) {
+	for (int s = 0; s < made; s++)
 		close(out[s][1]);
-		a->pipe[s] = a->child > 0 ? out[s][0] : -1;
-		if (a->child <= 0)
+	if (made == 3 && a->child > 0)
+		while (read(out[2][0], &c, 1) == -1 && errno == EINTR)
+			;
+	for (int s = 0; s < made; s++) {
+		if (s < 2 && made == 3 && a->child > 0)
+			a->pipe[s] = out[s][0];
+		else
 			close(out[s][0]);
 	}
-	return a->child > 0 ? 0 : -1;
+	return made == 3 && a->child > 0 ? 0 : -1;
 }
 
 /* Exit as the program did; a signal is raised again so that sshd reports it. */
@@ -276,7 +293,9 @@ agent_exit_like(int status)
 static void
 agent_kill(const struct agent *a, int sig)
 {
-	kill(a->slurm ? a->child : -a->child, sig);
+	/* Once reaped, the pid may be someone else's: never signal it again. */
+	if (!a->exited)
+		kill(a->slurm ? a->child : -a->child, sig);
 }
 
 /* The launcher is gone or wants the rank stopped: end the group, gently first. */
@@ -284,10 +303,11 @@ static void
 agent_stop(struct agent *a)
 {
 	a->stdin_open = 0;
-	if (a->kill_at == 0) {
+	if (!a->stopped) {
 		agent_kill(a, SIGTERM);
 		a->kill_at = clock_now_ms() + AGENT_GRACE_MS;
 	}
+	a->stopped = 1;
 }
 
 /* Forward what the program wrote as records: whole lines end theirs, a rest goes on. */
@@ -306,6 +326,9 @@ agent_forward(struct agent *a, int s)
 		a->pipe[s] = -1;
 		return;
 	}
+	/* Output still flowing after the end: drain on, however slowly the launcher reads. */
+	if (a->exited)
+		a->drain_until = clock_now_ms() + AGENT_DRAIN_MS;
 	while (off < (size_t)n) {
 		char *nl = memchr(buf + off, '\n', (size_t)n - off);
 		size_t k = nl ? (size_t)(nl - buf) - off : (size_t)n - off;
@@ -343,7 +366,11 @@ agent_read_stdin(struct agent *a)
 	linebuf_commit(&a->cmd, (size_t)n, agent_command, a);
 }
 
-/* The program ended: its group goes with it, its pipes drain for a moment. */
+/*
+ * The program ended: its group goes with it, and its pipes drain until they
+ * close or stay idle for AGENT_DRAIN_MS (a process that left the group may
+ * hold them open forever).
+ */
 static void
 agent_reap(struct agent *a)
 {
@@ -386,11 +413,13 @@ agent_loop(struct agent *a)
 		if (pfd[3].revents)
 			agent_read_stdin(a);
 		agent_reap(a);
-		if (a->exited && ((a->pipe[0] < 0 && a->pipe[1] < 0) ||
+		if (a->exited && ((a->pipe[0] < 0 && a->pipe[1] < 0) || a->stopped ||
 		    clock_now_ms() >= a->drain_until))
 			break;
-		if (!a->exited && a->kill_at && clock_now_ms() >= a->kill_at)
+		if (!a->exited && a->kill_at && clock_now_ms() >= a->kill_at) {
 			agent_kill(a, SIGKILL);
+			a->kill_at = 0;	/* once: the pidfd tells when it is gone */
+		}
 	}
 }
 
@@ -421,9 +450,11 @@ int
 agent_main(int argc, char **argv)
 {
 	struct agent a = { .pipe = { -1, -1 } };
-	int prog;
+	int prog, r;
 
-	if (agent_args(argc, argv, &prog, &a.slurm) != 0) {
+	if ((r = agent_args(argc, argv, &prog, &a.slurm)) == -2)
+		return EXIT_CANNOT;
+	if (r != 0) {
 		fprintf(stderr, "collrun --agent: internal use only: collrun --agent [--slurm] "
 		    "[--uid-stdin] [--path DIR] [--libpath DIR] [-e NAME=VALUE]... -- "
 		    "PROGRAM [ARGS...]\n");
@@ -431,6 +462,12 @@ agent_main(int argc, char **argv)
 	}
 	if (a.slurm && agent_slurm_env() != 0)
 		return EXIT_CANNOT;
+	/*
+	 * Our stdout is the channel to the launcher: a program of the same user
+	 * must not reach it through /proc/<agent>/fd/1 and write records there.
+	 * The program gets its own dumpable flag back at exec.
+	 */
+	prctl(PR_SET_DUMPABLE, 0);
 	signal(SIGPIPE, SIG_IGN);
 	for (size_t i = 0; a.slurm && i < AGENT_NSTEP_SIGNALS; i++)
 		signal(agent_step_signals[i], SIG_IGN);

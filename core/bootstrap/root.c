@@ -168,6 +168,8 @@ root_handshake(void *arg)
 
 	if (auth_accept(hs->fd, &root->uid, &role, dl, root->stop_fd, err, sizeof err) != COLL_OK)
 		log_warn("root: refused a connection: %s", err);
+	else if (role != WIRE_ROLE_ROOT)
+		log_warn("root: refused a connection that asked for role %u, not the root's", role);
 	else if (wire_recv(hs->fd, &h, &p, 1024, dl, root->stop_fd) == COLL_OK &&
 	    h.type == WIRE_JOIN) {
 		wbuf_init(&b, p, h.len);

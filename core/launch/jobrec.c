@@ -40,7 +40,9 @@ jobrec_dir(char *buf, size_t len)
 	int r;
 
 	if (d != NULL && *d != '\0') {
-		snprintf(buf, len, "%s", d);
+		/* A cut-short name would be some other directory: refuse it instead. */
+		if ((size_t)snprintf(buf, len, "%s", d) >= len)
+			return COLL_ETOOBIG;
 	} else {
 		/* /tmp is everyone's: /tmp/coll-<uid> must be ours before jobs/ in it is. */
 		snprintf(buf, len, "/tmp/coll-%u", (unsigned)geteuid());
@@ -82,7 +84,7 @@ jobrec_json(const struct jobrec *j)
 int
 jobrec_write(const struct jobrec *j, char *path, size_t len)
 {
-	char dir[256], tmp[600];
+	char dir[4096], tmp[4200];
 	json_t *root;
 	int r;
 

@@ -495,12 +495,17 @@ ssh_signal(struct launch *l, int sig)
 		for (int k = 0; k < n->nchan; k++) {
 			struct ssh_chan *c = &n->chans[k];
 
-			if (c->st != CH_DONE && sig > 0 && sig < 65 && !c->signalled[sig]) {
+			/* A stop by SIGTERM is the end of stdin alone: the agent sends that TERM. */
+			if (c->st != CH_DONE && sig > 0 && sig < 65 && !c->signalled[sig] &&
+			    sig != SIGTERM) {
 				c->signalled[sig] = 1;
 				ssh_queue_signal(c, sig);
 			}
-			/* Closing stdin makes the agent end the group whatever it was doing. */
-			if (stop && c->st == CH_RUN)
+			/*
+			 * Closing stdin makes the agent end the group whatever it was
+			 * doing; a channel still opening closes it once the id is out.
+			 */
+			if (stop && c->st != CH_DONE)
 				c->want_eof = 1;
 		}
 	}

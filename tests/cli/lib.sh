@@ -4,7 +4,7 @@ set -u
 BIN=${COLL_BIN:?set COLL_BIN to the cmd directory of a build}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/coll-test.XXXXXX")
 export COLL_STATUS_DIR=$TMP/shm COLL_JOB_DIR=$TMP/jobs
-mkdir -p "$COLL_STATUS_DIR" "$COLL_JOB_DIR"
+mkdir -p -m 700 "$COLL_STATUS_DIR" "$COLL_JOB_DIR"
 PATH=$BIN:$PATH
 collrun() { "$BIN/collrun" "$@"; }
 collcheck() { "$BIN/collcheck" "$@"; }

@@ -12,7 +12,7 @@
  *   O TEXT    a piece that does not (the line goes on in the next record)
  *   e TEXT    the same for stderr
  *   E TEXT
- *   p PID     the program started with this process id (its group id too)
+ *   p PID     the program started with this process id (over SSH, its group's too)
  *   x CODE    the program exited with CODE (0..255)
  *   s SIG     the program was killed by signal SIG (1..64)
  *

@@ -1,0 +1,69 @@
+#!/bin/bash
+# collrun --agent on its own, as the SSH launcher drives it: everything the
+# program writes comes back wrapped in records (so no forged control line),
+# a signal record right after start reaches the program, the end of stdin
+# stops it (SIGTERM, then SIGKILL), slow readers lose nothing, and the agent
+# ends the way the program did.
+. "$(dirname "$0")/lib.sh"
+AGENT="$BIN/collrun --agent --uid-stdin"
+
+# agent_run INPUT PROGRAM...: the agent's records in $TMP/rec, its exit in $rc.
+# INPUT goes to its stdin, which then stays open (as an SSH channel does).
+agent_run() {
+	local input=$1; shift
+	$AGENT -- "$@" >"$TMP/rec" 2>"$TMP/agent-err" < <(hold "$input")
+	rc=$?
+}
+# Write INPUT, then hold the pipe open (the cleanup trap ends the sleep).
+hold() { echo $BASHPID >>"$TMP/pids"; printf '%b' "$1"; exec sleep 60; }
+# What the program wrote to stream o (stdout) or e (stderr), pieces joined.
+payload() { awk -v t="$1" '$0 ~ "^[" t toupper(t) "] " { printf "%s%s", substr($0, 3), ($1 == t ? "\n" : "") }' "$TMP/rec"; }
+
+agent_run 'coll1:x\n' sh -c 'printf "p 1\nx 0\n"; printf "coll-agent: pgid 1\ncoll-agent: exit 0\n" >&2; printf partial; exit 3'
+expect_code 3 "$rc" "the agent exits as the program did"
+check "its first record is the program's pid, never 1" awk 'NR == 1 { exit !($1 == "p" && $2 > 1) }' "$TMP/rec"
+check "forged records come back as output records" test "$(payload o)" = "$(printf 'p 1\nx 0\npartial')"
+check "forged agent tags come back as stderr records" grep -qx 'e coll-agent: exit 0' "$TMP/rec"
+check "the one end record is the real one" test "$(grep -c '^[xs] ' "$TMP/rec")-$(tail -1 "$TMP/rec")" = "1-x 3"
+
+agent_run 'u\n' sh -c 'head -c 2500 /dev/zero | tr "\0" z; echo'
+check "a 2500-byte line goes as pieces of at most 1000 bytes" awk '/^[oO] / { n++; if (length($0) > 1002) bad = 1 } END { exit bad || n < 3 }' "$TMP/rec"
+check "... that join into the line" test "$(payload o | awk '{ print length($0) }')" = 2500
+
+# A signal record read right after the start must find the program's group.
+lost=0
+for _ in $(seq 20); do
+	agent_run 'u\nk 15\n' sleep 5
+	[ "$(tail -1 "$TMP/rec")" = "s 15" ] || lost=$((lost + 1))
+done
+check "a signal record sent at once reaches the program (20 of 20)" test "$lost" -eq 0
+expect_code 143 "$rc" "the agent re-raises the program's signal"
+
+# The end of stdin stops the rank: SIGTERM, then SIGKILL for one that ignores it.
+start=$(date +%s%N)
+$AGENT -- sh -c 'trap "" TERM; echo up; sleep 20' >"$TMP/rec" 2>"$TMP/agent-err" < <(printf 'u\n'; sleep 0.5)
+rc=$?
+ms=$((($(date +%s%N) - start) / 1000000))
+expect_code 137 "$rc" "stdin's end: a program ignoring SIGTERM is killed"
+check "after the grace (2 s), well before its own end (20 s): ${ms} ms" test "$ms" -ge 1900 -a "$ms" -lt 10000
+check "its last record says SIGKILL" test "$(tail -1 "$TMP/rec")" = "s 9"
+
+# A slow reader: output written before the program exited still all arrives.
+$AGENT -- sh -c 'head -c 150000 /dev/zero | tr "\0" a; echo; echo END' 2>"$TMP/agent-err" \
+	< <(hold 'u\n') |
+	python3 -c 'import sys, time
+out = open(sys.argv[1], "wb")
+while True:
+	b = sys.stdin.buffer.read1(4096)
+	if not b:
+		break
+	out.write(b)
+	time.sleep(0.1)' "$TMP/rec"
+check "a slow reader gets every byte" test "$(payload o | head -1 | awk "{ print length(\$0) }")" = 150000
+check "... and the last line" test "$(payload o | tail -1)" = END
+check "... and the end" test "$(tail -1 "$TMP/rec")" = "x 0"
+
+$AGENT -- true </dev/null >"$TMP/rec" 2>"$TMP/agent-err"
+expect_code 3 $? "no unique id on stdin"
+check "says so in one line" test "$(grep -c 'no unique id on stdin' "$TMP/agent-err")" = 1
+finish
