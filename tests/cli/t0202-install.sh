@@ -104,7 +104,7 @@ C
 flags=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --cflags --libs coll)
 check "pkg-config --cflags --libs coll" test -n "$flags"
 # shellcheck disable=SC2086
-check "a program builds against the installed libcoll" cc -o "$TMP/sum" "$TMP/sum.c" $flags
+check "a program builds against the installed libcoll" cc ${COLL_TEST_CFLAGS:-} -o "$TMP/sum" "$TMP/sum.c" $flags
 "$P/bin/collrun" -n 2 --timeout 60 "$TMP/sum" >"$TMP/out" 2>&1
 expect_code 0 $? "it runs under the installed collrun -n 2"
 check "both ranks get 0 + 1" test "$(grep -c 'of 2: sum 1$' "$TMP/out")" = 2
