@@ -206,3 +206,9 @@ auth_accept(int fd, const struct coll_uid *uid, uint8_t *role, uint64_t dl, int 
 	*role = hello.role;
 	return COLL_OK;
 }
+
+void
+auth_thread_end(void)
+{
+	OPENSSL_thread_stop();
+}

@@ -182,6 +182,7 @@ root_handshake(void *arg)
 		close(hs->fd);
 		free(hs);
 	}
+	auth_thread_end();
 	pthread_mutex_lock(&root->lock);
 	root->handshakes--;
 	pthread_cond_broadcast(&root->cond);

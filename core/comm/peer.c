@@ -64,6 +64,7 @@ peer_handshake(void *arg)
 			    (unsigned long long)commid);
 	}
 	free(p);
+	auth_thread_end();
 	pthread_mutex_lock(&c->lock);
 	if (ok && c->peer_fd[rank] < 0) {
 		c->peer_fd[rank] = fd;

@@ -39,4 +39,12 @@ enum auth_side { AUTH_SIDE_ACCEPTOR = 'A', AUTH_SIDE_CONNECTOR = 'C' };
 int auth_mac(const struct coll_uid *uid, enum auth_side side, uint8_t role,
     const uint8_t *nonce_c, const uint8_t *nonce_a, uint8_t out[32]);
 
+/*
+ * Free libcrypto's state of the calling thread. A detached handshake thread
+ * calls it before it says it is done: otherwise that state is freed only as
+ * the thread exits, which can come after the communicator (or the process)
+ * it served has gone, and leak checkers rightly report it.
+ */
+void auth_thread_end(void);
+
 #endif
