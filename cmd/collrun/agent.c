@@ -67,6 +67,7 @@ struct agent {
 	int stdin_open;		/* ssh: the channel, carrying signal records */
 	struct linebuf cmd;	/* stdin split into records */
 	int stopped;		/* the launcher is gone or asked us to stop */
+	int gone;		/* the launcher no longer reads us */
 	uint64_t kill_at;	/* SIGKILL the group then (0: none due) */
 	int exited;
 	int status;
@@ -326,8 +327,11 @@ agent_forward(struct agent *a, int s)
 		a->pipe[s] = -1;
 		return;
 	}
-	/* Output still flowing after the end: drain on, however slowly the launcher reads. */
-	if (a->exited)
+	/*
+	 * Output still flowing after the end: drain on, however slowly the
+	 * launcher reads; once it asked for a stop, only for AGENT_DRAIN_MS more.
+	 */
+	if (a->exited && !a->stopped)
 		a->drain_until = clock_now_ms() + AGENT_DRAIN_MS;
 	while (off < (size_t)n) {
 		char *nl = memchr(buf + off, '\n', (size_t)n - off);
@@ -336,8 +340,10 @@ agent_forward(struct agent *a, int s)
 		len += agentproto_encode_output(rec + len, s + 1, buf + off, k, nl != NULL);
 		off += k + (nl != NULL);
 	}
-	if (agent_send(rec, len) != 0)
+	if (agent_send(rec, len) != 0) {
+		a->gone = 1;
 		agent_stop(a);
+	}
 }
 
 static void
@@ -413,7 +419,7 @@ agent_loop(struct agent *a)
 		if (pfd[3].revents)
 			agent_read_stdin(a);
 		agent_reap(a);
-		if (a->exited && ((a->pipe[0] < 0 && a->pipe[1] < 0) || a->stopped ||
+		if (a->exited && ((a->pipe[0] < 0 && a->pipe[1] < 0) || a->gone ||
 		    clock_now_ms() >= a->drain_until))
 			break;
 		if (!a->exited && a->kill_at && clock_now_ms() >= a->kill_at) {
@@ -475,7 +481,9 @@ agent_main(int argc, char **argv)
 		fprintf(stderr, "collrun --agent: cannot start the program: %s\n", strerror(errno));
 		return EXIT_CANNOT;
 	}
-	if (agent_send_number(AGENTPROTO_PID, a.child) != 0)
+	if (agent_send_number(AGENTPROTO_PID, a.child) != 0) {
+		a.gone = 1;
 		agent_stop(&a);
+	}
 	return agent_watch(&a);
 }

@@ -48,6 +48,12 @@ expect_code 137 "$rc" "stdin's end: a program ignoring SIGTERM is killed"
 check "after the grace (2 s), well before its own end (20 s): ${ms} ms" test "$ms" -ge 1900 -a "$ms" -lt 10000
 check "its last record says SIGKILL" test "$(tail -1 "$TMP/rec")" = "s 9"
 
+# A stopped program's last words, written as it ends, still arrive.
+$AGENT -- sh -c 'trap "echo got TERM; sleep 0.3; echo bye; exit 5" TERM; while :; do sleep 0.1; done' \
+	>"$TMP/rec" 2>"$TMP/agent-err" < <(printf 'u\n'; sleep 0.5)
+expect_code 5 $? "a program that ends its own way on SIGTERM"
+check "its last words after the stop arrive" test "$(payload o | tr '\n' ' ')" = "got TERM bye "
+
 # A slow reader: output written before the program exited still all arrives.
 $AGENT -- sh -c 'head -c 150000 /dev/zero | tr "\0" a; echo; echo END' 2>"$TMP/agent-err" \
 	< <(hold 'u\n') |
