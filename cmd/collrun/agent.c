@@ -329,9 +329,10 @@ agent_forward(struct agent *a, int s)
 	}
 	/*
 	 * Output still flowing after the end: drain on, however slowly the
-	 * launcher reads; once it asked for a stop, only for AGENT_DRAIN_MS more.
+	 * launcher reads (a stop included: it still wants the last words). Only
+	 * idle pipes end it, or a launcher that no longer reads.
 	 */
-	if (a->exited && !a->stopped)
+	if (a->exited)
 		a->drain_until = clock_now_ms() + AGENT_DRAIN_MS;
 	while (off < (size_t)n) {
 		char *nl = memchr(buf + off, '\n', (size_t)n - off);
