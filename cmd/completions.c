@@ -21,6 +21,13 @@ comp_clean(const char *s, char *out, size_t len)
 	out[i] = '\0';
 }
 
+/* A value completed by the shell itself: "@file" (any file) or "@dir" (directories). */
+static int
+comp_is(const struct opt *o, const char *kind)
+{
+	return o->complete != NULL && strcmp(o->complete, kind) == 0;
+}
+
 static void
 bash_words(const struct opt *opts)
 {
@@ -43,7 +50,10 @@ bash_values(const struct opt *opts)
 			printf("-%c%s", o->shrt, o->lng ? "|" : "");
 		if (o->lng)
 			printf("--%s", o->lng);
-		if (o->complete)
+		if (comp_is(o, "@file") || comp_is(o, "@dir"))
+			printf(") COMPREPLY=($(compgen -%c -- \"$cur\")); return ;;\n",
+			    comp_is(o, "@dir") ? 'd' : 'f');
+		else if (o->complete)
 			printf(") COMPREPLY=($(compgen -W \"%s\" -- \"$cur\")); return ;;\n", o->complete);
 		else
 			printf(") return ;;\n");
@@ -100,7 +110,9 @@ zsh_opts(const struct opt *opts, const char *indent)
 		else
 			printf("'--%s", o->lng);
 		printf("[%s]", help);
-		if (o->type == OPT_VALUE)
+		if (o->type == OPT_VALUE && (comp_is(o, "@file") || comp_is(o, "@dir")))
+			printf(":%s:_files%s", o->arg, comp_is(o, "@dir") ? " -/" : "");
+		else if (o->type == OPT_VALUE)
 			printf(":%s:%s%s%s", o->arg, o->complete ? "(" : "",
 			    o->complete ? o->complete : "", o->complete ? ")" : "");
 		printf("' \\\n");
@@ -146,7 +158,11 @@ fish_opts(const char *tool, const char *cond, const struct opt *opts)
 			printf(" -s %c", o->shrt);
 		if (o->lng)
 			printf(" -l %s", o->lng);
-		if (o->type == OPT_VALUE)
+		if (o->type == OPT_VALUE && comp_is(o, "@file"))
+			printf(" -r -F");
+		else if (o->type == OPT_VALUE && comp_is(o, "@dir"))
+			printf(" -x -a '(__fish_complete_directories)'");
+		else if (o->type == OPT_VALUE)
 			printf(o->complete ? " -x -a '%s'" : " -r", o->complete);
 		printf(" -d '%s'\n", help);
 	}

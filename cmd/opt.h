@@ -17,7 +17,7 @@ struct opt {
 	enum opt_type type;
 	const char *arg;	/* value's name in --help */
 	const char *help;
-	const char *complete;	/* space-separated values, "@file", "@command" or NULL */
+	const char *complete;	/* space-separated values, "@file", "@dir" or NULL */
 };
 
 #define OPT_END_TABLE { 0, 0, NULL, OPT_FLAG, NULL, NULL, NULL }

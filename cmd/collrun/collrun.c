@@ -59,7 +59,7 @@ static const struct opt collrun_opts[] = {
 	    "(default ~/.ssh/config)", "@file" },
 	{ O_PREFIX, 0, "prefix", OPT_VALUE, "DIR", "remote ranks run DIR/bin/collrun with DIR/bin "
 	    "and DIR/lib first in PATH and LD_LIBRARY_PATH (default: this collrun's own, when "
-	    "started by a path)", NULL },
+	    "started by a path)", "@dir" },
 	{ O_HELP, 'h', "help", OPT_FLAG, NULL, "show this help", NULL },
 	{ O_VERSION, 'V', "version", OPT_FLAG, NULL, "show the version", NULL },
 	OPT_END_TABLE,

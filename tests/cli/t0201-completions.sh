@@ -32,6 +32,9 @@ bash_complete() {
 check "bash completions parse" bash -n "$COMP/collrun.bash"
 check "bash: collrun --ho offers --hosts and --hostfile" test "$(bash_complete collrun --ho | paste -sd' ')" = "--hostfile --hosts"
 check "bash: collrun --launcher s offers slurm and ssh" test "$(bash_complete collrun --launcher s | paste -sd' ')" = "slurm ssh"
+mkdir -p "$TMP/files/hostdir" && touch "$TMP/files/hosts.txt"
+check "bash: collrun --hostfile offers files" test "$(cd "$TMP/files" && bash_complete collrun --hostfile host | paste -sd' ')" = "hostdir hosts.txt"
+check "bash: collrun --prefix offers directories only" test "$(cd "$TMP/files" && bash_complete collrun --prefix host)" = hostdir
 check "bash: collcheck al offers allreduce" test "$(bash_complete collcheck al)" = allreduce
 check "bash: collcheck allreduce -d bf offers bfloat16" test "$(bash_complete collcheck allreduce -d bf)" = bfloat16
 check "bash: collcheck allreduce --js offers --json" test "$(bash_complete collcheck allreduce --js)" = --json
