@@ -50,8 +50,10 @@ bash_values(const struct opt *opts)
 			printf("-%c%s", o->shrt, o->lng ? "|" : "");
 		if (o->lng)
 			printf("--%s", o->lng);
+		/* As file names: a slash after a directory, no space, names with spaces whole. */
 		if (comp_is(o, "@file") || comp_is(o, "@dir"))
-			printf(") COMPREPLY=($(compgen -%c -- \"$cur\")); return ;;\n",
+			printf(") compopt -o filenames 2>/dev/null; "
+			    "mapfile -t COMPREPLY < <(compgen -%c -- \"$cur\"); return ;;\n",
 			    comp_is(o, "@dir") ? 'd' : 'f');
 		else if (o->complete)
 			printf(") COMPREPLY=($(compgen -W \"%s\" -- \"$cur\")); return ;;\n", o->complete);

@@ -6,7 +6,7 @@ _coll_collrun()
 		-n|--np) return ;;
 		-H|--hosts) return ;;
 		-x|--exclude) return ;;
-		--hostfile) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+		--hostfile) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 		-N|--per-host) return ;;
 		--place) COMPREPLY=($(compgen -W "block roundrobin" -- "$cur")); return ;;
 		--launcher) COMPREPLY=($(compgen -W "auto local ssh slurm" -- "$cur")); return ;;
@@ -14,8 +14,8 @@ _coll_collrun()
 		--grace) return ;;
 		--connect-timeout) return ;;
 		-f|--fanout) return ;;
-		-F|--ssh-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-		--prefix) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+		-F|--ssh-config) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+		--prefix) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
 	esac
 	if [[ "$cur" == -* ]]; then
 		COMPREPLY=($(compgen -W " -n --np -H --hosts -x --exclude --hostfile -N --per-host --place --launcher --no-label -g --gather -t --timeout --grace --connect-timeout -f --fanout --accept-new -F --ssh-config --prefix -h --help -V --version" -- "$cur"))

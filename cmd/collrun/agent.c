@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -72,6 +73,7 @@ struct agent {
 	int exited;
 	int status;
 	uint64_t drain_until;
+	size_t backlog;		/* bytes unread in the pipes when the program ended */
 };
 
 /* Export a variable under all its names: ours and torchrun's. */
@@ -209,6 +211,7 @@ static void
 agent_child(struct agent *a, int out[3][2], char **argv)
 {
 	char host[256] = "?";
+	sigset_t none;
 	int null;
 
 	/*
@@ -224,6 +227,9 @@ agent_child(struct agent *a, int out[3][2], char **argv)
 	signal(SIGPIPE, SIG_DFL);
 	for (size_t i = 0; i < AGENT_NSTEP_SIGNALS; i++)
 		signal(agent_step_signals[i], SIG_DFL);
+	/* A mask inherited from whoever started us must not hide a stop's SIGTERM. */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	dup2(out[0][1], STDOUT_FILENO);
 	dup2(out[1][1], STDERR_FILENO);
 	for (int s = 0; s < 2; s++) {
@@ -311,6 +317,21 @@ agent_stop(struct agent *a)
 	a->stopped = 1;
 }
 
+/*
+ * After the end, what the pipes held then is the program's: it is drained
+ * however slowly the launcher reads (each send may block), a stop included,
+ * since the launcher still wants the last words. Bytes beyond that backlog
+ * come from something that outlived the program: they get no extra time.
+ */
+static void
+agent_drained(struct agent *a, size_t n)
+{
+	if (!a->exited || a->backlog == 0)
+		return;
+	a->backlog -= n < a->backlog ? n : a->backlog;
+	a->drain_until = clock_now_ms() + AGENT_DRAIN_MS;
+}
+
 /* Forward what the program wrote as records: whole lines end theirs, a rest goes on. */
 static void
 agent_forward(struct agent *a, int s)
@@ -327,13 +348,6 @@ agent_forward(struct agent *a, int s)
 		a->pipe[s] = -1;
 		return;
 	}
-	/*
-	 * Output still flowing after the end: drain on, however slowly the
-	 * launcher reads (a stop included: it still wants the last words). Only
-	 * idle pipes end it, or a launcher that no longer reads.
-	 */
-	if (a->exited)
-		a->drain_until = clock_now_ms() + AGENT_DRAIN_MS;
 	while (off < (size_t)n) {
 		char *nl = memchr(buf + off, '\n', (size_t)n - off);
 		size_t k = nl ? (size_t)(nl - buf) - off : (size_t)n - off;
@@ -345,6 +359,7 @@ agent_forward(struct agent *a, int s)
 		a->gone = 1;
 		agent_stop(a);
 	}
+	agent_drained(a, (size_t)n);
 }
 
 static void
@@ -373,6 +388,20 @@ agent_read_stdin(struct agent *a)
 	linebuf_commit(&a->cmd, (size_t)n, agent_command, a);
 }
 
+/* What waits unread in a pipe (what it can hold, if the kernel will not say); 0 once closed. */
+static size_t
+agent_pipe_unread(int fd)
+{
+	int n = 0;
+
+	if (fd < 0)
+		return 0;
+	if (ioctl(fd, FIONREAD, &n) == 0)
+		return n > 0 ? (size_t)n : 0;
+	n = fcntl(fd, F_GETPIPE_SZ);
+	return n > 0 ? (size_t)n : 65536;
+}
+
 /*
  * The program ended: its group goes with it, and its pipes drain until they
  * close or stay idle for AGENT_DRAIN_MS (a process that left the group may
@@ -381,12 +410,25 @@ agent_read_stdin(struct agent *a)
 static void
 agent_reap(struct agent *a)
 {
-	if (a->exited || waitpid(a->child, &a->status, WNOHANG) != a->child)
+	siginfo_t si = { 0 };
+
+	if (a->exited)
 		return;
+	/* Look without reaping: the pid stays ours while its group is killed. */
+	if (waitid(P_PID, (id_t)a->child, &si, WEXITED | WNOHANG | WNOWAIT) == -1) {
+		if (errno != ECHILD)
+			return;
+		a->status = 255 << 8;	/* reaped behind our back: its status is lost */
+	} else if (si.si_pid != a->child) {
+		return;
+	} else {
+		/* Whatever the program left in its group goes with it (Slurm's teardown does that there). */
+		if (!a->slurm)
+			kill(-a->child, SIGKILL);
+		waitpid(a->child, &a->status, 0);
+	}
 	a->exited = 1;
-	/* Whatever the program left in its group goes with it (Slurm's teardown does that there). */
-	if (!a->slurm)
-		kill(-a->child, SIGKILL);
+	a->backlog = agent_pipe_unread(a->pipe[0]) + agent_pipe_unread(a->pipe[1]);
 	a->drain_until = clock_now_ms() + AGENT_DRAIN_MS;
 }
 
@@ -475,6 +517,8 @@ agent_main(int argc, char **argv)
 	 * The program gets its own dumpable flag back at exec.
 	 */
 	prctl(PR_SET_DUMPABLE, 0);
+	/* An ignored SIGCHLD, inherited, would have the kernel reap the program for us. */
+	signal(SIGCHLD, SIG_DFL);
 	signal(SIGPIPE, SIG_IGN);
 	for (size_t i = 0; a.slurm && i < AGENT_NSTEP_SIGNALS; i++)
 		signal(agent_step_signals[i], SIG_IGN);

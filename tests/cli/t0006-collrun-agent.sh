@@ -48,23 +48,26 @@ expect_code 137 "$rc" "stdin's end: a program ignoring SIGTERM is killed"
 check "after the grace (2 s), well before its own end (20 s): ${ms} ms" test "$ms" -ge 1900 -a "$ms" -lt 10000
 check "its last record says SIGKILL" test "$(tail -1 "$TMP/rec")" = "s 9"
 
-# A reader of 40 KB/s, as a launcher busy with many ranks may be.
+# slow_read FILE [DELAY [PIPE_BYTES]]: 4 KiB per DELAY (default 0.1 s: 40 KB/s),
+# as a launcher busy with many ranks may read; PIPE_BYTES shrinks our pipe.
 slow_read() {
-	python3 -c 'import sys, time
+	python3 -c 'import fcntl, sys, time
+if len(sys.argv) > 3:
+	fcntl.fcntl(0, 1031, int(sys.argv[3]))	# F_SETPIPE_SZ
 out = open(sys.argv[1], "wb")
 while True:
 	b = sys.stdin.buffer.read1(4096)
 	if not b:
 		break
 	out.write(b)
-	time.sleep(0.1)' "$1"
+	time.sleep(float(sys.argv[2]))' "$1" "${2:-0.1}" ${3:+"$3"}
 }
 
 # A stopped program's last words, written as it ends, still arrive, however slowly read.
-$AGENT -- sh -c 'trap "echo got TERM; head -c 200000 /dev/zero | tr \"\\0\" y; echo; echo bye; exit 5" TERM
+$AGENT -- sh -c 'trap "echo got TERM; head -c 100000 /dev/zero | tr \"\\0\" y; echo; echo bye; exit 5" TERM
 	while :; do sleep 0.1; done' 2>"$TMP/agent-err" < <(printf 'u\n'; sleep 0.5) | slow_read "$TMP/rec"
 check "a program that ends its own way on SIGTERM" test "$(tail -1 "$TMP/rec")" = "x 5"
-check "its last words after the stop arrive" test "$(payload o | awk '{ print length($0) }' | tr '\n' ' ')" = "8 200000 3 "
+check "its last words after the stop arrive" test "$(payload o | awk '{ print length($0) }' | tr '\n' ' ')" = "8 100000 3 "
 
 # A slow reader: output written before the program exited still all arrives.
 $AGENT -- sh -c 'head -c 150000 /dev/zero | tr "\0" a; echo; echo END' 2>"$TMP/agent-err" \
@@ -73,6 +76,19 @@ $AGENT -- sh -c 'head -c 150000 /dev/zero | tr "\0" a; echo; echo END' 2>"$TMP/a
 check "a slow reader gets every byte" test "$(payload o | head -1 | awk "{ print length(\$0) }")" = 150000
 check "... and the last line" test "$(payload o | tail -1)" = END
 check "... and the end" test "$(tail -1 "$TMP/rec")" = "x 0"
+
+# Slower still (10 KB/s, a 4 KiB pipe): one send blocks longer than the idle wait.
+$AGENT -- sh -c 'sleep 0.5; head -c 80000 /dev/zero | tr "\0" c; echo; echo END' 2>"$TMP/agent-err" \
+	< <(hold 'u\n') | slow_read "$TMP/rec" 0.4 4096
+check "a 10 KB/s reader gets every byte and the end" \
+	test "$(payload o | awk '{ print length($0) }' | tr '\n' ' ')$(tail -1 "$TMP/rec")" = "80000 3 x 0"
+
+# Something that left the program's group and writes on keeps the agent no longer than a moment.
+start=$(date +%s%N)
+agent_run 'u\n' sh -c 'setsid sh -c "while :; do echo tick; sleep 0.3; done" & sleep 0.2; exit 0'
+ms=$((($(date +%s%N) - start) / 1000000))
+expect_code 0 "$rc" "a program that leaves a writer behind"
+check "the agent ends soon after the program (${ms} ms)" test "$ms" -lt 5000
 
 $AGENT -- true </dev/null >"$TMP/rec" 2>"$TMP/agent-err"
 expect_code 3 $? "no unique id on stdin"
