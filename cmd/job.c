@@ -262,28 +262,21 @@ job_master_port(void)
 
 /* Why there is no job record, in one line naming the directory and what to do. */
 static void
-job_record_warn(const char *tool, int r)
+job_record_warn(const char *tool, int r, const char *where)
 {
-	int e = errno;
-	char dir[4096];
-	int rd = jobrec_dir(dir, sizeof dir);
-
-	if (rd == COLL_ETOOBIG)
-		fprintf(stderr, "%s: warning: no job record: COLL_JOB_DIR is longer than %zu "
-		    "bytes: give a shorter path\n", tool, sizeof dir - 1);
-	else if (rd == COLL_EOWNER)
+	if (r == COLL_ETOOBIG)
+		fprintf(stderr, "%s: warning: no job record: the job directory's name is too "
+		    "long: set COLL_JOB_DIR to a shorter path\n", tool);
+	else if (r == COLL_EOWNER)
 		fprintf(stderr, "%s: warning: no job record: %s is owned by another user: "
-		    "remove it or set COLL_JOB_DIR to a directory of your own\n", tool, dir);
-	else if (rd == COLL_EUNSAFE)
+		    "remove it or set COLL_JOB_DIR to a directory of your own\n", tool, where);
+	else if (r == COLL_EUNSAFE)
 		fprintf(stderr, "%s: warning: no job record: %s is a link, not a directory, or "
 		    "writable by others: make it a directory of yours with mode 700 or set "
-		    "COLL_JOB_DIR elsewhere\n", tool, dir);
-	else if (rd != COLL_OK)
-		fprintf(stderr, "%s: warning: no job record: cannot create %s: %s\n", tool, dir,
-		    strerror(errno));
+		    "COLL_JOB_DIR elsewhere\n", tool, where);
 	else
-		fprintf(stderr, "%s: warning: cannot write the job record in %s: %s\n", tool, dir,
-		    r == COLL_ESYS ? strerror(e) : coll_strerror(r));
+		fprintf(stderr, "%s: warning: cannot write the job record %s: %s\n", tool, where,
+		    r == COLL_ESYS ? strerror(errno) : coll_strerror(r));
 }
 
 /* Write (or rewrite, once every remote pid is known) the record collstack reads. */
@@ -311,7 +304,7 @@ job_record(struct job *j, const struct coll_uid *uid, char *path, size_t len)
 	}
 	j->pids_known = known;
 	if ((err = jobrec_write(&rec, path, len)) != COLL_OK) {
-		job_record_warn(j->o->tool, err);
+		job_record_warn(j->o->tool, err, path);
 		path[0] = '\0';
 		all = 1;
 	}
@@ -502,7 +495,7 @@ job_run(const struct job_opts *o)
 	struct job j = { .o = o, .failed_rank = -1 };
 	struct root *root = NULL;
 	struct coll_uid uid = { 0 };
-	char recpath[600] = "", path[4096];
+	char recpath[4200] = "", path[4096];
 	int code;
 
 	job_raise_fd_limit();

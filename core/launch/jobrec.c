@@ -3,6 +3,7 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -84,20 +85,27 @@ jobrec_json(const struct jobrec *j)
 int
 jobrec_write(const struct jobrec *j, char *path, size_t len)
 {
-	char dir[4096], tmp[4200];
+	char tmp[4200];
 	json_t *root;
-	int r;
+	int r, e;
 
-	if ((r = jobrec_dir(dir, sizeof dir)) != COLL_OK)
+	/* On a refused directory, path names it: the caller says which one. */
+	if ((r = jobrec_dir(path, len)) != COLL_OK)
 		return r;
-	snprintf(path, len, "%s/%016" PRIx64 ".json", dir, j->jobid);
+	if (strlen(path) + sizeof "/0123456789abcdef.json" > len ||
+	    strlen(path) + sizeof "/0123456789abcdef.json.tmp" > sizeof tmp)
+		return COLL_ETOOBIG;
+	snprintf(path + strlen(path), len - strlen(path), "/%016" PRIx64 ".json", j->jobid);
 	snprintf(tmp, sizeof tmp, "%s.tmp", path);
 	root = jobrec_json(j);
 	r = json_dump_file(root, tmp, JSON_INDENT(1)) == 0 ? COLL_OK : COLL_ESYS;
 	json_decref(root);
 	if (r == COLL_OK && rename(tmp, path) == -1)
 		r = COLL_ESYS;
-	if (r != COLL_OK)
+	if (r != COLL_OK) {
+		e = errno;	/* the caller reports why it failed, not why unlink did */
 		unlink(tmp);
+		errno = e;
+	}
 	return r;
 }

@@ -32,4 +32,12 @@ wait $pid
 expect_code 137 $? "job ends with the killed rank's code"
 check "status pages removed after the job" test -z "$(ls "$COLL_STATUS_DIR")"
 check "job record removed after the job" test -z "$(ls "$COLL_JOB_DIR")"
+
+# A job directory others may write to: the job still runs, one line says why there is no record.
+mkdir -m 777 "$TMP/open" && chmod 777 "$TMP/open"
+COLL_JOB_DIR=$TMP/open collrun -n 2 true >"$TMP/o" 2>"$TMP/e"
+expect_code 0 $? "a refused job directory does not stop the job"
+check "one line names the directory and what to do" \
+	test "$(grep -c "no job record: $TMP/open is .*mode 700" "$TMP/e")/$(wc -l <"$TMP/e")" = 1/1
+check "nothing was written there" test -z "$(ls "$TMP/open")"
 finish

@@ -114,9 +114,27 @@ test_jobrec_dir_existing(void **state)
 			    jobrec_dir(got, sizeof got), rows[i].want);
 		assert_string_equal(got, path);
 		assert_int_equal(jobrec_write(&j, rec, sizeof rec), rows[i].want);
+		/* A refused directory is named back, for the one-line warning. */
+		if (rows[i].want != COLL_OK)
+			assert_string_equal(rec, path);
 		snprintf(rec, sizeof rec, "%s/%016x.json", path, 0x1234);
 		assert_int_equal(access(rec, F_OK) == 0, rows[i].want == COLL_OK);
 	}
+}
+
+/* A record name that would not fit is refused, never written cut short. */
+static void
+test_jobrec_write_too_long(void **state)
+{
+	static char *const argv[] = { "true", NULL };
+	struct jobrec j = { 0x1234, "local", 1, argv, 0, NULL };
+	char dir[] = "/tmp/coll-test-jobrec-long.XXXXXX", rec[40];
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(setenv("COLL_JOB_DIR", dir, 1), 0);
+	assert_int_equal(jobrec_write(&j, rec, sizeof rec), COLL_ETOOBIG);
+	assert_int_equal(rmdir(dir), 0);	/* nothing was written in it */
 }
 
 int
@@ -125,6 +143,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_jobrec_dir_fresh),
 		cmocka_unit_test(test_jobrec_dir_existing),
+		cmocka_unit_test(test_jobrec_write_too_long),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -33,7 +33,11 @@ struct jobrec {
  * names the directory at fault.
  */
 int jobrec_dir(char *buf, size_t len);
-/* Write the record; path gets its file name. Errors as jobrec_dir's, or COLL_ESYS. */
+/*
+ * Write the record; path gets its file name. Errors as jobrec_dir's (path
+ * then names the directory at fault), COLL_ETOOBIG when the name does not fit
+ * path, or COLL_ESYS with errno.
+ */
 int jobrec_write(const struct jobrec *j, char *path, size_t len);
 
 #endif
