@@ -388,18 +388,15 @@ agent_read_stdin(struct agent *a)
 	linebuf_commit(&a->cmd, (size_t)n, agent_command, a);
 }
 
-/* What waits unread in a pipe (what it can hold, if the kernel will not say); 0 once closed. */
+/* What waits unread in a pipe; 0 once it is closed. */
 static size_t
 agent_pipe_unread(int fd)
 {
 	int n = 0;
 
-	if (fd < 0)
+	if (fd < 0 || ioctl(fd, FIONREAD, &n) != 0 || n < 0)
 		return 0;
-	if (ioctl(fd, FIONREAD, &n) == 0)
-		return n > 0 ? (size_t)n : 0;
-	n = fcntl(fd, F_GETPIPE_SZ);
-	return n > 0 ? (size_t)n : 65536;
+	return (size_t)n;
 }
 
 /*

@@ -28,8 +28,7 @@ struct slurm {
 	struct launch srun;		/* the local launch of srun itself */
 	int nranks;
 	int *done;
-	pid_t *pids;
-	struct agentrx *rx;	/* per rank */
+	struct agentrx *rx;	/* per rank: its records, pid and end */
 	char **argv;
 	char scancel_spec[64];
 };
@@ -53,7 +52,6 @@ slurm_agent_line(struct launch *l, int rank, const char *text, size_t len)
 	struct agentrx *rx = &sl->rx[rank];
 
 	agentrx_line(rx, text, len);
-	sl->pids[rank] = rx->pid;
 	if (rx->ended && !sl->done[rank]) {
 		agentrx_flush(rx);
 		slurm_report(l, rank, rx->state, rx->code);
@@ -178,12 +176,9 @@ slurm_start(struct launch *l, const struct launch_opts *o)
 	l->impl = sl;
 	sl->nranks = o->nranks;
 	sl->done = xcalloc((size_t)o->nranks, sizeof *sl->done);
-	sl->pids = xcalloc((size_t)o->nranks, sizeof *sl->pids);
 	sl->rx = xcalloc((size_t)o->nranks, sizeof *sl->rx);
-	for (int i = 0; i < o->nranks; i++) {
-		sl->pids[i] = -1;
+	for (int i = 0; i < o->nranks; i++)
 		agentrx_init(&sl->rx[i], l, i);
-	}
 	uid_format(o->uid, uidstr, sizeof uidstr);
 	sl->argv = slurm_argv(o, uidstr);
 	if (getenv("SLURM_JOB_ID") != NULL)
@@ -200,7 +195,6 @@ slurm_start(struct launch *l, const struct launch_opts *o)
 	if ((r = launch_local_ops.start(&sl->srun, &so)) != COLL_OK) {
 		launch_env_free(sl->argv);
 		free(sl->done);
-		free(sl->pids);
 		free(sl->rx);
 		free(sl);
 		l->impl = NULL;
@@ -265,7 +259,7 @@ slurm_running(const struct launch *l)
 static pid_t
 slurm_pid(const struct launch *l, int rank)
 {
-	return ((const struct slurm *)l->impl)->pids[rank];
+	return ((const struct slurm *)l->impl)->rx[rank].pid;
 }
 
 static void
@@ -279,7 +273,6 @@ slurm_free(struct launch *l)
 		agentrx_free(&sl->rx[r]);
 	free(sl->rx);
 	free(sl->done);
-	free(sl->pids);
 	free(sl);
 	l->impl = NULL;
 }

@@ -19,9 +19,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "clock.h"
 #include "agentproto.h"
 #include "agentrx.h"
+#include "clock.h"
 #include "err.h"
 #include "launch.h"
 #include "linebuf.h"
@@ -61,7 +61,7 @@ struct ssh {
 	struct ssh_node *nodes;
 	int stopping;
 	int *done;		/* per rank: its end was reported */
-	pid_t *pids;
+	const struct agentrx **rx;	/* per rank: its channel's records, pid and end */
 	struct pollfd *pfd;
 };
 
@@ -127,14 +127,12 @@ static void
 ssh_line(void *arg, const char *line, size_t len)
 {
 	struct ssh_line_ctx *x = arg;
-	struct ssh *sh = x->l->impl;
 
 	if (x->stream == LAUNCH_STDERR) {
 		x->l->cb.output(x->l->cb.arg, x->c->rank, LAUNCH_STDERR, line, len);
 		return;
 	}
 	agentrx_line(&x->c->rx, line, len);
-	sh->pids[x->c->rank] = x->c->rx.pid;
 }
 
 /* Drain both streams; returns 1 if bytes moved, -1 if the session broke. */
@@ -385,7 +383,8 @@ ssh_node_init(struct launch *l, struct ssh *sh, struct ssh_node *n, int host)
 		if (o->rank_host[r] != host)
 			continue;
 		n->chans[k] = (struct ssh_chan){ .rank = r, .st = CH_OPEN };
-		agentrx_init(&n->chans[k++].rx, l, r);
+		agentrx_init(&n->chans[k].rx, l, r);
+		sh->rx[r] = &n->chans[k++].rx;
 	}
 }
 
@@ -400,11 +399,9 @@ ssh_start(struct launch *l, const struct launch_opts *o)
 	l->impl = sh;
 	sh->o = *o;
 	sh->done = xcalloc((size_t)o->nranks, sizeof *sh->done);
-	sh->pids = xcalloc((size_t)o->nranks, sizeof *sh->pids);
-	for (int r = 0; r < o->nranks; r++) {
+	sh->rx = xcalloc((size_t)o->nranks, sizeof *sh->rx);
+	for (int r = 0; r < o->nranks; r++)
 		used[o->rank_host[r]] = 1;
-		sh->pids[r] = -1;
-	}
 	sh->nodes = xcalloc((size_t)o->nhosts, sizeof *sh->nodes);
 	for (int h = 0; h < o->nhosts; h++)
 		if (used[h])
@@ -525,7 +522,7 @@ ssh_running(const struct launch *l)
 static pid_t
 ssh_pid(const struct launch *l, int rank)
 {
-	return ((const struct ssh *)l->impl)->pids[rank];
+	return ((const struct ssh *)l->impl)->rx[rank]->pid;
 }
 
 static void
@@ -555,7 +552,7 @@ ssh_free(struct launch *l)
 	}
 	free(sh->nodes);
 	free(sh->done);
-	free(sh->pids);
+	free(sh->rx);
 	free(sh->pfd);
 	free(sh);
 	l->impl = NULL;
