@@ -32,7 +32,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	nranks = size > 0 ? (uint32_t)(data[0] % 64) + 1 : 1;
 	book = calloc(nranks, sizeof *book);
 	if (book != NULL)
-		(void)wire_book_decode(data, size, nranks, book);
+		{
+			uint32_t first, count;
+			(void)wire_book_decode(data, size, nranks, book, &first, &count);
+		}
 	free(book);
 	return 0;
 }

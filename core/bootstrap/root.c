@@ -1,9 +1,22 @@
-/* Root service thread: one poll loop over the listener and every rank's connection. */
+/*
+ * Root service: one poll loop over the listener and every rank's connection,
+ * of every communicator made from one unique id (the first, and those that
+ * shrink and split derive from it). Nothing in the loop blocks: connections
+ * are read into buffers and written from queues (wconn.h), and the handshake
+ * of a newcomer runs in a short thread of its own.
+ *
+ * Scalable start: the root sends the address book to rank 0 only, O(n)
+ * bytes; the ranks pass it down a binomial tree among themselves (join.c).
+ * A rank that stops reading then stalls its own subtree, never the root.
+ *
+ * Failure detection: a rank's connection that drops without a BYE, or stays
+ * silent for its keep-alive limit, marks the rank dead and every other member
+ * of its communicator hears FAILED with its name.
+ */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <poll.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,41 +29,24 @@
 #include "err.h"
 #include "log.h"
 #include "ranges.h"
-#include "root.h"
-#include "wire.h"
+#include "root_impl.h"
 #include "xmalloc.h"
 
 #define ROOT_HANDSHAKE_MS 5000
 #define ROOT_HANDSHAKES 64
+#define ROOT_TICK_MS 50
+/* Control frames are small; only the book is big, and it only goes out. */
+#define ROOT_MAX_FRAME (4u + 4u * (uint32_t)WIRE_MAX_RANKS + 64u)
 
-enum root_rank_state { RS_ABSENT, RS_JOINED, RS_LEFT, RS_DEAD };
+void
+root_send(struct root_conn *rc, uint8_t type, const void *p, uint32_t len)
+{
+	if (rc != NULL)
+		wconn_queue(&rc->w, type, p, len);
+}
 
-struct root_rank {
-	int fd;
-	int state;
-	struct wire_entry entry;
-};
-
-struct root {
-	struct coll_uid uid;
-	int nranks;
-	int listen_fd;
-	int stop_fd;
-	int join_timeout_ms;
-	int started;		/* the book went out */
-	int live;		/* ranks joined and not yet gone */
-	atomic_int joined;
-	atomic_int first_dead;
-	int joins[2];		/* finished handshakes, from their threads */
-	int handshakes;		/* threads running one, under lock */
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	struct root_rank *ranks;
-	pthread_t thread;
-};
-
-static void
-root_send_note(int fd, uint8_t type, int code, int rank, const char *msg)
+void
+root_send_note(struct root_conn *rc, uint8_t type, int code, int rank, const char *msg)
 {
 	struct wire_note note = { .code = code, .rank = rank };
 	uint8_t buf[WIRE_MSG_LEN + 16];
@@ -59,100 +55,161 @@ root_send_note(int fd, uint8_t type, int code, int rank, const char *msg)
 	snprintf(note.msg, sizeof note.msg, "%.*s", (int)sizeof note.msg - 1, msg);
 	wbuf_init(&b, buf, sizeof buf);
 	wire_note_encode(&b, &note);
-	(void)wire_send(fd, type, buf, (uint32_t)b.off, clock_now_ms() + ROOT_HANDSHAKE_MS, -1);
+	root_send(rc, type, buf, (uint32_t)b.off);
 }
 
-/* The ranks that never joined, folded as "3,5-7". */
-static void
-root_fold_missing(struct root *root, char *buf, size_t len)
+void
+root_send_all(struct root_group *g, uint8_t type, const void *p, uint32_t len)
 {
-	int *missing = xcalloc((size_t)root->nranks, sizeof *missing), n = 0;
+	for (int i = 0; i < g->nranks; i++)
+		if (g->m[i].state == RM_JOINED)
+			root_send(g->m[i].conn, type, p, len);
+}
 
-	for (int i = 0; i < root->nranks; i++)
-		if (root->ranks[i].state == RS_ABSENT)
+struct root_group *
+root_group_new(struct root *root, uint64_t commid, int nranks)
+{
+	struct root_group *g = xcalloc(1, sizeof *g);
+
+	g->commid = commid;
+	g->nranks = nranks;
+	g->deadline = clock_now_ms() + (uint64_t)root->join_timeout_ms;
+	g->m = xcalloc((size_t)nranks, sizeof *g->m);
+	g->rg_excl = xcalloc((size_t)nranks, 1);
+	g->next = root->groups;
+	root->groups = g;
+	return g;
+}
+
+struct root_group *
+root_group_find(struct root *root, uint64_t commid)
+{
+	for (struct root_group *g = root->groups; g != NULL; g = g->next)
+		if (g->commid == commid)
+			return g;
+	return NULL;
+}
+
+static void
+root_conn_close(struct root *root, struct root_conn *rc)
+{
+	if (rc == NULL)
+		return;
+	atomic_fetch_add(&root->bytes_sent, rc->w.bytes_sent);
+	close(rc->w.fd);
+	wconn_free(&rc->w);
+	free(rc);
+}
+
+static void
+root_group_free(struct root *root, struct root_group *g)
+{
+	for (int i = 0; i < g->nranks; i++)
+		root_conn_close(root, g->m[i].conn);
+	free(g->m);
+	free(g->rg_excl);
+	free(g);
+}
+
+/* The ranks of g that never joined, folded as "3,5-7". */
+static void
+root_fold_missing(struct root_group *g, char *buf, size_t len)
+{
+	int *missing = xcalloc((size_t)g->nranks, sizeof *missing), n = 0;
+
+	for (int i = 0; i < g->nranks; i++)
+		if (g->m[i].state == RM_ABSENT)
 			missing[n++] = i;
 	ranges_fold(missing, n, buf, len);
 	free(missing);
 }
 
+/*
+ * Close a member's connection. Its last frames (an ERROR, a FAILED) get one
+ * try to leave: the loop cannot wait for a rank that will not read.
+ */
 static void
-root_close_rank(struct root *root, int rank, int state)
+root_member_end(struct root *root, struct root_group *g, int rank, int state)
 {
-	struct root_rank *rr = &root->ranks[rank];
+	struct root_member *m = &g->m[rank];
 
-	if (rr->fd >= 0)
-		close(rr->fd);
-	rr->fd = -1;
-	rr->state = state;
-	root->live--;
+	if (m->conn != NULL) {
+		(void)wconn_flush(&m->conn->w);
+		root_conn_close(root, m->conn);
+		m->conn = NULL;
+	}
+	m->state = state;
+	g->live--;
+	root_coord_member_gone(root, g, rank);
 }
 
-/* Tell every joined rank the job cannot start, and why. */
+/* Tell every joined rank the communicator cannot start, and why. */
 static void
-root_fail_all(struct root *root, int code, const char *msg)
+root_fail_all(struct root *root, struct root_group *g, int code, const char *msg)
 {
-	for (int i = 0; i < root->nranks; i++) {
-		if (root->ranks[i].state != RS_JOINED)
+	for (int i = 0; i < g->nranks; i++) {
+		if (g->m[i].state != RM_JOINED)
 			continue;
-		root_send_note(root->ranks[i].fd, WIRE_ERROR, code, -1, msg);
-		root_close_rank(root, i, RS_LEFT);
+		root_send_note(g->m[i].conn, WIRE_ERROR, code, -1, msg);
+		root_member_end(root, g, i, RM_LEFT);
 	}
 }
 
 static void
-root_send_book(struct root *root)
+root_member_dead(struct root *root, struct root_group *g, int rank, const char *why)
 {
-	size_t cap = 4 + (size_t)root->nranks * (12 + 19 + 2 + WIRE_HOST_LEN);
-	uint8_t *buf = xmalloc(cap);
+	struct root_member *m = &g->m[rank];
+	char msg[WIRE_MSG_LEN];
+	int none = -1;
+
+	snprintf(msg, sizeof msg, "rank %d (host %s, pid %u) %s%s", rank, m->e.host, m->e.pid, why,
+	    g->started ? "" : " before the job started");
+	log_warn("root: %s", msg);
+	if (g == root->first)
+		atomic_compare_exchange_strong(&root->first_dead, &none, rank);
+	if (!g->started && g->doomed[0] == '\0')
+		snprintf(g->doomed, sizeof g->doomed, "%s", msg);
+	root_member_end(root, g, rank, RM_DEAD);
+	for (int i = 0; i < g->nranks; i++)
+		if (g->m[i].state == RM_JOINED)
+			root_send_note(g->m[i].conn, WIRE_FAILED, COLL_ERANKDEAD, rank, msg);
+}
+
+/* All joined: the book goes to rank 0 in chunks; the ranks pass it on. */
+static void
+root_send_book(struct root_group *g)
+{
+	struct wire_entry *book = xcalloc((size_t)g->nranks, sizeof *book);
+	uint32_t n = (uint32_t)g->nranks, first, count;
+	uint8_t *buf = xmalloc(wire_book_cap(WIRE_BOOK_CHUNK));
 	struct wbuf b;
 
-	wbuf_init(&b, buf, cap);
-	wbuf_put_u32(&b, (uint32_t)root->nranks);
-	for (int i = 0; i < root->nranks; i++)
-		wire_entry_encode(&b, &root->ranks[i].entry);
-	for (int i = 0; i < root->nranks; i++) {
-		if (wire_send(root->ranks[i].fd, WIRE_BOOK, buf, (uint32_t)b.off,
-		    clock_now_ms() + (uint64_t)root->join_timeout_ms, root->stop_fd) != COLL_OK)
-			log_warn("root: cannot send address book to rank %d", i);
+	for (int i = 0; i < g->nranks; i++)
+		book[i] = g->m[i].e;
+	for (first = 0; first < n; first += count) {
+		count = n - first < WIRE_BOOK_CHUNK ? n - first : WIRE_BOOK_CHUNK;
+		wbuf_init(&b, buf, wire_book_cap(WIRE_BOOK_CHUNK));
+		wire_book_encode(&b, n, first, count, book);
+		root_send(g->m[0].conn, WIRE_BOOK, buf, (uint32_t)b.off);
 	}
 	free(buf);
-	root->started = 1;
-	log_info("root: all %d ranks joined, address book sent", root->nranks);
-}
-
-/* Validate a JOIN; on refusal the reason goes back to the connection. */
-static int
-root_check_join(struct root *root, int fd, const struct wire_entry *e)
-{
-	char msg[WIRE_MSG_LEN];
-
-	if (root->started)
-		snprintf(msg, sizeof msg, "rank %u joined after the job started", e->rank);
-	else if ((int)e->nranks != root->nranks)
-		snprintf(msg, sizeof msg, "rank %u says the job has %u ranks, the root expects %d: "
-		    "start every rank with the same size", e->rank, e->nranks, root->nranks);
-	else if (root->ranks[e->rank].state != RS_ABSENT)
-		snprintf(msg, sizeof msg, "rank %u joined twice (from %s and %s): "
-		    "give every process its own rank", e->rank,
-		    root->ranks[e->rank].entry.host, e->host);
-	else
-		return COLL_OK;
-	root_send_note(fd, WIRE_ERROR, COLL_EINVAL, (int)e->rank, msg);
-	log_warn("root: %s", msg);
-	return COLL_EINVAL;
+	free(book);
+	g->started = 1;
+	log_info("root: all %d ranks of communicator %016" PRIx64 " joined, book sent to rank 0",
+	    g->nranks, g->commid);
 }
 
 /* A connection that passed authentication and sent its JOIN, for the root's loop. */
 struct root_hs {
 	struct root *root;
 	int fd;
-	struct wire_entry e;
+	struct wire_join j;
 };
 
 /*
  * Authenticate one connection and read its JOIN, in a thread of its own, so
- * that a silent or slow stranger never holds up the root's loop (the joins of
- * the others, the FAILED notices). Bounded: at most ROOT_HANDSHAKES at once.
+ * that a silent or slow stranger never holds up the root's loop. Bounded: at
+ * most ROOT_HANDSHAKES at once.
  */
 static void *
 root_handshake(void *arg)
@@ -162,7 +219,6 @@ root_handshake(void *arg)
 	uint64_t dl = clock_now_ms() + ROOT_HANDSHAKE_MS;
 	char err[COLL_ERR_LEN];
 	struct wire_hdr h;
-	struct wbuf b;
 	uint8_t role, *p = NULL;
 	int ok = 0;
 
@@ -171,10 +227,8 @@ root_handshake(void *arg)
 	else if (role != WIRE_ROLE_ROOT)
 		log_warn("root: refused a connection that asked for role %u, not the root's", role);
 	else if (wire_recv(hs->fd, &h, &p, 1024, dl, root->stop_fd) == COLL_OK &&
-	    h.type == WIRE_JOIN) {
-		wbuf_init(&b, p, h.len);
-		ok = wire_entry_decode(&b, &hs->e) == COLL_OK && b.off == h.len;
-	}
+	    h.type == WIRE_JOIN)
+		ok = wire_join_decode(p, h.len, &hs->j) == COLL_OK;
 	free(p);
 	if (ok && write(root->joins[1], &hs, sizeof hs) == (ssize_t)sizeof hs)
 		hs = NULL;	/* the loop owns it now */
@@ -222,121 +276,258 @@ root_accept_one(struct root *root)
 	pthread_attr_destroy(&attr);
 }
 
+/* Validate a JOIN; on refusal the reason goes back on the connection, sent at once. */
+static struct root_group *
+root_check_join(struct root *root, int fd, const struct wire_join *j)
+{
+	struct root_group *g = root_group_find(root, j->commid);
+	const struct wire_entry *e = &j->e;
+	char msg[WIRE_MSG_LEN];
+	struct wconn w;
+
+	if (g == NULL)
+		snprintf(msg, sizeof msg, "rank %u asked for communicator %016" PRIx64 ", which this "
+		    "root does not serve (it ended, or the id is from another job)", e->rank,
+		    j->commid);
+	else if (g->started || g->expired)
+		snprintf(msg, sizeof msg, "rank %u joined after the job started", e->rank);
+	else if (g->doomed[0] != '\0')
+		snprintf(msg, sizeof msg, "%s", g->doomed);
+	else if ((int)e->nranks != g->nranks)
+		snprintf(msg, sizeof msg, "rank %u says the job has %u ranks, the root expects %d: "
+		    "start every rank with the same size", e->rank, e->nranks, g->nranks);
+	else if (g->m[e->rank].state != RM_ABSENT)
+		snprintf(msg, sizeof msg, "rank %u joined twice (from %s and %s): "
+		    "give every process its own rank", e->rank, g->m[e->rank].e.host, e->host);
+	else
+		return g;
+	wconn_init(&w, fd, 0);
+	{
+		struct root_conn tmp = { .w = w };
+		root_send_note(&tmp, WIRE_ERROR, COLL_EINVAL, (int)e->rank, msg);
+		(void)wconn_flush(&tmp.w);
+		wconn_free(&tmp.w);
+	}
+	log_warn("root: %s", msg);
+	return NULL;
+}
+
 /* A handshake finished: admit the rank, or tell it why not. */
 static void
 root_admit(struct root *root)
 {
+	struct root_group *g;
+	struct root_conn *rc;
 	struct root_hs *hs;
+	int r;
 
 	while (read(root->joins[0], &hs, sizeof hs) == (ssize_t)sizeof hs) {
-		if (root_check_join(root, hs->fd, &hs->e) != COLL_OK) {
+		if ((g = root_check_join(root, hs->fd, &hs->j)) == NULL) {
 			close(hs->fd);
-		} else {
-			root->ranks[hs->e.rank].fd = hs->fd;
-			root->ranks[hs->e.rank].state = RS_JOINED;
-			root->ranks[hs->e.rank].entry = hs->e;
-			root->live++;
-			atomic_fetch_add(&root->joined, 1);
-			log_trace("root: rank %u joined from %s pid %u", hs->e.rank, hs->e.host,
-			    hs->e.pid);
-			if (atomic_load(&root->joined) == root->nranks)
-				root_send_book(root);
+			free(hs);
+			continue;
 		}
+		r = (int)hs->j.e.rank;
+		rc = xcalloc(1, sizeof *rc);
+		wconn_init(&rc->w, hs->fd, ROOT_MAX_FRAME);
+		rc->g = g;
+		rc->rank = r;
+		rc->ka_ms = hs->j.keepalive_ms;
+		rc->ka_limit = hs->j.keepalive_limit;
+		rc->last_rx = clock_now_ms();
+		rc->next_ping = rc->last_rx + rc->ka_ms;
+		g->m[r] = (struct root_member){ .state = RM_JOINED, .conn = rc, .e = hs->j.e };
+		g->joined++;
+		g->live++;
+		if (g == root->first)
+			atomic_fetch_add(&root->joined, 1);
+		log_trace("root: rank %d joined %016" PRIx64 " from %s pid %u", r, g->commid,
+		    hs->j.e.host, hs->j.e.pid);
+		if (g->joined == g->nranks)
+			root_send_book(g);
 		free(hs);
 	}
 }
 
-/* A rank's connection became readable: a BYE, or its death. */
+/* One frame from a rank. */
 static void
-root_on_rank(struct root *root, int rank)
+root_on_frame(struct root *root, struct root_conn *rc, const struct wire_hdr *h,
+    const uint8_t *p)
 {
-	struct root_rank *rr = &root->ranks[rank];
-	char msg[WIRE_MSG_LEN];
-	struct wire_hdr h;
-	uint8_t *p = NULL;
-	int r;
-
-	r = wire_recv(rr->fd, &h, &p, 1024, clock_now_ms() + ROOT_HANDSHAKE_MS, root->stop_fd);
-	free(p);
-	if (r == COLL_OK && h.type == WIRE_BYE) {
-		root_close_rank(root, rank, RS_LEFT);
-		return;
+	switch (h->type) {
+	case WIRE_PING:
+		break;
+	case WIRE_REGROUP:
+		root_on_regroup(root, rc, p, h->len);
+		break;
+	case WIRE_RETRY_REQ:
+		root_on_retry_req(root, rc, p, h->len);
+		break;
+	case WIRE_RETRY_STATE:
+		root_on_retry_state(root, rc, p, h->len);
+		break;
+	default:
+		log_warn("root: rank %d sent message type %u, which the root ignores", rc->rank,
+		    h->type);
 	}
-	root_close_rank(root, rank, RS_DEAD);
-	{
-		int none = -1;
-		atomic_compare_exchange_strong(&root->first_dead, &none, rank);
-	}
-	snprintf(msg, sizeof msg, "rank %d (host %s, pid %u) died or lost its connection%s",
-	    rank, rr->entry.host, rr->entry.pid, root->started ? "" : " before the job started");
-	log_warn("root: %s", msg);
-	for (int i = 0; i < root->nranks; i++)
-		if (root->ranks[i].state == RS_JOINED)
-			root_send_note(root->ranks[i].fd, WIRE_FAILED, COLL_ERANKDEAD, rank, msg);
 }
 
-static int
-root_poll_once(struct root *root, struct pollfd *pfd, int *map)
+/* A rank's connection became readable: frames, a BYE, or its death. */
+static void
+root_on_rank(struct root *root, struct root_conn *rc, short revents)
 {
-	int n = 0, timeout = -1, r, busy;
+	struct root_group *g = rc->g;
+	int rank = rc->rank, r = COLL_OK;
+	const uint8_t *p;
+	struct wire_hdr h;
 
-	pfd[n++] = (struct pollfd){ root->stop_fd, POLLIN, 0 };
-	pfd[n++] = (struct pollfd){ root->joins[0], POLLIN, 0 };
+	if (revents & POLLOUT)
+		r = wconn_flush(&rc->w);
+	if (r == COLL_OK && (revents & (POLLIN | POLLHUP | POLLERR)))
+		r = wconn_fill(&rc->w);
+	rc->last_rx = clock_now_ms();
+	while (g->m[rank].conn == rc && wconn_next(&rc->w, &h, &p) == COLL_OK) {
+		if (h.type == WIRE_BYE) {
+			root_member_end(root, g, rank, RM_LEFT);
+			return;
+		}
+		root_on_frame(root, rc, &h, p);
+	}
+	if (g->m[rank].conn != rc)
+		return;
+	if (r != COLL_OK)
+		root_member_dead(root, g, rank, "died or lost its connection");
+}
+
+/* Keep-alives out, silent ranks declared dead, join and coordination deadlines. */
+static void
+root_tick(struct root *root, uint64_t now)
+{
+	char missing[160], msg[512];
+
+	for (struct root_group *g = root->groups; g != NULL; g = g->next) {
+		for (int i = 0; i < g->nranks; i++) {
+			struct root_conn *rc = g->m[i].conn;
+
+			if (g->m[i].state != RM_JOINED)
+				continue;
+			if (now - rc->last_rx > (uint64_t)rc->ka_ms * rc->ka_limit) {
+				snprintf(msg, sizeof msg, "stopped answering: no keep-alive for %" PRIu64
+				    " ms (its host may be down or cut off)", now - rc->last_rx);
+				root_member_dead(root, g, i, msg);
+			} else if (now >= rc->next_ping) {
+				root_send(rc, WIRE_PING, NULL, 0);
+				rc->next_ping = now + rc->ka_ms;
+			}
+		}
+		if (!g->started && !g->expired && now >= g->deadline) {
+			g->expired = 1;
+			root_fold_missing(g, missing, sizeof missing);
+			snprintf(msg, sizeof msg, "ranks %s never joined within %d s: check that they "
+			    "were started and can reach the root", missing,
+			    root->join_timeout_ms / 1000);
+			log_warn("root: %s", msg);
+			root_fail_all(root, g, COLL_ETIMEDOUT, msg);
+		}
+		root_coord_tick(root, g, now);
+	}
+}
+
+/* Groups that started and whose ranks all left are done. */
+static void
+root_reap_groups(struct root *root)
+{
+	struct root_group **pp = &root->groups, *g;
+
+	while ((g = *pp) != NULL) {
+		if (g != root->first && g->live == 0 && (g->started || g->expired)) {
+			*pp = g->next;
+			root_group_free(root, g);
+		} else {
+			pp = &g->next;
+		}
+	}
+}
+
+struct root_poll {
+	struct pollfd *pfd;
+	struct root_conn **conn;
+	size_t cap;
+};
+
+static int
+root_poll_once(struct root *root, struct root_poll *rp)
+{
+	size_t n = 0, need = 3;
+	int r, busy;
+
+	for (struct root_group *g = root->groups; g != NULL; g = g->next)
+		need += (size_t)g->live;
+	if (need > rp->cap) {
+		rp->cap = need * 2;
+		rp->pfd = xreallocarray(rp->pfd, rp->cap, sizeof *rp->pfd);
+		rp->conn = xreallocarray(rp->conn, rp->cap, sizeof *rp->conn);
+	}
 	/* While ROOT_HANDSHAKES are running, newcomers wait in the listen backlog. */
 	pthread_mutex_lock(&root->lock);
 	busy = root->handshakes >= ROOT_HANDSHAKES;
 	pthread_mutex_unlock(&root->lock);
-	if (!root->started)
-		pfd[n++] = (struct pollfd){ busy ? -1 : root->listen_fd, POLLIN, 0 };
-	for (int i = 0; i < root->nranks; i++) {
-		if (root->ranks[i].state != RS_JOINED)
-			continue;
-		map[n] = i;
-		pfd[n++] = (struct pollfd){ root->ranks[i].fd, POLLIN, 0 };
-	}
-	if (!root->started)
-		timeout = 200;
-	r = poll(pfd, (nfds_t)n, timeout);
+	rp->pfd[n++] = (struct pollfd){ root->stop_fd, POLLIN, 0 };
+	rp->pfd[n++] = (struct pollfd){ root->joins[0], POLLIN, 0 };
+	rp->pfd[n++] = (struct pollfd){ busy ? -1 : root->listen_fd, POLLIN, 0 };
+	for (struct root_group *g = root->groups; g != NULL; g = g->next)
+		for (int i = 0; i < g->nranks; i++) {
+			struct root_conn *rc = g->m[i].conn;
+
+			if (g->m[i].state != RM_JOINED)
+				continue;
+			rp->conn[n] = rc;
+			rp->pfd[n++] = (struct pollfd){ rc->w.fd,
+			    (short)(POLLIN | (wconn_pending(&rc->w) ? POLLOUT : 0)), 0 };
+		}
+	r = poll(rp->pfd, (nfds_t)n, ROOT_TICK_MS);
 	if (r == -1 && errno != EINTR)
 		return COLL_ESYS;
-	if (r <= 0 || pfd[0].revents)
-		return r == 0 || r == -1 ? COLL_OK : COLL_EABORTED;
-	for (int i = root->started ? 2 : 3; i < n; i++)
-		if (pfd[i].revents)
-			root_on_rank(root, map[i]);
-	if (pfd[1].revents)
+	if (r > 0 && rp->pfd[0].revents)
+		return COLL_EABORTED;
+	/* A connection is served only while its rank still holds it. */
+	for (size_t i = 3; r > 0 && i < n; i++)
+		if (rp->pfd[i].revents && rp->conn[i]->g->m[rp->conn[i]->rank].conn == rp->conn[i])
+			root_on_rank(root, rp->conn[i], rp->pfd[i].revents);
+	if (r > 0 && rp->pfd[1].revents)
 		root_admit(root);
-	if (!root->started && pfd[2].revents)
+	if (r > 0 && rp->pfd[2].revents)
 		root_accept_one(root);
 	return COLL_OK;
+}
+
+/* Queued frames go out after every round, not only when poll says the socket is writable. */
+static void
+root_flush_all(struct root *root)
+{
+	for (struct root_group *g = root->groups; g != NULL; g = g->next)
+		for (int i = 0; i < g->nranks; i++)
+			if (g->m[i].state == RM_JOINED && wconn_pending(&g->m[i].conn->w) &&
+			    wconn_flush(&g->m[i].conn->w) != COLL_OK)
+				root_member_dead(root, g, i, "died or lost its connection");
 }
 
 static void *
 root_main(void *arg)
 {
 	struct root *root = arg;
-	struct pollfd *pfd = xcalloc((size_t)root->nranks + 3, sizeof *pfd);
-	int *map = xcalloc((size_t)root->nranks + 3, sizeof *map);
-	uint64_t deadline = clock_now_ms() + (uint64_t)root->join_timeout_ms;
-	char missing[160], msg[512];
+	struct root_poll rp = { 0 };
 
 	for (;;) {
-		if (root_poll_once(root, pfd, map) != COLL_OK)
+		if (root_poll_once(root, &rp) != COLL_OK)
 			break;
-		if (root->started && root->live == 0)
-			break;
-		if (!root->started && clock_now_ms() >= deadline) {
-			root_fold_missing(root, missing, sizeof missing);
-			snprintf(msg, sizeof msg, "ranks %s never joined within %d s: check that they "
-			    "were started and can reach the root", missing,
-			    root->join_timeout_ms / 1000);
-			log_warn("root: %s", msg);
-			root_fail_all(root, COLL_ETIMEDOUT, msg);
-			break;
-		}
+		root_flush_all(root);
+		root_tick(root, clock_now_ms());
+		root_flush_all(root);
+		root_reap_groups(root);
 	}
-	free(pfd);
-	free(map);
+	free(rp.pfd);
+	free(rp.conn);
 	return NULL;
 }
 
@@ -348,22 +539,19 @@ root_start(struct root **out, const struct net_addr *addr, int nranks, int join_
 	struct net_addr bound = *addr;
 	int r;
 
-	if (nranks < 1 || join_timeout_ms < 1)
+	if (nranks < 1 || nranks > WIRE_MAX_RANKS || join_timeout_ms < 1)
 		return COLL_EINVAL;
 	root = xcalloc(1, sizeof *root);
-	root->nranks = nranks;
 	root->join_timeout_ms = join_timeout_ms;
 	root->listen_fd = root->stop_fd = root->joins[0] = root->joins[1] = -1;
 	atomic_store(&root->first_dead, -1);
 	pthread_mutex_init(&root->lock, NULL);
 	pthread_cond_init(&root->cond, NULL);
-	root->ranks = xcalloc((size_t)nranks, sizeof *root->ranks);
-	for (int i = 0; i < nranks; i++)
-		root->ranks[i].fd = -1;
 	if ((r = net_listen(&bound, nranks < 4096 ? nranks : 4096, &root->listen_fd)) != COLL_OK)
 		goto fail;
 	if ((r = uid_generate(&root->uid, &bound)) != COLL_OK)
 		goto fail;
+	root->first = root_group_new(root, root->uid.jobid, nranks);
 	root->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (root->stop_fd == -1 || pipe2(root->joins, O_CLOEXEC | O_NONBLOCK) == -1) {
 		r = COLL_ESYS;
@@ -384,7 +572,11 @@ fail:
 	for (int i = 0; i < 2; i++)
 		if (root->joins[i] >= 0)
 			close(root->joins[i]);
-	free(root->ranks);
+	while (root->groups != NULL) {
+		struct root_group *g = root->groups;
+		root->groups = g->next;
+		root_group_free(root, g);
+	}
 	free(root);
 	return r;
 }
@@ -401,10 +593,17 @@ root_first_dead(struct root *root)
 	return atomic_load(&root->first_dead);
 }
 
+uint64_t
+root_bytes_sent(struct root *root)
+{
+	return atomic_load(&root->bytes_sent);
+}
+
 void
 root_stop(struct root *root)
 {
 	uint64_t one = 1;
+	struct root_hs *hs;
 
 	if (root == NULL)
 		return;
@@ -416,22 +615,20 @@ root_stop(struct root *root)
 	while (root->handshakes > 0)
 		pthread_cond_wait(&root->cond, &root->lock);
 	pthread_mutex_unlock(&root->lock);
-	{
-		struct root_hs *hs;
-		while (read(root->joins[0], &hs, sizeof hs) == (ssize_t)sizeof hs) {
-			close(hs->fd);
-			free(hs);
-		}
+	while (read(root->joins[0], &hs, sizeof hs) == (ssize_t)sizeof hs) {
+		close(hs->fd);
+		free(hs);
 	}
 	close(root->joins[0]);
 	close(root->joins[1]);
 	pthread_mutex_destroy(&root->lock);
 	pthread_cond_destroy(&root->cond);
-	for (int i = 0; i < root->nranks; i++)
-		if (root->ranks[i].fd >= 0)
-			close(root->ranks[i].fd);
+	while (root->groups != NULL) {
+		struct root_group *g = root->groups;
+		root->groups = g->next;
+		root_group_free(root, g);
+	}
 	close(root->listen_fd);
 	close(root->stop_fd);
-	free(root->ranks);
 	free(root);
 }

@@ -48,25 +48,41 @@ coll_begin(struct comm *c, uint32_t kind, uint64_t bytes)
 {
 	int st = atomic_load(&c->state);
 
+	if (st == COLL_OK && atomic_load(&c->finalized))
+		return comm_fail(c, COLL_EINVAL, "rank %d: %s after comm_finalize: the communicator "
+		    "takes no more ops", c->rank, coll_kind_name(kind));
 	if (st != COLL_OK) {
 		if (c->err[0] == '\0')
 			comm_fail(c, st, "rank %d: communicator unusable: %s", c->rank,
 			    coll_strerror(st));
 		return st;
 	}
+	pthread_mutex_lock(&c->lock);
 	c->seq++;
 	c->kind = kind;
+	c->in_op = 1;
+	pthread_mutex_unlock(&c->lock);
+	c->op_recv_bytes = 0;
+	c->op_retries = 0;
+	c->link_peer = -1;
 	status_begin(&c->status, c->seq, kind, bytes);
+	fault_at_begin(c);
 	return COLL_OK;
 }
 
 static int
 coll_end(struct comm *c, int rc)
 {
+	pthread_mutex_lock(&c->lock);
+	c->in_op = 0;
+	pthread_mutex_unlock(&c->lock);
 	if (rc == COLL_OK) {
 		status_end(&c->status, c->seq, c->kind);
 		return rc;
 	}
+	/* A broken link in an op that is not retried (gatherv, point-to-point): name it. */
+	if (rc == COLL_EPEER && c->link_peer >= 0)
+		rc = comm_fail_peer(c, c->link_peer, rc, "exchanging with");
 	/* A failed op leaves peers mid-stream: the communicator cannot be used again. */
 	{
 		int expect = COLL_OK;
@@ -75,116 +91,217 @@ coll_end(struct comm *c, int rc)
 	return rc;
 }
 
+/* The root asked every rank to stop at this seq before we even started it. */
+static int
+coll_retry_asked(struct comm *c)
+{
+	int asked;
+
+	pthread_mutex_lock(&c->lock);
+	asked = c->rt.query_seq == c->seq && !c->rt.answered;
+	pthread_mutex_unlock(&c->lock);
+	return asked;
+}
+
+/*
+ * Run an op, and run it again after a broken link when retry.c and the root
+ * agree. An in-place input is kept (up to COLL_RETRY_SAVE_BYTES) so the rerun
+ * starts from it; a larger one is intact only while nothing was received.
+ */
+static int
+coll_run(struct comm *c, int (*run)(struct comm *, void *), void *arg, void *inplace,
+    size_t len)
+{
+	void *saved = NULL;
+	int rc, r;
+
+	if (inplace != NULL && len > 0 && len <= c->retry_save && c->retry_max > 0 &&
+	    (saved = malloc(len)) != NULL)
+		memcpy(saved, inplace, len);
+	rc = coll_retry_asked(c) ? COLL_ERETRY : run(c, arg);
+	while (rc == COLL_ERETRY || (rc == COLL_EPEER && c->link_peer >= 0)) {
+		int intact = inplace == NULL || saved != NULL || len == 0 || c->op_recv_bytes == 0;
+
+		if ((r = retry_op(c, rc, intact)) != COLL_OK) {
+			rc = r;
+			break;
+		}
+		if (saved != NULL)
+			memcpy(inplace, saved, len);
+		rc = run(c, arg);
+	}
+	free(saved);
+	return coll_end(c, rc);
+}
+
+struct coll_args {
+	const void *sbuf;
+	void *rbuf;
+	size_t count;
+	enum dtype dt;
+	enum redop op;
+	int root;
+};
+
+static int
+coll_run_allreduce(struct comm *c, void *arg)
+{
+	struct coll_args *a = arg;
+	size_t bytes = a->count * dtype_size(a->dt);
+
+	if (c->nranks == 1) {
+		if (a->sbuf != a->rbuf)
+			memcpy(a->rbuf, a->sbuf, bytes);
+		return COLL_OK;
+	}
+	if (bytes <= coll_rd_max())
+		return rd_allreduce(c, a->sbuf, a->rbuf, a->count, a->dt, a->op);
+	return ring_allreduce(c, a->sbuf, a->rbuf, a->count, a->dt, a->op);
+}
+
 int
 coll_allreduce(struct comm *c, const void *sendbuf, void *recvbuf, size_t count,
     enum dtype dt, enum redop op)
 {
-	size_t bytes;
+	struct coll_args a = { sendbuf, recvbuf, count, dt, op, 0 };
+	size_t bytes = count * ((unsigned)dt < DT_COUNT ? dtype_size(dt) : 0);
 	int rc;
 
-	if ((rc = coll_begin(c, KIND_ALLREDUCE, count * ((unsigned)dt < DT_COUNT ? dtype_size(dt) : 0))) != COLL_OK)
+	if ((rc = coll_begin(c, KIND_ALLREDUCE, bytes)) != COLL_OK)
 		return rc;
 	if ((rc = coll_check(c, count, dt, op, 0)) != COLL_OK)
 		return coll_end(c, rc);
-	bytes = count * dtype_size(dt);
-	if (c->nranks == 1) {
-		if (sendbuf != recvbuf)
-			memcpy(recvbuf, sendbuf, bytes);
-	} else if (bytes <= coll_rd_max()) {
-		rc = rd_allreduce(c, sendbuf, recvbuf, count, dt, op);
-	} else {
-		rc = ring_allreduce(c, sendbuf, recvbuf, count, dt, op);
-	}
-	return coll_end(c, rc);
+	return coll_run(c, coll_run_allreduce, &a, sendbuf == recvbuf ? recvbuf : NULL, bytes);
+}
+
+static int
+coll_run_broadcast(struct comm *c, void *arg)
+{
+	struct coll_args *a = arg;
+	size_t bytes = a->count * dtype_size(a->dt);
+
+	if (c->nranks == 1)
+		return COLL_OK;
+	if (bytes <= COLL_RD_MAX_BYTES)
+		return tree_broadcast(c, a->rbuf, bytes, a->root);
+	return tree_broadcast_chain(c, a->rbuf, bytes, a->root);
 }
 
 int
 coll_broadcast(struct comm *c, const void *sendbuf, void *recvbuf, size_t count,
     enum dtype dt, int root)
 {
-	size_t bytes;
+	struct coll_args a = { sendbuf, recvbuf, count, dt, OP_SUM, root };
 	int rc;
 
 	if ((rc = coll_begin(c, KIND_BROADCAST, 0)) != COLL_OK)
 		return rc;
 	if ((rc = coll_check(c, count, dt, OP_SUM, root)) != COLL_OK)
 		return coll_end(c, rc);
-	bytes = count * dtype_size(dt);
 	if (c->rank == root && sendbuf != recvbuf)
-		memcpy(recvbuf, sendbuf, bytes);
-	if (c->nranks == 1)
-		rc = COLL_OK;
-	else if (bytes <= COLL_RD_MAX_BYTES)
-		rc = tree_broadcast(c, recvbuf, bytes, root);
-	else
-		rc = tree_broadcast_chain(c, recvbuf, bytes, root);
-	return coll_end(c, rc);
+		memcpy(recvbuf, sendbuf, count * dtype_size(dt));
+	/* The root's buffer is only read: a rerun always starts from it. */
+	return coll_run(c, coll_run_broadcast, &a, NULL, 0);
+}
+
+static int
+coll_run_reduce(struct comm *c, void *arg)
+{
+	struct coll_args *a = arg;
+	size_t bytes = a->count * dtype_size(a->dt);
+	void *tmp;
+	int rc;
+
+	if (c->nranks == 1) {
+		if (a->sbuf != a->rbuf)
+			memcpy(a->rbuf, a->sbuf, bytes);
+		return COLL_OK;
+	}
+	if (bytes > COLL_RD_MAX_BYTES)
+		return tree_reduce_chain(c, a->sbuf, a->rbuf, a->count, a->dt, a->op, a->root);
+	/* Small: everyone computes it in log2(n) rounds, the root keeps it. */
+	tmp = c->rank == a->root ? a->rbuf : malloc(bytes ? bytes : 1);
+	rc = tmp ? rd_allreduce(c, a->sbuf, tmp, a->count, a->dt, a->op) : COLL_ENOMEM;
+	if (tmp != a->rbuf)
+		free(tmp);
+	return rc;
 }
 
 int
 coll_reduce(struct comm *c, const void *sendbuf, void *recvbuf, size_t count,
     enum dtype dt, enum redop op, int root)
 {
-	size_t bytes;
-	void *tmp;
-	int rc;
+	struct coll_args a = { sendbuf, recvbuf, count, dt, op, root };
+	int rc, inplace;
 
 	if ((rc = coll_begin(c, KIND_REDUCE, 0)) != COLL_OK)
 		return rc;
 	if ((rc = coll_check(c, count, dt, op, root)) != COLL_OK)
 		return coll_end(c, rc);
-	bytes = count * dtype_size(dt);
+	inplace = c->rank == root && sendbuf == recvbuf;
+	return coll_run(c, coll_run_reduce, &a, inplace ? recvbuf : NULL,
+	    count * dtype_size(dt));
+}
+
+static int
+coll_run_allgather(struct comm *c, void *arg)
+{
+	struct coll_args *a = arg;
+
 	if (c->nranks == 1) {
-		if (sendbuf != recvbuf)
-			memcpy(recvbuf, sendbuf, bytes);
-	} else if (bytes <= COLL_RD_MAX_BYTES) {
-		/* Small: everyone computes it in log2(n) rounds, the root keeps it. */
-		tmp = c->rank == root ? recvbuf : malloc(bytes ? bytes : 1);
-		rc = tmp ? rd_allreduce(c, sendbuf, tmp, count, dt, op) : COLL_ENOMEM;
-		if (tmp != recvbuf)
-			free(tmp);
-	} else {
-		rc = tree_reduce_chain(c, sendbuf, recvbuf, count, dt, op, root);
+		if (a->sbuf != a->rbuf)
+			memmove(a->rbuf, a->sbuf, a->count * dtype_size(a->dt));
+		return COLL_OK;
 	}
-	return coll_end(c, rc);
+	return ring_allgather(c, a->sbuf, a->rbuf, a->count, a->dt);
+}
+
+static int
+coll_run_reduce_scatter(struct comm *c, void *arg)
+{
+	struct coll_args *a = arg;
+
+	if (c->nranks == 1) {
+		if (a->sbuf != a->rbuf)
+			memmove(a->rbuf, a->sbuf, a->count * dtype_size(a->dt));
+		return COLL_OK;
+	}
+	return ring_reduce_scatter(c, a->sbuf, a->rbuf, a->count, a->dt, a->op);
 }
 
 int
 coll_allgather(struct comm *c, const void *sendbuf, void *recvbuf, size_t sendcount,
     enum dtype dt)
 {
+	struct coll_args a = { sendbuf, recvbuf, sendcount, dt, OP_SUM, 0 };
 	int rc;
 
 	if ((rc = coll_begin(c, KIND_ALLGATHER, 0)) != COLL_OK)
 		return rc;
 	if ((rc = coll_check(c, sendcount, dt, OP_SUM, 0)) != COLL_OK)
 		return coll_end(c, rc);
-	if (c->nranks == 1) {
-		if (sendbuf != recvbuf)
-			memmove(recvbuf, sendbuf, sendcount * dtype_size(dt));
-		return coll_end(c, COLL_OK);
-	}
-	return coll_end(c, ring_allgather(c, sendbuf, recvbuf, sendcount, dt));
+	/* In place, this rank's own block is never written: the input stays intact. */
+	return coll_run(c, coll_run_allgather, &a, NULL, 0);
 }
 
 int
 coll_reduce_scatter(struct comm *c, const void *sendbuf, void *recvbuf, size_t recvcount,
     enum dtype dt, enum redop op)
 {
-	size_t bytes;
+	struct coll_args a = { sendbuf, recvbuf, recvcount, dt, op, 0 };
+	size_t esz;
 	int rc;
 
 	if ((rc = coll_begin(c, KIND_REDUCE_SCATTER, 0)) != COLL_OK)
 		return rc;
 	if ((rc = coll_check(c, recvcount, dt, op, 0)) != COLL_OK)
 		return coll_end(c, rc);
-	bytes = recvcount * dtype_size(dt);
-	if (c->nranks == 1) {
-		if (sendbuf != recvbuf)
-			memmove(recvbuf, sendbuf, bytes);
-		return coll_end(c, COLL_OK);
-	}
-	return coll_end(c, ring_reduce_scatter(c, sendbuf, recvbuf, recvcount, dt, op));
+	esz = dtype_size(dt);
+	/* In place the result lands inside the input: keep all of it for a rerun. */
+	if ((const char *)recvbuf == (const char *)sendbuf + (size_t)c->rank * recvcount * esz)
+		return coll_run(c, coll_run_reduce_scatter, &a, (void *)sendbuf,
+		    (size_t)c->nranks * recvcount * esz);
+	return coll_run(c, coll_run_reduce_scatter, &a, NULL, 0);
 }
 
 int
@@ -212,17 +329,23 @@ coll_blobs_free(struct coll_blobs *b)
 	memset(b, 0, sizeof *b);
 }
 
+static int
+coll_run_barrier(struct comm *c, void *arg)
+{
+	uint8_t token = 0;
+
+	(void)arg;
+	return c->nranks > 1 ? rd_allreduce(c, &token, &token, 1, DT_UINT8, OP_MAX) : COLL_OK;
+}
+
 int
 coll_barrier(struct comm *c)
 {
-	uint8_t token = 0;
 	int rc;
 
 	if ((rc = coll_begin(c, KIND_BARRIER, 0)) != COLL_OK)
 		return rc;
-	if (c->nranks > 1)
-		rc = rd_allreduce(c, &token, &token, 1, DT_UINT8, OP_MAX);
-	return coll_end(c, rc);
+	return coll_run(c, coll_run_barrier, NULL, NULL, 0);
 }
 
 static int

@@ -1,11 +1,10 @@
 /*
- * Communicator lifetime: init (blocking or in a thread), the service thread
- * that accepts peers and listens to the root for failure notices, abort and
- * destroy. Every failure message names rank, host and op, and what to do.
+ * Communicator lifetime: init (blocking or in a thread), abort, finalize and
+ * destroy, and the failure messages that name rank, host, op and what to do.
+ * The service thread (service.c) talks to the root and accepts peers.
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,25 +17,11 @@
 #include "comm_impl.h"
 #include "kind.h"
 #include "log.h"
+#include "root.h"
 #include "xmalloc.h"
 
 #define COMM_VERDICT_WAIT_MS 2000
 #define COMM_SCRATCH_LEN (1u << 20)
-
-int
-comm_env_timeout_ms(void)
-{
-	const char *s = getenv("COLL_TIMEOUT");
-	char *end;
-	double v;
-
-	if (s == NULL || *s == '\0')
-		return COLL_TIMEOUT_DEFAULT_MS;
-	v = strtod(s, &end);
-	if (*end != '\0' || !(v >= 0.001 && v <= 86400 * 7))
-		return COLL_TIMEOUT_DEFAULT_MS;
-	return (int)(v * 1000);
-}
 
 uint64_t
 comm_deadline(const struct comm *c)
@@ -64,33 +49,38 @@ comm_fail(struct comm *c, int code, const char *fmt, ...)
 }
 
 static void
-comm_wake(struct comm *c)
+comm_kick(int fd)
 {
 	uint64_t one = 1;
 
-	if (write(c->abort_fd, &one, sizeof one) < 0)
-		log_warn("cannot signal the communicator's waiters");
+	if (fd >= 0 && write(fd, &one, sizeof one) < 0 && errno != EAGAIN)
+		log_warn("cannot wake the communicator's waiters: %s", strerror(errno));
+}
+
+void
+comm_interrupt(struct comm *c)
+{
+	comm_kick(c->intr_fd);
 	pthread_mutex_lock(&c->lock);
 	pthread_cond_broadcast(&c->cond);
 	pthread_mutex_unlock(&c->lock);
 }
 
-/* The root announced a failure, or vanished: record why and wake every waiter. */
-static void
-comm_set_verdict(struct comm *c, int code, const char *msg)
+int
+comm_wait(struct comm *c, int (*done)(struct comm *), uint64_t deadline_ms)
 {
-	int expect = COLL_OK;
+	struct timespec ts = { (time_t)(deadline_ms / 1000), (long)(deadline_ms % 1000) * 1000000 };
+	int r = COLL_OK;
 
 	pthread_mutex_lock(&c->lock);
-	if (c->async_msg[0] == '\0')
-		snprintf(c->async_msg, sizeof c->async_msg, "%s", msg);
-	pthread_mutex_unlock(&c->lock);
-	if (!atomic_compare_exchange_strong(&c->state, &expect, code)) {
-		expect = COLL_EINPROGRESS;
-		atomic_compare_exchange_strong(&c->state, &expect, code);
+	while (!done(c) && r == COLL_OK) {
+		if (atomic_load(&c->aborted))
+			r = COLL_EABORTED;
+		else if (pthread_cond_timedwait(&c->cond, &c->lock, &ts) == ETIMEDOUT)
+			r = done(c) ? COLL_OK : COLL_ETIMEDOUT;
 	}
-	atomic_store(&c->aborted, 1);
-	comm_wake(c);
+	pthread_mutex_unlock(&c->lock);
+	return r;
 }
 
 static int
@@ -112,14 +102,21 @@ comm_fail_peer(struct comm *c, int peer, int code, const char *doing)
 	char verdict[COLL_ERR_LEN];
 	uint64_t until = clock_now_ms() + COMM_VERDICT_WAIT_MS;
 	struct timespec ts = { 0, 10 * 1000000 };
+	int st;
 
 	/* A root verdict always comes before the wake-up it causes: an abort needs no wait. */
 	while (code != COLL_EABORTED && !comm_verdict(c, verdict, sizeof verdict) &&
-	    clock_now_ms() < until)
+	    clock_now_ms() < until && !atomic_load(&c->aborted))
 		nanosleep(&ts, NULL);
-	if (comm_verdict(c, verdict, sizeof verdict))
-		code = comm_fail(c, COLL_ERANKDEAD, "%s; rank %d was in %s seq %" PRIu64
-		    " %s rank %d", verdict, c->rank, comm_op_name(c), c->seq, doing, peer);
+	if (atomic_load(&c->cancelled) && !comm_verdict(c, verdict, sizeof verdict))
+		code = comm_fail(c, COLL_EABORTED, "rank %d: %s seq %" PRIu64 " cancelled by a "
+		    "shrink (COLL_SHRINK_ABORT)", c->rank, comm_op_name(c), c->seq);
+	else if (comm_verdict(c, verdict, sizeof verdict))
+		/* The verdict set the state first: keep its code (a dead rank, a failed join). */
+		code = comm_fail(c, (st = atomic_load(&c->state)) != COLL_OK &&
+		    st != COLL_EINPROGRESS ? st : COLL_ERANKDEAD,
+		    "%s; rank %d was in %s seq %" PRIu64 " %s rank %d", verdict, c->rank,
+		    comm_op_name(c), c->seq, doing, peer);
 	else if (code == COLL_EABORTED)
 		code = comm_fail(c, code, "rank %d: communicator aborted during %s seq %" PRIu64,
 		    c->rank, comm_op_name(c), c->seq);
@@ -136,72 +133,48 @@ comm_fail_peer(struct comm *c, int peer, int code, const char *doing)
 	return code;
 }
 
-static void
-comm_on_root(struct comm *c)
+int
+comm_check_intr(struct comm *c, int peer, const char *doing)
 {
-	struct wire_note note;
-	struct wire_hdr h;
-	uint8_t *p = NULL;
-	int r;
+	int retry;
 
-	r = wire_recv(c->root_fd, &h, &p, 1024, clock_now_ms() + 5000, c->abort_fd);
-	if (r == COLL_EABORTED) {
-		free(p);
-		return;
-	}
-	if (r == COLL_OK && h.type == WIRE_FAILED && wire_note_decode(p, h.len, &note) == COLL_OK)
-		comm_set_verdict(c, COLL_ERANKDEAD, note.msg);
-	else
-		comm_set_verdict(c, COLL_EPEER, "lost the connection to the root service (the "
-		    "launcher, or the rank that made the unique id, died)");
-	free(p);
+	if (atomic_load(&c->aborted) || atomic_load(&c->cancelled))
+		return comm_fail_peer(c, peer, COLL_EABORTED, doing);
+	if (atomic_load(&c->failed))
+		return comm_fail_peer(c, peer, COLL_EPEER, doing);
+	pthread_mutex_lock(&c->lock);
+	retry = c->in_op && c->rt.query_seq == c->seq && !c->rt.answered;
+	pthread_mutex_unlock(&c->lock);
+	return retry ? COLL_ERETRY : COLL_OK;
 }
 
-static void *
-comm_service(void *arg)
+int
+comm_root_send(struct comm *c, uint8_t type, const void *p, uint32_t len)
 {
-	struct comm *c = arg;
-	struct pollfd pfd[3];
-	int n;
+	int r;
 
-	for (;;) {
-		pfd[0] = (struct pollfd){ c->abort_fd, POLLIN, 0 };
-		pfd[1] = (struct pollfd){ c->listen_fd, POLLIN, 0 };
-		pfd[2] = (struct pollfd){ c->root_fd, POLLIN, 0 };
-		n = poll(pfd, atomic_load(&c->aborted) ? 2 : 3, -1);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1 || pfd[0].revents)
-			break;
-		if (pfd[1].revents)
-			peer_accept(c);
-		if (pfd[2].revents)
-			comm_on_root(c);
-	}
-	return NULL;
+	if (atomic_load(&c->root_lost))
+		return COLL_EROOTLOST;
+	pthread_mutex_lock(&c->root_lock);
+	r = wire_send(c->root_fd, type, p, len, clock_now_ms() + 5000, c->abort_fd);
+	pthread_mutex_unlock(&c->root_lock);
+	return r;
 }
 
 static int
 comm_init_run(struct comm *c)
 {
-	int r;
+	int r, expect = COLL_EINPROGRESS;
 
-	if ((r = bootstrap_join(c)) != COLL_OK)
-		goto out;
-	if (pthread_create(&c->service, NULL, comm_service, c) != 0) {
-		r = comm_fail(c, COLL_ESYS, "cannot start the communicator thread");
-		goto out;
-	}
-	c->service_started = 1;
-	status_set_state(&c->status, STATUS_IDLE, NULL);
-	log_info("rank %d of %d joined job %016" PRIx64, c->rank, c->nranks, c->uid.jobid);
-out:
-	if (r == COLL_EABORTED)
+	r = bootstrap_join(c);
+	if (r == COLL_OK) {
+		status_set_state(&c->status, STATUS_IDLE, NULL);
+		log_info("rank %d of %d joined communicator %016" PRIx64, c->rank, c->nranks,
+		    c->commid);
+	} else if (r == COLL_EABORTED) {
 		comm_fail(c, r, "rank %d: communicator aborted while joining", c->rank);
-	{
-		int expect = COLL_EINPROGRESS;
-		atomic_compare_exchange_strong(&c->state, &expect, r);
 	}
+	atomic_compare_exchange_strong(&c->state, &expect, r);
 	return atomic_load(&c->state);
 }
 
@@ -212,29 +185,48 @@ comm_init_thread(void *arg)
 	return NULL;
 }
 
-static struct comm *
-comm_new(int nranks, const struct coll_uid *uid, int rank, const struct coll_config *cfg)
+void
+comm_setup(struct comm *c, uint64_t commid, int rank, int nranks)
+{
+	c->commid = commid;
+	c->rank = rank;
+	c->nranks = nranks;
+	free(c->peer_fd);
+	free(c->peer_epoch);
+	free(c->dead);
+	free(c->p2p_send_seq);
+	free(c->p2p_recv_seq);
+	c->peer_fd = xcalloc((size_t)nranks + 1, sizeof *c->peer_fd);
+	for (int i = 0; i < nranks; i++)
+		c->peer_fd[i] = -1;
+	c->peer_epoch = xcalloc((size_t)nranks + 1, sizeof *c->peer_epoch);
+	c->dead = xcalloc((size_t)nranks + 1, 1);
+	c->p2p_send_seq = xcalloc((size_t)nranks + 1, sizeof *c->p2p_send_seq);
+	c->p2p_recv_seq = xcalloc((size_t)nranks + 1, sizeof *c->p2p_recv_seq);
+}
+
+struct comm *
+comm_new(const struct coll_uid *uid, uint64_t commid, int rank, int nranks,
+    const struct coll_config *cfg)
 {
 	struct comm *c = xcalloc(1, sizeof *c);
 	const char *ifname = cfg->ifname ? cfg->ifname : getenv("COLL_SOCKET_IFNAME");
 	pthread_condattr_t ca;
 
 	c->uid = *uid;
-	c->rank = rank;
-	c->nranks = nranks;
+	c->blocking = cfg->blocking;
 	c->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : comm_env_timeout_ms();
 	snprintf(c->ifname, sizeof c->ifname, "%s", ifname ? ifname : "");
-	c->commid = uid->jobid;
+	comm_env_load(c);
+	comm_setup(c, commid, rank, nranks);
 	c->root_fd = c->listen_fd = -1;
 	c->abort_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	c->peer_fd = xcalloc((size_t)nranks, sizeof *c->peer_fd);
-	for (int i = 0; i < nranks; i++)
-		c->peer_fd[i] = -1;
-	c->p2p_send_seq = xcalloc((size_t)nranks, sizeof *c->p2p_send_seq);
-	c->p2p_recv_seq = xcalloc((size_t)nranks, sizeof *c->p2p_recv_seq);
+	c->intr_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	c->scratch_len = COMM_SCRATCH_LEN;
 	c->scratch = xmalloc(c->scratch_len);
+	c->link_peer = -1;
 	pthread_mutex_init(&c->lock, NULL);
+	pthread_mutex_init(&c->root_lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&c->cond, &ca);
@@ -245,32 +237,53 @@ comm_new(int nranks, const struct coll_uid *uid, int rank, const struct coll_con
 	return c;
 }
 
-int
-comm_init(struct comm **out, int nranks, const struct coll_uid *uid, int rank,
-    const struct coll_config *cfg)
+static int
+comm_faults_load(struct comm *c)
 {
-	static const struct coll_config defaults = COLL_CONFIG_INIT;
-	struct comm *c;
+	char err[COLL_ERR_LEN];
 
-	*out = NULL;
-	if (cfg == NULL)
-		cfg = &defaults;
-	if (nranks < 1 || rank < 0 || rank >= nranks || uid == NULL ||
-	    uid->version != UID_VERSION)
-		return COLL_EINVAL;
-	c = comm_new(nranks, uid, rank, cfg);
-	*out = c;
-	if (c->abort_fd == -1)
+	if (fault_load(err, sizeof err) != COLL_OK)
+		return comm_fail(c, COLL_EINVAL, "COLL_FAULT: %s", err);
+	return COLL_OK;
+}
+
+int
+comm_start(struct comm *c, int background)
+{
+	int r;
+
+	if (c->abort_fd == -1 || c->intr_fd == -1)
 		return comm_fail(c, COLL_ESYS, "cannot create an eventfd: %s", strerror(errno));
-	log_set_rank(rank);
-	if (status_open(&c->status, uid->jobid, c->commid, rank, nranks, c->host) != COLL_OK)
+	if ((r = comm_faults_load(c)) != COLL_OK) {
+		atomic_store(&c->state, r);
+		return r;
+	}
+	log_set_rank(c->rank);
+	if (status_open(&c->status, c->uid.jobid, c->commid, c->rank, c->nranks, c->host) !=
+	    COLL_OK)
 		log_warn("cannot create status page in %s: %s", status_dir(), strerror(errno));
-	if (cfg->blocking)
+	if (c->blocking || !background)
 		return comm_init_run(c);
 	if (pthread_create(&c->init_thread, NULL, comm_init_thread, c) != 0)
 		return comm_fail(c, COLL_ESYS, "cannot start the init thread");
 	c->init_started = 1;
 	return COLL_OK;
+}
+
+int
+comm_init(struct comm **out, int nranks, const struct coll_uid *uid, int rank,
+    const struct coll_config *cfg)
+{
+	static const struct coll_config defaults = COLL_CONFIG_INIT;
+
+	*out = NULL;
+	if (cfg == NULL)
+		cfg = &defaults;
+	if (nranks < 1 || nranks > COLL_MAX_RANKS || rank < 0 || rank >= nranks || uid == NULL ||
+	    uid->version != UID_VERSION)
+		return COLL_EINVAL;
+	*out = comm_new(uid, uid->jobid, rank, nranks, cfg);
+	return comm_start(*out, 1);
 }
 
 static int
@@ -284,7 +297,7 @@ comm_env_int(const char *name, int *v)
 		return COLL_ENOTFOUND;
 	errno = 0;
 	x = strtol(s, &end, 10);
-	if (errno != 0 || *end != '\0' || x < 0 || x > 1 << 24)
+	if (errno != 0 || *end != '\0' || x < 0 || x > COLL_MAX_RANKS)
 		return COLL_EINVAL;
 	*v = (int)x;
 	return COLL_OK;
@@ -327,29 +340,31 @@ comm_abort(struct comm *c)
 		atomic_compare_exchange_strong(&c->state, &expect, COLL_EABORTED);
 	}
 	/* No status write here: the page has one writer, the thread running the op. */
-	comm_wake(c);
+	comm_kick(c->abort_fd);
+	comm_interrupt(c);
 }
 
-void
-comm_destroy(struct comm *c)
+int
+comm_finalize(struct comm *c)
 {
-	int clean;
+	int expect = COLL_OK;
 
 	if (c == NULL)
-		return;
-	atomic_store(&c->stopping, 1);
-	clean = atomic_load(&c->state) == COLL_OK;
-	if (c->init_started) {
-		if (atomic_load(&c->state) == COLL_EINPROGRESS)
-			comm_abort(c);
-		pthread_join(c->init_thread, NULL);
-	}
-	comm_wake(c);
-	if (c->service_started)
-		pthread_join(c->service, NULL);
-	peer_drain(c);
-	if (clean)
+		return COLL_EINVAL;
+	if (atomic_exchange(&c->finalized, 1))
+		return COLL_OK;
+	if (c->init_started && atomic_load(&c->state) != COLL_EINPROGRESS)
+		pthread_join(c->init_thread, NULL), c->init_started = 0;
+	/* Only a rank in good standing says goodbye: anything else is a failure the root must report. */
+	if (atomic_load(&c->state) == COLL_OK)
 		bootstrap_leave(c);
+	atomic_compare_exchange_strong(&c->state, &expect, COLL_OK);
+	return COLL_OK;
+}
+
+static void
+comm_free(struct comm *c)
+{
 	for (int i = 0; i < c->nranks; i++)
 		if (c->peer_fd[i] >= 0)
 			close(c->peer_fd[i]);
@@ -359,15 +374,45 @@ comm_destroy(struct comm *c)
 		close(c->listen_fd);
 	if (c->abort_fd >= 0)
 		close(c->abort_fd);
+	if (c->intr_fd >= 0)
+		close(c->intr_fd);
+	wconn_free(&c->root_in);
 	status_close(&c->status);
 	pthread_mutex_destroy(&c->lock);
+	pthread_mutex_destroy(&c->root_lock);
 	pthread_cond_destroy(&c->cond);
+	root_stop(c->owned_root);
+	root_stop(c->grow_root);
+	free(c->rg.d.excl);
 	free(c->peer_fd);
+	free(c->peer_epoch);
+	free(c->dead);
 	free(c->p2p_send_seq);
 	free(c->p2p_recv_seq);
 	free(c->scratch);
 	free(c->book);
 	free(c);
+}
+
+void
+comm_destroy(struct comm *c)
+{
+	if (c == NULL)
+		return;
+	atomic_store(&c->stopping, 1);
+	if (c->init_started && atomic_load(&c->state) == COLL_EINPROGRESS)
+		comm_abort(c);
+	if (c->init_started)
+		pthread_join(c->init_thread, NULL);
+	c->init_started = 0;
+	comm_finalize(c);
+	atomic_store(&c->aborted, 1);
+	comm_kick(c->abort_fd);
+	comm_interrupt(c);
+	if (c->service_started)
+		pthread_join(c->service, NULL);
+	peer_drain(c);
+	comm_free(c);
 }
 
 int
@@ -402,6 +447,34 @@ uint64_t
 comm_jobid(const struct comm *c)
 {
 	return c->uid.jobid;
+}
+
+uint64_t
+comm_id(const struct comm *c)
+{
+	return c->commid;
+}
+
+uint64_t
+comm_retries(const struct comm *c)
+{
+	return c->epoch;
+}
+
+int
+comm_get_failed(struct comm *c, int *ranks, int max)
+{
+	int n = 0;
+
+	pthread_mutex_lock(&c->lock);
+	for (int i = 0; i < c->nranks; i++)
+		if (c->dead[i]) {
+			if (n < max)
+				ranks[n] = i;
+			n++;
+		}
+	pthread_mutex_unlock(&c->lock);
+	return n;
 }
 
 const char *

@@ -1,6 +1,12 @@
 /*
  * The communicator's insides, shared by the modules that implement it
- * (comm, bootstrap, peer, xfer, the algorithms). Not for tools: they use comm.h.
+ * (comm, join, peer, xfer, regroup, retry, the algorithms). Not for tools:
+ * they use comm.h.
+ *
+ * Two wake-ups: abort_fd ends everything (comm_abort, destroy), including the
+ * service thread; intr_fd stops the data plane only (a rank died, a shrink
+ * cancels, a retry is asked for), while the service thread keeps talking to
+ * the root so that the survivors can agree on what comes next.
  */
 #ifndef COLL_COMM_IMPL_H
 #define COLL_COMM_IMPL_H
@@ -11,37 +17,85 @@
 
 #include "comm.h"
 #include "err.h"
+#include "fault.h"
 #include "status.h"
+#include "wconn.h"
 #include "wire.h"
+
+struct root;
+
+/* An answer from the root that a waiting thread picks up. */
+struct comm_rg_reply {
+	int have;
+	struct wire_regroup_done d;
+};
+
+struct comm_retry {
+	uint64_t query_seq;	/* the root asked ranks to stop at this seq (0: no) */
+	uint32_t query_epoch;
+	int answered;		/* we answered that query */
+	int verdict;		/* 0: none yet; 1: go; 2: refused */
+	uint64_t verdict_seq;
+	uint32_t verdict_epoch;
+	char why[COLL_ERR_LEN];
+	int why_code;
+};
 
 struct comm {
 	struct coll_uid uid;
 	int rank;
 	int nranks;
 	int timeout_ms;
+	int blocking;
 	char ifname[128];
 	uint64_t commid;
 	char host[WIRE_HOST_LEN + 1];
 	struct wire_entry *book;	/* nranks entries once joined */
+	int book_have;			/* entries received so far (rank 0, from the root) */
 
-	int root_fd;			/* to the root service: failure notices */
+	int root_fd;			/* to the root service: verdicts, regroups, retries */
+	struct wconn root_in;		/* the service thread's reader of root_fd */
+	pthread_mutex_t root_lock;	/* one writer at a time on root_fd */
+	int ka_ms;			/* keep-alive interval and limit with the root */
+	int ka_limit;
 	int listen_fd;			/* peers of lower rank connect here */
-	int abort_fd;			/* eventfd, readable once aborted or destroyed */
+	int abort_fd;			/* eventfd: aborted or destroyed, everything stops */
+	int intr_fd;			/* eventfd: the data plane must stop and look */
 	int *peer_fd;			/* -1 until connected */
+	uint32_t *peer_epoch;		/* the retry epoch each connection was made in */
+	uint32_t epoch;			/* retries of ops so far: connections of older ones are dead */
 
-	pthread_mutex_t lock;		/* guards peer_fd and async_msg */
-	pthread_cond_t cond;		/* a peer connected, or abort */
+	pthread_mutex_t lock;		/* guards peer_fd, async_msg, replies, in_op */
+	pthread_cond_t cond;		/* a peer connected, a reply came, or abort */
 	pthread_t service;
 	pthread_t init_thread;
 	int service_started;
 	int handshakes;			/* peer handshake threads running, under lock */
 	int init_started;
 	atomic_int state;		/* COLL_EINPROGRESS, COLL_OK or the fatal error */
-	atomic_int aborted;
+	atomic_int aborted;		/* comm_abort or destroy */
+	atomic_int failed;		/* the root named a dead rank, or was lost */
+	atomic_int cancelled;		/* a shrink with COLL_SHRINK_ABORT stopped the ops */
+	atomic_int root_lost;
+	atomic_int rt_pending;		/* a retry query for the op under way came in */
 	atomic_int stopping;
+	atomic_int finalized;
 	char async_msg[COLL_ERR_LEN];	/* why the root says the job failed */
 	char err[COLL_ERR_LEN];		/* detail of the last failure */
+	uint8_t *dead;			/* nranks flags: ranks the root announced dead */
 
+	struct comm_rg_reply rg;	/* the root's answer to our regroup request */
+	struct comm_retry rt;		/* the operator retry under way, under lock */
+	int retry_max;			/* COLL_RETRY_MAX */
+	int retry_interval_ms;		/* COLL_RETRY_INTERVAL_MS */
+	size_t retry_save;		/* COLL_RETRY_SAVE_BYTES: in-place inputs kept up to this */
+	int link_peer;			/* the peer whose link broke, for the message */
+	int op_retries;			/* retries of the op under way */
+	uint64_t op_recv_bytes;		/* bytes received in the op under way */
+	struct root *owned_root;	/* the root of a grown communicator, made here */
+	struct root *grow_root;		/* made by comm_grow_uid, not yet handed on */
+
+	int in_op;			/* under lock: an op of seq is running */
 	uint64_t seq;			/* sequence number of the current or last op */
 	uint32_t kind;			/* kind of that op */
 	struct status status;
@@ -49,6 +103,7 @@ struct comm {
 	size_t scratch_len;
 	uint64_t *p2p_send_seq;		/* per-peer counters of point-to-point messages */
 	uint64_t *p2p_recv_seq;
+
 };
 
 /* Record a failure: formats c->err, marks the status page, logs it; returns code. */
@@ -62,11 +117,39 @@ int comm_fail_peer(struct comm *c, int peer, int code, const char *doing);
 uint64_t comm_deadline(const struct comm *c);
 /* Name of the op being run, for messages. */
 const char *comm_op_name(const struct comm *c);
+/* Wake the data plane (intr_fd and the condition). */
+void comm_interrupt(struct comm *c);
+/* Why the data plane was woken: the error to return, COLL_ERETRY, or COLL_OK (spurious). */
+int comm_check_intr(struct comm *c, int peer, const char *doing);
+/* Cheap test on the hot path: anything that comm_check_intr would look at. */
+static inline int
+comm_halted(struct comm *c)
+{
+	return atomic_load(&c->aborted) || atomic_load(&c->failed) ||
+	    atomic_load(&c->cancelled) || atomic_load(&c->rt_pending);
+}
+/* Send one frame to the root (any thread). */
+int comm_root_send(struct comm *c, uint8_t type, const void *p, uint32_t len);
+/* Wait on c->cond until done(c) or the deadline; COLL_OK, COLL_ETIMEDOUT, COLL_EABORTED. */
+int comm_wait(struct comm *c, int (*done)(struct comm *), uint64_t deadline_ms);
+/* env.c: keep-alive and retry settings. */
+void comm_env_load(struct comm *c);
+/* service.c: the service thread. */
+void *comm_service(void *arg);
+/* Create a communicator object (not joined). */
+struct comm *comm_new(const struct coll_uid *uid, uint64_t commid, int rank, int nranks,
+    const struct coll_config *cfg);
+/* Give it its place (a regroup learns it late); the per-rank arrays are made here. */
+void comm_setup(struct comm *c, uint64_t commid, int rank, int nranks);
+/* Join it: in this thread when blocking or !background, else in a thread of its own. */
+int comm_start(struct comm *c, int background);
 
-/* bootstrap.c: connect to the root, join, receive the address book. */
+/* join.c: connect to the root, join, receive the address book. */
 int bootstrap_join(struct comm *c);
-/* bootstrap.c: tell the root we leave cleanly. */
+/* join.c: tell the root we leave cleanly. */
 void bootstrap_leave(struct comm *c);
+/* join.c: rank 0 got a chunk of the book from the root (service thread). */
+void bootstrap_on_book(struct comm *c, const uint8_t *p, uint32_t len);
 
 /* peer.c: the connected socket to a peer, connecting (or waiting for it) first. */
 int peer_get(struct comm *c, int peer, int *fd);
@@ -74,5 +157,18 @@ int peer_get(struct comm *c, int peer, int *fd);
 void peer_accept(struct comm *c);
 /* peer.c: wait for handshakes in flight to finish (destroy, after the abort fd fired). */
 void peer_drain(struct comm *c);
+/* peer.c: drop every connection made before epoch (a retry starts clean). */
+void peer_reset(struct comm *c, uint32_t epoch);
+
+/* retry.c: the service thread got a retry message from the root. */
+void retry_on_root(struct comm *c, uint8_t type, const uint8_t *p, uint32_t len);
+/* retry.c: an op failed with rc; COLL_OK means run it again, else the error to return. */
+int retry_op(struct comm *c, int rc, int intact);
+
+/* fault_hooks.c: read COLL_FAULT once per process; COLL_EINVAL with the reason. */
+int fault_load(char *err, size_t errlen);
+/* fault_hooks.c: COLL_FAULT's faults at an op's start, and on its first send. */
+void fault_at_begin(struct comm *c);
+int fault_in_xfer(struct comm *c, int fd, uint8_t *hdr);
 
 #endif

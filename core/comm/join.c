@@ -1,7 +1,10 @@
 /*
  * The rank side of the rendezvous: reach the root (retrying until it listens),
  * authenticate, open this rank's listener on an address the others can reach,
- * send our entry and wait for the address book.
+ * send our entry, and get the address book: rank 0 from the root, every other
+ * rank from its parent in a binomial tree, which it then passes on to its
+ * children. The root sends O(n) bytes, and no rank sends more than
+ * log2(n) books.
  *
  * The listener goes on the local address of our connection to the root unless
  * COLL_SOCKET_IFNAME says otherwise: whatever route reached the root is the one
@@ -72,48 +75,136 @@ bootstrap_listen(struct comm *c)
 }
 
 static int
-bootstrap_send_join(struct comm *c, uint64_t dl)
+bootstrap_send_join(struct comm *c)
 {
-	struct wire_entry e = { .rank = (uint32_t)c->rank, .nranks = (uint32_t)c->nranks,
-	    .pid = (uint32_t)getpid() };
+	struct wire_join j = { .commid = c->commid, .keepalive_ms = (uint32_t)c->ka_ms,
+	    .keepalive_limit = (uint32_t)c->ka_limit };
 	uint8_t buf[256];
 	struct wbuf b;
 
-	net_local_addr(c->listen_fd, &e.addr);
-	snprintf(e.host, sizeof e.host, "%s", c->host);
+	j.e = (struct wire_entry){ .rank = (uint32_t)c->rank, .nranks = (uint32_t)c->nranks,
+	    .pid = (uint32_t)getpid() };
+	net_local_addr(c->listen_fd, &j.e.addr);
+	snprintf(j.e.host, sizeof j.e.host, "%s", c->host);
 	wbuf_init(&b, buf, sizeof buf);
-	wire_entry_encode(&b, &e);
-	return wire_send(c->root_fd, WIRE_JOIN, buf, (uint32_t)b.off, dl, c->abort_fd);
+	wire_join_encode(&b, &j);
+	return comm_root_send(c, WIRE_JOIN, buf, (uint32_t)b.off);
+}
+
+/* One chunk of the book, from the root (rank 0) or from the parent in the tree. */
+static int
+bootstrap_take_chunk(struct comm *c, const uint8_t *p, uint32_t len)
+{
+	uint32_t first, count;
+
+	if (c->book == NULL)
+		c->book = xcalloc((size_t)c->nranks, sizeof *c->book);
+	if (wire_book_decode(p, len, (uint32_t)c->nranks, c->book, &first, &count) != COLL_OK)
+		return COLL_EPROTO;
+	c->book_have += (int)count;
+	return COLL_OK;
+}
+
+void
+bootstrap_on_book(struct comm *c, const uint8_t *p, uint32_t len)
+{
+	int r;
+
+	pthread_mutex_lock(&c->lock);
+	r = c->rank == 0 ? bootstrap_take_chunk(c, p, len) : COLL_EPROTO;
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+	if (r != COLL_OK)
+		log_warn("the root sent a malformed address book");
 }
 
 static int
-bootstrap_recv_book(struct comm *c, uint64_t dl)
+bootstrap_book_done(struct comm *c)
 {
-	struct wire_note note;
+	return c->book_have >= c->nranks || atomic_load(&c->failed);
+}
+
+/* The tree's parent of a rank: clear its highest bit (binomial tree rooted at 0). */
+static int
+bootstrap_parent(int rank)
+{
+	int bit = 1;
+
+	while (bit <= rank / 2)
+		bit <<= 1;
+	return rank - bit;
+}
+
+static int
+bootstrap_from_parent(struct comm *c, uint64_t dl)
+{
+	int parent = bootstrap_parent(c->rank), fd, r = COLL_OK;
 	struct wire_hdr h;
 	uint8_t *p = NULL;
-	int r;
 
-	/* The root waits up to the join timeout for the others: give it a little more. */
-	r = wire_recv(c->root_fd, &h, &p, WIRE_MAX_PAYLOAD, dl + 5000, c->abort_fd);
-	if (r == COLL_OK && (h.type == WIRE_ERROR || h.type == WIRE_FAILED) &&
-	    wire_note_decode(p, h.len, &note) == COLL_OK)
-		r = comm_fail(c, h.type == WIRE_FAILED ? COLL_ERANKDEAD : note.code,
-		    "rank %d could not join: %s", c->rank, note.msg);
-	else if (r == COLL_OK && h.type == WIRE_BOOK) {
-		c->book = xcalloc((size_t)c->nranks, sizeof *c->book);
-		if (wire_book_decode(p, h.len, (uint32_t)c->nranks, c->book) != COLL_OK)
-			r = comm_fail(c, COLL_EPROTO, "the root sent a malformed address book");
-	} else if (r == COLL_OK)
-		r = comm_fail(c, COLL_EPROTO, "the root sent message type %u, expected the address "
-		    "book", h.type);
-	else if (r == COLL_ETIMEDOUT)
-		r = comm_fail(c, r, "rank %d joined but the job did not start within %d s",
+	if ((r = peer_get(c, parent, &fd)) != COLL_OK)
+		return r;
+	while (r == COLL_OK && c->book_have < c->nranks) {
+		r = wire_recv(fd, &h, &p, WIRE_MAX_PAYLOAD, dl, c->intr_fd);
+		if (r == COLL_OK && (h.type != WIRE_BOOK || bootstrap_take_chunk(c, p, h.len)))
+			r = comm_fail(c, COLL_EPROTO, "rank %d: rank %d sent a malformed address book",
+			    c->rank, parent);
+		else if (r != COLL_OK)
+			r = comm_fail_peer(c, parent, r, "receiving the address book from");
+		free(p);
+		p = NULL;
+	}
+	return r;
+}
+
+/* Pass the book to our children in the tree, largest subtree first. */
+static int
+bootstrap_to_children(struct comm *c, uint64_t dl)
+{
+	uint8_t *buf = xmalloc(wire_book_cap(WIRE_BOOK_CHUNK));
+	int bit = 1, fd, r = COLL_OK;
+	uint32_t first, count, n = (uint32_t)c->nranks;
+	struct wbuf b;
+
+	while (bit <= c->rank)
+		bit <<= 1;
+	while (bit < c->nranks && c->rank + bit < c->nranks)
+		bit <<= 1;
+	for (bit >>= 1; r == COLL_OK && bit > c->rank; bit >>= 1) {
+		int child = c->rank + bit;
+
+		if (child >= c->nranks)
+			continue;
+		if ((r = peer_get(c, child, &fd)) != COLL_OK)
+			break;
+		for (first = 0; r == COLL_OK && first < n; first += count) {
+			count = n - first < WIRE_BOOK_CHUNK ? n - first : WIRE_BOOK_CHUNK;
+			wbuf_init(&b, buf, wire_book_cap(WIRE_BOOK_CHUNK));
+			wire_book_encode(&b, n, first, count, c->book);
+			r = wire_send(fd, WIRE_BOOK, buf, (uint32_t)b.off, dl, c->intr_fd);
+			if (r != COLL_OK)
+				r = comm_fail_peer(c, child, r, "passing the address book to");
+		}
+	}
+	free(buf);
+	return r;
+}
+
+static int
+bootstrap_join_failed(struct comm *c, int r)
+{
+	char msg[COLL_ERR_LEN];
+
+	if (atomic_load(&c->failed)) {
+		pthread_mutex_lock(&c->lock);
+		snprintf(msg, sizeof msg, "%s", c->async_msg);
+		pthread_mutex_unlock(&c->lock);
+		return comm_fail(c, atomic_load(&c->state) < 0 ? atomic_load(&c->state) :
+		    COLL_ERANKDEAD, "rank %d could not join: %s", c->rank, msg);
+	}
+	if (r == COLL_ETIMEDOUT)
+		return comm_fail(c, r, "rank %d joined but the job did not start within %d s",
 		    c->rank, c->timeout_ms / 1000);
-	else if (r != COLL_EABORTED)
-		r = comm_fail(c, r, "rank %d lost the root while joining: %s", c->rank,
-		    coll_strerror(r));
-	free(p);
 	return r;
 }
 
@@ -132,15 +223,26 @@ bootstrap_join(struct comm *c)
 		    c->rank, err);
 	if ((r = bootstrap_listen(c)) != COLL_OK)
 		return r;
-	if ((r = bootstrap_send_join(c, dl)) != COLL_OK)
+	if (pthread_create(&c->service, NULL, comm_service, c) != 0)
+		return comm_fail(c, COLL_ESYS, "cannot start the communicator thread");
+	c->service_started = 1;
+	if ((r = bootstrap_send_join(c)) != COLL_OK)
 		return comm_fail(c, r, "rank %d cannot send its entry to the root: %s", c->rank,
 		    coll_strerror(r));
-	return bootstrap_recv_book(c, dl);
+	/* The root waits up to the join timeout for the others: give it a little more. */
+	dl += 5000;
+	if (c->rank == 0)
+		r = comm_wait(c, bootstrap_book_done, dl);
+	else
+		r = bootstrap_from_parent(c, dl);
+	if (r != COLL_OK || atomic_load(&c->failed))
+		return bootstrap_join_failed(c, r);
+	return bootstrap_to_children(c, dl);
 }
 
 void
 bootstrap_leave(struct comm *c)
 {
 	if (c->root_fd >= 0)
-		(void)wire_send(c->root_fd, WIRE_BYE, NULL, 0, clock_now_ms() + 1000, -1);
+		(void)comm_root_send(c, WIRE_BYE, NULL, 0);
 }

@@ -29,7 +29,8 @@ peer_send_hello(struct comm *c, int fd, uint64_t dl)
 	wbuf_init(&b, buf, sizeof buf);
 	wbuf_put_u32(&b, (uint32_t)c->rank);
 	wbuf_put_u64(&b, c->commid);
-	return wire_send(fd, WIRE_PEER_HELLO, buf, (uint32_t)b.off, dl, c->abort_fd);
+	wbuf_put_u32(&b, c->epoch);
+	return wire_send(fd, WIRE_PEER_HELLO, buf, (uint32_t)b.off, dl, c->intr_fd);
 }
 
 struct peer_hs {
@@ -48,16 +49,17 @@ peer_handshake(void *arg)
 	struct wire_hdr h;
 	uint8_t role, *p = NULL;
 	struct wbuf b;
-	uint32_t rank = 0;
+	uint32_t rank = 0, epoch = 0;
 	int fd = hs->fd, ok = 0;
 
 	if (auth_accept(fd, &c->uid, &role, dl, c->abort_fd, err, sizeof err) != COLL_OK)
 		log_warn("refused a peer connection: %s", err);
 	else if (role == WIRE_ROLE_PEER && wire_recv(fd, &h, &p, 64, dl, c->abort_fd) == COLL_OK &&
-	    h.type == WIRE_PEER_HELLO && h.len == 12) {
+	    h.type == WIRE_PEER_HELLO && h.len == 16) {
 		wbuf_init(&b, p, h.len);
 		rank = wbuf_get_u32(&b);
 		commid = wbuf_get_u64(&b);
+		epoch = wbuf_get_u32(&b);
 		ok = commid == c->commid && rank < (uint32_t)c->rank;
 		if (!ok)
 			log_warn("refused a peer connection claiming rank %u of comm %016llx", rank,
@@ -66,11 +68,19 @@ peer_handshake(void *arg)
 	free(p);
 	auth_thread_end();
 	pthread_mutex_lock(&c->lock);
-	if (ok && c->peer_fd[rank] < 0) {
+	/*
+	 * A connection of a newer retry epoch replaces the old one (the peer got
+	 * the go-ahead before us); one of an older epoch is a leftover.
+	 */
+	if (ok && (c->peer_fd[rank] < 0 || epoch > c->peer_epoch[rank]) && epoch >= c->epoch) {
+		if (c->peer_fd[rank] >= 0)
+			close(c->peer_fd[rank]);
 		c->peer_fd[rank] = fd;
+		c->peer_epoch[rank] = epoch;
 		fd = -1;
 	} else if (ok) {
-		log_warn("rank %u connected twice; keeping the first connection", rank);
+		log_warn("rank %u connected twice (epoch %u); keeping the first connection", rank,
+		    epoch);
 	}
 	c->handshakes--;
 	pthread_cond_broadcast(&c->cond);
@@ -110,6 +120,19 @@ peer_accept(struct comm *c)
 	pthread_attr_destroy(&attr);
 }
 
+void
+peer_reset(struct comm *c, uint32_t epoch)
+{
+	pthread_mutex_lock(&c->lock);
+	for (int i = 0; i < c->nranks; i++)
+		if (c->peer_fd[i] >= 0 && c->peer_epoch[i] < epoch) {
+			close(c->peer_fd[i]);
+			c->peer_fd[i] = -1;
+		}
+	c->epoch = epoch;
+	pthread_mutex_unlock(&c->lock);
+}
+
 /* Wait until no handshake thread uses the communicator (after abort_fd fired). */
 void
 peer_drain(struct comm *c)
@@ -128,7 +151,7 @@ peer_connect(struct comm *c, int peer, int *out)
 	int fd = -1, r;
 
 	net_addr_format(&c->book[peer].addr, addr, sizeof addr);
-	r = net_connect(&c->book[peer].addr, dl, c->abort_fd, &fd);
+	r = net_connect(&c->book[peer].addr, dl, c->intr_fd, &fd);
 	if (r == COLL_ESYS) {
 		char first[COLL_ERR_LEN];
 		int e = errno;
@@ -139,7 +162,7 @@ peer_connect(struct comm *c, int peer, int *out)
 	}
 	if (r != COLL_OK)
 		return comm_fail_peer(c, peer, r, "connecting to");
-	r = auth_connect(fd, &c->uid, WIRE_ROLE_PEER, dl, c->abort_fd, err, sizeof err);
+	r = auth_connect(fd, &c->uid, WIRE_ROLE_PEER, dl, c->intr_fd, err, sizeof err);
 	if (r == COLL_OK)
 		r = peer_send_hello(c, fd, dl);
 	if (r != COLL_OK) {
@@ -151,6 +174,7 @@ peer_connect(struct comm *c, int peer, int *out)
 	}
 	pthread_mutex_lock(&c->lock);
 	c->peer_fd[peer] = fd;
+	c->peer_epoch[peer] = c->epoch;
 	pthread_mutex_unlock(&c->lock);
 	*out = fd;
 	return COLL_OK;
@@ -167,13 +191,18 @@ peer_await(struct comm *c, int peer, int *out)
 	ts.tv_sec = (time_t)(dl / 1000);
 	ts.tv_nsec = (long)(dl % 1000) * 1000000;
 	pthread_mutex_lock(&c->lock);
-	while (c->peer_fd[peer] < 0 && !atomic_load(&c->aborted) && r == COLL_OK)
+	while (c->peer_fd[peer] < 0 && !atomic_load(&c->aborted) && !atomic_load(&c->failed) &&
+	    !atomic_load(&c->cancelled) && r == COLL_OK &&
+	    !(c->in_op && c->rt.query_seq == c->seq && !c->rt.answered))
 		if (pthread_cond_timedwait(&c->cond, &c->lock, &ts) == ETIMEDOUT)
 			r = COLL_ETIMEDOUT;
 	*out = c->peer_fd[peer];
 	pthread_mutex_unlock(&c->lock);
 	if (*out >= 0)
 		return COLL_OK;
+	if (r == COLL_OK && (r = comm_check_intr(c, peer, "waiting for a connection from")) !=
+	    COLL_OK)
+		return r;
 	if (r == COLL_OK)
 		r = COLL_EABORTED;
 	return comm_fail_peer(c, peer, r, "waiting for a connection from");
@@ -182,8 +211,10 @@ peer_await(struct comm *c, int peer, int *out)
 int
 peer_get(struct comm *c, int peer, int *fd)
 {
-	if (atomic_load(&c->aborted))
-		return comm_fail_peer(c, peer, COLL_EABORTED, "talking to");
+	int r;
+
+	if ((r = comm_check_intr(c, peer, "talking to")) != COLL_OK)
+		return r;
 	pthread_mutex_lock(&c->lock);
 	*fd = c->peer_fd[peer];
 	pthread_mutex_unlock(&c->lock);

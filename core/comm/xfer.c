@@ -61,12 +61,23 @@ xfer_avail(const struct xfer *x, const struct xfer_side *s, const struct xfer_si
 	return 0;
 }
 
+/*
+ * A link broke. When retries are on and no rank is known dead, the op may be
+ * run again (retry.c decides with the root): report the broken link without
+ * failing the communicator. Otherwise name the cause.
+ */
 static int
 xfer_errno(struct xfer *x, int peer, const char *doing)
 {
 	int code = (errno == ECONNRESET || errno == EPIPE) ? COLL_EPEER : COLL_ESYS;
+	struct comm *c = x->c;
 
-	return comm_fail_peer(x->c, peer, code, doing);
+	if (code == COLL_EPEER && c->retry_max > 0 && !atomic_load(&c->failed) &&
+	    !atomic_load(&c->aborted) && !atomic_load(&c->cancelled)) {
+		c->link_peer = peer;
+		return COLL_EPEER;
+	}
+	return comm_fail_peer(c, peer, code, doing);
 }
 
 /* The header and the start of the first segment leave in one syscall (one packet when small). */
@@ -161,8 +172,10 @@ xfer_recv_seg(struct xfer *x, struct xfer_side *r)
 
 	if (g->src == NULL) {
 		n = recv(r->fd, g->buf + r->off, g->len - r->off, MSG_DONTWAIT);
-		if (n > 0)
+		if (n > 0) {
 			r->off += (size_t)n;
+			c->op_recv_bytes += (uint64_t)n;
+		}
 		return n;
 	}
 	want = g->len - r->off - r->fill;
@@ -172,6 +185,7 @@ xfer_recv_seg(struct xfer *x, struct xfer_side *r)
 	if (n <= 0)
 		return n;
 	r->fill += (size_t)n;
+	c->op_recv_bytes += (uint64_t)n;
 	elems = r->fill / esz;
 	reduce_apply(g->buf + r->off, g->src + r->off, c->scratch, elems, x->dt, x->op);
 	r->off += elems * esz;
@@ -199,6 +213,7 @@ xfer_recv_hdr(struct xfer *x, struct xfer_side *r)
 	n = readv(r->fd, iov, cnt);
 	if (n > 0 && (size_t)n > iov[0].iov_len) {
 		r->off = (size_t)n - iov[0].iov_len;
+		x->c->op_recv_bytes += r->off;
 		r->hdr_off = WIRE_DATA_HDR_LEN;
 	} else if (n > 0) {
 		r->hdr_off += (size_t)n;
@@ -246,7 +261,7 @@ xfer_recv_some(struct xfer *x, struct xfer_side *r, int *moved)
 static int
 xfer_poll(struct xfer *x, struct xfer_side *s, struct xfer_side *r, uint64_t last)
 {
-	struct pollfd pfd[3] = { { x->c->abort_fd, POLLIN, 0 } };
+	struct pollfd pfd[3] = { { x->c->intr_fd, POLLIN, 0 } };
 	int n = 1, si = -1, ri = -1, rc, waiting;
 	uint64_t dl = last + (uint64_t)x->c->timeout_ms;
 
@@ -266,9 +281,9 @@ xfer_poll(struct xfer *x, struct xfer_side *s, struct xfer_side *r, uint64_t las
 	while (rc == -1 && errno == EINTR);
 	if (rc == -1)
 		return comm_fail(x->c, COLL_ESYS, "poll: %s", strerror(errno));
-	if (pfd[0].revents)
-		return comm_fail_peer(x->c, waiting, COLL_EABORTED, "exchanging with");
-	if (rc == 0)
+	if (pfd[0].revents && (rc = comm_check_intr(x->c, waiting, "exchanging with")) != COLL_OK)
+		return rc;
+	if (rc == 0 || (rc == 1 && pfd[0].revents && clock_remaining_ms(dl) == 0))
 		return comm_fail_peer(x->c, waiting, COLL_ETIMEDOUT,
 		    si > 0 ? "waiting to send to" : "waiting for data from");
 	if (ri > 0 && pfd[ri].revents)
@@ -306,6 +321,8 @@ xfer_run(struct xfer *x)
 	    (rc = xfer_open_side(x, &r, x->recv_peer, &rdone)) != COLL_OK)
 		return rc;
 	wire_data_hdr_encode(s.hdr, &h);
+	if (s.fd >= 0 && (rc = fault_in_xfer(x->c, s.fd, s.hdr)) != COLL_OK)
+		return rc;
 	last = clock_now_ms();
 	for (;;) {
 		moved = XFER_IDLE;
@@ -314,9 +331,10 @@ xfer_run(struct xfer *x)
 			return rc;
 		if (s.done && r.done)
 			break;
-		if (moved && atomic_load(&x->c->aborted))
-			return comm_fail_peer(x->c, x->recv_peer >= 0 ? x->recv_peer : x->send_peer,
-			    COLL_EABORTED, "exchanging with");
+		if (moved && comm_halted(x->c) &&
+		    (rc = comm_check_intr(x->c, x->recv_peer >= 0 ? x->recv_peer : x->send_peer,
+		    "exchanging with")) != COLL_OK)
+			return rc;
 		if (moved) {
 			last = clock_now_ms();
 			status_progress(&x->c->status);

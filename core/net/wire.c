@@ -287,21 +287,152 @@ wire_note_decode(const uint8_t *p, size_t len, struct wire_note *n)
 	return COLL_OK;
 }
 
+void
+wire_join_encode(struct wbuf *b, const struct wire_join *j)
+{
+	wbuf_put_u64(b, j->commid);
+	wbuf_put_u32(b, j->keepalive_ms);
+	wbuf_put_u32(b, j->keepalive_limit);
+	wire_entry_encode(b, &j->e);
+}
+
 int
-wire_book_decode(const uint8_t *p, size_t len, uint32_t nranks, struct wire_entry *book)
+wire_join_decode(const uint8_t *p, size_t len, struct wire_join *j)
 {
 	struct wbuf b;
 
 	wbuf_init(&b, (void *)p, len);
+	j->commid = wbuf_get_u64(&b);
+	j->keepalive_ms = wbuf_get_u32(&b);
+	j->keepalive_limit = wbuf_get_u32(&b);
+	if (wire_entry_decode(&b, &j->e) != COLL_OK || b.off != len)
+		return COLL_EPROTO;
+	if (j->e.nranks > WIRE_MAX_RANKS || j->keepalive_ms == 0 || j->keepalive_limit == 0)
+		return COLL_EPROTO;
+	return COLL_OK;
+}
+
+size_t
+wire_book_cap(uint32_t count)
+{
+	return 12 + (size_t)count * WIRE_ENTRY_MAX;
+}
+
+void
+wire_book_encode(struct wbuf *b, uint32_t nranks, uint32_t first, uint32_t count,
+    const struct wire_entry *book)
+{
+	wbuf_put_u32(b, nranks);
+	wbuf_put_u32(b, first);
+	wbuf_put_u32(b, count);
+	for (uint32_t i = first; i < first + count; i++)
+		wire_entry_encode(b, &book[i]);
+}
+
+int
+wire_book_decode(const uint8_t *p, size_t len, uint32_t nranks, struct wire_entry *book,
+    uint32_t *first, uint32_t *count)
+{
+	struct wbuf b;
+	uint32_t f, n;
+
+	wbuf_init(&b, (void *)p, len);
 	if (wbuf_get_u32(&b) != nranks)
 		return COLL_EPROTO;
-	for (uint32_t i = 0; i < nranks; i++) {
+	f = wbuf_get_u32(&b);
+	n = wbuf_get_u32(&b);
+	if (b.err || n > WIRE_BOOK_CHUNK || f > nranks || n > nranks - f)
+		return COLL_EPROTO;
+	for (uint32_t i = f; i < f + n; i++) {
 		if (wire_entry_decode(&b, &book[i]) != COLL_OK)
 			return COLL_EPROTO;
 		if (book[i].rank != i || book[i].nranks != nranks)
 			return COLL_EPROTO;
 	}
+	*first = f;
+	*count = n;
 	return b.off == len ? COLL_OK : COLL_EPROTO;
+}
+
+static void
+wire_ranks_encode(struct wbuf *b, uint32_t n, const uint32_t *v)
+{
+	wbuf_put_u32(b, n);
+	for (uint32_t i = 0; i < n; i++)
+		wbuf_put_u32(b, v[i]);
+}
+
+/* A rank list: bounded by what is left of the payload and by nranks. */
+static int
+wire_ranks_decode(struct wbuf *b, uint32_t nranks, uint32_t *n, uint32_t **v)
+{
+	*n = wbuf_get_u32(b);
+	*v = NULL;
+	if (b->err || *n > nranks || (size_t)*n * 4 > b->len - b->off)
+		return COLL_EPROTO;
+	*v = xcalloc(*n ? *n : 1, sizeof **v);
+	for (uint32_t i = 0; i < *n; i++)
+		if (((*v)[i] = wbuf_get_u32(b)) >= nranks)
+			return COLL_EPROTO;
+	return b->err ? COLL_EPROTO : COLL_OK;
+}
+
+void
+wire_regroup_encode(struct wbuf *b, const struct wire_regroup *r)
+{
+	wbuf_put_u32(b, r->kind);
+	wbuf_put_u32(b, (uint32_t)r->color);
+	wbuf_put_u32(b, (uint32_t)r->key);
+	wire_ranks_encode(b, r->nexcl, r->excl);
+}
+
+int
+wire_regroup_decode(const uint8_t *p, size_t len, uint32_t nranks, struct wire_regroup *r)
+{
+	struct wbuf b;
+
+	wbuf_init(&b, (void *)p, len);
+	r->kind = wbuf_get_u32(&b);
+	r->color = (int32_t)wbuf_get_u32(&b);
+	r->key = (int32_t)wbuf_get_u32(&b);
+	if (wire_ranks_decode(&b, nranks, &r->nexcl, &r->excl) != COLL_OK || b.off != len)
+		return COLL_EPROTO;
+	if (r->kind != WIRE_RG_SHRINK && r->kind != WIRE_RG_SPLIT)
+		return COLL_EPROTO;
+	if (r->color < WIRE_NO_COLOR)
+		return COLL_EPROTO;
+	return COLL_OK;
+}
+
+void
+wire_regroup_done_encode(struct wbuf *b, const struct wire_regroup_done *d)
+{
+	wbuf_put_u32(b, (uint32_t)d->code);
+	wbuf_put_u64(b, d->commid);
+	wbuf_put_u32(b, (uint32_t)d->rank);
+	wbuf_put_u32(b, d->nranks);
+	wire_ranks_encode(b, d->nexcl, d->excl);
+	wire_str_encode(b, d->msg, WIRE_MSG_LEN);
+}
+
+int
+wire_regroup_done_decode(const uint8_t *p, size_t len, uint32_t nranks,
+    struct wire_regroup_done *d)
+{
+	struct wbuf b;
+
+	wbuf_init(&b, (void *)p, len);
+	d->code = (int32_t)wbuf_get_u32(&b);
+	d->commid = wbuf_get_u64(&b);
+	d->rank = (int32_t)wbuf_get_u32(&b);
+	d->nranks = wbuf_get_u32(&b);
+	if (wire_ranks_decode(&b, nranks, &d->nexcl, &d->excl) != COLL_OK ||
+	    wire_str_decode(&b, d->msg, WIRE_MSG_LEN) != COLL_OK || b.off != len)
+		return COLL_EPROTO;
+	if (d->code > 0 || d->code < -100 || d->rank < -1 || d->nranks > nranks ||
+	    (d->rank >= 0 && (uint32_t)d->rank >= d->nranks))
+		return COLL_EPROTO;
+	return COLL_OK;
 }
 
 void

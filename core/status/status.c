@@ -163,6 +163,19 @@ status_end(struct status *st, uint64_t seq, uint32_t kind)
 }
 
 void
+status_retry(struct status *st, uint64_t retries)
+{
+	struct status_page *p = st->page;
+
+	if (p == NULL)
+		return;
+	status_write_begin(p);
+	p->retries = retries;
+	p->retry_ns = clock_wall_ns();
+	status_write_end(p);
+}
+
+void
 status_set_state(struct status *st, int state, const char *error)
 {
 	struct status_page *p = st->page;

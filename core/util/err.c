@@ -23,7 +23,9 @@ static const struct {
 	{ COLL_ETOOBIG, "length over its bound" },
 	{ COLL_EOWNER, "owned by another user" },
 	{ COLL_EUNSAFE, "a link or writable by other users" },
-	{ COLL_EBUSY, "being written, try again" },
+	{ COLL_EBUSY, "busy, try again" },
+	{ COLL_ERETRY, "stopped for a retry" },
+	{ COLL_EROOTLOST, "root service lost" },
 };
 
 const char *

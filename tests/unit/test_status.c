@@ -368,7 +368,7 @@ test_status_read_not_a_page(void **state)
 	good.size = STATUS_PAGE_SIZE;
 	good.state = STATUS_IDLE;
 	v2 = good;
-	v2.version = 2;
+	v2.version = STATUS_VERSION + 1;
 	badsize = good;
 	badsize.size = 256;
 	memset(big, 'j', sizeof big);

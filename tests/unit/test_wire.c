@@ -189,7 +189,7 @@ test_hdr_rejects(void **state)
 		{ "version 0", { 'C', 'O', 'L', 'L', 0, 1, 0, 0, 0, 0, 0, 0 }, COLL_EVERSION },
 		{ "version 1 (MACs without side and role)", { 'C', 'O', 'L', 'L', 1, 1, 0, 0, 0, 0,
 		  0, 0 }, COLL_EVERSION },
-		{ "version 3", { 'C', 'O', 'L', 'L', 3, 1, 0, 0, 0, 0, 0, 0 }, COLL_EVERSION },
+		{ "version 4", { 'C', 'O', 'L', 'L', 4, 1, 0, 0, 0, 0, 0, 0 }, COLL_EVERSION },
 		{ "version 255", { 'C', 'O', 'L', 'L', 255, 1, 0, 0, 0, 0, 0, 0 },
 		  COLL_EVERSION },
 		{ "type 0", { 'C', 'O', 'L', 'L', WIRE_VERSION, 0, 0, 0, 0, 0, 0, 0 }, COLL_EPROTO },
@@ -441,7 +441,7 @@ test_note_truncated(void **state)
 
 /* Address book */
 
-/* Encode a book of n entries (count first) with optional changes; returns its length. */
+/* Encode one chunk of n entries (nranks field count, first 0) with optional changes; its length. */
 static size_t
 build_book(uint8_t *buf, size_t cap, uint32_t count, uint32_t n, const uint32_t *ranks)
 {
@@ -449,6 +449,8 @@ build_book(uint8_t *buf, size_t cap, uint32_t count, uint32_t n, const uint32_t 
 
 	wbuf_init(&b, buf, cap);
 	wbuf_put_u32(&b, count);
+	wbuf_put_u32(&b, 0);
+	wbuf_put_u32(&b, n);
 	for (uint32_t i = 0; i < n; i++) {
 		struct wire_entry e;
 		char host[16];
@@ -472,7 +474,11 @@ test_book_round_trip(void **state)
 		struct wire_entry book[8];
 		size_t len = build_book(buf, sizeof buf, sizes[i], sizes[i], NULL);
 
-		assert_int_equal(wire_book_decode(buf, len, sizes[i], book), COLL_OK);
+		uint32_t first = 99, count = 99;
+
+		assert_int_equal(wire_book_decode(buf, len, sizes[i], book, &first, &count), COLL_OK);
+		assert_int_equal(first, 0);
+		assert_int_equal(count, sizes[i]);
 		for (uint32_t r = 0; r < sizes[i]; r++) {
 			struct wire_entry want;
 			char host[16];
@@ -521,7 +527,9 @@ test_book_rejects(void **state)
 		memset(buf + len, 0, rows[i].extra);
 		len += rows[i].extra;
 		len -= rows[i].cut;
-		if (wire_book_decode(buf, len, rows[i].expect, book) != COLL_EPROTO)
+		uint32_t first, count;
+
+		if (wire_book_decode(buf, len, rows[i].expect, book, &first, &count) != COLL_EPROTO)
 			fail_msg("%s: accepted", rows[i].what);
 	}
 }
@@ -534,13 +542,17 @@ test_book_rejects_nranks_mismatch(void **state)
 	struct wire_entry book[2], e;
 	struct wbuf b;
 
+	uint32_t first, count;
+
 	wbuf_init(&b, buf, sizeof buf);
+	wbuf_put_u32(&b, 2);
+	wbuf_put_u32(&b, 0);
 	wbuf_put_u32(&b, 2);
 	make_entry(&e, 0, 2, "127.0.0.1", 1, "a");
 	wire_entry_encode(&b, &e);
 	make_entry(&e, 1, 3, "127.0.0.1", 2, "b");
 	wire_entry_encode(&b, &e);
-	assert_int_equal(wire_book_decode(buf, b.off, 2, book), COLL_EPROTO);
+	assert_int_equal(wire_book_decode(buf, b.off, 2, book, &first, &count), COLL_EPROTO);
 }
 
 /* Data header */

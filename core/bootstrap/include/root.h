@@ -1,6 +1,9 @@
 /*
  * The root service of a unique id: ranks connect, authenticate and join; when
- * all have joined it sends each the address book. It then keeps every rank's
+ * all have joined it sends the address book to rank 0, which passes it on.
+ * It also serves the communicators that shrink and split make from the first
+ * one (same id, a derived communicator id), agrees for them on the ranks that
+ * failed, and coordinates operator retries. It then keeps every rank's
  * connection open as a failure detector: a rank whose connection drops without
  * a BYE is announced to all others as FAILED, so every rank can name the rank
  * that died instead of the neighbour that gave up after it. A rank that never
@@ -30,5 +33,7 @@ void root_stop(struct root *root);
 int root_joined(struct root *root);
 /* The first rank whose connection dropped without a goodbye, or -1. */
 int root_first_dead(struct root *root);
+/* Bytes the root has sent on rank connections that have closed (all of them, once every rank left). */
+uint64_t root_bytes_sent(struct root *root);
 
 #endif

@@ -18,7 +18,7 @@
 
 #define WIRE_MAGIC 0x4c4c4f43u		/* "COLL" */
 #define WIRE_DATA_MAGIC 0x54414443u	/* "CDAT" */
-#define WIRE_VERSION 2	/* 2: the auth MACs bind side and role */
+#define WIRE_VERSION 3	/* 3: joins name their communicator, the book is chunked, keep-alive */
 #define WIRE_HDR_LEN 12
 #define WIRE_DATA_HDR_LEN 24
 #define WIRE_MAX_PAYLOAD (16u << 20)
@@ -38,6 +38,14 @@ enum wire_type {
 	WIRE_BYE,		/* rank -> root: leaving cleanly */
 	WIRE_FAILED,		/* root -> rank: another rank failed */
 	WIRE_PEER_HELLO,	/* rank -> rank: my rank on this connection */
+	WIRE_PING,		/* both ways on a root connection: still alive */
+	WIRE_REGROUP,		/* rank -> root: shrink or split request */
+	WIRE_REGROUP_DONE,	/* root -> rank: the agreed new communicator */
+	WIRE_RETRY_REQ,		/* rank -> root: a link of op seq broke, retry it */
+	WIRE_RETRY_QUERY,	/* root -> rank: where are you, can you retry seq */
+	WIRE_RETRY_STATE,	/* rank -> root: the answer */
+	WIRE_RETRY_GO,		/* root -> rank: every rank stopped at seq: run it again */
+	WIRE_RETRY_REFUSE,	/* root -> rank: seq cannot be retried, and why */
 	WIRE_TYPE_MAX
 };
 
@@ -63,6 +71,23 @@ struct wire_auth {
 	uint8_t role;
 	uint8_t nonce[WIRE_NONCE_LEN];
 	uint8_t mac[WIRE_MAC_LEN];
+};
+
+/*
+ * The largest communicator: the address book goes out in chunks of at most
+ * WIRE_BOOK_CHUNK entries (each under WIRE_ENTRY_MAX bytes), so the frame
+ * bound never limits the rank count; this does, and every tool uses it.
+ */
+#define WIRE_MAX_RANKS (1 << 20)
+#define WIRE_ENTRY_MAX (12 + 19 + 2 + WIRE_HOST_LEN)
+#define WIRE_BOOK_CHUNK 65536
+
+/* JOIN: which communicator, how often this rank pings, and its entry. */
+struct wire_join {
+	uint64_t commid;
+	uint32_t keepalive_ms;
+	uint32_t keepalive_limit;
+	struct wire_entry e;
 };
 
 /* ERROR and FAILED: a code, the rank concerned (or -1) and a message. */
@@ -109,8 +134,49 @@ void wire_auth_encode(struct wbuf *b, uint8_t type, const struct wire_auth *a);
 int wire_auth_decode(const uint8_t *p, size_t len, uint8_t type, struct wire_auth *a);
 void wire_note_encode(struct wbuf *b, const struct wire_note *n);
 int wire_note_decode(const uint8_t *p, size_t len, struct wire_note *n);
-/* Address book: count then entries; entries must be ranks 0..n-1 in order. */
-int wire_book_decode(const uint8_t *p, size_t len, uint32_t nranks, struct wire_entry *book);
+void wire_join_encode(struct wbuf *b, const struct wire_join *j);
+int wire_join_decode(const uint8_t *p, size_t len, struct wire_join *j);
+/*
+ * One chunk of the address book: nranks, first, count, then entries first ..
+ * first + count - 1. The payload is at most WIRE_BOOK_CHUNK entries long.
+ */
+void wire_book_encode(struct wbuf *b, uint32_t nranks, uint32_t first, uint32_t count,
+    const struct wire_entry *book);
+/* Decode a chunk into book (nranks entries); *first and *count say which it filled. */
+int wire_book_decode(const uint8_t *p, size_t len, uint32_t nranks, struct wire_entry *book,
+    uint32_t *first, uint32_t *count);
+/* Bytes a chunk of count entries may take: allocate this much. */
+size_t wire_book_cap(uint32_t count);
+
+/* REGROUP: shrink (exclude these ranks) or split (color, key). */
+enum wire_regroup_kind { WIRE_RG_SHRINK = 1, WIRE_RG_SPLIT = 2 };
+#define WIRE_NO_COLOR (-1)
+
+struct wire_regroup {
+	uint32_t kind;
+	int32_t color;
+	int32_t key;
+	uint32_t nexcl;
+	uint32_t *excl;		/* malloc'ed by the decoder */
+};
+
+/* REGROUP_DONE: the new communicator (rank -1: not in one), and the ranks left out. */
+struct wire_regroup_done {
+	int32_t code;
+	uint64_t commid;
+	int32_t rank;
+	uint32_t nranks;
+	uint32_t nexcl;
+	uint32_t *excl;		/* malloc'ed by the decoder */
+	char msg[WIRE_MSG_LEN + 1];
+};
+
+void wire_regroup_encode(struct wbuf *b, const struct wire_regroup *r);
+/* Every excluded rank must be below nranks; free r->excl after. */
+int wire_regroup_decode(const uint8_t *p, size_t len, uint32_t nranks, struct wire_regroup *r);
+void wire_regroup_done_encode(struct wbuf *b, const struct wire_regroup_done *d);
+int wire_regroup_done_decode(const uint8_t *p, size_t len, uint32_t nranks,
+    struct wire_regroup_done *d);
 
 void wire_data_hdr_encode(uint8_t out[WIRE_DATA_HDR_LEN], const struct wire_data_hdr *h);
 int wire_data_hdr_decode(struct wire_data_hdr *h, const uint8_t in[WIRE_DATA_HDR_LEN]);

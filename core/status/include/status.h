@@ -44,6 +44,10 @@
  *   progress_ns  wall time of the last byte moved or op boundary
  *   host         host name, NUL-terminated
  *   error        the last error, NUL-terminated (state FAILED)
+ *
+ * Version 2 adds, in what was reserved:
+ *   retries      ops run again after a broken link (operator retry), since init
+ *   retry_ns     wall time of the last retry
  */
 #ifndef COLL_STATUS_H
 #define COLL_STATUS_H
@@ -53,7 +57,7 @@
 #include <sys/types.h>
 
 #define STATUS_MAGIC 0x50545343u
-#define STATUS_VERSION 1
+#define STATUS_VERSION 2
 #define STATUS_PAGE_SIZE 512
 #define STATUS_READ_SPINS 100		/* immediate retries of a reader */
 #define STATUS_READ_RETRY_MS 100	/* then yielding retries, for this long */
@@ -88,12 +92,15 @@ struct status_page {
 	uint64_t progress_ns;
 	char host[64];
 	char error[192];
-	uint8_t reserved[STATUS_PAGE_SIZE - 168 - 192];
+	uint64_t retries;
+	uint64_t retry_ns;
+	uint8_t reserved[STATUS_PAGE_SIZE - 168 - 192 - 16];
 };
 
 _Static_assert(sizeof(struct status_page) == STATUS_PAGE_SIZE, "status page layout is fixed");
 _Static_assert(offsetof(struct status_page, seq_started) == 48, "status page layout is fixed");
 _Static_assert(offsetof(struct status_page, host) == 104, "status page layout is fixed");
+_Static_assert(offsetof(struct status_page, retries) == 360, "status page layout is fixed");
 
 struct status {
 	struct status_page *page;
@@ -111,6 +118,8 @@ void status_close(struct status *st);
 void status_begin(struct status *st, uint64_t seq, uint32_t kind, uint64_t bytes);
 void status_end(struct status *st, uint64_t seq, uint32_t kind);
 void status_set_state(struct status *st, int state, const char *error);
+/* The op under way was run again: retries is the count since init. */
+void status_retry(struct status *st, uint64_t retries);
 /* Lock-free single-field updates on the hot path. */
 void status_wait(struct status *st, int peer, int dir);
 void status_progress(struct status *st);

@@ -27,7 +27,9 @@ enum coll_err {
 	COLL_ETOOBIG = -15,	/* a length over its bound */
 	COLL_EOWNER = -16,	/* a file or directory owned by another user */
 	COLL_EUNSAFE = -17,	/* a link, not a plain file or directory, or writable by others */
-	COLL_EBUSY = -18,	/* a status page stayed mid-update past the retry limit */
+	COLL_EBUSY = -18,	/* busy: a page mid-update past the retry limit, an op still in flight */
+	COLL_ERETRY = -19,	/* an op stopped so that every rank can run it again */
+	COLL_EROOTLOST = -20,	/* the root service (the failure detector) is gone */
 };
 
 /* Describe an error code in a few lower-case words. */

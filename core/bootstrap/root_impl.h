@@ -1,0 +1,99 @@
+/*
+ * The root service's insides, shared by its loop (root.c) and its
+ * coordination of regroups and retries (root_coord.c). One thread owns all of
+ * it: the loop's.
+ */
+#ifndef COLL_ROOT_IMPL_H
+#define COLL_ROOT_IMPL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "root.h"
+#include "wconn.h"
+#include "wire.h"
+
+enum root_member_state { RM_ABSENT, RM_JOINED, RM_LEFT, RM_DEAD };
+
+struct root_conn {
+	struct wconn w;
+	struct root_group *g;
+	int rank;
+	uint32_t ka_ms;		/* the rank pings this often */
+	uint32_t ka_limit;	/* and is dead after this many silent intervals */
+	uint64_t last_rx;
+	uint64_t next_ping;
+};
+
+struct root_member {
+	int state;
+	struct root_conn *conn;
+	struct wire_entry e;
+	/* A regroup request. */
+	int rg_asked;
+	int32_t color;
+	int32_t key;
+	/* A retry round: answered "stopped at seq, input intact". */
+	int rt_ready;
+};
+
+struct root_group {
+	uint64_t commid;
+	int nranks;
+	int joined;
+	int live;		/* joined and not yet gone */
+	int started;		/* the book went out */
+	int expired;		/* the join deadline passed before it started */
+	char doomed[WIRE_MSG_LEN];	/* a rank died before the start: why late joiners are refused */
+	uint64_t deadline;	/* for every rank to join */
+	struct root_member *m;
+	/* One regroup (shrink or split) at a time. */
+	int rg_kind;		/* 0: none under way */
+	uint8_t *rg_excl;	/* nranks flags: excluded by some rank's list */
+	uint64_t rg_deadline;
+	uint64_t regroups;	/* regroups done, to derive new communicator ids */
+	/* One retry round at a time. */
+	int rt_active;
+	uint64_t rt_seq;
+	uint32_t rt_epoch;
+	uint64_t rt_deadline;
+	struct root_group *next;
+};
+
+struct root {
+	struct coll_uid uid;
+	int join_timeout_ms;
+	int listen_fd;
+	int stop_fd;
+	int joins[2];		/* finished handshakes, from their threads */
+	int handshakes;		/* threads running one, under lock */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct root_group *groups;
+	struct root_group *first;	/* the group of the unique id itself */
+	atomic_int joined;
+	atomic_int first_dead;
+	atomic_uint_fast64_t bytes_sent;
+	pthread_t thread;
+};
+
+/* root.c */
+struct root_group *root_group_new(struct root *root, uint64_t commid, int nranks);
+struct root_group *root_group_find(struct root *root, uint64_t commid);
+void root_send(struct root_conn *rc, uint8_t type, const void *p, uint32_t len);
+void root_send_note(struct root_conn *rc, uint8_t type, int code, int rank, const char *msg);
+/* Every live member of g. */
+void root_send_all(struct root_group *g, uint8_t type, const void *p, uint32_t len);
+
+/* root_coord.c */
+void root_on_regroup(struct root *root, struct root_conn *rc, const uint8_t *p, uint32_t len);
+void root_on_retry_req(struct root *root, struct root_conn *rc, const uint8_t *p, uint32_t len);
+void root_on_retry_state(struct root *root, struct root_conn *rc, const uint8_t *p,
+    uint32_t len);
+/* A member died or left: regroups and retries under way may now decide. */
+void root_coord_member_gone(struct root *root, struct root_group *g, int rank);
+/* Deadlines of regroups and retry rounds. */
+void root_coord_tick(struct root *root, struct root_group *g, uint64_t now);
+
+#endif

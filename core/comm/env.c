@@ -1,0 +1,51 @@
+/* The communicator's settings from the environment, each checked and bounded. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "comm.h"
+#include "comm_impl.h"
+
+/* An integer setting in lo..hi, else def (a bad value is not worth failing a job for). */
+static long
+comm_env_long(const char *name, long lo, long hi, long def)
+{
+	const char *s = getenv(name);
+	char *end;
+	long v;
+
+	if (s == NULL || *s == '\0')
+		return def;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < lo || v > hi)
+		return def;
+	return v;
+}
+
+int
+comm_env_timeout_ms(void)
+{
+	const char *s = getenv("COLL_TIMEOUT");
+	char *end;
+	double v;
+
+	if (s == NULL || *s == '\0')
+		return COLL_TIMEOUT_DEFAULT_MS;
+	v = strtod(s, &end);
+	if (*end != '\0' || !(v >= 0.001 && v <= 86400 * 7))
+		return COLL_TIMEOUT_DEFAULT_MS;
+	return (int)(v * 1000);
+}
+
+void
+comm_env_load(struct comm *c)
+{
+	c->ka_ms = (int)comm_env_long("COLL_KEEPALIVE_MS", 10, 600000, COLL_KEEPALIVE_MS_DEFAULT);
+	c->ka_limit = (int)comm_env_long("COLL_KEEPALIVE_LIMIT", 2, 100000,
+	    COLL_KEEPALIVE_LIMIT_DEFAULT);
+	c->retry_max = (int)comm_env_long("COLL_RETRY_MAX", 0, 1000, COLL_RETRY_MAX_DEFAULT);
+	c->retry_interval_ms = (int)comm_env_long("COLL_RETRY_INTERVAL_MS", 0, 600000,
+	    COLL_RETRY_INTERVAL_MS_DEFAULT);
+	c->retry_save = (size_t)comm_env_long("COLL_RETRY_SAVE_BYTES", 0, 1L << 40,
+	    COLL_RETRY_SAVE_DEFAULT);
+}

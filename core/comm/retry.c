@@ -1,0 +1,172 @@
+/*
+ * Operator retry, after HCCL's: when a data link breaks while both of its
+ * ends live, the op is run again on fresh connections, but only if every
+ * rank of the communicator stopped at the same sequence number with its
+ * input intact. The root runs each round (root_coord.c): a rank whose link
+ * broke asks, the root asks every rank where it is, and answers all of them
+ * with go or refuse. Refusals carry the reason: a rank died, a rank had
+ * already completed the op, an in-place input was partly overwritten, or
+ * the retries ran out (COLL_RETRY_MAX).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "comm_impl.h"
+#include "log.h"
+
+enum { RETRY_READY = 0, RETRY_NOT_INTACT = 1, RETRY_COMPLETED = 2 };
+
+static void
+retry_send(struct comm *c, uint8_t type, uint64_t seq, int n, const uint32_t *v)
+{
+	uint8_t buf[32];
+	struct wbuf w;
+
+	wbuf_init(&w, buf, sizeof buf);
+	wbuf_put_u64(&w, seq);
+	for (int i = 0; i < n; i++)
+		wbuf_put_u32(&w, v[i]);
+	(void)comm_root_send(c, type, buf, (uint32_t)w.off);
+}
+
+/* Service thread: a query, a go-ahead or a refusal from the root. */
+void
+retry_on_root(struct comm *c, uint8_t type, const uint8_t *p, uint32_t len)
+{
+	struct wire_note note;
+	struct wbuf b;
+	uint64_t seq;
+	uint32_t epoch = 0;
+	int completed = 0;
+
+	wbuf_init(&b, (void *)p, len);
+	seq = wbuf_get_u64(&b);
+	if (type != WIRE_RETRY_REFUSE)
+		epoch = wbuf_get_u32(&b);
+	if (b.err || (type == WIRE_RETRY_REFUSE ?
+	    wire_note_decode(p + 8, len - 8, &note) != COLL_OK : b.off != len)) {
+		log_warn("the root sent a malformed retry message");
+		return;
+	}
+	pthread_mutex_lock(&c->lock);
+	if (type == WIRE_RETRY_QUERY) {
+		c->rt.query_seq = seq;
+		c->rt.query_epoch = epoch;
+		c->rt.answered = 0;
+		c->rt.verdict = 0;
+		/* Done with seq, or past it: this rank cannot run it again. */
+		completed = c->seq > seq || (c->seq == seq && !c->in_op);
+		if (completed)
+			c->rt.answered = 1;
+		else if (c->in_op && c->seq == seq)
+			atomic_store(&c->rt_pending, 1);
+	} else {
+		c->rt.verdict = type == WIRE_RETRY_GO ? 1 : 2;
+		c->rt.verdict_seq = seq;
+		c->rt.verdict_epoch = epoch;
+		if (type == WIRE_RETRY_REFUSE) {
+			snprintf(c->rt.why, sizeof c->rt.why, "%s", note.msg);
+			c->rt.why_code = note.code;
+		}
+	}
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+	if (completed)
+		retry_send(c, WIRE_RETRY_STATE, seq, 2, (uint32_t[]){ epoch, RETRY_COMPLETED });
+	if (type == WIRE_RETRY_QUERY && !completed)
+		comm_interrupt(c);
+}
+
+static int
+retry_asked(struct comm *c)
+{
+	return (c->rt.query_seq == c->seq && !c->rt.answered) ||
+	    (c->rt.verdict != 0 && c->rt.verdict_seq == c->seq) || atomic_load(&c->failed);
+}
+
+static int
+retry_decided(struct comm *c)
+{
+	return (c->rt.verdict != 0 && c->rt.verdict_seq == c->seq) || atomic_load(&c->failed);
+}
+
+/* Drain the interrupt left by the round, unless something else still stands. */
+static void
+retry_clear(struct comm *c, uint32_t epoch)
+{
+	uint64_t v;
+
+	peer_reset(c, epoch);
+	pthread_mutex_lock(&c->lock);
+	c->rt.verdict = 0;
+	c->rt.query_seq = 0;
+	atomic_store(&c->rt_pending, 0);
+	pthread_mutex_unlock(&c->lock);
+	if (!atomic_load(&c->aborted) && !atomic_load(&c->failed) && !atomic_load(&c->cancelled))
+		while (read(c->intr_fd, &v, sizeof v) == (ssize_t)sizeof v)
+			;
+	c->link_peer = -1;
+	c->op_recv_bytes = 0;
+}
+
+static int
+retry_refused(struct comm *c, int peer)
+{
+	char why[COLL_ERR_LEN];
+	int code;
+
+	pthread_mutex_lock(&c->lock);
+	snprintf(why, sizeof why, "%s", c->rt.why);
+	code = c->rt.why_code < 0 ? c->rt.why_code : COLL_EPEER;
+	pthread_mutex_unlock(&c->lock);
+	code = comm_fail(c, code, "rank %d: %s seq %" PRIu64 " stopped (link to rank %d) and "
+	    "was not retried: %s", c->rank, comm_op_name(c), c->seq, peer, why);
+	atomic_store(&c->state, code);
+	return code;
+}
+
+int
+retry_op(struct comm *c, int rc, int intact)
+{
+	int peer = c->link_peer, r, state;
+	uint64_t dl = comm_deadline(c);
+	uint32_t epoch;
+	struct timespec pause;
+
+	if (!(rc == COLL_ERETRY || (rc == COLL_EPEER && peer >= 0)))
+		return rc;
+	if (rc == COLL_EPEER) {
+		log_warn("rank %d: link to rank %d broke in %s seq %" PRIu64 ": asking to retry",
+		    c->rank, peer, comm_op_name(c), c->seq);
+		retry_send(c, WIRE_RETRY_REQ, c->seq, 3, (uint32_t[]){ c->epoch,
+		    (uint32_t)c->op_retries, (uint32_t)c->retry_max });
+	}
+	if ((r = comm_wait(c, retry_asked, dl)) == COLL_OK && !retry_decided(c)) {
+		pthread_mutex_lock(&c->lock);
+		c->rt.answered = 1;
+		epoch = c->rt.query_epoch;
+		pthread_mutex_unlock(&c->lock);
+		state = intact ? RETRY_READY : RETRY_NOT_INTACT;
+		retry_send(c, WIRE_RETRY_STATE, c->seq, 2, (uint32_t[]){ epoch, (uint32_t)state });
+		r = comm_wait(c, retry_decided, dl);
+	}
+	if (atomic_load(&c->failed) || atomic_load(&c->aborted) || r != COLL_OK)
+		return comm_fail_peer(c, peer >= 0 ? peer : 0, r == COLL_ETIMEDOUT ? r :
+		    COLL_EPEER, "exchanging with");
+	if (c->rt.verdict == 2)
+		return retry_refused(c, peer);
+	epoch = c->rt.verdict_epoch;
+	retry_clear(c, epoch);
+	c->op_retries++;
+	status_retry(&c->status, epoch);
+	log_warn("rank %d: retrying %s seq %" PRIu64 " (retry %u of at most %d)", c->rank,
+	    comm_op_name(c), c->seq, epoch, c->retry_max);
+	pause = (struct timespec){ c->retry_interval_ms / 1000,
+	    (long)(c->retry_interval_ms % 1000) * 1000000 };
+	nanosleep(&pause, NULL);
+	return COLL_OK;
+}
