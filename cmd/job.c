@@ -5,6 +5,11 @@
  *   that could not be used makes it 255, as with pdsh and ssh.
  * - Ranks get a grace period after a failure so they can report what they
  *   saw (the core names the dead rank); then SIGTERM, then SIGKILL.
+ * - With keep_going a failure is reported and sets the exit code, but stops
+ *   nothing: the others run to their end. It is one flag on that decision,
+ *   here and in srun's --kill-on-bad-exit, not a second loop. A host that
+ *   cannot be used is such a failure; a signal from the user and --timeout
+ *   still stop the job.
  * - Output is read until every stream closes, so nothing a dying rank wrote
  *   is lost.
  */
@@ -43,6 +48,7 @@ struct job {
 	int exit_code;
 	int forwarded;		/* signals forwarded so far */
 	int timed_out;
+	int stopping;		/* the ranks left are being stopped (failure or timeout) */
 	uint64_t term_at;	/* when to SIGTERM the rest (0: not scheduled) */
 	uint64_t kill_at;	/* when to SIGKILL the rest */
 	uint64_t give_up_at;	/* after SIGKILL: stop waiting for what never ends */
@@ -119,6 +125,23 @@ job_output(void *arg, int rank, int stream, const char *line, size_t len)
 	fputc('\n', f);
 }
 
+/*
+ * Fail fast: SIGTERM the ranks left after the grace period. Under
+ * keep_going a failure stops nothing, unless the user has already asked
+ * (by a signal) for the job to end: then it ends as it always did.
+ */
+static void
+job_stop_others(struct job *j)
+{
+	if (j->stopping || (j->o->keep_going && j->forwarded == 0))
+		return;
+	j->stopping = 1;
+	if (launch_running(j->l) > 0 && j->term_at == 0) {
+		j->term_at = clock_now_ms() + (uint64_t)(j->o->grace_s * 1000);
+		fprintf(stderr, "%s: stopping the other ranks in %.0f s\n", j->o->tool, j->o->grace_s);
+	}
+}
+
 static void
 job_fail_once(struct job *j, int rank, int code)
 {
@@ -132,10 +155,7 @@ job_fail_once(struct job *j, int rank, int code)
 		return;
 	j->failed_rank = rank;
 	j->exit_code = code;
-	if (launch_running(j->l) > 0 && j->term_at == 0) {
-		j->term_at = clock_now_ms() + (uint64_t)(j->o->grace_s * 1000);
-		fprintf(stderr, "%s: stopping the other ranks in %.0f s\n", j->o->tool, j->o->grace_s);
-	}
+	job_stop_others(j);
 }
 
 static void
@@ -199,9 +219,11 @@ job_timers(struct job *j, uint64_t job_deadline)
 {
 	uint64_t now = clock_now_ms(), next = now + 1000;
 
-	if (job_deadline && now >= job_deadline && !j->timed_out && j->failed_rank < 0) {
-		j->timed_out = 1;
-		j->exit_code = JOB_EXIT_TIMEOUT;
+	/* A failure kept going from still ends at the timeout, but keeps its code. */
+	if (job_deadline && now >= job_deadline && !j->timed_out && !j->stopping) {
+		j->timed_out = j->stopping = 1;
+		if (j->failed_rank < 0)
+			j->exit_code = JOB_EXIT_TIMEOUT;
 		fprintf(stderr, "%s: the job ran past --timeout %.0f s; stopping %d ranks\n",
 		    j->o->tool, j->o->timeout_s, launch_running(j->l));
 		j->term_at = now;
@@ -225,7 +247,7 @@ job_timers(struct job *j, uint64_t job_deadline)
 		if (j->exit_code == 0)
 			j->exit_code = JOB_EXIT_UNREACHABLE;
 	}
-	if (job_deadline && !j->timed_out && job_deadline < next)
+	if (job_deadline && !j->stopping && job_deadline < next)
 		next = job_deadline;
 	if (j->term_at && j->term_at < next)
 		next = j->term_at;
@@ -448,7 +470,8 @@ job_start(struct job *j, struct root **root, struct coll_uid *uid, char *path, s
 	    .cwd = getcwd(cwd, sizeof cwd), .ssh_config = j->o->ssh_config,
 	    .connect_timeout_ms = j->o->connect_timeout_ms, .fanout = j->o->fanout,
 	    .accept_new = j->o->accept_new, .nodelist = j->o->nodelist,
-	    .per_host = j->o->per_host, .cyclic = j->o->cyclic };
+	    .per_host = j->o->per_host, .cyclic = j->o->cyclic,
+	    .keep_going = j->o->keep_going };
 	job_install_dirs(j->o, &lo);
 	if ((r = launch_start(&j->l, &lo, &cb)) != COLL_OK) {
 		fprintf(stderr, "%s: cannot start the ranks: %s\n", j->o->tool,

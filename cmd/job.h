@@ -1,9 +1,9 @@
 /*
  * Running a job from the front end: start the root service, launch the ranks
- * (locally or over SSH), stream and label their output, forward signals, fail
- * fast, record the job for collstack, and clean up (status pages, job record)
- * however it ends. collrun is this plus its flags; collcheck uses it to start
- * local workers.
+ * (locally, over SSH or through srun), stream and label their output, forward
+ * signals, fail fast (or keep going), record the job for collstack, and clean
+ * up (status pages, job record) however it ends. collrun is this plus its
+ * flags; collcheck uses it to start local workers.
  */
 #ifndef COLL_JOB_H
 #define COLL_JOB_H
@@ -19,6 +19,7 @@ struct job_opts {
 	int gather;		/* print identical stdout once per group, at the end */
 	double timeout_s;	/* whole job; 0: none */
 	double grace_s;		/* after a failure, before the others are killed */
+	int keep_going;		/* a failed rank leaves the others running to their end */
 	int join_timeout_ms;
 	enum launch_kind kind;
 	int nhosts;		/* 0: one local host */

@@ -13,7 +13,8 @@ static const char *const collrun_description[] = {
 	"through Slurm's srun, and gives each the unique id of a new job to rendezvous with "
 	"(COLL_UNIQUE_ID) and its place in the job (COLL_RANK, COLL_SIZE and torchrun's RANK, "
 	"WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT; see ENVIRONMENT). It labels each "
-	"line of the ranks' output with rank and host, forwards signals, and fails fast.",
+	"line of the ranks' output with rank and host, forwards signals, and fails fast "
+	"unless told to keep going.",
 	"Options end at the program name, as with mpirun and srun, so the program's own flags "
 	"need no --. Hosts come from -H (pdsh ranges such as node[01-16] or n[1-3,7], each with "
 	"an optional :slots), else --hostfile (Open MPI's 'host slots=N' lines), else a Slurm "
@@ -36,8 +37,11 @@ static const char *const collrun_description[] = {
 	"ranks' PATH and LD_LIBRARY_PATH, as Open MPI's --prefix does, so a tool of the suite "
 	"named bare (collcheck) is found wherever the same files are.",
 	"When a rank fails, collrun names it and how it ended, stops the others after --grace "
-	"seconds and exits with that rank's code. There is deliberately no option to keep "
-	"going: a collective job with a dead rank can only hang.",
+	"seconds and exits with that rank's code: ranks waiting on a dead one in a collective "
+	"could only hang. With -k (--keep-going) it still names the failed rank at once, but "
+	"lets the others run to their own end, for ranks that can go on without it; it then "
+	"exits with the first failed rank's code (or 128+N for signal N) as above, or 255 if a "
+	"host could not be used. A signal to collrun and --timeout still stop every rank.",
 	NULL,
 };
 
@@ -47,7 +51,8 @@ static const struct mantext_item collrun_exit[] = {
 	{ "3", "collrun could not run the job (no such program, no usable interface)." },
 	{ "124", "The job ran past --timeout." },
 	{ "255", "Some hosts could not be used; they are listed at the end with the reason." },
-	{ "other", "The code the first failed rank exited with, or 128+N if signal N killed it." },
+	{ "other", "The code the first failed rank exited with, or 128+N if signal N killed it "
+	    "(with --keep-going too, once every rank has ended)." },
 	{ NULL, NULL },
 };
 
@@ -62,6 +67,8 @@ static const struct mantext_item collrun_examples[] = {
 	    "64 ranks through srun, inside an allocation." },
 	{ "collrun --hostfile hosts -x node03 -t 600 ./train",
 	    "The hosts of a file but node03, stopping the job after ten minutes." },
+	{ "collrun -H 'node[01-64]' -k ./fsck-local-disk",
+	    "A check on every host, to its end on each even where some fail." },
 	{ NULL, NULL },
 };
 

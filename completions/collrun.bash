@@ -18,7 +18,7 @@ _coll_collrun()
 		--prefix) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
 	esac
 	if [[ "$cur" == -* ]]; then
-		COMPREPLY=($(compgen -W " -n --np -H --hosts -x --exclude --hostfile -N --per-host --place --launcher --no-label -g --gather -t --timeout --grace --connect-timeout -f --fanout --accept-new -F --ssh-config --prefix -h --help -V --version" -- "$cur"))
+		COMPREPLY=($(compgen -W " -n --np -H --hosts -x --exclude --hostfile -N --per-host --place --launcher --no-label -g --gather -t --timeout --grace -k --keep-going --connect-timeout -f --fanout --accept-new -F --ssh-config --prefix -h --help -V --version" -- "$cur"))
 	else
 		COMPREPLY=($(compgen -c -- "$cur"))
 	fi

@@ -1,11 +1,13 @@
 /*
  * collrun: start ranks of a program, on this machine or on many hosts over
  * SSH, with a unique id to rendezvous with; label and stream their output,
- * forward signals, fail fast.
+ * forward signals, fail fast or keep going.
  *
  * Options end at the program name, as with mpirun and srun, so the program's
- * own flags need no "--". There is deliberately no option to keep going
- * after a rank fails: a collective job with a dead rank can only hang.
+ * own flags need no "--". Failing fast is the default, since ranks waiting
+ * on a dead one in a collective can only hang; -k (--keep-going, as make's)
+ * lets the others run to their end, for ranks that can go on without it:
+ * independent ones, or survivors that shrink their communicator to carry on.
  * Hosts come from -H, else --hostfile, else a Slurm allocation's
  * SLURM_JOB_NODELIST; without any, every rank runs here.
  */
@@ -25,8 +27,8 @@
 #define COLLRUN_MAX_RANKS (1 << 20)
 
 enum { O_NP = 1, O_HOSTS, O_EXCLUDE, O_HOSTFILE, O_PER_HOST, O_PLACE, O_LAUNCHER, O_NO_LABEL,
-	O_GATHER, O_TIMEOUT, O_GRACE, O_CONNECT_TIMEOUT, O_FANOUT, O_ACCEPT_NEW, O_SSH_CONFIG,
-	O_PREFIX, O_HELP, O_VERSION };
+	O_GATHER, O_TIMEOUT, O_GRACE, O_KEEP_GOING, O_CONNECT_TIMEOUT, O_FANOUT, O_ACCEPT_NEW,
+	O_SSH_CONFIG, O_PREFIX, O_HELP, O_VERSION };
 
 static const struct opt collrun_opts[] = {
 	{ O_NP, 'n', "np", OPT_VALUE, "N", "number of ranks (default: the hosts' slots, or 1)",
@@ -50,6 +52,8 @@ static const struct opt collrun_opts[] = {
 	    "(exit 124)", NULL },
 	{ O_GRACE, 0, "grace", OPT_VALUE, "SECONDS", "after a rank fails, wait this long before "
 	    "killing the others (default 3)", NULL },
+	{ O_KEEP_GOING, 'k', "keep-going", OPT_FLAG, NULL, "after a rank fails, let the others "
+	    "run to their end (the first failure still sets the exit code)", NULL },
 	{ O_CONNECT_TIMEOUT, 0, "connect-timeout", OPT_VALUE, "SECONDS", "give up on a host "
 	    "after this long connecting (default 10)", NULL },
 	{ O_FANOUT, 'f', "fanout", OPT_VALUE, "N", "hosts connecting at once (default 64)", NULL },
@@ -109,6 +113,7 @@ collrun_value(struct collrun_args *a, int id, const char *val, char *err, size_t
 	case O_NO_LABEL: a->jo.label = 0; return 0;
 	case O_GATHER: a->jo.gather = 1; return 0;
 	case O_ACCEPT_NEW: a->jo.accept_new = 1; return 0;
+	case O_KEEP_GOING: a->jo.keep_going = 1; return 0;
 	case O_TIMEOUT: return opt_double("--timeout", val, 0.001, 1e7, &a->jo.timeout_s, err, len);
 	case O_GRACE: return opt_double("--grace", val, 0, 3600, &a->jo.grace_s, err, len);
 	case O_FANOUT:

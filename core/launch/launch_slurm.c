@@ -7,8 +7,9 @@
  * shorter than its 1024-byte line limit. The agent's stderr is its own
  * diagnostics, shown as the rank's stderr. srun is
  * started by the local backend, so its own output and exit are watched by
- * the same loop; --kill-on-bad-exit makes Slurm end the step when a rank
- * fails.
+ * the same loop; --kill-on-bad-exit=1 makes Slurm end the step when a rank
+ * fails, and under keep_going =0 lets the others run on, whatever
+ * KillOnBadExit slurm.conf sets.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -128,7 +129,7 @@ slurm_argv(const struct launch_opts *o, const char *uidstr)
 	if (o->nodelist != NULL)
 		slurm_argv_add(&argv, &n, xasprintf("--nodelist=%s", o->nodelist));
 	slurm_argv_add(&argv, &n, xasprintf("--distribution=%s", o->cyclic ? "cyclic" : "block"));
-	slurm_argv_add(&argv, &n, xstrdup("--kill-on-bad-exit=1"));
+	slurm_argv_add(&argv, &n, xasprintf("--kill-on-bad-exit=%d", !o->keep_going));
 	slurm_argv_add(&argv, &n, xstrdup("--label"));
 	slurm_argv_add(&argv, &n, xstrdup(o->agent));
 	slurm_argv_add(&argv, &n, xstrdup("--agent"));

@@ -20,6 +20,12 @@ collrun --launcher slurm -n 4 --grace 1 bash -c '[ $COLL_RANK = 2 ] && exit 3; e
 expect_code 3 $? "the failing task's exit code"
 check "the failing rank is named" grep -q 'collrun: rank 2 (pid [0-9]*) exited with code 3' "$TMP/e"
 
+# --keep-going: srun leaves the other tasks running (--kill-on-bad-exit=0).
+collrun --launcher slurm -n 4 --grace 0.2 -k bash -c '[ $COLL_RANK = 2 ] && exit 3; sleep 2; echo "rank $COLL_RANK finished"' >"$TMP/o" 2>"$TMP/e"
+expect_code 3 $? "-k: the failing task's exit code"
+check "-k: the failing rank is named" grep -q 'collrun: rank 2 (pid [0-9]*) exited with code 3' "$TMP/e"
+check "-k: the other tasks ran to their end" test "$(grep -c 'finished$' "$TMP/o")" -eq 3
+
 collrun --launcher slurm -n 2 --grace 1 bash -c '[ $COLL_RANK = 1 ] && kill -9 $$; exec sleep 30' >"$TMP/o" 2>"$TMP/e"
 expect_code 137 $? "a task killed by SIGKILL gives 137"
 

@@ -35,6 +35,12 @@ check "the failing rank and its host are named" grep -q 'rank 2 on node03 (pid [
 sleep 1
 check "no rank is left on any host" test "$(leftovers)" -eq 0
 
+# --keep-going: the other hosts' ranks run to their end.
+collrun -F "$CFG" -H "$HOSTS" --grace 0.2 -k bash -c '[ $COLL_RANK = 2 ] && exit 5; sleep 1.5; echo "rank $COLL_RANK finished"; : "$0"' "$MARK" >"$TMP/o" 2>"$TMP/e"
+expect_code 5 $? "-k: the failing remote rank's exit code"
+check "-k: the failing rank and its host are named" grep -q 'rank 2 on node03 (pid [0-9]*) exited with code 5' "$TMP/e"
+check "-k: the other remote ranks ran to their end" test "$(grep -c 'finished$' "$TMP/o")" -eq 3
+
 collrun -F "$CFG" -H "$HOSTS" --grace 1 bash -c '[ $COLL_RANK = 1 ] && kill -9 $$; exec -a "$0" sleep 30' "$MARK" >"$TMP/o" 2>"$TMP/e"
 expect_code 137 $? "a remote rank killed by SIGKILL gives 137"
 check "its signal is named" grep -q 'rank 1 on node02 (pid [0-9]*) was killed by signal 9' "$TMP/e"

@@ -63,6 +63,7 @@ struct launch_opts {
 	const char *nodelist;		/* srun --nodelist; NULL: the allocation's */
 	int per_host;			/* srun --ntasks-per-node; 0: Slurm decides */
 	int cyclic;			/* srun --distribution=cyclic instead of block */
+	int keep_going;			/* a failed rank leaves the others be (srun too) */
 };
 
 struct launch;
