@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "auth.h"
@@ -525,6 +526,12 @@ root_main(void *arg)
 		root_tick(root, clock_now_ms());
 		root_flush_all(root);
 		root_reap_groups(root);
+		{
+			int live = 0;
+			for (struct root_group *g = root->groups; g != NULL; g = g->next)
+				live += g->live;
+			atomic_store(&root->live, live);
+		}
 	}
 	free(rp.pfd);
 	free(rp.conn);
@@ -591,6 +598,17 @@ int
 root_first_dead(struct root *root)
 {
 	return atomic_load(&root->first_dead);
+}
+
+int
+root_wait_idle(struct root *root, int timeout_ms)
+{
+	uint64_t until = clock_now_ms() + (uint64_t)timeout_ms;
+	struct timespec ts = { 0, 10 * 1000000 };
+
+	while (atomic_load(&root->live) > 0 && clock_now_ms() < until)
+		nanosleep(&ts, NULL);
+	return atomic_load(&root->live) > 0 ? COLL_ETIMEDOUT : COLL_OK;
 }
 
 uint64_t

@@ -266,8 +266,8 @@ void
 root_on_retry_state(struct root *root, struct root_conn *rc, const uint8_t *p, uint32_t len)
 {
 	static const char *why[] = { "", "its in-place buffer was already partly overwritten "
-	    "(pass separate buffers, or raise COLL_RETRY_SAVE_BYTES)", "had already completed it",
-	    "is past it" };
+	    "(pass separate buffers, or raise COLL_RETRY_SAVE_BYTES)", "it had already completed the op",
+	    "it is past the op" };
 	struct root_group *g = rc->g;
 	char msg[WIRE_MSG_LEN];
 	int32_t state;
@@ -283,7 +283,7 @@ root_on_retry_state(struct root *root, struct root_conn *rc, const uint8_t *p, u
 	if (b.err || b.off != len || !g->rt_active || seq != g->rt_seq || epoch != g->rt_epoch)
 		return;
 	if (state != 0) {
-		snprintf(msg, sizeof msg, "retry of seq %" PRIu64 " refused: rank %d (host %s) %s",
+		snprintf(msg, sizeof msg, "retry of seq %" PRIu64 " refused: rank %d (host %s): %s",
 		    seq, rc->rank, g->m[rc->rank].e.host,
 		    why[state > 0 && state < 4 ? state : 3]);
 		root_retry_refuse(g, COLL_EPEER, rc->rank, msg);

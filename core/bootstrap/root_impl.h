@@ -73,6 +73,7 @@ struct root {
 	struct root_group *groups;
 	struct root_group *first;	/* the group of the unique id itself */
 	atomic_int joined;
+	atomic_int live;		/* ranks connected, of every group, after the last round */
 	atomic_int first_dead;
 	atomic_uint_fast64_t bytes_sent;
 	pthread_t thread;

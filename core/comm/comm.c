@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -242,7 +243,7 @@ comm_faults_load(struct comm *c)
 {
 	char err[COLL_ERR_LEN];
 
-	if (fault_load(err, sizeof err) != COLL_OK)
+	if (fault_load(c->rank, err, sizeof err) != COLL_OK)
 		return comm_fail(c, COLL_EINVAL, "COLL_FAULT: %s", err);
 	return COLL_OK;
 }
@@ -406,6 +407,15 @@ comm_destroy(struct comm *c)
 		pthread_join(c->init_thread, NULL);
 	c->init_started = 0;
 	comm_finalize(c);
+	/*
+	 * The root of a grown communicator lives in this process and is everyone's
+	 * failure detector: it stays until the others have left too.
+	 */
+	if (c->owned_root != NULL && c->root_fd >= 0)
+		shutdown(c->root_fd, SHUT_RDWR);	/* gone from its count, cleanly or not */
+	if (c->owned_root != NULL && root_wait_idle(c->owned_root, c->timeout_ms) != COLL_OK)
+		log_warn("rank %d: ranks still connected to the root in this process after %d s; "
+		    "stopping it", c->rank, c->timeout_ms / 1000);
 	atomic_store(&c->aborted, 1);
 	comm_kick(c->abort_fd);
 	comm_interrupt(c);

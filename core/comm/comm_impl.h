@@ -166,7 +166,7 @@ void retry_on_root(struct comm *c, uint8_t type, const uint8_t *p, uint32_t len)
 int retry_op(struct comm *c, int rc, int intact);
 
 /* fault_hooks.c: read COLL_FAULT once per process; COLL_EINVAL with the reason. */
-int fault_load(char *err, size_t errlen);
+int fault_load(int rank, char *err, size_t errlen);
 /* fault_hooks.c: COLL_FAULT's faults at an op's start, and on its first send. */
 void fault_at_begin(struct comm *c);
 int fault_in_xfer(struct comm *c, int fd, uint8_t *hdr);

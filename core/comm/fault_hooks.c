@@ -1,8 +1,10 @@
 /*
  * Where COLL_FAULT's faults happen (the plan and its parser are fault.c).
  * The plan is the process's, read once, so that a fault fires at most once
- * per process even when a shrink makes a new communicator whose ranks and
- * sequence numbers start again.
+ * per process. RANK names the process by its rank in the first communicator
+ * it joined (the job's rank, as collrun numbers it), so that a fault stays
+ * with the same process when a shrink renumbers the survivors; SEQ counts
+ * the ops of whichever communicator runs them.
  *
  * These are the only places where the core exits or kills its own process:
  * the user asked for exactly that, to rehearse recovery.
@@ -21,14 +23,17 @@
 static pthread_mutex_t fault_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct fault_plan fault_plan;
 static int fault_loaded;
+static int fault_self = -1;
 
 int
-fault_load(char *err, size_t errlen)
+fault_load(int rank, char *err, size_t errlen)
 {
 	const char *spec = getenv("COLL_FAULT");
 	int r = COLL_OK;
 
 	pthread_mutex_lock(&fault_lock);
+	if (fault_self < 0)
+		fault_self = rank;
 	if (!fault_loaded && spec != NULL && *spec != '\0') {
 		r = fault_parse(spec, &fault_plan, err, errlen);
 		if (r == COLL_OK)
@@ -45,7 +50,7 @@ fault_next(struct comm *c, unsigned mask)
 	struct fault *f;
 
 	pthread_mutex_lock(&fault_lock);
-	f = fault_plan.n > 0 ? fault_take(&fault_plan, c->rank, c->seq, mask) : NULL;
+	f = fault_plan.n > 0 ? fault_take(&fault_plan, fault_self, c->seq, mask) : NULL;
 	pthread_mutex_unlock(&fault_lock);
 	if (f != NULL)
 		log_warn("COLL_FAULT: %s at %s seq %llu", fault_action_name(f->action),
@@ -89,7 +94,12 @@ fault_in_xfer(struct comm *c, int fd, uint8_t *hdr)
 	if (f == NULL)
 		return COLL_OK;
 	if (f->action == FAULT_CLOSE)
-		shutdown(fd, SHUT_RDWR);	/* both ends see the link break mid-op */
+		/*
+		 * Our side ends: bytes of earlier ops still queued reach the peer
+		 * first, then it sees the end, and our next send fails. Both ends
+		 * see the link break in this op, and no earlier op is damaged.
+		 */
+		shutdown(fd, SHUT_WR);
 	else
 		hdr[0] ^= 0xff;			/* the receiver's header check must catch it */
 	return COLL_OK;

@@ -123,8 +123,13 @@ retry_refused(struct comm *c, int peer)
 	snprintf(why, sizeof why, "%s", c->rt.why);
 	code = c->rt.why_code < 0 ? c->rt.why_code : COLL_EPEER;
 	pthread_mutex_unlock(&c->lock);
-	code = comm_fail(c, code, "rank %d: %s seq %" PRIu64 " stopped (link to rank %d) and "
-	    "was not retried: %s", c->rank, comm_op_name(c), c->seq, peer, why);
+	if (peer >= 0)
+		code = comm_fail(c, code, "rank %d: %s seq %" PRIu64 " lost its link to rank %d "
+		    "(host %s) and was not retried: %s", c->rank, comm_op_name(c), c->seq, peer,
+		    comm_host(c, peer), why);
+	else
+		code = comm_fail(c, code, "rank %d: %s seq %" PRIu64 " stopped for a retry that "
+		    "was refused: %s", c->rank, comm_op_name(c), c->seq, why);
 	atomic_store(&c->state, code);
 	return code;
 }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "comm_impl.h"
@@ -281,9 +282,17 @@ xfer_poll(struct xfer *x, struct xfer_side *s, struct xfer_side *r, uint64_t las
 	while (rc == -1 && errno == EINTR);
 	if (rc == -1)
 		return comm_fail(x->c, COLL_ESYS, "poll: %s", strerror(errno));
-	if (pfd[0].revents && (rc = comm_check_intr(x->c, waiting, "exchanging with")) != COLL_OK)
-		return rc;
-	if (rc == 0 || (rc == 1 && pfd[0].revents && clock_remaining_ms(dl) == 0))
+	if (pfd[0].revents) {
+		uint64_t v;
+		int k;
+
+		/* Drain first, then look: a wake-up that comes after the look is not lost. */
+		while (read(x->c->intr_fd, &v, sizeof v) == (ssize_t)sizeof v)
+			;
+		if ((k = comm_check_intr(x->c, waiting, "exchanging with")) != COLL_OK)
+			return k;
+	}
+	if (rc == 0)
 		return comm_fail_peer(x->c, waiting, COLL_ETIMEDOUT,
 		    si > 0 ? "waiting to send to" : "waiting for data from");
 	if (ri > 0 && pfd[ri].revents)

@@ -33,6 +33,8 @@ void root_stop(struct root *root);
 int root_joined(struct root *root);
 /* The first rank whose connection dropped without a goodbye, or -1. */
 int root_first_dead(struct root *root);
+/* Wait until no rank is connected (all left or died), at most timeout_ms: COLL_OK or COLL_ETIMEDOUT. */
+int root_wait_idle(struct root *root, int timeout_ms);
 /* Bytes the root has sent on rank connections that have closed (all of them, once every rank left). */
 uint64_t root_bytes_sent(struct root *root);
 

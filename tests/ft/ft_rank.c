@@ -1,0 +1,361 @@
+/*
+ * One rank of a fault-tolerance scenario, run under collrun (tests/cli/t011x):
+ *
+ *   ft_rank kill ITERS      all-reduce loop; a rank killed by COLL_FAULT is
+ *                           named, the survivors shrink and go on, correct
+ *   ft_rank close ITERS     a link closed by COLL_FAULT mid-op: the op is
+ *                           retried and every result is right
+ *   ft_rank inplace         the same on an in-place all-reduce whose input
+ *                           was not saved: the retry is refused, with why
+ *   ft_rank abort-init|abort-split|abort-shrink
+ *                           rank 7 stays away; comm_abort from another thread
+ *                           unblocks the others' wait; prints how fast
+ *   ft_rank rootkill ITERS  the communicator's root lives in rank 0, which
+ *                           COLL_FAULT kills: the others fail, naming the root
+ *   ft_rank split           split by parity, key reversing the order
+ *   ft_rank grow            6 ranks grow to 8 while the 6 keep serving ops
+ *
+ * Every result is checked against its expected value; a wrong one exits 2.
+ * Lines start with "ft: " for the test to read.
+ */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "coll.h"
+#include "comm.h"
+#include "err.h"
+
+#define FT_BIG (256 * 1024)
+
+static int me;		/* rank in the job, never renumbered */
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void
+die(const char *what, struct comm *c, int rc)
+{
+	printf("ft: rank %d %s failed: %s (%s)\n", me, what, c ? comm_last_error(c) : "",
+	    coll_strerror(rc));
+	fflush(stdout);
+	exit(3);
+}
+
+static struct comm *
+join(void)
+{
+	struct comm *c;
+	int rc = comm_init_env(&c, NULL);
+
+	if (rc != COLL_OK)
+		die("init", c, rc);
+	me = comm_rank(c);
+	return c;
+}
+
+/* The job ranks of c's members, in c's order (allgather of ours). */
+static int *
+members(struct comm *c)
+{
+	int *v = calloc((size_t)comm_size(c), sizeof *v), rc;
+
+	rc = coll_allgather(c, &me, v, 1, DT_INT32);
+	if (rc != COLL_OK)
+		die("allgather", c, rc);
+	return v;
+}
+
+/* One small and one ring-sized all-reduce of job-rank-derived values, checked. */
+static int
+step(struct comm *c, const int *mem, int inplace)
+{
+	static float big[FT_BIG], out[FT_BIG];
+	uint64_t v = (uint64_t)me + 1, want = 0, got = 0;
+	float fwant = 0;
+	int rc, n = comm_size(c);
+
+	for (int i = 0; i < n; i++) {
+		want += (uint64_t)mem[i] + 1;
+		fwant += (float)(mem[i] % 7);
+	}
+	if ((rc = coll_allreduce(c, &v, &got, 1, DT_UINT64, OP_SUM)) != COLL_OK)
+		return rc;
+	if (got != want) {
+		printf("ft: rank %d WRONG small sum %" PRIu64 " want %" PRIu64 "\n", me, got, want);
+		exit(2);
+	}
+	for (int i = 0; i < FT_BIG; i++)
+		big[i] = (float)(me % 7);
+	if ((rc = coll_allreduce(c, big, inplace ? big : out, FT_BIG, DT_FLOAT32, OP_SUM)) != COLL_OK)
+		return rc;
+	for (int i = 0; i < FT_BIG; i++)
+		if ((inplace ? big : out)[i] != fwant) {
+			printf("ft: rank %d WRONG big[%d] %g want %g\n", me, i,
+			    (double)(inplace ? big : out)[i], (double)fwant);
+			exit(2);
+		}
+	return COLL_OK;
+}
+
+static int
+run_kill(int iters)
+{
+	struct comm *c = join(), *nc;
+	int *mem = members(c), failed[64], nf, rc;
+	uint64_t t0;
+
+	for (int it = 0; it < iters; it++) {
+		t0 = now_ms();
+		if ((rc = step(c, mem, 0)) == COLL_OK)
+			continue;
+		printf("ft: rank %d op failed after %" PRIu64 " ms: %s\n", me, now_ms() - t0,
+		    comm_last_error(c));
+		for (int w = 0; w < 200 && (nf = comm_get_failed(c, failed, 64)) == 0; w++)
+			usleep(10000);
+		if ((rc = comm_shrink(c, failed, nf, &nc, NULL, COLL_SHRINK_ABORT)) != COLL_OK)
+			die("shrink", c, rc);
+		comm_destroy(c);
+		c = nc;
+		free(mem);
+		mem = members(c);
+		printf("ft: rank %d shrunk to %d ranks, new rank %d\n", me, comm_size(c),
+		    comm_rank(c));
+		it--;
+	}
+	printf("ft: rank %d done %d iterations on %d ranks, retries %" PRIu64 "\n", me, iters,
+	    comm_size(c), comm_retries(c));
+	free(mem);
+	comm_destroy(c);
+	return 0;
+}
+
+static int
+run_close(int iters, int inplace)
+{
+	struct comm *c = join();
+	int *mem = members(c), rc;
+
+	for (int it = 0; it < iters; it++)
+		if ((rc = step(c, mem, inplace)) != COLL_OK)
+			die("allreduce", c, rc);
+	printf("ft: rank %d done %d iterations, retries %" PRIu64 "\n", me, iters, comm_retries(c));
+	free(mem);
+	comm_destroy(c);
+	return 0;
+}
+
+struct aborter {
+	struct comm *c;
+	int ms;
+	uint64_t at;
+};
+
+static void *
+abort_later(void *arg)
+{
+	struct aborter *a = arg;
+
+	usleep((useconds_t)a->ms * 1000);
+	a->at = now_ms();
+	comm_abort(a->c);
+	return NULL;
+}
+
+/* Rank 7 stays out of the call; the others are unblocked by an abort 300 ms in. */
+static int
+run_abort(const char *what)
+{
+	struct coll_config cfg = COLL_CONFIG_INIT;
+	struct aborter a = { .ms = 300 };
+	struct comm *c, *nc = NULL;
+	pthread_t t;
+	int rc;
+
+	me = atoi(getenv("COLL_RANK"));
+	if (strcmp(what, "abort-init") == 0) {
+		if (me == 7) {
+			sleep(1);
+			return 0;
+		}
+		cfg.blocking = 0;
+		if ((rc = comm_init_env(&c, &cfg)) != COLL_OK)
+			die("init", c, rc);
+	} else {
+		c = join();
+	}
+	if (me == 7) {
+		sleep(1);
+		comm_abort(c);
+		comm_destroy(c);
+		return 0;
+	}
+	a.c = c;
+	pthread_create(&t, NULL, abort_later, &a);
+	if (strcmp(what, "abort-init") == 0) {
+		while ((rc = comm_get_async_error(c)) == COLL_EINPROGRESS)
+			usleep(1000);
+		pthread_join(t, NULL);
+		comm_destroy(c);	/* joins the init thread: it must have let go */
+	} else if (strcmp(what, "abort-split") == 0) {
+		rc = comm_split(c, 0, me, &nc, NULL);
+		pthread_join(t, NULL);
+	} else {
+		rc = comm_shrink(c, NULL, 0, &nc, NULL, COLL_SHRINK_DEFAULT);
+		pthread_join(t, NULL);
+	}
+	printf("ft: rank %d %s returned %s %" PRIu64 " ms after the abort\n", me, what,
+	    coll_strerror(rc), now_ms() - a.at);
+	if (strcmp(what, "abort-init") != 0) {
+		comm_destroy(nc);
+		comm_destroy(c);
+	}
+	return rc == COLL_EABORTED ? 0 : 4;
+}
+
+/* Rank 0 makes a unique id whose root runs in its process; all join it. */
+static struct comm *
+grow_join(struct comm *world, int nranks, int as_rank, struct comm *from)
+{
+	struct coll_uid uid;
+	struct comm *nc;
+	int rc;
+
+	memset(&uid, 0, sizeof uid);
+	if (me == 0 && (rc = comm_grow_uid(from, nranks, &uid)) != COLL_OK)
+		die("grow_uid", from, rc);
+	if ((rc = coll_broadcast(world, &uid, &uid, sizeof uid, DT_UINT8, 0)) != COLL_OK)
+		die("broadcast", world, rc);
+	if (from != NULL && as_rank < comm_size(from))
+		rc = comm_grow(from, nranks, &uid, &nc, NULL);
+	else
+		rc = comm_init(&nc, nranks, &uid, as_rank, NULL);
+	if (rc != COLL_OK)
+		die("grow", nc, rc);
+	return nc;
+}
+
+static int
+run_rootkill(int iters)
+{
+	struct comm *world = join(), *c = grow_join(world, comm_size(world), me, world);
+	int *mem = members(c), rc;
+	uint64_t t0 = now_ms();
+
+	for (int it = 0; it < iters; it++) {
+		if ((rc = step(c, mem, 0)) != COLL_OK) {
+			printf("ft: rank %d op failed after %" PRIu64 " ms: %s\n", me,
+			    now_ms() - t0, comm_last_error(c));
+			fflush(stdout);
+			exit(3);
+		}
+		t0 = now_ms();
+	}
+	printf("ft: rank %d done\n", me);
+	return 0;
+}
+
+static int
+run_split(void)
+{
+	struct comm *c = join(), *nc;
+	int64_t v = me, sum = 0, want = 0;
+	int rc;
+
+	if ((rc = comm_split(c, me % 2, -me, &nc, NULL)) != COLL_OK)
+		die("split", c, rc);
+	for (int r = me % 2; r < comm_size(c); r += 2)
+		want += r;
+	if ((rc = coll_allreduce(nc, &v, &sum, 1, DT_INT64, OP_SUM)) != COLL_OK)
+		die("allreduce", nc, rc);
+	if (sum != want || comm_size(nc) != (comm_size(c) + 1 - me % 2) / 2 ||
+	    comm_rank(nc) != comm_size(nc) - 1 - me / 2) {
+		printf("ft: rank %d WRONG split: rank %d of %d sum %" PRId64 " want %" PRId64 "\n",
+		    me, comm_rank(nc), comm_size(nc), sum, want);
+		exit(2);
+	}
+	printf("ft: rank %d split ok: rank %d of %d\n", me, comm_rank(nc), comm_size(nc));
+	comm_destroy(nc);
+	comm_destroy(c);
+	return 0;
+}
+
+/* Ranks 0-5 form a communicator, grow it to 8 with 6 and 7, and keep using the 6 meanwhile. */
+static int
+run_grow(void)
+{
+	struct coll_config nb = COLL_CONFIG_INIT;
+	struct comm *world = join(), *six = NULL, *big;
+	struct coll_uid uid;
+	int rc, served = 0, *mem;
+
+	if ((rc = comm_split(world, me < 6 ? 0 : COLL_SPLIT_NOCOLOR, me, &six, NULL)) != COLL_OK)
+		die("split", world, rc);
+	memset(&uid, 0, sizeof uid);
+	if (me == 0 && (rc = comm_grow_uid(six, 8, &uid)) != COLL_OK)
+		die("grow_uid", six, rc);
+	if ((rc = coll_broadcast(world, &uid, &uid, sizeof uid, DT_UINT8, 0)) != COLL_OK)
+		die("broadcast", world, rc);
+	nb.blocking = 0;
+	rc = six ? comm_grow(six, 8, &uid, &big, &nb) : comm_init(&big, 8, &uid, me, NULL);
+	if (rc != COLL_OK)
+		die("grow", big, rc);
+	if (six != NULL) {
+		int *m6 = members(six);
+
+		/* The old communicator serves ops while the new one joins. */
+		while ((rc = comm_get_async_error(big)) == COLL_EINPROGRESS || served < 3) {
+			if ((rc = step(six, m6, 0)) != COLL_OK)
+				die("allreduce on the old communicator", six, rc);
+			served++;
+		}
+		free(m6);
+		if ((rc = comm_get_async_error(big)) != COLL_OK)
+			die("grow", big, rc);
+	}
+	mem = members(big);
+	if ((rc = step(big, mem, 0)) != COLL_OK)
+		die("allreduce on the grown communicator", big, rc);
+	printf("ft: rank %d grow ok: rank %d of %d, %d ops on the old one meanwhile\n", me,
+	    comm_rank(big), comm_size(big), served);
+	free(mem);
+	comm_destroy(big);
+	comm_destroy(six);
+	comm_destroy(world);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	int iters = argc > 2 ? atoi(argv[2]) : 10;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc < 2)
+		return 64;
+	if (strcmp(argv[1], "kill") == 0)
+		return run_kill(iters);
+	if (strcmp(argv[1], "close") == 0)
+		return run_close(iters, 0);
+	if (strcmp(argv[1], "inplace") == 0)
+		return run_close(iters, 1);
+	if (strncmp(argv[1], "abort-", 6) == 0)
+		return run_abort(argv[1]);
+	if (strcmp(argv[1], "rootkill") == 0)
+		return run_rootkill(iters);
+	if (strcmp(argv[1], "split") == 0)
+		return run_split();
+	if (strcmp(argv[1], "grow") == 0)
+		return run_grow();
+	return 64;
+}
