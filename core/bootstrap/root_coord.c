@@ -189,6 +189,7 @@ root_retry_refuse(struct root_group *g, int code, int rank, const char *msg)
 	root_send_all(g, WIRE_RETRY_REFUSE, buf, (uint32_t)b.off);
 	log_warn("root: %s", msg);
 	g->rt_active = 0;
+	g->rt_refused = g->rt_seq;
 }
 
 static void
@@ -238,8 +239,8 @@ root_on_retry_req(struct root *root, struct root_conn *rc, const uint8_t *p, uin
 	max = wbuf_get_u32(&b);
 	if (b.err || b.off != len || !g->started)
 		return;
-	if (g->rt_active && g->rt_seq == seq)
-		return;		/* the round is under way: the other end of the link asked too */
+	if ((g->rt_active && g->rt_seq == seq) || (g->rt_refused && seq <= g->rt_refused))
+		return;		/* the other end of the link asked too, or this op was refused */
 	if (g->rt_active)
 		return;		/* one round at a time; ranks of another seq learn its outcome */
 	g->rt_active = 1;

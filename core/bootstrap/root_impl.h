@@ -58,6 +58,7 @@ struct root_group {
 	uint64_t rt_seq;
 	uint32_t rt_epoch;
 	uint64_t rt_deadline;
+	uint64_t rt_refused;	/* the last seq refused: late requests for it are not a new round */
 	struct root_group *next;
 };
 

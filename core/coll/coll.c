@@ -4,6 +4,7 @@
  * communicator that failed stays failed: later ops return its error at once.
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,9 +53,14 @@ coll_begin(struct comm *c, uint32_t kind, uint64_t bytes)
 		return comm_fail(c, COLL_EINVAL, "rank %d: %s after comm_finalize: the communicator "
 		    "takes no more ops", c->rank, coll_kind_name(kind));
 	if (st != COLL_OK) {
+		char why[COLL_ERR_LEN];
+
+		pthread_mutex_lock(&c->lock);
+		snprintf(why, sizeof why, "%s", c->async_msg[0] ? c->async_msg : coll_strerror(st));
+		pthread_mutex_unlock(&c->lock);
 		if (c->err[0] == '\0')
-			comm_fail(c, st, "rank %d: communicator unusable: %s", c->rank,
-			    coll_strerror(st));
+			comm_fail(c, st, "rank %d: communicator unusable before %s seq %" PRIu64
+			    ": %s", c->rank, coll_kind_name(kind), c->seq + 1, why);
 		return st;
 	}
 	pthread_mutex_lock(&c->lock);

@@ -141,12 +141,16 @@ comm_check_intr(struct comm *c, int peer, const char *doing)
 
 	if (atomic_load(&c->aborted) || atomic_load(&c->cancelled))
 		return comm_fail_peer(c, peer, COLL_EABORTED, doing);
+	/* A retry round of this op comes first: its refusal says why better than a death after it. */
+	pthread_mutex_lock(&c->lock);
+	retry = c->in_op && ((c->rt.query_seq == c->seq && !c->rt.answered) ||
+	    (c->rt.verdict != 0 && c->rt.verdict_seq == c->seq));
+	pthread_mutex_unlock(&c->lock);
+	if (retry)
+		return COLL_ERETRY;
 	if (atomic_load(&c->failed))
 		return comm_fail_peer(c, peer, COLL_EPEER, doing);
-	pthread_mutex_lock(&c->lock);
-	retry = c->in_op && c->rt.query_seq == c->seq && !c->rt.answered;
-	pthread_mutex_unlock(&c->lock);
-	return retry ? COLL_ERETRY : COLL_OK;
+	return COLL_OK;
 }
 
 int

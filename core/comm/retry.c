@@ -123,6 +123,9 @@ retry_refused(struct comm *c, int peer)
 	snprintf(why, sizeof why, "%s", c->rt.why);
 	code = c->rt.why_code < 0 ? c->rt.why_code : COLL_EPEER;
 	pthread_mutex_unlock(&c->lock);
+	/* A death is told the usual way, with the pid, once the root's notice is in. */
+	if (code == COLL_ERANKDEAD)
+		return comm_fail_peer(c, peer >= 0 ? peer : 0, COLL_EPEER, "exchanging with");
 	if (peer >= 0)
 		code = comm_fail(c, code, "rank %d: %s seq %" PRIu64 " lost its link to rank %d "
 		    "(host %s) and was not retried: %s", c->rank, comm_op_name(c), c->seq, peer,
@@ -138,13 +141,19 @@ int
 retry_op(struct comm *c, int rc, int intact)
 {
 	int peer = c->link_peer, r, state;
+
+	/* From here this function says what happened to the link: nobody else names it. */
+	c->link_peer = -1;
 	uint64_t dl = comm_deadline(c);
 	uint32_t epoch;
 	struct timespec pause;
 
 	if (!(rc == COLL_ERETRY || (rc == COLL_EPEER && peer >= 0)))
 		return rc;
-	if (rc == COLL_EPEER) {
+	pthread_mutex_lock(&c->lock);
+	state = c->rt.verdict != 0 && c->rt.verdict_seq == c->seq;
+	pthread_mutex_unlock(&c->lock);
+	if (rc == COLL_EPEER && !state) {
 		log_warn("rank %d: link to rank %d broke in %s seq %" PRIu64 ": asking to retry",
 		    c->rank, peer, comm_op_name(c), c->seq);
 		retry_send(c, WIRE_RETRY_REQ, c->seq, 3, (uint32_t[]){ c->epoch,
@@ -159,11 +168,15 @@ retry_op(struct comm *c, int rc, int intact)
 		retry_send(c, WIRE_RETRY_STATE, c->seq, 2, (uint32_t[]){ epoch, (uint32_t)state });
 		r = comm_wait(c, retry_decided, dl);
 	}
-	if (atomic_load(&c->failed) || atomic_load(&c->aborted) || r != COLL_OK)
+	/* A refusal says why; a rank that died after it (one that gave up) is not the reason. */
+	pthread_mutex_lock(&c->lock);
+	state = c->rt.verdict_seq == c->seq ? c->rt.verdict : 0;
+	pthread_mutex_unlock(&c->lock);
+	if (state == 2)
+		return retry_refused(c, peer);
+	if (state != 1 || atomic_load(&c->failed) || atomic_load(&c->aborted) || r != COLL_OK)
 		return comm_fail_peer(c, peer >= 0 ? peer : 0, r == COLL_ETIMEDOUT ? r :
 		    COLL_EPEER, "exchanging with");
-	if (c->rt.verdict == 2)
-		return retry_refused(c, peer);
 	epoch = c->rt.verdict_epoch;
 	retry_clear(c, epoch);
 	c->op_retries++;

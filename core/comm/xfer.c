@@ -73,8 +73,12 @@ xfer_errno(struct xfer *x, int peer, const char *doing)
 	int code = (errno == ECONNRESET || errno == EPIPE) ? COLL_EPEER : COLL_ESYS;
 	struct comm *c = x->c;
 
-	if (code == COLL_EPEER && c->retry_max > 0 && !atomic_load(&c->failed) &&
-	    !atomic_load(&c->aborted) && !atomic_load(&c->cancelled)) {
+	int k;
+
+	if (code == COLL_EPEER && c->retry_max > 0) {
+		/* A retry round under way (or refused) for this op, an abort, a death: say that. */
+		if ((k = comm_check_intr(c, peer, doing)) != COLL_OK)
+			return k;
 		c->link_peer = peer;
 		return COLL_EPEER;
 	}

@@ -185,7 +185,7 @@ run_abort(const char *what)
 	me = atoi(getenv("COLL_RANK"));
 	if (strcmp(what, "abort-init") == 0) {
 		if (me == 7) {
-			sleep(1);
+			sleep(2);
 			return 0;
 		}
 		cfg.blocking = 0;
@@ -195,7 +195,7 @@ run_abort(const char *what)
 		c = join();
 	}
 	if (me == 7) {
-		sleep(1);
+		sleep(2);
 		comm_abort(c);
 		comm_destroy(c);
 		return 0;
@@ -206,7 +206,6 @@ run_abort(const char *what)
 		while ((rc = comm_get_async_error(c)) == COLL_EINPROGRESS)
 			usleep(1000);
 		pthread_join(t, NULL);
-		comm_destroy(c);	/* joins the init thread: it must have let go */
 	} else if (strcmp(what, "abort-split") == 0) {
 		rc = comm_split(c, 0, me, &nc, NULL);
 		pthread_join(t, NULL);
@@ -216,10 +215,10 @@ run_abort(const char *what)
 	}
 	printf("ft: rank %d %s returned %s %" PRIu64 " ms after the abort\n", me, what,
 	    coll_strerror(rc), now_ms() - a.at);
-	if (strcmp(what, "abort-init") != 0) {
-		comm_destroy(nc);
-		comm_destroy(c);
-	}
+	/* Stay a while: leaving now would make the root announce us dead to ranks still waiting. */
+	sleep(1);
+	comm_destroy(nc);
+	comm_destroy(c);	/* joins the init thread: it must have let go */
 	return rc == COLL_EABORTED ? 0 : 4;
 }
 

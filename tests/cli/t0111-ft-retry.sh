@@ -1,0 +1,34 @@
+#!/bin/bash
+# Operator retry: a link closed mid-op (COLL_FAULT close) is retried and every
+# result is right; an in-place op whose input was not kept is refused, with
+# the reason, on every rank; with COLL_RETRY_MAX=0 the op fails naming the peer.
+. "$(dirname "$0")/ftlib.sh"
+
+for i in $(seq "$REPS"); do
+	COLL_DEBUG=WARN COLL_FAULT=2@4:close ft "$TMP/out" -n 8 "$FT" close 10
+	expect_code 0 $? "run $i: the job survives a closed link"
+	check "run $i: every rank finished with one retry" \
+		test "$(count "$TMP/out" 'ft: rank [0-7] done 10 iterations, retries 1$')" -eq 8
+	check "run $i: each rank logged the retry" \
+		test "$(count "$TMP/out" 'retrying allreduce seq 4 \(retry 1 of at most 3\)')" -eq 8
+
+	COLL_FAULT=2@3:close ft "$TMP/out" -n 8 "$FT" inplace 4
+	expect_code 0 $? "run $i: an in-place op with its input kept is retried"
+	check "run $i: in place, every rank finished after a retry" \
+		test "$(count "$TMP/out" 'ft: rank [0-7] done 4 iterations, retries 1$')" -eq 8
+
+	# Rank 2 comes late, so the others have reduced into their buffers when it closes.
+	COLL_RETRY_SAVE_BYTES=0 COLL_FAULT=2@3:delay=300,2@3:close ft "$TMP/out" -k -n 8 "$FT" inplace 4
+	expect_code 3 $? "run $i: an in-place op partly written is not retried"
+	check "run $i: every rank says why" \
+		test "$(count "$TMP/out" 'ft: rank [0-7] allreduce failed: .*allreduce seq 3 .*retry of seq 3 refused: rank [0-7] \(host [^)]*\): its in-place buffer was already partly overwritten')" -eq 8
+	check "run $i: no rank finished" test "$(count "$TMP/out" 'done 4 iterations')" -eq 0
+
+	COLL_RETRY_MAX=0 COLL_FAULT=2@4:close ft "$TMP/out" -k -n 8 "$FT" close 10
+	expect_code 3 $? "run $i: without retries the op fails"
+	check "run $i: without retries the closed link is named" \
+		grep -q -E 'ft: rank [23] allreduce failed: .*allreduce seq 4 .*rank [23] \(host' "$TMP/out"
+	check "run $i: no wrong result" test "$(count "$TMP/out" WRONG)" -eq 0
+	[ "$fails" -eq 0 ] || { cat "$TMP/out"; break; }
+done
+finish
