@@ -412,6 +412,12 @@ root_tick(struct root *root, uint64_t now)
 
 			if (g->m[i].state != RM_JOINED)
 				continue;
+			/* Before calling it dead, read what may have come in since the poll. */
+			if (now - rc->last_rx > (uint64_t)rc->ka_ms * rc->ka_limit &&
+			    wconn_fill(&rc->w) == COLL_OK && rc->w.in_len > rc->w.in_off) {
+				root_on_rank(root, rc, 0);
+				continue;
+			}
 			if (now - rc->last_rx > (uint64_t)rc->ka_ms * rc->ka_limit) {
 				snprintf(msg, sizeof msg, "stopped answering: no keep-alive for %" PRIu64
 				    " ms (its host may be down or cut off)", now - rc->last_rx);

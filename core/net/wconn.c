@@ -8,7 +8,7 @@
 #include "wconn.h"
 #include "xmalloc.h"
 
-#define WCONN_READ 65536
+#define WCONN_READ 4096	/* control frames are small: a connection idles in one page */
 
 void
 wconn_init(struct wconn *w, int fd, uint32_t max)

@@ -3,6 +3,7 @@
  *
  *   ft_rank kill ITERS      all-reduce loop; a rank killed by COLL_FAULT is
  *                           named, the survivors shrink and go on, correct
+ *                           (FT_PACE_MS: sleep that long before each step)
  *   ft_rank close ITERS     a link closed by COLL_FAULT mid-op: the op is
  *                           retried and every result is right
  *   ft_rank inplace         the same on an in-place all-reduce whose input
@@ -113,9 +114,13 @@ run_kill(int iters)
 {
 	struct comm *c = join(), *nc;
 	int *mem = members(c), failed[64], nf, rc;
+	const char *pace = getenv("FT_PACE_MS");
 	uint64_t t0;
 
+	printf("ft: rank %d running\n", me);
 	for (int it = 0; it < iters; it++) {
+		if (pace != NULL)
+			usleep((useconds_t)atoi(pace) * 1000);	/* a job that runs for a while */
 		t0 = now_ms();
 		if ((rc = step(c, mem, 0)) == COLL_OK)
 			continue;

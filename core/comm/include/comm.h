@@ -28,7 +28,7 @@ struct coll_config {
 #define COLL_TIMEOUT_DEFAULT_MS 300000
 #define COLL_CONFIG_INIT { 1, 0, NULL }
 #define COLL_KEEPALIVE_MS_DEFAULT 1000
-#define COLL_KEEPALIVE_LIMIT_DEFAULT 10
+#define COLL_KEEPALIVE_LIMIT_DEFAULT 30	/* silent for 30 s: dead (overloaded hosts stall for seconds) */
 #define COLL_RETRY_MAX_DEFAULT 3
 #define COLL_RETRY_INTERVAL_MS_DEFAULT 100
 #define COLL_RETRY_SAVE_DEFAULT (16L << 20)
