@@ -245,19 +245,25 @@ root_handshake(void *arg)
 	return NULL;
 }
 
-static void
+/* Accept one newcomer and start its handshake; 0 when none is waiting or no slot is free. */
+static int
 root_accept_one(struct root *root)
 {
 	struct root_hs *hs;
 	pthread_attr_t attr;
 	pthread_t t;
-	int fd;
+	int fd, busy;
 
+	pthread_mutex_lock(&root->lock);
+	busy = root->handshakes >= ROOT_HANDSHAKES;
+	pthread_mutex_unlock(&root->lock);
+	if (busy)
+		return 0;
 	fd = accept4(root->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (fd == -1) {
 		if (errno == EMFILE || errno == ENFILE)
 			log_warn("root: out of file descriptors: raise the limit (ulimit -n)");
-		return;
+		return 0;
 	}
 	net_tune(fd);
 	pthread_mutex_lock(&root->lock);
@@ -275,6 +281,7 @@ root_accept_one(struct root *root)
 		pthread_mutex_unlock(&root->lock);
 	}
 	pthread_attr_destroy(&attr);
+	return 1;
 }
 
 /* Validate a JOIN; on refusal the reason goes back on the connection, sent at once. */
@@ -378,7 +385,8 @@ static void
 root_on_rank(struct root *root, struct root_conn *rc, short revents)
 {
 	struct root_group *g = rc->g;
-	int rank = rc->rank, r = COLL_OK;
+	int rank = rc->rank, r = COLL_OK, n;
+	uint64_t got = rc->w.bytes_received;
 	const uint8_t *p;
 	struct wire_hdr h;
 
@@ -386,8 +394,10 @@ root_on_rank(struct root *root, struct root_conn *rc, short revents)
 		r = wconn_flush(&rc->w);
 	if (r == COLL_OK && (revents & (POLLIN | POLLHUP | POLLERR)))
 		r = wconn_fill(&rc->w);
-	rc->last_rx = clock_now_ms();
-	while (g->m[rank].conn == rc && wconn_next(&rc->w, &h, &p) == COLL_OK) {
+	/* Only bytes from the rank count as a sign of life. */
+	if (rc->w.bytes_received != got)
+		rc->last_rx = clock_now_ms();
+	while (g->m[rank].conn == rc && (n = wconn_next(&rc->w, &h, &p)) == COLL_OK) {
 		if (h.type == WIRE_BYE) {
 			root_member_end(root, g, rank, RM_LEFT);
 			return;
@@ -396,7 +406,9 @@ root_on_rank(struct root *root, struct root_conn *rc, short revents)
 	}
 	if (g->m[rank].conn != rc)
 		return;
-	if (r != COLL_OK)
+	if (n != COLL_EINPROGRESS)
+		root_member_dead(root, g, rank, "sent bytes that are not a coll frame");
+	else if (r != COLL_OK)
 		root_member_dead(root, g, rank, "died or lost its connection");
 }
 
@@ -413,10 +425,11 @@ root_tick(struct root *root, uint64_t now)
 			if (g->m[i].state != RM_JOINED)
 				continue;
 			/* Before calling it dead, read what may have come in since the poll. */
-			if (now - rc->last_rx > (uint64_t)rc->ka_ms * rc->ka_limit &&
-			    wconn_fill(&rc->w) == COLL_OK && rc->w.in_len > rc->w.in_off) {
-				root_on_rank(root, rc, 0);
-				continue;
+			if (now - rc->last_rx > (uint64_t)rc->ka_ms * rc->ka_limit) {
+				root_on_rank(root, rc, POLLIN);
+				if (g->m[i].conn != rc || now - rc->last_rx <=
+				    (uint64_t)rc->ka_ms * rc->ka_limit)
+					continue;
 			}
 			if (now - rc->last_rx > (uint64_t)rc->ka_ms * rc->ka_limit) {
 				snprintf(msg, sizeof msg, "stopped answering: no keep-alive for %" PRIu64
@@ -503,8 +516,10 @@ root_poll_once(struct root *root, struct root_poll *rp)
 			root_on_rank(root, rp->conn[i], rp->pfd[i].revents);
 	if (r > 0 && rp->pfd[1].revents)
 		root_admit(root);
-	if (r > 0 && rp->pfd[2].revents)
-		root_accept_one(root);
+	/* Take every waiting newcomer now, up to the free handshake slots. */
+	for (int k = 0; r > 0 && rp->pfd[2].revents && k < ROOT_HANDSHAKES; k++)
+		if (!root_accept_one(root))
+			break;
 	return COLL_OK;
 }
 
@@ -524,13 +539,18 @@ root_main(void *arg)
 {
 	struct root *root = arg;
 	struct root_poll rp = { 0 };
+	uint64_t next_tick = 0;
 
 	for (;;) {
 		if (root_poll_once(root, &rp) != COLL_OK)
 			break;
 		root_flush_all(root);
-		root_tick(root, clock_now_ms());
-		root_flush_all(root);
+		/* The timers need no finer grain than a tick: not on every wake-up. */
+		if (clock_now_ms() >= next_tick) {
+			root_tick(root, clock_now_ms());
+			root_flush_all(root);
+			next_tick = clock_now_ms() + ROOT_TICK_MS;
+		}
 		root_reap_groups(root);
 		{
 			int live = 0;

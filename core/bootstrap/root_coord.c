@@ -241,8 +241,21 @@ root_on_retry_req(struct root *root, struct root_conn *rc, const uint8_t *p, uin
 		return;
 	if ((g->rt_active && g->rt_seq == seq) || (g->rt_refused && seq <= g->rt_refused))
 		return;		/* the other end of the link asked too, or this op was refused */
-	if (g->rt_active)
-		return;		/* one round at a time; ranks of another seq learn its outcome */
+	if (g->rt_active) {
+		/* Links broke in two ops at once: the ranks cannot all stop at one seq. */
+		uint64_t cur = g->rt_seq;
+
+		snprintf(msg, sizeof msg, "retry of seq %" PRIu64 " refused: links broke in seq %"
+		    PRIu64 " too, so the ranks cannot all stop at one op", cur, seq);
+		root_retry_refuse(g, COLL_EPEER, rc->rank, msg);
+		g->rt_seq = seq;
+		snprintf(msg, sizeof msg, "retry of seq %" PRIu64 " refused: links broke in seq %"
+		    PRIu64 " too, so the ranks cannot all stop at one op", seq, cur);
+		root_retry_refuse(g, COLL_EPEER, rc->rank, msg);
+		if (cur > seq)
+			g->rt_refused = cur;
+		return;
+	}
 	g->rt_active = 1;
 	g->rt_seq = seq;
 	g->rt_epoch = epoch + 1;
@@ -325,6 +338,7 @@ root_coord_tick(struct root *root, struct root_group *g, uint64_t now)
 		    ROOT_RETRY_WAIT_MS / 1000);
 		root_retry_refuse(g, COLL_ETIMEDOUT, late, msg);
 	}
+	late = -1;
 	if (g->rg_kind != 0 && now >= g->rg_deadline) {
 		for (int i = 0; i < g->nranks && late < 0; i++)
 			if (g->m[i].state == RM_JOINED && !g->rg_excl[i] && !g->m[i].rg_asked)

@@ -165,6 +165,53 @@ coll_run_allreduce(struct comm *c, void *arg)
 	return ring_allreduce(c, a->sbuf, a->rbuf, a->count, a->dt, a->op);
 }
 
+/*
+ * Non-blocking communicators: every call below first hands a copy of its
+ * arguments to the communicator's worker (comm_defer) and returns
+ * COLL_EINPROGRESS; the worker makes the same call, which then runs.
+ */
+struct coll_job {
+	int (*call)(struct comm *, struct coll_job *);
+	const void *sbuf;
+	void *rbuf;
+	size_t count;
+	size_t count2;
+	enum dtype dt;
+	enum redop op;
+	int root;
+	int peer2;
+	uint32_t kind;		/* send, recv or sendrecv */
+	struct coll_blobs *out;
+};
+
+static int
+coll_job_run(struct comm *c, void *arg)
+{
+	struct coll_job *j = arg;
+
+	return j->call(c, j);
+}
+
+static int
+coll_defer(struct comm *c, const struct coll_job *tmpl)
+{
+	struct coll_job *j = malloc(sizeof *j);
+
+	if (j == NULL)
+		return COLL_ENOMEM;
+	*j = *tmpl;
+	return comm_defer(c, coll_job_run, j);
+}
+
+static int job_allreduce(struct comm *c, struct coll_job *j);
+static int job_broadcast(struct comm *c, struct coll_job *j);
+static int job_reduce(struct comm *c, struct coll_job *j);
+static int job_allgather(struct comm *c, struct coll_job *j);
+static int job_reduce_scatter(struct comm *c, struct coll_job *j);
+static int job_gatherv(struct comm *c, struct coll_job *j);
+static int job_barrier(struct comm *c, struct coll_job *j);
+static int job_p2p(struct comm *c, struct coll_job *j);
+
 int
 coll_allreduce(struct comm *c, const void *sendbuf, void *recvbuf, size_t count,
     enum dtype dt, enum redop op)
@@ -173,6 +220,9 @@ coll_allreduce(struct comm *c, const void *sendbuf, void *recvbuf, size_t count,
 	size_t bytes = count * ((unsigned)dt < DT_COUNT ? dtype_size(dt) : 0);
 	int rc;
 
+	if (comm_deferring(c))
+		return coll_defer(c, &(struct coll_job){ .call = job_allreduce, .sbuf = sendbuf,
+		    .rbuf = recvbuf, .count = count, .dt = dt, .op = op });
 	if ((rc = coll_begin(c, KIND_ALLREDUCE, bytes)) != COLL_OK)
 		return rc;
 	if ((rc = coll_check(c, count, dt, op, 0)) != COLL_OK)
@@ -200,6 +250,9 @@ coll_broadcast(struct comm *c, const void *sendbuf, void *recvbuf, size_t count,
 	struct coll_args a = { sendbuf, recvbuf, count, dt, OP_SUM, root };
 	int rc;
 
+	if (comm_deferring(c))
+		return coll_defer(c, &(struct coll_job){ .call = job_broadcast, .sbuf = sendbuf,
+		    .rbuf = recvbuf, .count = count, .dt = dt, .root = root });
 	if ((rc = coll_begin(c, KIND_BROADCAST, 0)) != COLL_OK)
 		return rc;
 	if ((rc = coll_check(c, count, dt, OP_SUM, root)) != COLL_OK)
@@ -240,6 +293,9 @@ coll_reduce(struct comm *c, const void *sendbuf, void *recvbuf, size_t count,
 	struct coll_args a = { sendbuf, recvbuf, count, dt, op, root };
 	int rc, inplace;
 
+	if (comm_deferring(c))
+		return coll_defer(c, &(struct coll_job){ .call = job_reduce, .sbuf = sendbuf,
+		    .rbuf = recvbuf, .count = count, .dt = dt, .op = op, .root = root });
 	if ((rc = coll_begin(c, KIND_REDUCE, 0)) != COLL_OK)
 		return rc;
 	if ((rc = coll_check(c, count, dt, op, root)) != COLL_OK)
@@ -282,6 +338,9 @@ coll_allgather(struct comm *c, const void *sendbuf, void *recvbuf, size_t sendco
 	struct coll_args a = { sendbuf, recvbuf, sendcount, dt, OP_SUM, 0 };
 	int rc;
 
+	if (comm_deferring(c))
+		return coll_defer(c, &(struct coll_job){ .call = job_allgather, .sbuf = sendbuf,
+		    .rbuf = recvbuf, .count = sendcount, .dt = dt });
 	if ((rc = coll_begin(c, KIND_ALLGATHER, 0)) != COLL_OK)
 		return rc;
 	if ((rc = coll_check(c, sendcount, dt, OP_SUM, 0)) != COLL_OK)
@@ -298,6 +357,9 @@ coll_reduce_scatter(struct comm *c, const void *sendbuf, void *recvbuf, size_t r
 	size_t esz;
 	int rc;
 
+	if (comm_deferring(c))
+		return coll_defer(c, &(struct coll_job){ .call = job_reduce_scatter, .sbuf = sendbuf,
+		    .rbuf = recvbuf, .count = recvcount, .dt = dt, .op = op });
 	if ((rc = coll_begin(c, KIND_REDUCE_SCATTER, 0)) != COLL_OK)
 		return rc;
 	if ((rc = coll_check(c, recvcount, dt, op, 0)) != COLL_OK)
@@ -315,6 +377,9 @@ coll_gatherv(struct comm *c, const void *buf, size_t len, int root, struct coll_
 {
 	int rc;
 
+	if (comm_deferring(c))
+		return coll_defer(c, &(struct coll_job){ .call = job_gatherv, .sbuf = buf,
+		    .count = len, .root = root, .out = out });
 	memset(out, 0, sizeof *out);
 	if ((rc = coll_begin(c, KIND_GATHERV, len)) != COLL_OK)
 		return rc;
@@ -349,6 +414,8 @@ coll_barrier(struct comm *c)
 {
 	int rc;
 
+	if (comm_deferring(c))
+		return coll_defer(c, &(struct coll_job){ .call = job_barrier });
 	if ((rc = coll_begin(c, KIND_BARRIER, 0)) != COLL_OK)
 		return rc;
 	return coll_run(c, coll_run_barrier, NULL, NULL, 0);
@@ -360,6 +427,10 @@ coll_p2p(struct comm *c, uint32_t kind, const void *sbuf, size_t scount, int dst
 {
 	int rc;
 
+	if (comm_deferring(c))
+		return coll_defer(c, &(struct coll_job){ .call = job_p2p, .sbuf = sbuf, .rbuf = rbuf,
+		    .count = scount, .count2 = rcount, .dt = dt, .root = dst, .peer2 = src,
+		    .kind = kind });
 	if ((rc = coll_begin(c, kind, 0)) != COLL_OK)
 		return rc;
 	if ((dst >= 0 && (rc = coll_check(c, scount, dt, OP_SUM, dst)) != COLL_OK) ||
@@ -390,4 +461,54 @@ coll_sendrecv(struct comm *c, const void *sendbuf, size_t sendcount, int dst,
 {
 	return coll_p2p(c, KIND_SENDRECV, sendbuf, sendcount, dst < 0 ? INT32_MAX : dst,
 	    recvbuf, recvcount, src < 0 ? INT32_MAX : src, dt);
+}
+
+static int
+job_allreduce(struct comm *c, struct coll_job *j)
+{
+	return coll_allreduce(c, j->sbuf, j->rbuf, j->count, j->dt, j->op);
+}
+
+static int
+job_broadcast(struct comm *c, struct coll_job *j)
+{
+	return coll_broadcast(c, j->sbuf, j->rbuf, j->count, j->dt, j->root);
+}
+
+static int
+job_reduce(struct comm *c, struct coll_job *j)
+{
+	return coll_reduce(c, j->sbuf, j->rbuf, j->count, j->dt, j->op, j->root);
+}
+
+static int
+job_allgather(struct comm *c, struct coll_job *j)
+{
+	return coll_allgather(c, j->sbuf, j->rbuf, j->count, j->dt);
+}
+
+static int
+job_reduce_scatter(struct comm *c, struct coll_job *j)
+{
+	return coll_reduce_scatter(c, j->sbuf, j->rbuf, j->count, j->dt, j->op);
+}
+
+static int
+job_gatherv(struct comm *c, struct coll_job *j)
+{
+	return coll_gatherv(c, j->sbuf, j->count, j->root, j->out);
+}
+
+static int
+job_barrier(struct comm *c, struct coll_job *j)
+{
+	(void)j;
+	return coll_barrier(c);
+}
+
+static int
+job_p2p(struct comm *c, struct coll_job *j)
+{
+	return coll_p2p(c, j->kind, j->sbuf, j->count, j->root, j->rbuf, j->count2,
+	    j->peer2, j->dt);
 }

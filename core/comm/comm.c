@@ -190,9 +190,46 @@ comm_init_thread(void *arg)
 	return NULL;
 }
 
+struct comm_root *
+comm_root_new(struct root *root)
+{
+	struct comm_root *r = xcalloc(1, sizeof *r);
+
+	r->root = root;
+	atomic_store(&r->refs, 1);
+	return r;
+}
+
+struct comm_root *
+comm_root_ref(struct comm_root *r)
+{
+	if (r != NULL)
+		atomic_fetch_add(&r->refs, 1);
+	return r;
+}
+
+/*
+ * The root of a grown communicator is everyone's failure detector: the last
+ * communicator of this process that uses it keeps it until the other
+ * processes' ranks have left too.
+ */
+void
+comm_root_unref(struct comm_root *r, int timeout_ms)
+{
+	if (r == NULL || atomic_fetch_sub(&r->refs, 1) != 1)
+		return;
+	if (root_wait_idle(r->root, timeout_ms) != COLL_OK)
+		log_warn("ranks still connected to the root in this process after %d s; stopping "
+		    "it", timeout_ms / 1000);
+	root_stop(r->root);
+	free(r);
+}
+
 void
 comm_setup(struct comm *c, uint64_t commid, int rank, int nranks)
 {
+	/* Under the lock: comm_get_failed may look while a non-blocking regroup places us. */
+	pthread_mutex_lock(&c->lock);
 	c->commid = commid;
 	c->rank = rank;
 	c->nranks = nranks;
@@ -208,6 +245,7 @@ comm_setup(struct comm *c, uint64_t commid, int rank, int nranks)
 	c->dead = xcalloc((size_t)nranks + 1, 1);
 	c->p2p_send_seq = xcalloc((size_t)nranks + 1, sizeof *c->p2p_send_seq);
 	c->p2p_recv_seq = xcalloc((size_t)nranks + 1, sizeof *c->p2p_recv_seq);
+	pthread_mutex_unlock(&c->lock);
 }
 
 struct comm *
@@ -223,6 +261,7 @@ comm_new(const struct coll_uid *uid, uint64_t commid, int rank, int nranks,
 	c->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : comm_env_timeout_ms();
 	snprintf(c->ifname, sizeof c->ifname, "%s", ifname ? ifname : "");
 	comm_env_load(c);
+	pthread_mutex_init(&c->lock, NULL);
 	comm_setup(c, commid, rank, nranks);
 	c->root_fd = c->listen_fd = -1;
 	c->abort_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -230,7 +269,6 @@ comm_new(const struct coll_uid *uid, uint64_t commid, int rank, int nranks,
 	c->scratch_len = COMM_SCRATCH_LEN;
 	c->scratch = xmalloc(c->scratch_len);
 	c->link_peer = -1;
-	pthread_mutex_init(&c->lock, NULL);
 	pthread_mutex_init(&c->root_lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -329,7 +367,11 @@ comm_init_env(struct comm **out, const struct coll_config *cfg)
 int
 comm_get_async_error(struct comm *c)
 {
-	return atomic_load(&c->state);
+	int st = atomic_load(&c->state);
+
+	if (st == COLL_OK && atomic_load(&c->job_pending))
+		return COLL_EINPROGRESS;
+	return st;
 }
 
 void
@@ -356,6 +398,15 @@ comm_finalize(struct comm *c)
 
 	if (c == NULL)
 		return COLL_EINVAL;
+	/* Non-blocking: the goodbye goes after the op in flight, from the worker. */
+	if (comm_deferring(c)) {
+		pthread_mutex_lock(&c->lock);
+		if (atomic_load(&c->job_pending))
+			c->finalize_after = 1;
+		pthread_mutex_unlock(&c->lock);
+		if (c->finalize_after)
+			return COLL_EINPROGRESS;
+	}
 	if (atomic_exchange(&c->finalized, 1))
 		return COLL_OK;
 	if (c->init_started && atomic_load(&c->state) != COLL_EINPROGRESS)
@@ -386,7 +437,6 @@ comm_free(struct comm *c)
 	pthread_mutex_destroy(&c->lock);
 	pthread_mutex_destroy(&c->root_lock);
 	pthread_cond_destroy(&c->cond);
-	root_stop(c->owned_root);
 	root_stop(c->grow_root);
 	free(c->rg.d.excl);
 	free(c->peer_fd);
@@ -410,22 +460,25 @@ comm_destroy(struct comm *c)
 	if (c->init_started)
 		pthread_join(c->init_thread, NULL);
 	c->init_started = 0;
+	/* A call still in flight on the worker: it had its chance; stop it. */
+	if (atomic_load(&c->job_pending))
+		comm_abort(c);
+	comm_defer_stop(c);
 	comm_finalize(c);
-	/*
-	 * The root of a grown communicator lives in this process and is everyone's
-	 * failure detector: it stays until the others have left too.
-	 */
-	if (c->owned_root != NULL && c->root_fd >= 0)
+	if (c->shared_root != NULL && c->root_fd >= 0)
 		shutdown(c->root_fd, SHUT_RDWR);	/* gone from its count, cleanly or not */
-	if (c->owned_root != NULL && root_wait_idle(c->owned_root, c->timeout_ms) != COLL_OK)
-		log_warn("rank %d: ranks still connected to the root in this process after %d s; "
-		    "stopping it", c->rank, c->timeout_ms / 1000);
 	atomic_store(&c->aborted, 1);
 	comm_kick(c->abort_fd);
 	comm_interrupt(c);
 	if (c->service_started)
 		pthread_join(c->service, NULL);
 	peer_drain(c);
+	/* A non-blocking shrink or split of this one still asking the root: it sees the abort. */
+	while (atomic_load(&c->regroups) > 0) {
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
+	}
+	comm_root_unref(c->shared_root, c->timeout_ms);
 	comm_free(c);
 }
 

@@ -92,10 +92,19 @@ struct comm {
 	int link_peer;			/* the peer whose link broke, for the message */
 	int op_retries;			/* retries of the op under way */
 	uint64_t op_recv_bytes;		/* bytes received in the op under way */
-	struct root *owned_root;	/* the root of a grown communicator, made here */
+	struct comm_root *shared_root;	/* a root in this process (grow), shared by what derives from it */
+	atomic_int regroups;		/* regroup threads still using this communicator */
 	struct root *grow_root;		/* made by comm_grow_uid, not yet handed on */
 
 	int in_op;			/* under lock: an op of seq is running */
+	/* Non-blocking mode: the call in flight, run by the worker (defer.c). */
+	pthread_t worker;
+	int worker_started;
+	int worker_stop;		/* under lock */
+	int (*job_fn)(struct comm *, void *);	/* under lock */
+	void *job_arg;
+	atomic_int job_pending;
+	int finalize_after;		/* under lock: comm_finalize came while a call was in flight */
 	uint64_t seq;			/* sequence number of the current or last op */
 	uint32_t kind;			/* kind of that op */
 	struct status status;
@@ -105,6 +114,18 @@ struct comm {
 	uint64_t *p2p_recv_seq;
 
 };
+
+/* A root service that runs in this process, held by every communicator it serves here. */
+struct comm_root {
+	struct root *root;
+	atomic_int refs;
+};
+
+/* comm.c: share a root (NULL stays NULL). */
+struct comm_root *comm_root_new(struct root *root);
+struct comm_root *comm_root_ref(struct comm_root *r);
+/* comm.c: drop a share; the last one waits for the other processes' ranks, then stops it. */
+void comm_root_unref(struct comm_root *r, int timeout_ms);
 
 /* Record a failure: formats c->err, marks the status page, logs it; returns code. */
 int comm_fail(struct comm *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -134,6 +155,8 @@ int comm_root_send(struct comm *c, uint8_t type, const void *p, uint32_t len);
 int comm_wait(struct comm *c, int (*done)(struct comm *), uint64_t deadline_ms);
 /* env.c: keep-alive and retry settings. */
 void comm_env_load(struct comm *c);
+/* service.c: the communicator failed for a reason from the root (rank: the dead one, or -1). */
+void comm_verdict_set(struct comm *c, int code, int rank, const char *msg);
 /* service.c: the service thread. */
 void *comm_service(void *arg);
 /* Create a communicator object (not joined). */
@@ -159,6 +182,13 @@ void peer_accept(struct comm *c);
 void peer_drain(struct comm *c);
 /* peer.c: drop every connection made before epoch (a retry starts clean). */
 void peer_reset(struct comm *c, uint32_t epoch);
+
+/* defer.c: hand fn(c, job) to the worker (job is malloc'ed, freed after); COLL_EINPROGRESS. */
+int comm_defer(struct comm *c, int (*fn)(struct comm *, void *), void *job);
+/* defer.c: this call should be deferred (non-blocking comm, not on the worker). */
+int comm_deferring(struct comm *c);
+/* defer.c: end the worker (after an abort, so its call has returned). */
+void comm_defer_stop(struct comm *c);
 
 /* retry.c: the service thread got a retry message from the root. */
 void retry_on_root(struct comm *c, uint8_t type, const uint8_t *p, uint32_t len);

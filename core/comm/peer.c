@@ -143,10 +143,25 @@ peer_drain(struct comm *c)
 	pthread_mutex_unlock(&c->lock);
 }
 
+/*
+ * The data plane's wake-up (intr_fd) also fires for retry rounds and deaths:
+ * when it stops a connect, ask why, and try again if it was not for us.
+ */
 static int
-peer_connect(struct comm *c, int peer, int *out)
+peer_interrupted(struct comm *c, int peer, int r)
 {
-	uint64_t dl = comm_deadline(c);
+	int k;
+
+	if (r != COLL_EABORTED)
+		return r;
+	if ((k = comm_check_intr(c, peer, "connecting to")) != COLL_OK)
+		return k;
+	return COLL_EINPROGRESS;
+}
+
+static int
+peer_connect_once(struct comm *c, int peer, uint64_t dl, int *out)
+{
 	char err[COLL_ERR_LEN], addr[NET_ADDRSTR_LEN];
 	int fd = -1, r;
 
@@ -161,7 +176,7 @@ peer_connect(struct comm *c, int peer, int *out)
 		return comm_fail(c, r, "%s (connect to %s: %s)", first, addr, strerror(e));
 	}
 	if (r != COLL_OK)
-		return comm_fail_peer(c, peer, r, "connecting to");
+		return r == COLL_EABORTED ? r : comm_fail_peer(c, peer, r, "connecting to");
 	r = auth_connect(fd, &c->uid, WIRE_ROLE_PEER, dl, c->intr_fd, err, sizeof err);
 	if (r == COLL_OK)
 		r = peer_send_hello(c, fd, dl);
@@ -170,7 +185,7 @@ peer_connect(struct comm *c, int peer, int *out)
 		if (r == COLL_EAUTH || r == COLL_EPROTO || r == COLL_EVERSION)
 			return comm_fail(c, r, "rank %d: handshake with rank %d (host %s, %s) "
 			    "failed: %s", c->rank, peer, comm_host(c, peer), addr, err);
-		return comm_fail_peer(c, peer, r, "connecting to");
+		return r == COLL_EABORTED ? r : comm_fail_peer(c, peer, r, "connecting to");
 	}
 	pthread_mutex_lock(&c->lock);
 	c->peer_fd[peer] = fd;
@@ -178,6 +193,22 @@ peer_connect(struct comm *c, int peer, int *out)
 	pthread_mutex_unlock(&c->lock);
 	*out = fd;
 	return COLL_OK;
+}
+
+static int
+peer_connect(struct comm *c, int peer, int *out)
+{
+	uint64_t dl = comm_deadline(c), v;
+	int r;
+
+	for (;;) {
+		r = peer_interrupted(c, peer, peer_connect_once(c, peer, dl, out));
+		if (r != COLL_EINPROGRESS)
+			return r;
+		/* A wake-up meant for someone else: drain it and connect again. */
+		while (read(c->intr_fd, &v, sizeof v) == (ssize_t)sizeof v)
+			;
+	}
 }
 
 /* Wait for a lower rank to connect to us. */

@@ -35,8 +35,10 @@ regroup_answered(struct comm *c)
 
 /* Ask the root and wait for its answer; *d is the answer (free d->excl). */
 static int
-regroup_ask(struct comm *old, const struct wire_regroup *req, struct wire_regroup_done *d)
+regroup_ask(struct comm *old, struct comm *c, const struct wire_regroup *req,
+    struct wire_regroup_done *d)
 {
+	uint64_t dl;
 	size_t cap = 32 + (size_t)req->nexcl * 4;
 	uint8_t *buf = xmalloc(cap);
 	struct wbuf b;
@@ -49,9 +51,22 @@ regroup_ask(struct comm *old, const struct wire_regroup *req, struct wire_regrou
 	wire_regroup_encode(&b, req);
 	r = comm_root_send(old, WIRE_REGROUP, buf, (uint32_t)b.off);
 	free(buf);
-	/* The root gives the slowest rank its join timeout; wait a little longer. */
-	if (r == COLL_OK)
-		r = comm_wait(old, regroup_answered, comm_deadline(old) + 5000);
+	/*
+	 * The root gives the slowest rank its join timeout; wait a little longer.
+	 * The wait is on the old communicator: look at the new one's abort every
+	 * 20 ms, so that comm_abort of either stops it.
+	 */
+	dl = comm_deadline(old) + 5000;
+	while (r == COLL_OK && !atomic_load(&c->aborted)) {
+		uint64_t slice = clock_now_ms() + 20;
+
+		r = comm_wait(old, regroup_answered, slice < dl ? slice : dl);
+		if (r != COLL_ETIMEDOUT || clock_now_ms() >= dl)
+			break;
+		r = COLL_OK;	/* a slice ran out, not the wait */
+	}
+	if (r == COLL_OK && atomic_load(&c->aborted) && !old->rg.have)
+		r = COLL_EABORTED;
 	pthread_mutex_lock(&old->lock);
 	if (r == COLL_OK && old->rg.have) {
 		*d = old->rg.d;
@@ -86,7 +101,11 @@ regroup_run(struct regroup *rg)
 	struct wire_regroup_done d = { 0 };
 	int r;
 
-	r = regroup_ask(old, &rg->req, &d);
+	r = regroup_ask(old, c, &rg->req, &d);
+	if (r == COLL_OK && d.code == COLL_OK && d.rank >= 0)
+		regroup_log(old, &d);
+	/* From here the old communicator is not touched: its destroy may go on. */
+	atomic_fetch_sub(&old->regroups, 1);
 	if (r != COLL_OK) {
 		r = comm_fail(c, r, "rank %d: no answer from the root to a %s request: %s",
 		    old->rank, rg->req.kind == WIRE_RG_SHRINK ? "shrink" : "split",
@@ -103,7 +122,6 @@ regroup_run(struct regroup *rg)
 		atomic_store(&c->state, r);
 		return r;
 	}
-	regroup_log(old, &d);
 	free(d.excl);
 	comm_setup(c, d.commid, d.rank, (int)d.nranks);
 	return comm_start(c, 0);
@@ -143,6 +161,7 @@ regroup_start(struct regroup *rg, struct comm **out)
 	r = pthread_create(&c->init_thread, NULL, regroup_thread, rg);
 	c->init_started = r == 0;
 	if (r != 0) {
+		atomic_fetch_sub(&rg->old->regroups, 1);
 		free(rg->req.excl);
 		free(rg);
 		return comm_fail(c, COLL_ESYS, "cannot start a thread for the regroup");
@@ -180,6 +199,9 @@ regroup_new(struct comm *old, const struct coll_config *cfg)
 	if (rg->cfg.ifname == NULL)
 		rg->cfg.ifname = old->ifname;
 	rg->c = comm_new(&old->uid, 0, 0, 0, &rg->cfg);
+	/* A root that lives in this process serves the new communicator too. */
+	rg->c->shared_root = comm_root_ref(old->shared_root);
+	atomic_fetch_add(&old->regroups, 1);
 	return rg;
 }
 
@@ -203,6 +225,9 @@ comm_shrink(struct comm *old, const int *exclude, int nexclude, struct comm **ou
 		if (exclude[i] == old->rank)
 			return COLL_OK;		/* this rank leaves: nothing to join */
 	}
+	if (flags == COLL_SHRINK_DEFAULT && atomic_load(&old->job_pending))
+		return comm_fail(old, COLL_EBUSY, "rank %d: shrink: an op is in flight: wait for it "
+		    "(comm_get_async_error), or shrink with COLL_SHRINK_ABORT", old->rank);
 	if (flags == COLL_SHRINK_DEFAULT && atomic_load(&old->state) != COLL_OK)
 		return comm_fail(old, COLL_EINVAL, "rank %d: shrink: the communicator failed (%s): "
 		    "shrink it with COLL_SHRINK_ABORT", old->rank, comm_last_error(old));
@@ -242,6 +267,7 @@ comm_split(struct comm *old, int color, int key, struct comm **out,
 		/* Known here: no communicator for this rank. The root still counts our answer. */
 		rg->cfg.blocking = 1;
 		r = regroup_start(rg, out);
+		comm_destroy(*out);
 		*out = NULL;
 		return r;
 	}
@@ -280,9 +306,9 @@ comm_grow(struct comm *c, int nranks, const struct coll_uid *uid, struct comm **
 		return COLL_EINVAL;
 	if ((r = comm_init(out, nranks, uid, c->rank, cfg)) != COLL_OK && *out == NULL)
 		return r;
-	/* The grown communicator's failure detector lives as long as it does. */
+	/* The grown communicator's failure detector lives as long as it (and what it makes) does. */
 	if (c->grow_root != NULL) {
-		(*out)->owned_root = c->grow_root;
+		(*out)->shared_root = comm_root_new(c->grow_root);
 		c->grow_root = NULL;
 	}
 	return r;

@@ -41,7 +41,7 @@ retry_on_root(struct comm *c, uint8_t type, const uint8_t *p, uint32_t len)
 	struct wbuf b;
 	uint64_t seq;
 	uint32_t epoch = 0;
-	int completed = 0;
+	int completed = 0, past_refused = 0;
 
 	wbuf_init(&b, (void *)p, len);
 	seq = wbuf_get_u64(&b);
@@ -71,14 +71,19 @@ retry_on_root(struct comm *c, uint8_t type, const uint8_t *p, uint32_t len)
 		if (type == WIRE_RETRY_REFUSE) {
 			snprintf(c->rt.why, sizeof c->rt.why, "%s", note.msg);
 			c->rt.why_code = note.code;
+			past_refused = c->seq > seq || (c->seq == seq && !c->in_op);
 		}
 	}
 	pthread_cond_broadcast(&c->cond);
 	pthread_mutex_unlock(&c->lock);
 	if (completed)
 		retry_send(c, WIRE_RETRY_STATE, seq, 2, (uint32_t[]){ epoch, RETRY_COMPLETED });
-	if (type == WIRE_RETRY_QUERY && !completed)
+	/* Only the op in question is stopped; a later one sees the query when it begins. */
+	if (atomic_load(&c->rt_pending) || type != WIRE_RETRY_QUERY)
 		comm_interrupt(c);
+	/* Refused while this rank is already past that op: its next op can only hang. */
+	if (past_refused)
+		comm_verdict_set(c, note.code, -1, note.msg);
 }
 
 static int
@@ -103,8 +108,11 @@ retry_clear(struct comm *c, uint32_t epoch)
 	peer_reset(c, epoch);
 	pthread_mutex_lock(&c->lock);
 	c->rt.verdict = 0;
-	c->rt.query_seq = 0;
-	atomic_store(&c->rt_pending, 0);
+	/* A query of a newer round may already be in: it stays. */
+	if (c->rt.query_epoch < epoch) {
+		c->rt.query_seq = 0;
+		atomic_store(&c->rt_pending, 0);
+	}
 	pthread_mutex_unlock(&c->lock);
 	if (!atomic_load(&c->aborted) && !atomic_load(&c->failed) && !atomic_load(&c->cancelled))
 		while (read(c->intr_fd, &v, sizeof v) == (ssize_t)sizeof v)
@@ -175,8 +183,8 @@ retry_op(struct comm *c, int rc, int intact)
 	if (state == 2)
 		return retry_refused(c, peer);
 	if (state != 1 || atomic_load(&c->failed) || atomic_load(&c->aborted) || r != COLL_OK)
-		return comm_fail_peer(c, peer >= 0 ? peer : 0, r == COLL_ETIMEDOUT ? r :
-		    COLL_EPEER, "exchanging with");
+		return comm_fail_peer(c, peer >= 0 ? peer : 0, r == COLL_ETIMEDOUT ||
+		    r == COLL_EABORTED ? r : COLL_EPEER, "exchanging with");
 	epoch = c->rt.verdict_epoch;
 	retry_clear(c, epoch);
 	c->op_retries++;

@@ -18,8 +18,8 @@
 #include "xmalloc.h"
 
 /* The root announced a failure, or vanished: record why and wake every waiter. */
-static void
-service_verdict(struct comm *c, int code, int rank, const char *msg)
+void
+comm_verdict_set(struct comm *c, int code, int rank, const char *msg)
 {
 	int expect = COLL_OK;
 
@@ -69,11 +69,11 @@ service_on_frame(struct comm *c, const struct wire_hdr *h, const uint8_t *p)
 	case WIRE_ERROR:
 	case WIRE_FAILED:
 		if (wire_note_decode(p, h->len, &note) != COLL_OK)
-			service_verdict(c, COLL_EPROTO, -1, "the root sent a malformed notice");
+			comm_verdict_set(c, COLL_EPROTO, -1, "the root sent a malformed notice");
 		else if (h->type == WIRE_ERROR)
-			service_verdict(c, note.code, -1, note.msg);
+			comm_verdict_set(c, note.code, -1, note.msg);
 		else
-			service_verdict(c, COLL_ERANKDEAD, note.rank, note.msg);
+			comm_verdict_set(c, COLL_ERANKDEAD, note.rank, note.msg);
 		break;
 	case WIRE_REGROUP_DONE:
 		service_on_regroup(c, p, h->len);
@@ -96,7 +96,7 @@ service_root_lost(struct comm *c, const char *why)
 	snprintf(msg, sizeof msg, "lost the root service (%s): the launcher, or the rank that "
 	    "made the unique id, died or is cut off", why);
 	atomic_store(&c->root_lost, 1);
-	service_verdict(c, COLL_EROOTLOST, -1, msg);
+	comm_verdict_set(c, COLL_EROOTLOST, -1, msg);
 }
 
 static void
@@ -110,7 +110,9 @@ service_on_root(struct comm *c, uint64_t *last_rx)
 	*last_rx = clock_now_ms();
 	while ((r = wconn_next(&c->root_in, &h, &p)) == COLL_OK)
 		service_on_frame(c, &h, p);
-	if (r != COLL_EINPROGRESS)
+	if (f != COLL_OK && atomic_load(&c->finalized))
+		atomic_store(&c->root_lost, 1);	/* we said goodbye: the root hangs up */
+	else if (r != COLL_EINPROGRESS)
 		service_root_lost(c, "it sent bytes that are not a coll frame");
 	else if (f != COLL_OK)
 		service_root_lost(c, "connection closed");

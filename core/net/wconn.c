@@ -54,6 +54,7 @@ wconn_fill(struct wconn *w)
 		n = recv(w->fd, w->in + w->in_len, w->in_cap - w->in_len, MSG_DONTWAIT);
 		if (n > 0) {
 			w->in_len += (size_t)n;
+			w->bytes_received += (uint64_t)n;
 			/* Stop at a frame's worth: the caller parses before reading more. */
 			if (w->in_len >= (size_t)w->max + WIRE_HDR_LEN)
 				return COLL_OK;

@@ -12,6 +12,22 @@ for i in $(seq "$REPS"); do
 	check "run $i: each rank logged the retry" \
 		test "$(count "$TMP/out" 'retrying allreduce seq 4 \(retry 1 of at most 3\)')" -eq 8
 
+	# Seq 2 is the first op on links not made yet: ranks are connecting when the round starts.
+	COLL_FAULT=2@2:close ft "$TMP/out" -n 8 "$FT" close 10
+	expect_code 0 $? "run $i: a link closed while others still connect"
+	check "run $i: ... retried once on every rank" \
+		test "$(count "$TMP/out" 'ft: rank [0-7] done 10 iterations, retries 1$')" -eq 8
+
+	COLL_FAULT=2@4:close,2@4:close ft "$TMP/out" -n 8 "$FT" close 10
+	expect_code 0 $? "run $i: the rerun's link breaks too"
+	check "run $i: ... retried twice on every rank" \
+		test "$(count "$TMP/out" 'ft: rank [0-7] done 10 iterations, retries 2$')" -eq 8
+
+	COLL_FAULT=2@4:close,2@4:close,2@4:close,2@4:close ft "$TMP/out" -k -n 8 "$FT" close 10
+	expect_code 3 $? "run $i: a link that keeps breaking"
+	check "run $i: ... is given up after COLL_RETRY_MAX with the reason on every rank" \
+		test "$(count "$TMP/out" 'ft: rank [0-7] allreduce failed: .*refused: its links broke 4 times, the limit \(COLL_RETRY_MAX\) is 3')" -eq 8
+
 	COLL_FAULT=2@3:close ft "$TMP/out" -n 8 "$FT" inplace 4
 	expect_code 0 $? "run $i: an in-place op with its input kept is retried"
 	check "run $i: in place, every rank finished after a retry" \

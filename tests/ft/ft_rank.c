@@ -13,6 +13,9 @@
  *                           unblocks the others' wait; prints how fast
  *   ft_rank rootkill ITERS  the communicator's root lives in rank 0, which
  *                           COLL_FAULT kills: the others fail, naming the root
+ *   ft_rank nb              non-blocking: init, ops and finalize return
+ *                           COLL_EINPROGRESS, a second op in flight COLL_EBUSY
+ *   ft_rank abort-op        the same abort test on a non-blocking all-reduce
  *   ft_rank split           split by parity, key reversing the order
  *   ft_rank grow            6 ranks grow to 8 while the 6 keep serving ops
  *
@@ -44,6 +47,15 @@ now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* A call on a non-blocking communicator returns at once: wait for it here. */
+static int
+settle(struct comm *c, int rc)
+{
+	while (rc == COLL_EINPROGRESS && (rc = comm_get_async_error(c)) == COLL_EINPROGRESS)
+		usleep(100);
+	return rc;
+}
+
 static void
 die(const char *what, struct comm *c, int rc)
 {
@@ -71,7 +83,7 @@ members(struct comm *c)
 {
 	int *v = calloc((size_t)comm_size(c), sizeof *v), rc;
 
-	rc = coll_allgather(c, &me, v, 1, DT_INT32);
+	rc = settle(c, coll_allgather(c, &me, v, 1, DT_INT32));
 	if (rc != COLL_OK)
 		die("allgather", c, rc);
 	return v;
@@ -90,7 +102,7 @@ step(struct comm *c, const int *mem, int inplace)
 		want += (uint64_t)mem[i] + 1;
 		fwant += (float)(mem[i] % 7);
 	}
-	if ((rc = coll_allreduce(c, &v, &got, 1, DT_UINT64, OP_SUM)) != COLL_OK)
+	if ((rc = settle(c, coll_allreduce(c, &v, &got, 1, DT_UINT64, OP_SUM))) != COLL_OK)
 		return rc;
 	if (got != want) {
 		printf("ft: rank %d WRONG small sum %" PRIu64 " want %" PRIu64 "\n", me, got, want);
@@ -98,7 +110,8 @@ step(struct comm *c, const int *mem, int inplace)
 	}
 	for (int i = 0; i < FT_BIG; i++)
 		big[i] = (float)(me % 7);
-	if ((rc = coll_allreduce(c, big, inplace ? big : out, FT_BIG, DT_FLOAT32, OP_SUM)) != COLL_OK)
+	if ((rc = settle(c, coll_allreduce(c, big, inplace ? big : out, FT_BIG, DT_FLOAT32,
+	    OP_SUM))) != COLL_OK)
 		return rc;
 	for (int i = 0; i < FT_BIG; i++)
 		if ((inplace ? big : out)[i] != fwant) {
@@ -136,7 +149,17 @@ run_kill(int iters)
 		mem = members(c);
 		printf("ft: rank %d shrunk to %d ranks, new rank %d\n", me, comm_size(c),
 		    comm_rank(c));
-		it--;
+		/*
+		 * A rank may have completed the op the others failed in: all go on
+		 * from the earliest iteration anyone failed in.
+		 */
+		{
+			int64_t at = it, from;
+
+			if ((rc = coll_allreduce(c, &at, &from, 1, DT_INT64, OP_MIN)) != COLL_OK)
+				die("agreeing where to go on", c, rc);
+			it = (int)from - 1;
+		}
 	}
 	printf("ft: rank %d done %d iterations on %d ranks, retries %" PRIu64 "\n", me, iters,
 	    comm_size(c), comm_retries(c));
@@ -188,7 +211,15 @@ run_abort(const char *what)
 	int rc;
 
 	me = atoi(getenv("COLL_RANK"));
-	if (strcmp(what, "abort-init") == 0) {
+	if (strcmp(what, "abort-op") == 0) {
+		cfg.blocking = 0;
+		if ((rc = comm_init_env(&c, &cfg)) != COLL_OK)
+			die("init", c, rc);
+		while ((rc = comm_get_async_error(c)) == COLL_EINPROGRESS)
+			usleep(1000);
+		if (rc != COLL_OK)
+			die("init", c, rc);
+	} else if (strcmp(what, "abort-init") == 0) {
 		if (me == 7) {
 			sleep(2);
 			return 0;
@@ -208,6 +239,14 @@ run_abort(const char *what)
 	a.c = c;
 	pthread_create(&t, NULL, abort_later, &a);
 	if (strcmp(what, "abort-init") == 0) {
+		while ((rc = comm_get_async_error(c)) == COLL_EINPROGRESS)
+			usleep(1000);
+		pthread_join(t, NULL);
+	} else if (strcmp(what, "abort-op") == 0) {
+		static uint64_t v, sum;
+
+		if ((rc = coll_allreduce(c, &v, &sum, 1, DT_UINT64, OP_SUM)) != COLL_EINPROGRESS)
+			die("non-blocking allreduce", c, rc);
 		while ((rc = comm_get_async_error(c)) == COLL_EINPROGRESS)
 			usleep(1000);
 		pthread_join(t, NULL);
@@ -266,6 +305,52 @@ run_rootkill(int iters)
 		t0 = now_ms();
 	}
 	printf("ft: rank %d done\n", me);
+	return 0;
+}
+
+/* Non-blocking calls: each returns at once; the communicator says when it is done. */
+static int
+run_nb(void)
+{
+	struct coll_config cfg = COLL_CONFIG_INIT;
+	uint64_t v, sum, want;
+	struct comm *c;
+	int rc, n;
+
+	me = atoi(getenv("COLL_RANK"));
+	cfg.blocking = 0;
+	if ((rc = comm_init_env(&c, &cfg)) != COLL_OK)
+		die("init", c, rc);
+	while ((rc = comm_get_async_error(c)) == COLL_EINPROGRESS)
+		usleep(1000);
+	if (rc != COLL_OK)
+		die("init", c, rc);
+	n = comm_size(c);
+	want = (uint64_t)n * (uint64_t)(n + 1) / 2;
+	for (int it = 0; it < 5; it++) {
+		v = (uint64_t)me + 1;
+		sum = 0;
+		if ((rc = coll_allreduce(c, &v, &sum, 1, DT_UINT64, OP_SUM)) != COLL_EINPROGRESS)
+			die("non-blocking allreduce", c, rc);
+		if (it == 0 && (rc = coll_barrier(c)) != COLL_EBUSY) {
+			printf("ft: rank %d WRONG: a second call in flight returned %s\n", me,
+			    coll_strerror(rc));
+			exit(2);
+		}
+		/* The last one is flushed by finalize, which must wait for it. */
+		if (it == 4 && (rc = comm_finalize(c)) != COLL_EINPROGRESS)
+			die("non-blocking finalize", c, rc);
+		while ((rc = comm_get_async_error(c)) == COLL_EINPROGRESS)
+			usleep(100);
+		if (rc != COLL_OK)
+			die("allreduce", c, rc);
+		if (sum != want) {
+			printf("ft: rank %d WRONG sum %" PRIu64 " want %" PRIu64 "\n", me, sum, want);
+			exit(2);
+		}
+	}
+	printf("ft: rank %d nb ok\n", me);
+	comm_destroy(c);
 	return 0;
 }
 
@@ -359,6 +444,8 @@ main(int argc, char **argv)
 		return run_rootkill(iters);
 	if (strcmp(argv[1], "split") == 0)
 		return run_split();
+	if (strcmp(argv[1], "nb") == 0)
+		return run_nb();
 	if (strcmp(argv[1], "grow") == 0)
 		return run_grow();
 	return 64;

@@ -25,6 +25,7 @@ struct wconn {
 	size_t out_len;
 	size_t out_cap;
 	uint64_t bytes_sent;
+	uint64_t bytes_received;
 };
 
 void wconn_init(struct wconn *w, int fd, uint32_t max);
