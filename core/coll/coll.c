@@ -103,8 +103,10 @@ coll_retry_asked(struct comm *c)
 {
 	int asked;
 
+	/* Or it was already refused, before this rank got there: it fails with the reason. */
 	pthread_mutex_lock(&c->lock);
-	asked = c->rt.query_seq == c->seq && !c->rt.answered;
+	asked = (c->rt.query_seq == c->seq && !c->rt.answered) ||
+	    (c->rt.verdict == 2 && c->rt.verdict_seq == c->seq);
 	pthread_mutex_unlock(&c->lock);
 	return asked;
 }
