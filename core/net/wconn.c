@@ -46,9 +46,11 @@ wconn_fill(struct wconn *w)
 	ssize_t n;
 
 	/* Frames handed out so far are done with: slide the rest down. */
-	memmove(w->in, w->in + w->in_off, w->in_len - w->in_off);
-	w->in_len -= w->in_off;
-	w->in_off = 0;
+	if (w->in_off > 0) {
+		memmove(w->in, w->in + w->in_off, w->in_len - w->in_off);
+		w->in_len -= w->in_off;
+		w->in_off = 0;
+	}
 	for (;;) {
 		wconn_reserve(&w->in, &w->in_cap, w->in_len + WCONN_READ);
 		n = recv(w->fd, w->in + w->in_len, w->in_cap - w->in_len, MSG_DONTWAIT);
