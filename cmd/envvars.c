@@ -40,6 +40,32 @@ const struct envvar envvar_table[] = {
 	{ "COLL_TIMEOUT", "300", "Seconds any wait (joining, a collective, a transfer) may go "
 	    "without progress before it fails with a timeout; 0.001 to 604800, other values mean "
 	    "the default.", ENV_CORE },
+	{ "COLL_KEEPALIVE_MS", "1000", "How often, in milliseconds, each rank and the root "
+	    "service ping each other when nothing else passes between them; 10 to 600000, other "
+	    "values mean the default. A rank tells the root its own setting when it joins.",
+	    ENV_CORE },
+	{ "COLL_KEEPALIVE_LIMIT", "10", "After this many keep-alive intervals without a word "
+	    "the root declares a rank dead (and every other rank of its communicator hears it), "
+	    "and a rank declares the root lost; 2 to 100000, other values mean the default. Dead "
+	    "processes are seen at once, from their closed connections: the limit catches hosts "
+	    "that went down or were cut off.", ENV_CORE },
+	{ "COLL_RETRY_MAX", "3", "How many times a collective whose data connection broke "
+	    "while both of its ends live is run again on fresh connections, when every rank "
+	    "stopped at it with its input intact; 0 to 1000, 0 turns retries off. An op that a "
+	    "dead rank was in is never retried.", ENV_CORE },
+	{ "COLL_RETRY_INTERVAL_MS", "100", "The pause, in milliseconds, before each such "
+	    "rerun; 0 to 600000.", ENV_CORE },
+	{ "COLL_RETRY_SAVE_BYTES", "16777216", "In-place inputs up to this many bytes are "
+	    "copied before each op so that a rerun can start from them; a larger in-place op can "
+	    "be run again only while it has received nothing. 0 to 2^40.", ENV_CORE },
+	{ "COLL_FAULT", NULL, "Fault injection, to rehearse a failure: RANK@SEQ:ACTION[,...] "
+	    "makes rank RANK (of the communicator the op runs on, or * for every rank) fail at "
+	    "the collective with sequence number SEQ (from 1, as error messages show it), by "
+	    "ACTION: exit (exit 1), kill (SIGKILL itself), hang, close (close a data connection "
+	    "mid-op), delay=MS or corrupt (a bad data header). Each fault fires at most once per "
+	    "process; after a shrink the new communicator counts ranks and ops afresh. A "
+	    "malformed value fails comm_init() naming the bad item. FAULTS.md in the coll "
+	    "sources has examples. Unset or empty, nothing is injected.", ENV_CORE },
 	{ "COLL_SOCKET_IFNAME", NULL, "The interfaces to listen on, as "
 	    "NCCL_SOCKET_IFNAME: a comma-separated list of name prefixes (eth), exact names after "
 	    "= (=eth0), or names to leave out after ^ (^docker,lo). The front end's root service "

@@ -92,6 +92,17 @@ static const char *const collcheck_description[] = {
 	"algorithm and bus bandwidth, the number of wrong results, and the slowest rank. Its "
 	"flags follow all_reduce_perf, except that -N is the rank count, since nccl-tests "
 	"gives -n to iterations.",
+	"When a rank dies, collcheck allreduce stops by default: every other rank exits 3 "
+	"with an error that names the dead rank. With --on-failure shrink the survivors go "
+	"on instead: they shrink the job to themselves (the root service agrees on who is "
+	"gone), rank 0 prints one line saying which ranks left (numbered as at the start), "
+	"where and why, and the size that was cut off is measured again (its row shows twice "
+	"when rank 0 had finished it before the others were cut off); later rows are of the "
+	"smaller job, busbw included. With --json the departures are listed under \"events\". "
+	"Any other failure (a hung rank, a lost root service, a shrink that fails) still stops "
+	"the sweep. Under collrun, give it -k (--keep-going) so that collrun lets the "
+	"survivors run; collcheck run alone does that by itself. Rehearse it with COLL_FAULT "
+	"(see coll(7)).",
 	"collcheck --help lists the commands and collcheck --version prints the version.",
 	NULL,
 };
@@ -108,6 +119,9 @@ static const struct mantext_item collcheck_examples[] = {
 	{ "collcheck allreduce -N 4 -d all -o all -e 1M",
 	    "Four local ranks, every datatype and operation, up to 1 MiB." },
 	{ "collcheck allreduce -N 4 --json > result.json", "The results as JSON, for scripts." },
+	{ "COLL_FAULT=3@300:kill collrun -n 8 -k collcheck allreduce --on-failure shrink "
+	    "-e 1M -f 4", "Rank 3 dies at its 300th collective; the other seven finish the "
+	    "sweep." },
 	{ "collrun -H 'node[01-16]' -N 8 collcheck allreduce", "128 ranks over SSH." },
 	{ NULL, NULL },
 };

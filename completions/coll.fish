@@ -30,5 +30,6 @@ complete -c collcheck -n '__fish_seen_subcommand_from allreduce' -s d -l datatyp
 complete -c collcheck -n '__fish_seen_subcommand_from allreduce' -s o -l op -x -a 'sum prod min max avg all' -d 'sum prod min max avg, or all (default sum)'
 complete -c collcheck -n '__fish_seen_subcommand_from allreduce' -s N -l ranks -r -d 'run alone  start N local ranks (default 1)'
 complete -c collcheck -n '__fish_seen_subcommand_from allreduce' -s T -l timeout -r -d 'give up on a rank after this long without progress (default 300)'
+complete -c collcheck -n '__fish_seen_subcommand_from allreduce' -l on-failure -x -a 'stop shrink' -d 'when ranks die  stop with the error (default), or shrink to the survivors, redo the size and go on'
 complete -c collcheck -n '__fish_seen_subcommand_from allreduce' -l json -d 'write the results as JSON'
 complete -c collcheck -n '__fish_seen_subcommand_from allreduce' -s h -l help -d 'show this help'

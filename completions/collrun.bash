@@ -46,8 +46,9 @@ _coll_collcheck()
 		-o|--op) COMPREPLY=($(compgen -W "sum prod min max avg all" -- "$cur")); return ;;
 		-N|--ranks) return ;;
 		-T|--timeout) return ;;
+		--on-failure) COMPREPLY=($(compgen -W "stop shrink" -- "$cur")); return ;;
 		esac
-		COMPREPLY=($(compgen -W " -b --minbytes -e --maxbytes -f --stepfactor -i --stepbytes -n --iters -w --warmup_iters -c --check -d --datatype -o --op -N --ranks -T --timeout --json -h --help" -- "$cur")) ;;
+		COMPREPLY=($(compgen -W " -b --minbytes -e --maxbytes -f --stepfactor -i --stepbytes -n --iters -w --warmup_iters -c --check -d --datatype -o --op -N --ranks -T --timeout --on-failure --json -h --help" -- "$cur")) ;;
 	esac
 }
 complete -F _coll_collcheck collcheck

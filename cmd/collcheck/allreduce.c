@@ -6,12 +6,23 @@
  * all_reduce_perf (-b -e -f -i -n -w -c -d -o); -N is the rank count, since
  * nccl-tests already gives -n to iterations. Columns are nccl-tests', plus
  * the slowest rank of each size and its time.
+ *
+ * --on-failure shrink goes on without ranks that die: the survivors shrink
+ * the communicator to themselves (the root agrees on who is gone) and redo
+ * the size that was interrupted, which every survivor then agrees on, since
+ * one may have finished a size its peers were cut off in. Rows after that
+ * are of the smaller job. Ranks are named as at the start, whatever the
+ * shrinks renumbered. Every rank keeps the rows and events, as any may end up
+ * the new rank 0 that prints them.
  */
 #include <inttypes.h>
 #include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -20,9 +31,15 @@
 #include "err.h"
 #include "job.h"
 #include "probe.h"
+#include "xmalloc.h"
+
+/* How long a failed op waits for the root to name the dead, beyond the core's own wait. */
+#define AR_VERDICT_WAIT_MS 1000
 
 enum { O_MIN = 1, O_MAX, O_FACTOR, O_STEP, O_ITERS, O_WARMUP, O_CHECK, O_DTYPE, O_OP, O_RANKS,
-	O_TIMEOUT, O_JSON, O_HELP };
+	O_TIMEOUT, O_ON_FAILURE, O_JSON, O_HELP };
+
+enum ar_on_failure { AR_STOP, AR_SHRINK };
 
 static const struct opt ar_opts[] = {
 	{ O_MIN, 'b', "minbytes", OPT_VALUE, "SIZE", "smallest size (default 8)", NULL },
@@ -44,6 +61,9 @@ static const struct opt ar_opts[] = {
 	    NULL },
 	{ O_TIMEOUT, 'T', "timeout", OPT_VALUE, "SECONDS", "give up on a rank after this long "
 	    "without progress (default 300)", NULL },
+	{ O_ON_FAILURE, 0, "on-failure", OPT_VALUE, "stop|shrink", "when ranks die: stop with "
+	    "the error (default), or shrink to the survivors, redo the size and go on",
+	    "stop shrink" },
 	{ O_JSON, 0, "json", OPT_FLAG, NULL, "write the results as JSON", NULL },
 	{ O_HELP, 'h', "help", OPT_FLAG, NULL, "show this help", NULL },
 	OPT_END_TABLE,
@@ -55,7 +75,7 @@ const struct cmd cmd_collcheck_allreduce = {
 	.tool = "collcheck",
 	.name = "allreduce",
 	.usage = "collcheck allreduce [-N RANKS] [-b MIN] [-e MAX] [-f F | -i STEP] [-n ITERS] "
-	    "[-w WARMUP] [-c 0|1] [-d TYPE] [-o OP] [--json]",
+	    "[-w WARMUP] [-c 0|1] [-d TYPE] [-o OP] [--on-failure stop|shrink] [--json]",
 	.summary = "Sweep all-reduce sizes like nccl-tests and report time, algbw, busbw and "
 	    "#wrong per size,\nwith the slowest rank. Run under collrun, or alone with -N local ranks.",
 	.opts = ar_opts,
@@ -68,6 +88,7 @@ struct ar_args {
 	long iters, warmup, check, ranks;
 	double timeout_s;
 	int dt_all, op_all, json;
+	enum ar_on_failure on_failure;
 	enum dtype dt;
 	enum redop op;
 };
@@ -88,6 +109,13 @@ ar_parse_one(struct ar_args *a, int id, const char *val, char *err, size_t len)
 	case O_RANKS: return opt_int("-N", val, 1, 4096, &a->ranks, err, len);
 	case O_TIMEOUT: return opt_double("-T", val, 0.1, 1e6, &a->timeout_s, err, len);
 	case O_JSON: a->json = 1; return 0;
+	case O_ON_FAILURE:
+		if (strcmp(val, "stop") == 0 || strcmp(val, "shrink") == 0) {
+			a->on_failure = strcmp(val, "shrink") == 0 ? AR_SHRINK : AR_STOP;
+			return 0;
+		}
+		snprintf(err, len, "unknown --on-failure '%s': use stop or shrink", val);
+		return -1;
 	case O_DTYPE:
 		if ((a->dt_all = strcmp(val, "all") == 0) || (v = dtype_parse(val)) >= 0) {
 			a->dt = a->dt_all ? DT_FLOAT32 : (enum dtype)v;
@@ -193,62 +221,391 @@ ar_json_meas(const struct probe_meas *m)
 }
 
 static json_t *
-ar_json_row(const struct probe_result *r, enum dtype dt, enum redop op)
+ar_json_row(const struct probe_result *r, enum dtype dt, enum redop op, int nranks)
 {
-	return json_pack("{s:I, s:I, s:s, s:s, s:i, s:o, s:o}", "size", (json_int_t)r->bytes,
-	    "count", (json_int_t)r->count, "type", dtype_name(dt), "redop", redop_name(op),
-	    "root", -1, "out_of_place", ar_json_meas(&r->m[0]), "in_place",
-	    ar_json_meas(&r->m[1]));
+	return json_pack("{s:I, s:I, s:s, s:s, s:i, s:i, s:o, s:o}", "size",
+	    (json_int_t)r->bytes, "count", (json_int_t)r->count, "type", dtype_name(dt), "redop",
+	    redop_name(op), "root", -1, "nranks", nranks, "out_of_place", ar_json_meas(&r->m[0]),
+	    "in_place", ar_json_meas(&r->m[1]));
 }
 
+/* Sums over the rows kept; the last row's share, so that a redone size can take it back. */
 struct ar_totals {
 	double busbw_sum;
 	int rows;
 	int64_t wrong;
+	double last_busbw;
+	int64_t last_wrong;
 	json_t *rows_json;
+	json_t *events;
 };
 
-static int
-ar_sweep(struct comm *c, const struct ar_args *a, enum dtype dt, enum redop op,
-    struct ar_totals *t)
-{
-	struct probe_opts po = { (int)a->iters, (int)a->warmup, (int)a->check, dt, op };
-	struct probe p;
-	struct probe_result res;
-	int rc = COLL_OK, me = comm_rank(c);
+/* A point of the sweep: datatype, op and size. */
+struct ar_cursor {
+	int d, o;
+	size_t s;
+};
 
-	if (probe_init(&p, c, &po, a->maxb) != COLL_OK) {
-		fprintf(stderr, "collcheck: cannot allocate %d buffers of %zu bytes for -e %zu: use a "
-		    "smaller -e\n", a->check ? 4 : 2, a->maxb, a->maxb);
-		return COLL_ENOMEM;
+/* One rank's sweep. */
+struct ar_state {
+	const struct ar_args *a;
+	struct comm *c;
+	struct probe p;
+	int n0;				/* ranks at the start */
+	int me0;			/* this rank at the start */
+	int *orig;			/* current rank -> rank at the start */
+	struct ar_cursor cur, prev;	/* the step under way, and the one before */
+	int64_t step;			/* cur's index in the sweep */
+	uint64_t own_ops;		/* collectives of ours on c, besides the probe's */
+	struct ar_totals t;
+	char err[COLL_ERR_LEN + 128];	/* why it stopped, when comm_last_error(c) cannot say */
+};
+
+/* Where a rank was when its op failed; every survivor sends its own. */
+enum { AR_ORIG, AR_STEP, AR_SEQ, AR_PHASE, AR_ITER, AR_INPLACE, AR_POS_N };
+
+/* Datatypes, then ops, then sizes; sizes that hold no element are skipped. */
+static int
+ar_cursor_valid(const struct ar_args *a, struct ar_cursor *k)
+{
+	int o0 = a->op_all ? 0 : (int)a->op, o1 = a->op_all ? OP_COUNT : o0 + 1;
+	int d1 = a->dt_all ? DT_COUNT : (int)a->dt + 1;
+
+	while (k->d < d1) {
+		if (k->s > a->maxb) {
+			k->s = a->minb;
+			if (++k->o >= o1) {
+				k->o = o0;
+				k->d++;
+			}
+		} else if (k->s / dtype_size((enum dtype)k->d) == 0) {
+			k->s = ar_next_size(a, k->s);
+		} else {
+			return 1;
+		}
 	}
-	for (size_t s = a->minb; s <= a->maxb && rc == COLL_OK; s = ar_next_size(a, s)) {
-		if (s / dtype_size(dt) == 0)
-			continue;
-		if ((rc = probe_allreduce(&p, s, &res)) != COLL_OK)
+	return 0;
+}
+
+static int
+ar_cursor_first(const struct ar_args *a, struct ar_cursor *k)
+{
+	*k = (struct ar_cursor){ a->dt_all ? 0 : (int)a->dt, a->op_all ? 0 : (int)a->op,
+	    a->minb };
+	return ar_cursor_valid(a, k);
+}
+
+static int
+ar_cursor_next(const struct ar_args *a, struct ar_cursor *k)
+{
+	k->s = ar_next_size(a, k->s);
+	return ar_cursor_valid(a, k);
+}
+
+static size_t
+ar_cursor_bytes(const struct ar_cursor *k)
+{
+	size_t esz = dtype_size((enum dtype)k->d);
+
+	return k->s / esz * esz;
+}
+
+static void
+ar_record(struct ar_state *st, const struct probe_result *res)
+{
+	struct ar_totals *t = &st->t;
+	enum dtype dt = (enum dtype)st->cur.d;
+	enum redop op = (enum redop)st->cur.o;
+
+	t->last_busbw = res->m[1].busbw;
+	t->last_wrong = 0;
+	for (int i = 0; i < 2; i++)
+		t->last_wrong += res->m[i].wrong > 0 ? res->m[i].wrong : 0;
+	t->busbw_sum += t->last_busbw;
+	t->wrong += t->last_wrong;
+	t->rows++;
+	json_array_append_new(t->rows_json, ar_json_row(res, dt, op, comm_size(st->c)));
+	if (comm_rank(st->c) == 0 && !st->a->json)
+		ar_print_row(res, dt, op);
+}
+
+/* Take back the last row: its size is being redone. */
+static void
+ar_unrecord(struct ar_totals *t)
+{
+	if (t->rows == 0)
+		return;
+	t->busbw_sum -= t->last_busbw;
+	t->wrong -= t->last_wrong;
+	t->rows--;
+	json_array_remove(t->rows_json, json_array_size(t->rows_json) - 1);
+}
+
+static int
+ar_step(struct ar_state *st)
+{
+	struct probe_result res;
+	int rc;
+
+	st->p.o.dt = (enum dtype)st->cur.d;
+	st->p.o.op = (enum redop)st->cur.o;
+	if ((rc = probe_allreduce(&st->p, st->cur.s, &res)) == COLL_OK)
+		ar_record(st, &res);
+	return rc;
+}
+
+/* Stop with this message instead of the communicator's. */
+static int
+ar_stop(struct ar_state *st, int rc, const char *msg)
+{
+	snprintf(st->err, sizeof st->err, "%s", msg);
+	return rc;
+}
+
+/* The ranks the root announced dead, waiting a little for its word; their count. */
+static int
+ar_failed(struct comm *c, int **out)
+{
+	struct timespec ts = { 0, 10 * 1000000 };
+	int n, got;
+
+	*out = NULL;
+	for (int i = 0; (n = comm_get_failed(c, NULL, 0)) == 0 && i < AR_VERDICT_WAIT_MS / 10; i++)
+		nanosleep(&ts, NULL);
+	if (n == 0)
+		return 0;
+	*out = xcalloc((size_t)n, sizeof **out);
+	got = comm_get_failed(c, *out, n);
+	return got < n ? got : n;
+}
+
+/* The survivors of c, with the root's agreement, in *nc; anything but dead ranks stops. */
+static int
+ar_shrink(struct ar_state *st, struct comm *c, int rc, struct comm **nc)
+{
+	int *failed = NULL, n, r;
+	char msg[COLL_ERR_LEN + 64];
+
+	*nc = NULL;
+	if (rc == COLL_EROOTLOST || comm_get_async_error(c) == COLL_EROOTLOST ||
+	    (n = ar_failed(c, &failed)) == 0)
+		return ar_stop(st, rc, comm_last_error(c));
+	r = comm_shrink(c, failed, n, nc, NULL, COLL_SHRINK_ABORT);
+	free(failed);
+	if (r != COLL_OK) {
+		snprintf(msg, sizeof msg, "cannot go on without the dead: %s",
+		    comm_last_error(*nc != NULL ? *nc : c));
+		comm_destroy(*nc);
+		*nc = NULL;
+		return ar_stop(st, r, msg);
+	}
+	if (*nc == NULL) {
+		snprintf(msg, sizeof msg, "rank %d was left out of the shrink, counted among the "
+		    "failed: %s", st->me0, comm_last_error(c));
+		return ar_stop(st, COLL_ERANKDEAD, msg);
+	}
+	return COLL_OK;
+}
+
+/*
+ * Whose position to go by: the earliest step, since that is the one to redo,
+ * and in it the furthest op, the one the dead never joined. Its index.
+ */
+static int
+ar_pick(const int64_t *all, int n)
+{
+	int best = 0;
+
+	for (int j = 1; j < n; j++) {
+		const int64_t *a = &all[j * AR_POS_N], *b = &all[best * AR_POS_N];
+
+		if (a[AR_STEP] < b[AR_STEP] || (a[AR_STEP] == b[AR_STEP] && a[AR_SEQ] > b[AR_SEQ]))
+			best = j;
+	}
+	return best;
+}
+
+/* Where in a size an op failed ("in-place iteration 12"); the op's name. */
+static const char *
+ar_where(const int64_t *pos, char *buf, size_t len)
+{
+	const char *half = pos[AR_INPLACE] ? "in-place" : "out-of-place";
+	int it = (int)pos[AR_ITER];
+
+	switch (pos[AR_PHASE]) {
+	case PROBE_CHECK: snprintf(buf, len, "%s result check", half); return "allreduce";
+	case PROBE_WARMUP: snprintf(buf, len, "%s warm-up iteration %d", half, it); return "allreduce";
+	case PROBE_BARRIER: snprintf(buf, len, "%s barrier before timing", half); return "barrier";
+	case PROBE_TIMED: snprintf(buf, len, "%s iteration %d", half, it); return "allreduce";
+	case PROBE_COMBINE: snprintf(buf, len, "%s timing exchange", half); return "allgather";
+	}
+	snprintf(buf, len, "its start");
+	return "op";
+}
+
+/*
+ * Why they left, in the numbering of the start: the root's verdict that opens
+ * the error ("rank 3 (host h, pid P) died or lost its connection"), without
+ * what this rank was doing; or, where the error does not carry it, the news.
+ */
+static void
+ar_reason(struct ar_state *st, struct comm *base, int first_left, char *buf, size_t len)
+{
+	const char *e = comm_last_error(base), *end = strstr(e, "; rank "), *rest;
+	char *after;
+	long r;
+
+	if (strncmp(e, "rank ", 5) == 0) {
+		r = strtol(e + 5, &after, 10);
+		rest = after;
+		if (after != e + 5 && r >= 0 && r < comm_size(base) &&
+		    strncmp(rest, " (host ", 7) == 0) {
+			snprintf(buf, len, "rank %d%.*s", st->orig[r],
+			    (int)(end != NULL ? end - rest : (ptrdiff_t)strlen(rest)), rest);
+			return;
+		}
+	}
+	snprintf(buf, len, "the root service announced rank %d (host %s, pid %d) dead",
+	    st->orig[first_left], comm_host(base, first_left), comm_pid(base, first_left));
+}
+
+/* The line new rank 0 prints: who left, where, why, and how many go on. */
+static void
+ar_print_event(struct ar_state *st, struct comm *base, const int *leftb, int nleft,
+    const int64_t *pos, const char *reason, int after)
+{
+	char who[1024] = "", item[384], where[96];
+	const char *opname = ar_where(pos, where, sizeof where);
+	size_t off = 0, len;
+
+	for (int i = 0; i < nleft; i++) {
+		snprintf(item, sizeof item, "%s%d (host %s, pid %d)", i ? ", " : "",
+		    st->orig[leftb[i]], comm_host(base, leftb[i]), comm_pid(base, leftb[i]));
+		/* Room for this one and, after it, " and N more". */
+		if ((len = strlen(item)) + 32 > sizeof who - off) {
+			snprintf(who + off, sizeof who - off, " and %d more", nleft - i);
 			break;
-		t->busbw_sum += res.m[1].busbw;
-		t->rows++;
-		for (int i = 0; i < 2; i++)
-			t->wrong += res.m[i].wrong > 0 ? res.m[i].wrong : 0;
-		if (me == 0 && !a->json)
-			ar_print_row(&res, dt, op);
-		if (me == 0 && a->json)
-			json_array_append_new(t->rows_json, ar_json_row(&res, dt, op));
+		}
+		memcpy(who + off, item, len + 1);
+		off += len;
 	}
-	probe_free(&p);
+	fprintf(st->a->json ? stderr : stdout, "# rank%s %s left at size %zu, %s (%s seq %" PRId64
+	    "): %s; continuing with %d ranks\n", nleft > 1 ? "s" : "", who,
+	    ar_cursor_bytes(&st->cur), where, opname, pos[AR_SEQ], reason, after);
+	fflush(st->a->json ? stderr : stdout);
+}
+
+/* Record who left between base and cur (all: cur's positions), and tell of it once. */
+static void
+ar_event(struct ar_state *st, struct comm *base, struct comm *cur, const int64_t *all,
+    int pick)
+{
+	int nb = comm_size(base), n = comm_size(cur), nleft = 0;
+	uint8_t *stays = xcalloc((size_t)st->n0, 1);
+	int *leftb = xcalloc((size_t)nb, sizeof *leftb);
+	json_t *left = json_array();
+	char reason[COLL_ERR_LEN + 32];
+
+	for (int j = 0; j < n; j++)
+		if (all[j * AR_POS_N + AR_ORIG] >= 0 && all[j * AR_POS_N + AR_ORIG] < st->n0)
+			stays[all[j * AR_POS_N + AR_ORIG]] = 1;
+	for (int b = 0; b < nb; b++)
+		if (!stays[st->orig[b]]) {
+			leftb[nleft++] = b;
+			json_array_append_new(left, json_integer(st->orig[b]));
+		}
+	ar_reason(st, base, nleft ? leftb[0] : 0, reason, sizeof reason);
+	json_array_append_new(st->t.events, json_pack("{s:I, s:o, s:i, s:s}", "size",
+	    (json_int_t)ar_cursor_bytes(&st->cur), "left", left, "ranks_after", n, "reason",
+	    reason));
+	if (comm_rank(cur) == 0)
+		ar_print_event(st, base, leftb, nleft, &all[pick * AR_POS_N], reason, n);
+	free(stays);
+	free(leftb);
+}
+
+/* Agree where to go on (redo the earliest step any survivor was in), then go on over cur. */
+static int
+ar_resume(struct ar_state *st, struct comm *base, struct comm *cur, const int64_t *all)
+{
+	int n = comm_size(cur), pick = ar_pick(all, n), *orig;
+	int64_t redo = all[pick * AR_POS_N + AR_STEP];
+
+	if (st->step == redo + 1) {
+		st->cur = st->prev;	/* finished here, cut off elsewhere: measure it again */
+		st->step--;
+		ar_unrecord(&st->t);
+	} else if (st->step != redo) {
+		comm_destroy(cur);
+		return ar_stop(st, COLL_EMISMATCH, "the survivors disagree on where the sweep "
+		    "stopped: start it again");
+	}
+	ar_event(st, base, cur, all, pick);
+	orig = xcalloc((size_t)n, sizeof *orig);
+	for (int j = 0; j < n; j++)
+		orig[j] = (int)all[j * AR_POS_N + AR_ORIG];
+	free(st->orig);
+	st->orig = orig;
+	comm_destroy(base);
+	st->c = cur;
+	probe_set_comm(&st->p, cur);
+	st->own_ops = 1;
+	return COLL_OK;
+}
+
+/* Ops failed because ranks died: shrink to the survivors (again, if more die meanwhile). */
+static int
+ar_recover(struct ar_state *st, int rc)
+{
+	struct comm *base = st->c, *cur = base, *nc;
+	int64_t mine[AR_POS_N] = { st->me0, st->step, (int64_t)(st->p.pos.ops + st->own_ops),
+	    st->p.pos.phase, st->p.pos.iter, st->p.pos.inplace };
+	int64_t *all = NULL;
+
+	for (;;) {
+		rc = ar_shrink(st, cur, rc, &nc);
+		if (cur != base)
+			comm_destroy(cur);
+		if (rc != COLL_OK)
+			break;
+		cur = nc;
+		all = xreallocarray(all, (size_t)comm_size(cur) * AR_POS_N, sizeof *all);
+		if ((rc = coll_allgather(cur, mine, all, AR_POS_N, DT_INT64)) == COLL_OK) {
+			rc = ar_resume(st, base, cur, all);
+			break;
+		}
+	}
+	free(all);
+	return rc;
+}
+
+static int
+ar_sweep(struct ar_state *st)
+{
+	int rc = COLL_OK, more = ar_cursor_first(st->a, &st->cur);
+
+	while (more) {
+		if ((rc = ar_step(st)) == COLL_OK) {
+			st->prev = st->cur;
+			st->step++;
+			more = ar_cursor_next(st->a, &st->cur);
+		} else if (st->a->on_failure != AR_SHRINK || (rc = ar_recover(st, rc)) != COLL_OK) {
+			break;
+		}
+	}
 	return rc;
 }
 
 static void
-ar_print_footer(struct comm *c, const struct ar_args *a, const struct ar_totals *t)
+ar_print_footer(const struct ar_state *st)
 {
+	const struct ar_totals *t = &st->t;
 	double avg = t->rows ? t->busbw_sum / t->rows : 0;
 
-	if (a->json) {
-		json_t *doc = json_pack("{s:s, s:i, s:o, s:f, s:I}", "collective", "allreduce",
-		    "nranks", comm_size(c), "results", json_incref(t->rows_json), "avg_busbw", avg,
-		    "wrong", (json_int_t)t->wrong);
+	if (st->a->json) {
+		json_t *doc = json_pack("{s:s, s:i, s:O, s:f, s:I, s:O}", "collective", "allreduce",
+		    "nranks", st->n0, "results", t->rows_json, "avg_busbw", avg, "wrong",
+		    (json_int_t)t->wrong, "events", t->events);
 		json_dumpf(doc, stdout, JSON_INDENT(2));
 		fputc('\n', stdout);
 		json_decref(doc);
@@ -259,39 +616,56 @@ ar_print_footer(struct comm *c, const struct ar_args *a, const struct ar_totals 
 }
 
 static int
-ar_worker(const struct ar_args *a)
+ar_join(struct ar_state *st)
 {
 	struct coll_config cfg = COLL_CONFIG_INIT;
-	struct ar_totals t = { 0, 0, 0, json_array() };
-	struct comm *c = NULL;
 	int rc;
 
-	cfg.timeout_ms = a->timeout_s > 0 ? (int)(a->timeout_s * 1000) : 0;
-	if ((rc = comm_init_env(&c, &cfg)) != COLL_OK) {
-		fprintf(stderr, "collcheck: cannot join the job: %s\n", c ? comm_last_error(c) :
-		    rc == COLL_EVERSION ? "COLL_UNIQUE_ID has another format version: use the same "
-		    "coll version everywhere" : "COLL_UNIQUE_ID, COLL_RANK or COLL_SIZE is malformed");
-		comm_destroy(c);
-		json_decref(t.rows_json);
-		return EXIT_CANNOT;
+	cfg.timeout_ms = st->a->timeout_s > 0 ? (int)(st->a->timeout_s * 1000) : 0;
+	if ((rc = comm_init_env(&st->c, &cfg)) != COLL_OK) {
+		fprintf(stderr, "collcheck: cannot join the job: %s\n", st->c ?
+		    comm_last_error(st->c) : rc == COLL_EVERSION ? "COLL_UNIQUE_ID has another "
+		    "format version: use the same coll version everywhere" : "COLL_UNIQUE_ID, "
+		    "COLL_RANK or COLL_SIZE is malformed");
+		return rc;
 	}
-	if (comm_rank(c) == 0 && !a->json)
-		ar_print_header(c, a);
-	int d0 = a->dt_all ? 0 : (int)a->dt, d1 = a->dt_all ? DT_COUNT : d0 + 1;
-	int o0 = a->op_all ? 0 : (int)a->op, o1 = a->op_all ? OP_COUNT : o0 + 1;
+	st->n0 = comm_size(st->c);
+	st->me0 = comm_rank(st->c);
+	st->orig = xcalloc((size_t)st->n0, sizeof *st->orig);
+	for (int i = 0; i < st->n0; i++)
+		st->orig[i] = i;
+	return COLL_OK;
+}
 
-	for (int d = d0; d < d1 && rc == COLL_OK; d++)
-		for (int o = o0; o < o1 && rc == COLL_OK; o++)
-			rc = ar_sweep(c, a, (enum dtype)d, (enum redop)o, &t);
+static int
+ar_worker(const struct ar_args *a)
+{
+	struct ar_state st = { .a = a, .t = { .rows_json = json_array(), .events = json_array() } };
+	struct probe_opts po = { (int)a->iters, (int)a->warmup, (int)a->check, a->dt, a->op };
+	int rc, code = EXIT_CANNOT;
+
+	if (ar_join(&st) != COLL_OK)
+		goto out;
+	if (comm_rank(st.c) == 0 && !a->json)
+		ar_print_header(st.c, a);
+	if ((rc = probe_init(&st.p, st.c, &po, a->maxb)) != COLL_OK)
+		fprintf(stderr, "collcheck: cannot allocate %d buffers of %zu bytes for -e %zu: use a "
+		    "smaller -e\n", a->check ? 4 : 2, a->maxb, a->maxb);
+	else
+		rc = ar_sweep(&st);
 	if (rc != COLL_OK && rc != COLL_ENOMEM)
-		fprintf(stderr, "collcheck: %s\n", comm_last_error(c));
-	else if (comm_rank(c) == 0)
-		ar_print_footer(c, a, &t);
-	comm_destroy(c);
-	json_decref(t.rows_json);
-	if (rc != COLL_OK)
-		return EXIT_CANNOT;
-	return cmd_finish_stdout(t.wrong ? EXIT_PROBLEMS : EXIT_OK);
+		fprintf(stderr, "collcheck: %s\n", st.err[0] ? st.err : comm_last_error(st.c));
+	else if (comm_rank(st.c) == 0)
+		ar_print_footer(&st);
+	if (rc == COLL_OK)
+		code = cmd_finish_stdout(st.t.wrong ? EXIT_PROBLEMS : EXIT_OK);
+out:
+	probe_free(&st.p);
+	comm_destroy(st.c);
+	json_decref(st.t.rows_json);
+	json_decref(st.t.events);
+	free(st.orig);
+	return code;
 }
 
 /* Alone: be the front end and start the ranks as copies of this program. */
@@ -300,7 +674,8 @@ ar_front(const struct ar_args *a, int argc, char **argv)
 {
 	char self[4096], **wargv = calloc((size_t)argc + 2, sizeof *wargv);
 	struct job_opts jo = { .tool = "collcheck", .nranks = (int)a->ranks, .label = 1,
-	    .rank0_stdout_only = 1, .grace_s = 3, .join_timeout_ms = comm_env_timeout_ms() };
+	    .rank0_stdout_only = 1, .grace_s = 3, .join_timeout_ms = comm_env_timeout_ms(),
+	    .keep_going = a->on_failure == AR_SHRINK };
 	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
 	int code;
 

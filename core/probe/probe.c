@@ -76,6 +76,30 @@ probe_free(struct probe *p)
 	memset(p, 0, sizeof *p);
 }
 
+void
+probe_set_comm(struct probe *p, struct comm *c)
+{
+	p->c = c;
+	memset(&p->pos, 0, sizeof p->pos);
+}
+
+/* Note the next collective: where it is, and one more op on the communicator. */
+static void
+probe_at(struct probe *p, enum probe_phase phase, int iter)
+{
+	p->pos.phase = phase;
+	p->pos.iter = iter;
+	p->pos.ops++;
+}
+
+static int
+probe_op(struct probe *p, enum probe_phase phase, int iter, const void *src, void *dst,
+    size_t count, enum dtype dt, enum redop op)
+{
+	probe_at(p, phase, iter);
+	return coll_allreduce(p->c, src, dst, count, dt, op);
+}
+
 static void
 probe_expected(struct probe *p, size_t count)
 {
@@ -142,16 +166,16 @@ probe_check(struct probe *p, size_t count, int inplace, int64_t *wrong)
 	int rc;
 
 	probe_fill(src, count, p->o.dt, p->o.op, comm_rank(p->c));
-	if ((rc = coll_allreduce(p->c, src, p->recv, count, p->o.dt, p->o.op)) != COLL_OK)
+	if ((rc = probe_op(p, PROBE_CHECK, 0, src, p->recv, count, p->o.dt, p->o.op)) != COLL_OK)
 		return rc;
 	*wrong = probe_count_wrong(p, p->recv, count);
 	h[0] = h[1] = probe_hash(p->recv, bytes);
-	if ((rc = coll_allreduce(p->c, &h[0], &hmin, 1, DT_UINT64, OP_MIN)) != COLL_OK ||
-	    (rc = coll_allreduce(p->c, &h[1], &hmax, 1, DT_UINT64, OP_MAX)) != COLL_OK)
+	if ((rc = probe_op(p, PROBE_CHECK, 0, &h[0], &hmin, 1, DT_UINT64, OP_MIN)) != COLL_OK ||
+	    (rc = probe_op(p, PROBE_CHECK, 0, &h[1], &hmax, 1, DT_UINT64, OP_MAX)) != COLL_OK)
 		return rc;
 	if (hmin != hmax && *wrong == 0)
 		*wrong = (int64_t)count;	/* ranks disagree: nobody can be trusted */
-	return coll_allreduce(p->c, wrong, wrong, 1, DT_INT64, OP_SUM);
+	return probe_op(p, PROBE_CHECK, 0, wrong, wrong, 1, DT_INT64, OP_SUM);
 }
 
 static int
@@ -162,12 +186,14 @@ probe_time(struct probe *p, size_t count, int inplace, double *us)
 	int rc = COLL_OK;
 
 	for (int i = 0; i < p->o.warmup && rc == COLL_OK; i++)
-		rc = coll_allreduce(p->c, src, p->recv, count, p->o.dt, p->o.op);
-	if (rc == COLL_OK)
+		rc = probe_op(p, PROBE_WARMUP, i + 1, src, p->recv, count, p->o.dt, p->o.op);
+	if (rc == COLL_OK) {
+		probe_at(p, PROBE_BARRIER, 0);
 		rc = coll_barrier(p->c);
+	}
 	t0 = clock_now_ns();
 	for (int i = 0; i < p->o.iters && rc == COLL_OK; i++)
-		rc = coll_allreduce(p->c, src, p->recv, count, p->o.dt, p->o.op);
+		rc = probe_op(p, PROBE_TIMED, i + 1, src, p->recv, count, p->o.dt, p->o.op);
 	*us = (double)(clock_now_ns() - t0) / 1e3 / (p->o.iters > 0 ? p->o.iters : 1);
 	return rc;
 }
@@ -179,6 +205,7 @@ probe_combine(struct probe *p, double us, size_t bytes, struct probe_meas *m)
 	int n = comm_size(p->c), rc;
 	double *all = xcalloc((size_t)n, sizeof *all), sum = 0;
 
+	probe_at(p, PROBE_COMBINE, 0);
 	rc = coll_allgather(p->c, &us, all, 1, DT_FLOAT64);
 	if (rc == COLL_OK) {
 		m->slow_rank = 0;
@@ -213,6 +240,7 @@ probe_allreduce(struct probe *p, size_t bytes, struct probe_result *res)
 	for (int inplace = 0; inplace < 2 && rc == COLL_OK; inplace++) {
 		struct probe_meas *m = &res->m[inplace];
 
+		p->pos.inplace = inplace;
 		m->wrong = -1;
 		if (p->o.check && (rc = probe_check(p, count, inplace, &m->wrong)) != COLL_OK)
 			break;

@@ -36,15 +36,29 @@ struct probe_result {
 	struct probe_meas m[2];	/* [0] out-of-place, [1] in-place */
 };
 
+/* What the probe is doing, so that a caller can say where a failure struck. */
+enum probe_phase { PROBE_IDLE, PROBE_CHECK, PROBE_WARMUP, PROBE_BARRIER, PROBE_TIMED,
+	PROBE_COMBINE };
+
+struct probe_pos {
+	uint64_t ops;		/* collectives started on c: its seq, when only the probe uses c */
+	enum probe_phase phase;	/* of the last one started */
+	int iter;		/* 1-based, in the warm-up and timed loops; else 0 */
+	int inplace;
+};
+
 struct probe {
 	struct comm *c;
-	struct probe_opts o;
+	struct probe_opts o;	/* dt and op may change between sizes */
 	size_t cap;		/* bytes the buffers hold */
 	uint8_t *send, *recv, *expect, *tmp;
+	struct probe_pos pos;
 };
 
 int probe_init(struct probe *p, struct comm *c, const struct probe_opts *o, size_t max_bytes);
 void probe_free(struct probe *p);
+/* Go on over another communicator (a shrink's): ranks, size and pos are its from now on. */
+void probe_set_comm(struct probe *p, struct comm *c);
 /* Measure one size on every rank; the result is complete on every rank. */
 int probe_allreduce(struct probe *p, size_t bytes, struct probe_result *res);
 /* Bus bandwidth factor of all-reduce: 2(n-1)/n. */
