@@ -44,7 +44,7 @@ const struct envvar envvar_table[] = {
 	    "service ping each other when nothing else passes between them; 10 to 600000, other "
 	    "values mean the default. A rank tells the root its own setting when it joins.",
 	    ENV_CORE },
-	{ "COLL_KEEPALIVE_LIMIT", "10", "After this many keep-alive intervals without a word "
+	{ "COLL_KEEPALIVE_LIMIT", "30", "After this many keep-alive intervals without a word "
 	    "the root declares a rank dead (and every other rank of its communicator hears it), "
 	    "and a rank declares the root lost; 2 to 100000, other values mean the default. Dead "
 	    "processes are seen at once, from their closed connections: the limit catches hosts "
@@ -59,11 +59,12 @@ const struct envvar envvar_table[] = {
 	    "copied before each op so that a rerun can start from them; a larger in-place op can "
 	    "be run again only while it has received nothing. 0 to 2^40.", ENV_CORE },
 	{ "COLL_FAULT", NULL, "Fault injection, to rehearse a failure: RANK@SEQ:ACTION[,...] "
-	    "makes rank RANK (of the communicator the op runs on, or * for every rank) fail at "
+	    "makes rank RANK (the process's rank in the first communicator it joined, the job's "
+	    "rank under collrun, or * for every rank) fail at "
 	    "the collective with sequence number SEQ (from 1, as error messages show it), by "
 	    "ACTION: exit (exit 1), kill (SIGKILL itself), hang, close (close a data connection "
 	    "mid-op), delay=MS or corrupt (a bad data header). Each fault fires at most once per "
-	    "process; after a shrink the new communicator counts ranks and ops afresh. A "
+	    "process; after a shrink the new communicator counts ops afresh from 1. A "
 	    "malformed value fails comm_init() naming the bad item. FAULTS.md in the coll "
 	    "sources has examples. Unset or empty, nothing is injected.", ENV_CORE },
 	{ "COLL_SOCKET_IFNAME", NULL, "The interfaces to listen on, as "

@@ -109,6 +109,7 @@ root_group_free(struct root *root, struct root_group *g)
 		root_conn_close(root, g->m[i].conn);
 	free(g->m);
 	free(g->rg_excl);
+	free(g->origin);
 	free(g);
 }
 
@@ -156,6 +157,9 @@ root_fail_all(struct root *root, struct root_group *g, int code, const char *msg
 	}
 }
 
+static void root_doom_children(struct root *root, struct root_group *g, int rank,
+    const char *msg);
+
 static void
 root_member_dead(struct root *root, struct root_group *g, int rank, const char *why)
 {
@@ -171,9 +175,30 @@ root_member_dead(struct root *root, struct root_group *g, int rank, const char *
 	if (!g->started && g->doomed[0] == '\0')
 		snprintf(g->doomed, sizeof g->doomed, "%s", msg);
 	root_member_end(root, g, rank, RM_DEAD);
+	root_doom_children(root, g, rank, msg);
 	for (int i = 0; i < g->nranks; i++)
 		if (g->m[i].state == RM_JOINED)
 			root_send_note(g->m[i].conn, WIRE_FAILED, COLL_ERANKDEAD, rank, msg);
+}
+
+/*
+ * A rank died after a shrink or split placed it in a new communicator but
+ * before it joined: that one can never start; say so now, not at its deadline.
+ */
+static void
+root_doom_children(struct root *root, struct root_group *g, int rank, const char *msg)
+{
+	for (struct root_group *ng = root->groups; ng != NULL; ng = ng->next) {
+		if (ng->parent != g || ng->started || ng->origin == NULL)
+			continue;
+		for (int k = 0; k < ng->nranks; k++)
+			if (ng->origin[k] == rank && ng->m[k].state == RM_ABSENT) {
+				snprintf(ng->doomed, sizeof ng->doomed, "%s", msg);
+				root_fail_all(root, ng, COLL_ERANKDEAD, msg);
+				ng->expired = 1;
+				break;
+			}
+	}
 }
 
 /* All joined: the book goes to rank 0 in chunks; the ranks pass it on. */
@@ -462,6 +487,9 @@ root_reap_groups(struct root *root)
 	while ((g = *pp) != NULL) {
 		if (g != root->first && g->live == 0 && (g->started || g->expired)) {
 			*pp = g->next;
+			for (struct root_group *o = root->groups; o != NULL; o = o->next)
+				if (o->parent == g)
+					o->parent = NULL;
 			root_group_free(root, g);
 		} else {
 			pp = &g->next;

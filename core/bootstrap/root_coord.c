@@ -111,6 +111,10 @@ root_regroup_decide(struct root *root, struct root_group *g)
 		d.commid = root_derive_id(g->commid, g->regroups, m->color);
 		d.nranks = (uint32_t)n;
 		ng = root_group_new(root, d.commid, n);
+		ng->parent = g;
+		ng->origin = xcalloc((size_t)n, sizeof *ng->origin);
+		for (int k = 0; k < n; k++)
+			ng->origin[k] = members[k];
 		log_info("root: communicator %016" PRIx64 " -> %016" PRIx64 " with %d ranks",
 		    g->commid, d.commid, n);
 		for (int k = 0; k < n; k++) {
@@ -118,7 +122,6 @@ root_regroup_decide(struct root *root, struct root_group *g)
 			root_regroup_reply(&g->m[members[k]], &d);
 			done[members[k]] = 1;
 		}
-		(void)ng;
 	}
 	for (int i = 0; i < g->nranks; i++)
 		g->m[i].rg_asked = 0;

@@ -59,6 +59,8 @@ struct root_group {
 	uint32_t rt_epoch;
 	uint64_t rt_deadline;
 	uint64_t rt_refused;	/* the last seq refused: late requests for it are not a new round */
+	struct root_group *parent;	/* the group a shrink or split made this one from */
+	int *origin;		/* for each rank here, its rank in parent (NULL: none) */
 	struct root_group *next;
 };
 
