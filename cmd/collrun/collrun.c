@@ -24,7 +24,8 @@
 #include "job.h"
 #include "xmalloc.h"
 
-#define COLLRUN_MAX_RANKS (1 << 20)
+/* The core's bound (the wire's): more ranks could never join one communicator. */
+#define COLLRUN_MAX_RANKS COLL_MAX_RANKS
 
 enum { O_NP = 1, O_HOSTS, O_EXCLUDE, O_HOSTFILE, O_PER_HOST, O_PLACE, O_LAUNCHER, O_NO_LABEL,
 	O_GATHER, O_TIMEOUT, O_GRACE, O_KEEP_GOING, O_CONNECT_TIMEOUT, O_FANOUT, O_ACCEPT_NEW,

@@ -21,6 +21,8 @@
 #include "root.h"
 #include "xmalloc.h"
 
+_Static_assert(COLL_MAX_RANKS == WIRE_MAX_RANKS, "the API's rank bound is the wire's");
+
 #define COMM_VERDICT_WAIT_MS 2000
 #define COMM_SCRATCH_LEN (1u << 20)
 
