@@ -322,10 +322,10 @@ root_check_join(struct root *root, int fd, const struct wire_join *j)
 		snprintf(msg, sizeof msg, "rank %u asked for communicator %016" PRIx64 ", which this "
 		    "root does not serve (it ended, or the id is from another job)", e->rank,
 		    j->commid);
-	else if (g->started || g->expired)
-		snprintf(msg, sizeof msg, "rank %u joined after the job started", e->rank);
 	else if (g->doomed[0] != '\0')
 		snprintf(msg, sizeof msg, "%s", g->doomed);
+	else if (g->started || g->expired)
+		snprintf(msg, sizeof msg, "rank %u joined after the job started", e->rank);
 	else if ((int)e->nranks != g->nranks)
 		snprintf(msg, sizeof msg, "rank %u says the job has %u ranks, the root expects %d: "
 		    "start every rank with the same size", e->rank, e->nranks, g->nranks);
@@ -452,7 +452,7 @@ root_tick(struct root *root, uint64_t now)
 			/* Before calling it dead, read what may have come in since the poll. */
 			if (now - rc->last_rx > (uint64_t)rc->ka_ms * rc->ka_limit) {
 				root_on_rank(root, rc, POLLIN);
-				if (g->m[i].conn != rc || now - rc->last_rx <=
+				if (g->m[i].conn != rc || rc->last_rx >= now || now - rc->last_rx <=
 				    (uint64_t)rc->ka_ms * rc->ka_limit)
 					continue;
 			}
@@ -485,7 +485,9 @@ root_reap_groups(struct root *root)
 	struct root_group **pp = &root->groups, *g;
 
 	while ((g = *pp) != NULL) {
-		if (g != root->first && g->live == 0 && (g->started || g->expired)) {
+		/* A doomed group stays till its deadline: late joiners hear why. */
+		if (g != root->first && g->live == 0 && (g->started ||
+		    (g->expired && clock_now_ms() >= g->deadline))) {
 			*pp = g->next;
 			for (struct root_group *o = root->groups; o != NULL; o = o->next)
 				if (o->parent == g)
@@ -500,6 +502,8 @@ root_reap_groups(struct root *root)
 struct root_poll {
 	struct pollfd *pfd;
 	struct root_conn **conn;
+	struct root_group **grp;	/* conn's group and rank, to test it is still held */
+	int *rank;			/* without touching conn, which serving others may free */
 	size_t cap;
 };
 
@@ -515,6 +519,8 @@ root_poll_once(struct root *root, struct root_poll *rp)
 		rp->cap = need * 2;
 		rp->pfd = xreallocarray(rp->pfd, rp->cap, sizeof *rp->pfd);
 		rp->conn = xreallocarray(rp->conn, rp->cap, sizeof *rp->conn);
+		rp->grp = xreallocarray(rp->grp, rp->cap, sizeof *rp->grp);
+		rp->rank = xreallocarray(rp->rank, rp->cap, sizeof *rp->rank);
 	}
 	/* While ROOT_HANDSHAKES are running, newcomers wait in the listen backlog. */
 	pthread_mutex_lock(&root->lock);
@@ -530,6 +536,8 @@ root_poll_once(struct root *root, struct root_poll *rp)
 			if (g->m[i].state != RM_JOINED)
 				continue;
 			rp->conn[n] = rc;
+			rp->grp[n] = g;
+			rp->rank[n] = i;
 			rp->pfd[n++] = (struct pollfd){ rc->w.fd,
 			    (short)(POLLIN | (wconn_pending(&rc->w) ? POLLOUT : 0)), 0 };
 		}
@@ -540,7 +548,7 @@ root_poll_once(struct root *root, struct root_poll *rp)
 		return COLL_EABORTED;
 	/* A connection is served only while its rank still holds it. */
 	for (size_t i = 3; r > 0 && i < n; i++)
-		if (rp->pfd[i].revents && rp->conn[i]->g->m[rp->conn[i]->rank].conn == rp->conn[i])
+		if (rp->pfd[i].revents && rp->grp[i]->m[rp->rank[i]].conn == rp->conn[i])
 			root_on_rank(root, rp->conn[i], rp->pfd[i].revents);
 	if (r > 0 && rp->pfd[1].revents)
 		root_admit(root);
@@ -589,6 +597,8 @@ root_main(void *arg)
 	}
 	free(rp.pfd);
 	free(rp.conn);
+	free(rp.grp);
+	free(rp.rank);
 	return NULL;
 }
 

@@ -246,17 +246,18 @@ root_on_retry_req(struct root *root, struct root_conn *rc, const uint8_t *p, uin
 		return;		/* the other end of the link asked too, or this op was refused */
 	if (g->rt_active) {
 		/* Links broke in two ops at once: the ranks cannot all stop at one seq. */
-		uint64_t cur = g->rt_seq;
+		/* The later op first: a rank keeps the verdict of the op it is in (retry.c). */
+		uint64_t lo = g->rt_seq < seq ? g->rt_seq : seq, hi = g->rt_seq < seq ? seq : g->rt_seq;
 
+		g->rt_seq = hi;
 		snprintf(msg, sizeof msg, "retry of seq %" PRIu64 " refused: links broke in seq %"
-		    PRIu64 " too, so the ranks cannot all stop at one op", cur, seq);
+		    PRIu64 " too, so the ranks cannot all stop at one op", hi, lo);
 		root_retry_refuse(g, COLL_EPEER, rc->rank, msg);
-		g->rt_seq = seq;
+		g->rt_seq = lo;
 		snprintf(msg, sizeof msg, "retry of seq %" PRIu64 " refused: links broke in seq %"
-		    PRIu64 " too, so the ranks cannot all stop at one op", seq, cur);
+		    PRIu64 " too, so the ranks cannot all stop at one op", lo, hi);
 		root_retry_refuse(g, COLL_EPEER, rc->rank, msg);
-		if (cur > seq)
-			g->rt_refused = cur;
+		g->rt_refused = hi;
 		return;
 	}
 	g->rt_active = 1;

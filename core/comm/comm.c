@@ -396,7 +396,7 @@ comm_abort(struct comm *c)
 int
 comm_finalize(struct comm *c)
 {
-	int expect = COLL_OK;
+	int expect = COLL_OK, leave;
 
 	if (c == NULL)
 		return COLL_EINVAL;
@@ -411,10 +411,15 @@ comm_finalize(struct comm *c)
 	}
 	if (atomic_exchange(&c->finalized, 1))
 		return COLL_OK;
-	if (c->init_started && atomic_load(&c->state) != COLL_EINPROGRESS)
-		pthread_join(c->init_thread, NULL), c->init_started = 0;
-	/* Only a rank in good standing says goodbye: anything else is a failure the root must report. */
-	if (atomic_load(&c->state) == COLL_OK)
+	/*
+	 * Only a rank in good standing says goodbye: anything else is a failure
+	 * the root must report. A rank whose shrink was answered has moved on:
+	 * its leaving must not fail the communicator it is joining.
+	 */
+	pthread_mutex_lock(&c->lock);
+	leave = atomic_load(&c->state) == COLL_OK || c->regrouped;
+	pthread_mutex_unlock(&c->lock);
+	if (leave && c->root_fd >= 0 && !atomic_load(&c->root_lost))
 		bootstrap_leave(c);
 	atomic_compare_exchange_strong(&c->state, &expect, COLL_OK);
 	return COLL_OK;
@@ -457,15 +462,15 @@ comm_destroy(struct comm *c)
 	if (c == NULL)
 		return;
 	atomic_store(&c->stopping, 1);
+	/* A call still in flight on the worker: it had its chance; stop it. */
+	if (atomic_load(&c->job_pending))
+		comm_abort(c);
+	comm_defer_stop(c);
 	if (c->init_started && atomic_load(&c->state) == COLL_EINPROGRESS)
 		comm_abort(c);
 	if (c->init_started)
 		pthread_join(c->init_thread, NULL);
 	c->init_started = 0;
-	/* A call still in flight on the worker: it had its chance; stop it. */
-	if (atomic_load(&c->job_pending))
-		comm_abort(c);
-	comm_defer_stop(c);
 	comm_finalize(c);
 	if (c->shared_root != NULL && c->root_fd >= 0)
 		shutdown(c->root_fd, SHUT_RDWR);	/* gone from its count, cleanly or not */

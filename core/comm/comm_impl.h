@@ -94,6 +94,7 @@ struct comm {
 	uint64_t op_recv_bytes;		/* bytes received in the op under way */
 	struct comm_root *shared_root;	/* a root in this process (grow), shared by what derives from it */
 	atomic_int regroups;		/* regroup threads still using this communicator */
+	int regrouped;			/* under lock: a shrink or split of it was answered */
 	struct root *grow_root;		/* made by comm_grow_uid, not yet handed on */
 
 	int in_op;			/* under lock: an op of seq is running */

@@ -17,6 +17,7 @@ defer_main(void *arg)
 {
 	struct comm *c = arg;
 	int (*fn)(struct comm *, void *);
+	int rc, ok = COLL_OK;
 	void *job;
 
 	pthread_mutex_lock(&c->lock);
@@ -28,13 +29,18 @@ defer_main(void *arg)
 		fn = c->job_fn;
 		job = c->job_arg;
 		pthread_mutex_unlock(&c->lock);
-		(void)fn(c, job);
+		rc = fn(c, job);
 		free(job);
+		/* What failed before it ran (misuse) must still show in comm_get_async_error. */
+		if (rc != COLL_OK)
+			atomic_compare_exchange_strong(&c->state, &ok, rc);
+		ok = COLL_OK;
 		pthread_mutex_lock(&c->lock);
 		if (c->finalize_after) {
 			pthread_mutex_unlock(&c->lock);
 			comm_finalize(c);
 			pthread_mutex_lock(&c->lock);
+			c->finalize_after = 0;
 		}
 		c->job_fn = NULL;
 		c->job_arg = NULL;
@@ -51,8 +57,19 @@ comm_defer(struct comm *c, int (*fn)(struct comm *, void *), void *job)
 	int r = COLL_EINPROGRESS;
 
 	pthread_mutex_lock(&c->lock);
-	if (atomic_load(&c->job_pending)) {
+	if (atomic_load(&c->state) == COLL_EINPROGRESS) {
 		r = COLL_EBUSY;
+		snprintf(c->err, sizeof c->err, "rank %d: the communicator is still joining: poll "
+		    "comm_get_async_error until it is COLL_OK", c->rank);
+	} else if (atomic_load(&c->state) != COLL_OK) {
+		r = atomic_load(&c->state);	/* failed: nothing to run */
+	} else if (atomic_load(&c->finalized)) {
+		r = COLL_EINVAL;
+	} else if (atomic_load(&c->job_pending)) {
+		r = COLL_EBUSY;
+		snprintf(c->err, sizeof c->err, "rank %d: a call is still in flight on this "
+		    "non-blocking communicator: poll comm_get_async_error until it is no longer "
+		    "COLL_EINPROGRESS", c->rank);
 	} else if (!c->worker_started) {
 		if (pthread_create(&c->worker, NULL, defer_main, c) == 0)
 			c->worker_started = 1;
@@ -66,11 +83,6 @@ comm_defer(struct comm *c, int (*fn)(struct comm *, void *), void *job)
 		pthread_cond_broadcast(&c->cond);
 	}
 	pthread_mutex_unlock(&c->lock);
-	/* The caller's mistake, not the communicator's failure: the status page keeps its state. */
-	if (r == COLL_EBUSY)
-		snprintf(c->err, sizeof c->err, "rank %d: a call is still in flight on this "
-		    "non-blocking communicator: poll comm_get_async_error until it is no longer "
-		    "COLL_EINPROGRESS", c->rank);
 	if (r != COLL_EINPROGRESS)
 		free(job);
 	return r;

@@ -150,10 +150,14 @@ peer_drain(struct comm *c)
 static int
 peer_interrupted(struct comm *c, int peer, int r)
 {
+	uint64_t v;
 	int k;
 
 	if (r != COLL_EABORTED)
 		return r;
+	/* Drain first, then look: a wake-up that comes after the look is not lost. */
+	while (read(c->intr_fd, &v, sizeof v) == (ssize_t)sizeof v)
+		;
 	if ((k = comm_check_intr(c, peer, "connecting to")) != COLL_OK)
 		return k;
 	return COLL_EINPROGRESS;
@@ -198,17 +202,14 @@ peer_connect_once(struct comm *c, int peer, uint64_t dl, int *out)
 static int
 peer_connect(struct comm *c, int peer, int *out)
 {
-	uint64_t dl = comm_deadline(c), v;
+	uint64_t dl = comm_deadline(c);
 	int r;
 
-	for (;;) {
-		r = peer_interrupted(c, peer, peer_connect_once(c, peer, dl, out));
-		if (r != COLL_EINPROGRESS)
-			return r;
-		/* A wake-up meant for someone else: drain it and connect again. */
-		while (read(c->intr_fd, &v, sizeof v) == (ssize_t)sizeof v)
-			;
-	}
+	/* A wake-up meant for someone else: connect again. */
+	while ((r = peer_interrupted(c, peer, peer_connect_once(c, peer, dl, out))) ==
+	    COLL_EINPROGRESS)
+		;
+	return r;
 }
 
 /* Wait for a lower rank to connect to us. */

@@ -69,6 +69,8 @@ regroup_ask(struct comm *old, struct comm *c, const struct wire_regroup *req,
 		r = COLL_EABORTED;
 	pthread_mutex_lock(&old->lock);
 	if (r == COLL_OK && old->rg.have) {
+		/* Answered: when this one is destroyed, it leaves; it did not die. */
+		old->regrouped = 1;
 		*d = old->rg.d;
 		old->rg.d.excl = NULL;
 		old->rg.have = 0;
@@ -99,20 +101,21 @@ regroup_run(struct regroup *rg)
 {
 	struct comm *old = rg->old, *c = rg->c;
 	struct wire_regroup_done d = { 0 };
-	int r;
+	int r, old_rank = old->rank, root_lost;
 
 	r = regroup_ask(old, c, &rg->req, &d);
 	if (r == COLL_OK && d.code == COLL_OK && d.rank >= 0)
 		regroup_log(old, &d);
+	root_lost = atomic_load(&old->root_lost);
 	/* From here the old communicator is not touched: its destroy may go on. */
 	atomic_fetch_sub(&old->regroups, 1);
 	if (r != COLL_OK) {
 		r = comm_fail(c, r, "rank %d: no answer from the root to a %s request: %s",
-		    old->rank, rg->req.kind == WIRE_RG_SHRINK ? "shrink" : "split",
-		    r == COLL_EROOTLOST || atomic_load(&old->root_lost) ? "the root service is "
+		    old_rank, rg->req.kind == WIRE_RG_SHRINK ? "shrink" : "split",
+		    r == COLL_EROOTLOST || root_lost ? "the root service is "
 		    "gone, nothing can be agreed" : coll_strerror(r));
 	} else if (d.code != COLL_OK) {
-		r = comm_fail(c, d.code, "rank %d: %s refused: %s", old->rank,
+		r = comm_fail(c, d.code, "rank %d: %s refused: %s", old_rank,
 		    rg->req.kind == WIRE_RG_SHRINK ? "shrink" : "split", d.msg);
 	} else if (d.rank < 0) {
 		r = COLL_ENOTFOUND;	/* left out: no new communicator for this rank */

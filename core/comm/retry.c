@@ -64,6 +64,9 @@ retry_on_root(struct comm *c, uint8_t type, const uint8_t *p, uint32_t len)
 			c->rt.answered = 1;
 		else if (c->in_op && c->seq == seq)
 			atomic_store(&c->rt_pending, 1);
+	} else if (c->in_op && c->rt.verdict != 0 && c->rt.verdict_seq == c->seq &&
+	    seq != c->seq) {
+		/* Keep the verdict of the op this rank is in; a later op's is not ours yet. */
 	} else {
 		c->rt.verdict = type == WIRE_RETRY_GO ? 1 : 2;
 		c->rt.verdict_seq = seq;
@@ -109,7 +112,7 @@ retry_clear(struct comm *c, uint32_t epoch)
 	pthread_mutex_lock(&c->lock);
 	c->rt.verdict = 0;
 	/* A query of a newer round may already be in: it stays. */
-	if (c->rt.query_epoch < epoch) {
+	if (c->rt.query_epoch <= epoch) {
 		c->rt.query_seq = 0;
 		atomic_store(&c->rt_pending, 0);
 	}
