@@ -54,11 +54,17 @@ coll_begin(struct comm *c, uint32_t kind, uint64_t bytes)
 		    "takes no more ops", c->rank, coll_kind_name(kind));
 	if (st != COLL_OK) {
 		char why[COLL_ERR_LEN];
+		int have;
 
 		pthread_mutex_lock(&c->lock);
-		snprintf(why, sizeof why, "%s", c->async_msg[0] ? c->async_msg : coll_strerror(st));
+		have = c->async_msg[0] != '\0';
+		snprintf(why, sizeof why, "%s", have ? c->async_msg : coll_strerror(st));
 		pthread_mutex_unlock(&c->lock);
-		if (c->err[0] == '\0')
+		/* The root's verdict first, as when it comes in the middle of an op. */
+		if (c->err[0] == '\0' && have)
+			comm_fail(c, st, "%s; rank %d was about to start %s seq %" PRIu64, why,
+			    c->rank, coll_kind_name(kind), c->seq + 1);
+		else if (c->err[0] == '\0')
 			comm_fail(c, st, "rank %d: communicator unusable before %s seq %" PRIu64
 			    ": %s", c->rank, coll_kind_name(kind), c->seq + 1, why);
 		return st;

@@ -20,4 +20,5 @@ for r in 0 1 3; do
 	check "rank $r exited by itself with code 3" grep -q "rank $r (pid [0-9]*) exited with code 3" "$TMP/err"
 done
 check "status pages removed" test -z "$(ls "$COLL_STATUS_DIR")"
+[ "$fails" -eq 0 ] || cat "$TMP/err"
 finish
