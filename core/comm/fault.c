@@ -15,10 +15,11 @@
 
 #include "err.h"
 #include "fault.h"
+#include "msg.h"
 #include "xmalloc.h"
 
 #define FAULT_QUOTE_MAX 32	/* bytes of untrusted text quoted in a message */
-#define FAULT_QUOTE_LEN (4 * FAULT_QUOTE_MAX + 8)
+#define FAULT_QUOTE_LEN MSG_QUOTE_LEN(FAULT_QUOTE_MAX)
 #define FAULT_FORM "expected RANK@SEQ:ACTION such as 3@5:kill"
 #define FAULT_ACTIONS "exit, kill, hang, close, delay=MS or corrupt"
 
@@ -35,45 +36,14 @@ struct fault_item {
 	int index;		/* counted from 1 */
 };
 
-static void fault_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 static int fault_bad(const struct fault_item *it, char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-static void
-fault_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
-/* Untrusted text is cut short and control bytes escaped: a message must stay one line. */
+/* Input quoted in messages: at most FAULT_QUOTE_MAX bytes (msg.h). */
 static const char *
 fault_quote(char *buf, const char *s, size_t len)
 {
-	size_t o = 0;
-
-	buf[o++] = '\'';
-	for (size_t i = 0; i < len && i < FAULT_QUOTE_MAX; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c >= 0x20 && c < 0x7f)
-			buf[o++] = (char)c;
-		else
-			o += (size_t)snprintf(buf + o, 5, "\\x%02x", c);
-	}
-	if (len > FAULT_QUOTE_MAX) {
-		memcpy(buf + o, "...", 3);
-		o += 3;
-	}
-	buf[o++] = '\'';
-	buf[o] = '\0';
-	return buf;
+	return msg_quote(buf, s, len, FAULT_QUOTE_MAX);
 }
 
 /* "fault item N 'TEXT': WHY"; returns COLL_EINVAL. */
@@ -86,7 +56,7 @@ fault_bad(const struct fault_item *it, char *err, size_t errlen, const char *fmt
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof why, fmt, ap);
 	va_end(ap);
-	fault_err(err, errlen, "fault item %d %s: %s", it->index,
+	msg_set(err, errlen, "fault item %d %s: %s", it->index,
 	    fault_quote(q, it->text, it->len), why);
 	return COLL_EINVAL;
 }
@@ -190,7 +160,7 @@ fault_parse_one(char *s, const char *orig, int index, struct fault *f, char *err
 	while (len > lead && fault_isspace((unsigned char)s[len - 1]))
 		len--;
 	if (len == lead) {
-		fault_err(err, errlen, "fault item %d is empty; " FAULT_FORM, index);
+		msg_set(err, errlen, "fault item %d is empty; " FAULT_FORM, index);
 		return COLL_EINVAL;
 	}
 	s[len] = '\0';
@@ -217,11 +187,11 @@ fault_parse(const char *spec, struct fault_plan *plan, char *err, size_t errlen)
 
 	plan->v = NULL;
 	plan->n = 0;
-	fault_err(err, errlen, "%s", "");
+	msg_set(err, errlen, "%s", "");
 	if (spec == NULL)
 		return COLL_OK;
 	if (strnlen(spec, FAULT_SPEC_MAX + 1) > FAULT_SPEC_MAX) {
-		fault_err(err, errlen, "fault spec is longer than %d characters", FAULT_SPEC_MAX);
+		msg_set(err, errlen, "fault spec is longer than %d characters", FAULT_SPEC_MAX);
 		return COLL_EINVAL;
 	}
 	if (fault_blank(spec))
@@ -229,7 +199,7 @@ fault_parse(const char *spec, struct fault_plan *plan, char *err, size_t errlen)
 	for (s = strchr(spec, ','); s != NULL; s = strchr(s + 1, ','))
 		nitems++;
 	if (nitems > FAULT_ITEMS_MAX) {
-		fault_err(err, errlen, "fault spec has %zu items: at most %d", nitems,
+		msg_set(err, errlen, "fault spec has %zu items: at most %d", nitems,
 		    FAULT_ITEMS_MAX);
 		return COLL_EINVAL;
 	}

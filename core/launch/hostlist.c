@@ -7,7 +7,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,12 +15,13 @@
 
 #include "err.h"
 #include "hostlist.h"
+#include "msg.h"
 #include "xmalloc.h"
 
 #define HL_NUM_MAX 999999999999999999ull	/* 18 digits: sums cannot overflow */
 #define HL_NUM_DIGITS 18
 #define HL_QUOTE_MAX 40		/* bytes of untrusted text quoted in a message */
-#define HL_QUOTE_LEN (4 * HL_QUOTE_MAX + 8)
+#define HL_QUOTE_LEN MSG_QUOTE_LEN(HL_QUOTE_MAX)
 #define HL_NAMECHARS "letters, digits, '.', '_' or '-'"
 
 struct hl_range {
@@ -48,43 +48,11 @@ struct hl_item {
 	int slots;
 };
 
-static void hl_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void
-hl_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
-/* Untrusted text is cut short and control bytes escaped: a message must not drive a terminal. */
+/* Input quoted in messages: at most HL_QUOTE_MAX bytes (msg.h). */
 static const char *
 hl_quote(char *buf, const char *s, size_t len)
 {
-	size_t o = 0;
-
-	buf[o++] = '\'';
-	for (size_t i = 0; i < len && i < HL_QUOTE_MAX; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c >= 0x20 && c < 0x7f)
-			buf[o++] = (char)c;
-		else
-			o += (size_t)snprintf(buf + o, 5, "\\x%02x", c);
-	}
-	if (len > HL_QUOTE_MAX) {
-		memcpy(buf + o, "...", 3);
-		o += 3;
-	}
-	buf[o++] = '\'';
-	buf[o] = '\0';
-	return buf;
+	return msg_quote(buf, s, len, HL_QUOTE_MAX);
 }
 
 /* Not isalnum(): the locale must not change what a host name is. */
@@ -142,7 +110,7 @@ hl_err_dash(const char *s, size_t len, char *err, size_t errlen)
 {
 	char q[HL_QUOTE_LEN];
 
-	hl_err(err, errlen, "host %s starts with '-', so it would read as an option",
+	msg_set(err, errlen, "host %s starts with '-', so it would read as an option",
 	    hl_quote(q, s, len));
 	return COLL_EINVAL;
 }
@@ -153,11 +121,11 @@ hl_check_name(const char *s, size_t len, char *err, size_t errlen)
 	char q[HL_QUOTE_LEN], qc[HL_QUOTE_LEN];
 
 	if (len == 0) {
-		hl_err(err, errlen, "empty host name: expected " HL_NAMECHARS);
+		msg_set(err, errlen, "empty host name: expected " HL_NAMECHARS);
 		return COLL_EINVAL;
 	}
 	if (len > HOSTLIST_NAME_MAX) {
-		hl_err(err, errlen, "host name %s is longer than %d characters",
+		msg_set(err, errlen, "host name %s is longer than %d characters",
 		    hl_quote(q, s, len), HOSTLIST_NAME_MAX);
 		return COLL_EINVAL;
 	}
@@ -165,7 +133,7 @@ hl_check_name(const char *s, size_t len, char *err, size_t errlen)
 		return hl_err_dash(s, len, err, errlen);
 	for (size_t i = 0; i < len; i++) {
 		if (!hl_namechar((unsigned char)s[i])) {
-			hl_err(err, errlen, "invalid character %s in host %s: expected "
+			msg_set(err, errlen, "invalid character %s in host %s: expected "
 			    HL_NAMECHARS, hl_quote(qc, s + i, 1), hl_quote(q, s, len));
 			return COLL_EINVAL;
 		}
@@ -182,7 +150,7 @@ hl_slots_parse(const char *s, size_t len, const char *what, size_t wlen, int *sl
 	unsigned long long v;
 
 	if (hl_uint(s, len, HOSTLIST_MAX_SLOTS, &v) != 0 || v == 0) {
-		hl_err(err, errlen, "bad slot count %s in %s: expected an integer from 1 to %d",
+		msg_set(err, errlen, "bad slot count %s in %s: expected an integer from 1 to %d",
 		    hl_quote(q, s, len), hl_quote(qw, what, wlen), HOSTLIST_MAX_SLOTS);
 		return COLL_EINVAL;
 	}
@@ -308,7 +276,7 @@ hl_insert(struct hostlist *hl, const char *name, size_t len, int slots, char *er
 	if (hl->index[s] != 0) {
 		i = HL_ENT_ID(hl->index[s]);
 		if (hl->hosts[i].slots > HOSTLIST_MAX_SLOTS - slots) {
-			hl_err(err, errlen, "host %s is given more than %d slots in all",
+			msg_set(err, errlen, "host %s is given more than %d slots in all",
 			    hl_quote(q, name, len), HOSTLIST_MAX_SLOTS);
 			return COLL_EINVAL;
 		}
@@ -316,7 +284,7 @@ hl_insert(struct hostlist *hl, const char *name, size_t len, int slots, char *er
 		return COLL_OK;
 	}
 	if (hl->n >= HOSTLIST_MAX_HOSTS) {
-		hl_err(err, errlen, "more than %d hosts in the list", HOSTLIST_MAX_HOSTS);
+		msg_set(err, errlen, "more than %d hosts in the list", HOSTLIST_MAX_HOSTS);
 		return COLL_EINVAL;
 	}
 	hl_append(hl, name, len, slots);
@@ -345,13 +313,13 @@ hl_merge(struct hostlist *dst, struct hostlist *src, char *err, size_t errlen)
 		if (j < 0) {
 			added++;
 		} else if (dst->hosts[j].slots > HOSTLIST_MAX_SLOTS - h->slots) {
-			hl_err(err, errlen, "host %s is given more than %d slots in all",
+			msg_set(err, errlen, "host %s is given more than %d slots in all",
 			    hl_quote(q, h->name, strlen(h->name)), HOSTLIST_MAX_SLOTS);
 			return COLL_EINVAL;
 		}
 	}
 	if (added > HOSTLIST_MAX_HOSTS - dst->n) {
-		hl_err(err, errlen, "more than %d hosts in the list", HOSTLIST_MAX_HOSTS);
+		msg_set(err, errlen, "more than %d hosts in the list", HOSTLIST_MAX_HOSTS);
 		return COLL_EINVAL;
 	}
 	for (int i = 0; i < src->n; i++)
@@ -392,7 +360,7 @@ hostlist_add(struct hostlist *hl, const char *name, int slots, char *err, size_t
 	if ((r = hl_check_name(name, len, err, errlen)) != COLL_OK)
 		return r;
 	if (slots < 0 || slots > HOSTLIST_MAX_SLOTS) {
-		hl_err(err, errlen, "bad slot count %d for host %s: expected 0 to %d", slots,
+		msg_set(err, errlen, "bad slot count %d for host %s: expected 0 to %d", slots,
 		    hl_quote(q, name, len), HOSTLIST_MAX_SLOTS);
 		return COLL_EINVAL;
 	}
@@ -415,18 +383,18 @@ hl_range_parse(const struct hl_item *it, const char *s, size_t len, struct hl_ra
 		r->hi = r->lo;
 	r->width = (int)slen;
 	if (a == -1 || b == -1) {
-		hl_err(err, errlen, "bad range %s in %s: expected a number or a range such as 1-4",
+		msg_set(err, errlen, "bad range %s in %s: expected a number or a range such as 1-4",
 		    hl_quote(q, s, len), hl_quote(qi, it->s, it->len));
 		return COLL_EINVAL;
 	}
 	if (a == -2 || b == -2) {
-		hl_err(err, errlen, "number too large in range %s in %s: expected values of at "
+		msg_set(err, errlen, "number too large in range %s in %s: expected values of at "
 		    "most %d digits", hl_quote(q, s, len), hl_quote(qi, it->s, it->len),
 		    HL_NUM_DIGITS);
 		return COLL_EINVAL;
 	}
 	if (r->hi < r->lo) {
-		hl_err(err, errlen, "descending range %s in %s: expected start <= end",
+		msg_set(err, errlen, "descending range %s in %s: expected start <= end",
 		    hl_quote(q, s, len), hl_quote(qi, it->s, it->len));
 		return COLL_EINVAL;
 	}
@@ -443,7 +411,7 @@ hl_group_parse(struct hl_item *it, const char *body, size_t len, char *err, size
 
 	g->first = it->nranges;
 	if (len == 0) {
-		hl_err(err, errlen, "empty brackets in %s: expected numbers such as [1-4]",
+		msg_set(err, errlen, "empty brackets in %s: expected numbers such as [1-4]",
 		    hl_quote(q, it->s, it->len));
 		return COLL_EINVAL;
 	}
@@ -504,7 +472,7 @@ hl_pattern_parse(struct hl_item *it, const char *s, size_t len, char *err, size_
 			i = (size_t)(close - s);
 			lit = i + 1;
 		} else if (!hl_namechar((unsigned char)s[i])) {
-			hl_err(err, errlen, "invalid character %s in host %s: expected "
+			msg_set(err, errlen, "invalid character %s in host %s: expected "
 			    HL_NAMECHARS, hl_quote(qc, s + i, 1), hl_quote(q, it->s, it->len));
 			return COLL_EINVAL;
 		}
@@ -532,7 +500,7 @@ hl_item_parse(struct hl_item *it, const char *s, size_t len, char *err, size_t e
 	it->s = s;
 	it->len = len;
 	if (colon == 0) {
-		hl_err(err, errlen, "empty host name in %s: expected a name before ':'",
+		msg_set(err, errlen, "empty host name in %s: expected a name before ':'",
 		    hl_quote(q, s, len));
 		return COLL_EINVAL;
 	}
@@ -592,12 +560,12 @@ hl_item_check(const struct hl_item *it, unsigned long long *total, char *err, si
 
 	*total += hl_item_count(it);
 	if (*total > HOSTLIST_MAX_HOSTS) {
-		hl_err(err, errlen, "%s takes the list over %d hosts", hl_quote(q, it->s, it->len),
+		msg_set(err, errlen, "%s takes the list over %d hosts", hl_quote(q, it->s, it->len),
 		    HOSTLIST_MAX_HOSTS);
 		return COLL_EINVAL;
 	}
 	if (hl_item_namemax(it) > HOSTLIST_NAME_MAX) {
-		hl_err(err, errlen, "%s gives host names longer than %d characters",
+		msg_set(err, errlen, "%s gives host names longer than %d characters",
 		    hl_quote(q, it->s, it->len), HOSTLIST_NAME_MAX);
 		return COLL_EINVAL;
 	}
@@ -675,23 +643,23 @@ hl_item_split(const char *expr, const char *s, size_t *len, char *err, size_t er
 
 	for (i = 0; s[i] != '\0' && (s[i] != ',' || depth); i++) {
 		if (s[i] == '[' && depth) {
-			hl_err(err, errlen, "nested '[' in %s: brackets do not nest",
+			msg_set(err, errlen, "nested '[' in %s: brackets do not nest",
 			    hl_quote(q, s, i + 1));
 			return COLL_EINVAL;
 		}
 		if (s[i] == ']' && !depth) {
-			hl_err(err, errlen, "unbalanced ']' in %s: expected '[' before it",
+			msg_set(err, errlen, "unbalanced ']' in %s: expected '[' before it",
 			    hl_quote(q, s, i + 1));
 			return COLL_EINVAL;
 		}
 		depth += s[i] == '[' ? 1 : s[i] == ']' ? -1 : 0;
 	}
 	if (depth) {
-		hl_err(err, errlen, "unbalanced '[' in %s: expected ']'", hl_quote(q, s, i));
+		msg_set(err, errlen, "unbalanced '[' in %s: expected ']'", hl_quote(q, s, i));
 		return COLL_EINVAL;
 	}
 	if (i == 0) {
-		hl_err(err, errlen, "empty item at offset %zu of %s: expected a host name",
+		msg_set(err, errlen, "empty item at offset %zu of %s: expected a host name",
 		    (size_t)(s - expr), hl_quote(q, expr, strlen(expr)));
 		return COLL_EINVAL;
 	}
@@ -731,12 +699,12 @@ hl_expr_parse(struct hostlist *out, const char *expr, char *err, size_t errlen)
 	int r;
 
 	if (expr == NULL) {
-		hl_err(err, errlen, "no host list given");
+		msg_set(err, errlen, "no host list given");
 		return COLL_EINVAL;
 	}
 	/* Counts of brackets and ranges then fit in an int. */
 	if (strnlen(expr, HOSTLIST_FILE_MAX + 1) > HOSTLIST_FILE_MAX) {
-		hl_err(err, errlen, "host list longer than %u bytes", HOSTLIST_FILE_MAX);
+		msg_set(err, errlen, "host list longer than %u bytes", HOSTLIST_FILE_MAX);
 		return COLL_EINVAL;
 	}
 	if ((r = hl_expr_walk(expr, NULL, err, errlen)) != COLL_OK)
@@ -785,7 +753,7 @@ hl_line_keyword(const char *tok, size_t len, int *slots, char *err, size_t errle
 
 	if (len > 6 && memcmp(tok, "slots=", 6) == 0) {
 		if (*slots != 0) {
-			hl_err(err, errlen, "slots given twice at %s", hl_quote(q, tok, len));
+			msg_set(err, errlen, "slots given twice at %s", hl_quote(q, tok, len));
 			return COLL_EINVAL;
 		}
 		return hl_slots_parse(tok + 6, len - 6, tok, len, slots, err, errlen);
@@ -794,11 +762,11 @@ hl_line_keyword(const char *tok, size_t len, int *slots, char *err, size_t errle
 	    memcmp(tok, "max-slots=", 10) == 0)) {
 		if (hl_uint(tok + 10, len - 10, HL_NUM_MAX, &v) == 0)
 			return COLL_OK;
-		hl_err(err, errlen, "bad %s: expected a number after max_slots=",
+		msg_set(err, errlen, "bad %s: expected a number after max_slots=",
 		    hl_quote(q, tok, len));
 		return COLL_EINVAL;
 	}
-	hl_err(err, errlen, "unknown keyword %s: expected slots=N or max_slots=N",
+	msg_set(err, errlen, "unknown keyword %s: expected slots=N or max_slots=N",
 	    hl_quote(q, tok, len));
 	return COLL_EINVAL;
 }
@@ -861,7 +829,7 @@ hostlist_parse_text(struct hostlist *hl, const char *text, char *err, size_t err
 	int r = COLL_OK, line = 0;
 
 	if (text == NULL) {
-		hl_err(err, errlen, "no hostfile text given");
+		msg_set(err, errlen, "no hostfile text given");
 		return COLL_EINVAL;
 	}
 	while (r == COLL_OK && *p != '\0') {
@@ -870,7 +838,7 @@ hostlist_parse_text(struct hostlist *hl, const char *text, char *err, size_t err
 
 		line++;
 		if ((r = hl_line_parse(&tmp, p, len, msg, sizeof msg)) != COLL_OK)
-			hl_err(err, errlen, "line %d: %s", line, msg);
+			msg_set(err, errlen, "line %d: %s", line, msg);
 		p += len + (nl != NULL);
 	}
 	if (r == COLL_OK)
@@ -926,16 +894,16 @@ hl_read_file(const char *path, char **out, size_t *outlen, char *err, size_t err
 	hl_quote(q, path, strlen(path));
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
 		e = errno;
-		hl_err(err, errlen, "cannot open hostfile %s: %s", q, strerror(e));
+		msg_set(err, errlen, "cannot open hostfile %s: %s", q, strerror(e));
 		return e == ENOENT ? COLL_ENOTFOUND : COLL_ESYS;
 	}
 	r = hl_read_fd(fd, out, outlen);
 	e = errno;
 	close(fd);
 	if (r == COLL_ETOOBIG)
-		hl_err(err, errlen, "hostfile %s is larger than %u bytes", q, HOSTLIST_FILE_MAX);
+		msg_set(err, errlen, "hostfile %s is larger than %u bytes", q, HOSTLIST_FILE_MAX);
 	else if (r != COLL_OK)
-		hl_err(err, errlen, "cannot read hostfile %s: %s", q, strerror(e));
+		msg_set(err, errlen, "cannot read hostfile %s: %s", q, strerror(e));
 	return r;
 }
 
@@ -954,13 +922,13 @@ hostlist_parse_file(struct hostlist *hl, const char *path, char *err, size_t err
 
 		for (const char *p = text; p < nul; p++)
 			line += *p == '\n';
-		hl_err(err, errlen, "hostfile %s line %d: NUL byte: expected text",
+		msg_set(err, errlen, "hostfile %s line %d: NUL byte: expected text",
 		    hl_quote(q, path, strlen(path)), line);
 		free(text);
 		return COLL_EINVAL;
 	}
 	if ((r = hostlist_parse_text(hl, text, msg, sizeof msg)) != COLL_OK)
-		hl_err(err, errlen, "hostfile %s %s", hl_quote(q, path, strlen(path)), msg);
+		msg_set(err, errlen, "hostfile %s %s", hl_quote(q, path, strlen(path)), msg);
 	free(text);
 	return r;
 }
@@ -997,7 +965,7 @@ hl_tasks_walk(const char *tasks, struct hostlist *hl, long long *count, char *er
 		int t, m;
 
 		if (hl_tasks_entry(s, len, &t, &m) != COLL_OK) {
-			hl_err(err, errlen, "bad SLURM_TASKS_PER_NODE entry %s in %s: expected "
+			msg_set(err, errlen, "bad SLURM_TASKS_PER_NODE entry %s in %s: expected "
 			    "N or N(xM), positive integers", hl_quote(q, s, len),
 			    hl_quote(qt, tasks, strlen(tasks)));
 			return COLL_EINVAL;
@@ -1007,7 +975,7 @@ hl_tasks_walk(const char *tasks, struct hostlist *hl, long long *count, char *er
 		/* Bounded as it goes: "1(x999999),1(x999999),..." must not overflow. */
 		*count += m;
 		if (*count > HOSTLIST_MAX_HOSTS) {
-			hl_err(err, errlen, "SLURM_TASKS_PER_NODE %s counts more than %d nodes",
+			msg_set(err, errlen, "SLURM_TASKS_PER_NODE %s counts more than %d nodes",
 			    hl_quote(qt, tasks, strlen(tasks)), HOSTLIST_MAX_HOSTS);
 			return COLL_EINVAL;
 		}
@@ -1029,7 +997,7 @@ hl_tasks_apply(struct hostlist *hl, const char *tasks, const char *nodelist, cha
 	if ((r = hl_tasks_walk(tasks, NULL, &count, err, errlen)) != COLL_OK)
 		return r;
 	if (count != hl->n) {
-		hl_err(err, errlen, "SLURM_TASKS_PER_NODE %s counts %lld nodes but "
+		msg_set(err, errlen, "SLURM_TASKS_PER_NODE %s counts %lld nodes but "
 		    "SLURM_JOB_NODELIST %s has %d", hl_quote(qt, tasks, strlen(tasks)), count,
 		    hl_quote(qn, nodelist, strlen(nodelist)), hl->n);
 		return COLL_EINVAL;
@@ -1046,7 +1014,7 @@ hostlist_parse_slurm(struct hostlist *hl, const char *nodelist, const char *task
 	int r;
 
 	if ((r = hl_expr_parse(&tmp, nodelist, msg, sizeof msg)) != COLL_OK)
-		hl_err(err, errlen, "SLURM_JOB_NODELIST: %s", msg);
+		msg_set(err, errlen, "SLURM_JOB_NODELIST: %s", msg);
 	if (r == COLL_OK && tasks != NULL)
 		r = hl_tasks_apply(&tmp, tasks, nodelist, err, errlen);
 	if (r == COLL_OK)
@@ -1326,14 +1294,14 @@ hostlist_place(const struct hostlist *hl, int nranks, int per_host, enum place_m
 	long long total = 0;
 
 	if (nranks < 0 || per_host < 0 || (mode != PLACE_BLOCK && mode != PLACE_ROUNDROBIN)) {
-		hl_err(err, errlen, "bad placement: %d ranks, %d per host, mode %d", nranks,
+		msg_set(err, errlen, "bad placement: %d ranks, %d per host, mode %d", nranks,
 		    per_host, (int)mode);
 		return COLL_EINVAL;
 	}
 	for (int h = 0; h < hl->n; h++)
 		total += hl_capacity(hl, h, per_host);
 	if (nranks > total) {
-		hl_err(err, errlen, "%d ranks but only %lld slots on %d hosts", nranks, total,
+		msg_set(err, errlen, "%d ranks but only %lld slots on %d hosts", nranks, total,
 		    hl->n);
 		return COLL_EINVAL;
 	}
