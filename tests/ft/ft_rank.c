@@ -65,6 +65,23 @@ die(const char *what, struct comm *c, int rc)
 	exit(3);
 }
 
+/* Join in non-blocking mode, and wait for it. */
+static struct comm *
+join_nb(void)
+{
+	struct coll_config cfg = COLL_CONFIG_INIT;
+	struct comm *c;
+	int rc;
+
+	cfg.blocking = 0;
+	if ((rc = comm_init_env(&c, &cfg)) == COLL_OK)
+		rc = settle(c, COLL_EINPROGRESS);
+	if (rc != COLL_OK)
+		die("init", c, rc);
+	me = comm_rank(c);
+	return c;
+}
+
 static struct comm *
 join(void)
 {
@@ -212,13 +229,7 @@ run_abort(const char *what)
 
 	me = atoi(getenv("COLL_RANK"));
 	if (strcmp(what, "abort-op") == 0) {
-		cfg.blocking = 0;
-		if ((rc = comm_init_env(&c, &cfg)) != COLL_OK)
-			die("init", c, rc);
-		while ((rc = comm_get_async_error(c)) == COLL_EINPROGRESS)
-			usleep(1000);
-		if (rc != COLL_OK)
-			die("init", c, rc);
+		c = join_nb();
 	} else if (strcmp(what, "abort-init") == 0) {
 		if (me == 7) {
 			sleep(2);
@@ -312,19 +323,11 @@ run_rootkill(int iters)
 static int
 run_nb(void)
 {
-	struct coll_config cfg = COLL_CONFIG_INIT;
 	uint64_t v, sum, want;
 	struct comm *c;
 	int rc, n;
 
-	me = atoi(getenv("COLL_RANK"));
-	cfg.blocking = 0;
-	if ((rc = comm_init_env(&c, &cfg)) != COLL_OK)
-		die("init", c, rc);
-	while ((rc = comm_get_async_error(c)) == COLL_EINPROGRESS)
-		usleep(1000);
-	if (rc != COLL_OK)
-		die("init", c, rc);
+	c = join_nb();
 	n = comm_size(c);
 	want = (uint64_t)n * (uint64_t)(n + 1) / 2;
 	for (int it = 0; it < 5; it++) {
@@ -340,9 +343,7 @@ run_nb(void)
 		/* The last one is flushed by finalize, which must wait for it. */
 		if (it == 4 && (rc = comm_finalize(c)) != COLL_EINPROGRESS)
 			die("non-blocking finalize", c, rc);
-		while ((rc = comm_get_async_error(c)) == COLL_EINPROGRESS)
-			usleep(100);
-		if (rc != COLL_OK)
+		if ((rc = settle(c, COLL_EINPROGRESS)) != COLL_OK)
 			die("allreduce", c, rc);
 		if (sum != want) {
 			printf("ft: rank %d WRONG sum %" PRIu64 " want %" PRIu64 "\n", me, sum, want);
