@@ -4,15 +4,19 @@
  * do one 8-byte all-reduce, check it and leave (comm_destroy). It measures
  * what the init path costs the job and the root:
  *
- *   bench_init_scale N [REPS]        run the job REPS times (default 3)
- *   bench_init_scale --rank R N PPID one rank (run by the above; the unique
- *                                    id comes in COLL_UNIQUE_ID)
+ *   bench_init_scale [--roots B] N [REPS]  run the job REPS times (default 3)
+ *   bench_init_scale --rank R N PPID       one rank (run by the above; the
+ *                                          unique ids come in COLL_UNIQUE_ID)
+ *
+ * With --roots B, B roots each serve a block of the ranks, which join with
+ * comm_init_scalable; root_bytes_sent is then all roots' bytes together and
+ * max_root_bytes the most any one root sent.
  *
  * Output, one line per repetition, then the median of each column, e.g.:
  *
- *   # ranks wall_s root_bytes_sent root_rss_kb
- *   64 0.5224 148224 5688
- *   median 64 0.5224 148224 5688
+ *   # ranks wall_s root_bytes_sent root_rss_kb max_root_bytes roots
+ *   64 0.5224 148224 5688 148224 1
+ *   median 64 0.5224 148224 5688 148224 1
  *
  * wall_s runs from just before the first rank is spawned to when the last has
  * been reaped, so it includes starting the processes.
@@ -68,6 +72,7 @@
 /* How long ranks still running after a failure get to report theirs. */
 #define BENCH_GRACE_MS 3000
 #define BENCH_MAX_REPS 100
+#define BENCH_MAX_ROOTS 64
 #define BENCH_MAX_FAIL_LINES 10
 /* The parent's own lines, told apart from the ranks' on the shared stderr. */
 #define BENCH_ME "bench_init_scale: "
@@ -160,6 +165,7 @@ struct bench_rep {
 	double wall_s;
 	unsigned long long sent;
 	long rss_kb;
+	unsigned long long max_root;	/* the most one root sent */
 };
 
 struct bench_job {
@@ -168,7 +174,7 @@ struct bench_job {
 	int left;		/* ranks not yet reaped */
 	int failed;		/* ranks that exited non-zero or died */
 	char **envp;
-	char uid_env[UID_STR_LEN + 32];
+	char *uid_env;		/* COLL_UNIQUE_ID=id[,id...] */
 };
 
 static double
@@ -202,15 +208,17 @@ rank_run(int rank, int n)
 	struct coll_config cfg = COLL_CONFIG_INIT;
 	const char *s = getenv("COLL_UNIQUE_ID");
 	uint64_t v = (uint64_t)rank + 1, sum = 0, want = (uint64_t)n * ((uint64_t)n + 1) / 2;
-	struct coll_uid uid;
+	struct coll_uid *uids = NULL;
 	struct comm *c = NULL;
-	int r, rc = 1;
+	int r, rc = 1, nuids;
 
-	if (s == NULL || (r = uid_parse(&uid, s)) != COLL_OK) {
+	if (s == NULL || (r = uid_parse_list(s, COLL_MAX_ROOTS, &uids, &nuids)) != COLL_OK) {
 		fprintf(stderr, "rank %d: no valid unique id in COLL_UNIQUE_ID\n", rank);
 		return 1;
 	}
-	if ((r = comm_init(&c, n, &uid, rank, &cfg)) != COLL_OK) {
+	r = comm_init_scalable(&c, n, uids, nuids, rank, &cfg);
+	free(uids);
+	if (r != COLL_OK) {
 		fprintf(stderr, "rank %d: comm_init failed: %s\n", rank,
 		    c ? comm_last_error(c) : coll_strerror(r));
 		goto out;
@@ -276,16 +284,21 @@ bench_raise_nofile(int n)
 	return 0;
 }
 
-/* The parent's environment with COLL_UNIQUE_ID set to this repetition's id. */
+/* The parent's environment with COLL_UNIQUE_ID set to this repetition's ids. */
 static char **
-bench_env(struct bench_job *job, const struct coll_uid *uid)
+bench_env(struct bench_job *job, const struct coll_uid *uids, int nuids)
 {
 	char idstr[UID_STR_LEN];
-	size_t n = 0, k = 0;
+	size_t n = 0, k = 0, len = 32 + (size_t)nuids * UID_STR_LEN, off;
 	char **envp;
 
-	uid_format(uid, idstr, sizeof idstr);
-	snprintf(job->uid_env, sizeof job->uid_env, "COLL_UNIQUE_ID=%s", idstr);
+	if ((job->uid_env = malloc(len)) == NULL)
+		return NULL;
+	off = (size_t)snprintf(job->uid_env, len, "COLL_UNIQUE_ID=");
+	for (int i = 0; i < nuids; i++) {
+		uid_format(&uids[i], idstr, sizeof idstr);
+		off += (size_t)snprintf(job->uid_env + off, len - off, "%s%s", i ? "," : "", idstr);
+	}
 	while (environ[n] != NULL)
 		n++;
 	envp = calloc(n + 2, sizeof *envp);
@@ -452,41 +465,62 @@ bench_run_ranks(struct bench_job *job, double *wall)
 	return r;
 }
 
+/* Block b of nroots over n ranks: as comm_init_scalable cuts them. */
 static int
-bench_rep(int n, struct bench_rep *out)
+bench_block_size(int n, int nroots, int b)
+{
+	return (int)((int64_t)(b + 1) * n / nroots) - (int)((int64_t)b * n / nroots);
+}
+
+static int
+bench_rep(int n, int nroots, struct bench_rep *out)
 {
 	struct bench_job job = { .n = n };
 	struct net_addr a;
-	struct coll_uid uid;
-	struct root *root = NULL;
+	struct coll_uid uids[BENCH_MAX_ROOTS];
+	struct root *roots[BENCH_MAX_ROOTS] = { 0 };
 	struct rusage ru;
-	unsigned long long sent0;
+	unsigned long long sent0, one;
 	int r = -1, cr;
 
 	job.pids = calloc((size_t)n, sizeof *job.pids);
 	if (job.pids == NULL || net_addr_parse(&a, "127.0.0.1", 0) != COLL_OK)
 		goto out;
-	if ((cr = root_start(&root, &a, n, comm_env_timeout_ms(), &uid)) != COLL_OK) {
-		fprintf(stderr, BENCH_ME "cannot start the root: %s\n", coll_strerror(cr));
-		goto out;
-	}
-	if ((job.envp = bench_env(&job, &uid)) == NULL)
+	for (int b = 0; b < nroots; b++)
+		if ((cr = root_start(&roots[b], &a, bench_block_size(n, nroots, b),
+		    comm_env_timeout_ms(), &uids[b])) != COLL_OK) {
+			fprintf(stderr, BENCH_ME "cannot start root %d: %s\n", b,
+			    coll_strerror(cr));
+			goto out;
+		}
+	if ((job.envp = bench_env(&job, uids, nroots)) == NULL)
 		goto out;
 	bench_reset_peak_rss();
 	sent0 = atomic_load(&bench_sent);
 	r = bench_run_ranks(&job, &out->wall_s);
-	if (r != 0 && root_first_dead(root) >= 0)
-		fprintf(stderr, BENCH_ME "the first connection the root lost was "
-		    "rank %d's\n", root_first_dead(root));
-	/* Joins the root's thread: every byte it sent is counted after this. */
-	root_stop(root);
-	root = NULL;
+	for (int b = 0; r != 0 && b < nroots; b++)
+		if (root_first_dead(roots[b]) >= 0)
+			fprintf(stderr, BENCH_ME "the first connection root %d lost was rank %d's\n",
+			    b, root_first_dead(roots[b]));
+	/* Joins the roots' threads: every byte they sent is counted after this. */
+	out->max_root = 0;
+	for (int b = 0; b < nroots; b++) {
+		/* Its own count covers the connections it closed: let it see every rank go. */
+		(void)root_wait_idle(roots[b], 5000);
+		one = root_bytes_sent(roots[b]);
+		if (one > out->max_root)
+			out->max_root = one;
+		root_stop(roots[b]);
+		roots[b] = NULL;
+	}
 	out->sent = atomic_load(&bench_sent) - sent0;
 	getrusage(RUSAGE_SELF, &ru);
 	out->rss_kb = ru.ru_maxrss;
 out:
-	root_stop(root);
+	for (int b = 0; b < nroots; b++)
+		root_stop(roots[b]);
 	free(job.envp);
+	free(job.uid_env);
 	free(job.pids);
 	return r;
 }
@@ -508,33 +542,35 @@ bench_median(double *v, int n)
 }
 
 static void
-bench_print_median(int n, const struct bench_rep *reps, int nreps)
+bench_print_median(int n, int nroots, const struct bench_rep *reps, int nreps)
 {
-	double w[BENCH_MAX_REPS], s[BENCH_MAX_REPS], m[BENCH_MAX_REPS];
+	double w[BENCH_MAX_REPS], s[BENCH_MAX_REPS], m[BENCH_MAX_REPS], x[BENCH_MAX_REPS];
 
 	for (int i = 0; i < nreps; i++) {
 		w[i] = reps[i].wall_s;
 		s[i] = (double)reps[i].sent;
 		m[i] = (double)reps[i].rss_kb;
+		x[i] = (double)reps[i].max_root;
 	}
-	printf("median %d %.4f %.0f %.0f\n", n, bench_median(w, nreps), bench_median(s, nreps),
-	    bench_median(m, nreps));
+	printf("median %d %.4f %.0f %.0f %.0f %d\n", n, bench_median(w, nreps),
+	    bench_median(s, nreps), bench_median(m, nreps), bench_median(x, nreps), nroots);
 }
 
 static int
-bench_main(int n, int nreps)
+bench_main(int n, int nroots, int nreps)
 {
 	struct bench_rep reps[BENCH_MAX_REPS];
 
 	if (bench_raise_nofile(n) != 0)
 		return 2;
-	printf("# ranks wall_s root_bytes_sent root_rss_kb\n");
+	printf("# ranks wall_s root_bytes_sent root_rss_kb max_root_bytes roots\n");
 	for (int i = 0; i < nreps; i++) {
-		if (bench_rep(n, &reps[i]) != 0) {
+		if (bench_rep(n, nroots, &reps[i]) != 0) {
 			fprintf(stderr, BENCH_ME "repetition %d of %d ranks failed\n", i + 1, n);
 			return 1;
 		}
-		printf("%d %.4f %llu %ld\n", n, reps[i].wall_s, reps[i].sent, reps[i].rss_kb);
+		printf("%d %.4f %llu %ld %llu %d\n", n, reps[i].wall_s, reps[i].sent,
+		    reps[i].rss_kb, reps[i].max_root, nroots);
 		fflush(stdout);
 		if (reps[i].sent == 0) {
 			fprintf(stderr, BENCH_ME "no bytes counted for the root: does it still "
@@ -543,24 +579,34 @@ bench_main(int n, int nreps)
 			return 1;
 		}
 	}
-	bench_print_median(n, reps, nreps);
+	bench_print_median(n, nroots, reps, nreps);
 	return 0;
 }
 
 int
 main(int argc, char **argv)
 {
-	int n, nreps = 3, rc;
+	int n, nreps = 3, nroots = 1, rc;
 
 	if (argc > 1 && strcmp(argv[1], "--rank") == 0)
 		return rank_main(argc, argv);
+	if (argc > 2 && strcmp(argv[1], "--roots") == 0) {
+		if (bench_parse_int(argv[2], 1, BENCH_MAX_ROOTS, &nroots) != 0) {
+			fprintf(stderr, "bench_init_scale: --roots %s: give 1..%d\n", argv[2],
+			    BENCH_MAX_ROOTS);
+			return 2;
+		}
+		argc -= 2;
+		argv += 2;
+	}
 	if (argc < 2 || argc > 3 || bench_parse_int(argv[1], 1, 1 << 20, &n) != 0 ||
-	    (argc == 3 && bench_parse_int(argv[2], 1, BENCH_MAX_REPS, &nreps) != 0)) {
-		fprintf(stderr, "usage: bench_init_scale N [REPS]   (N ranks, REPS 1..%d, "
-		    "default 3)\n", BENCH_MAX_REPS);
+	    (argc == 3 && bench_parse_int(argv[2], 1, BENCH_MAX_REPS, &nreps) != 0) ||
+	    nroots > n) {
+		fprintf(stderr, "usage: bench_init_scale [--roots B] N [REPS]   (N ranks, B <= N "
+		    "roots, REPS 1..%d, default 3)\n", BENCH_MAX_REPS);
 		return 2;
 	}
-	rc = bench_main(n, nreps);
+	rc = bench_main(n, nroots, nreps);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fprintf(stderr, BENCH_ME "cannot write the results: %s\n", strerror(errno));
 		return 1;

@@ -5,19 +5,23 @@
 # apart, so a run before and one after a change can be pasted into one table
 # (--no-header prints the rows alone).
 #
-#   bench/init_scale.sh [-r REPS] [-b BUILD_DIR] [--label NAME] [--no-header] [SIZES...]
+#   bench/init_scale.sh [-r REPS] [-b BUILD_DIR] [--roots B] [--label NAME] [--no-header] [SIZES...]
 #
-# Defaults: 3 repetitions, build/, sizes 64 256 1024, the label is the commit.
+# Defaults: 3 repetitions, build/, one root, sizes 64 256 1024, the label is
+# the commit. --roots B: B roots each serve a block of ranks, which join with
+# comm_init_scalable; "root bytes sent" is then all roots' together and "most
+# by one root" the largest of them.
 # RUN_TIMEOUT (seconds, default 1800) bounds one size's run (all repetitions).
 # Each run is a process group of its own: on failure, timeout, Ctrl-C or any
 # exit of this script, whatever is left of it is killed.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 usage() {
-	echo "usage: $0 [-r REPS] [-b BUILD_DIR] [--label NAME] [--no-header] [SIZES...]" >&2
+	echo "usage: $0 [-r REPS] [-b BUILD_DIR] [--roots B] [--label NAME] [--no-header] [SIZES...]" >&2
 	exit 2
 }
 reps=3
+roots=1
 build=build
 label=
 header=1
@@ -25,6 +29,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	-r) [ $# -ge 2 ] || usage; reps=$2; shift 2 ;;
 	-b) [ $# -ge 2 ] || usage; build=$2; shift 2 ;;
+	--roots) [ $# -ge 2 ] || usage; roots=$2; shift 2 ;;
 	--label) [ $# -ge 2 ] || usage; label=$2; shift 2 ;;
 	--no-header) header=0; shift ;;
 	-h|--help) usage ;;
@@ -35,7 +40,7 @@ while [ $# -gt 0 ]; do
 done
 sizes=${*:-64 256 1024}
 timeout_s=${RUN_TIMEOUT:-1800}
-for v in $reps $sizes; do
+for v in $reps $roots $sizes; do
 	case $v in ''|*[!0-9]*) echo "not a positive number: $v" >&2; usage ;; esac
 done
 case $build in /*) ;; *) build=$ROOT/$build ;; esac
@@ -63,7 +68,7 @@ btype=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt" 2>/dev/n
 # One size, all repetitions: its own session and process group, bounded by timeout.
 run_size() { # run_size N
 	local rc=0
-	setsid timeout "$timeout_s" "$work/bench_init_scale" "$1" "$reps" \
+	setsid timeout "$timeout_s" "$work/bench_init_scale" --roots "$roots" "$1" "$reps" \
 		>"$work/out.$1" 2>"$work/err.$1" &
 	pgid=$!
 	wait "$pgid" || rc=$?
@@ -87,8 +92,8 @@ show_failure() { # show_failure N RC
 }
 
 if [ "$header" = 1 ]; then
-	echo "| label | ranks | wall s (median) | root bytes sent | bytes/rank | root peak RSS KiB |"
-	echo "|---|---|---|---|---|---|"
+	echo "| label | ranks | roots | wall s (median) | root bytes sent | bytes/rank | most by one root | root peak RSS KiB |"
+	echo "|---|---|---|---|---|---|---|---|"
 fi
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 took=
@@ -107,7 +112,8 @@ for n in $sizes; do
 	fi
 	grep -v '^#' "$work/out.$n" | sed 's/^/  /' >&2
 	awk -v l="$label" '$1 == "median" {
-		printf "| %s | %d | %.3f | %.0f | %.0f | %.0f |\n", l, $2, $3, $4, $4 / $2, $5 }' \
+		printf "| %s | %d | %d | %.3f | %.0f | %.0f | %.0f | %.0f |\n", l, $2, $7, $3, $4,
+			$4 / $2, $6, $5 }' \
 		"$work/out.$n"
 done
 echo

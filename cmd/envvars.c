@@ -10,6 +10,8 @@
 const struct envvar envvar_table[] = {
 	{ "COLL_UNIQUE_ID", NULL, "The job's unique id, coll1:JOB:SECRET@ADDR:PORT: where the "
 	    "root service listens and the 128-bit secret every connection proves it knows. "
+	    "Several ids joined by commas make comm_init_env() join with comm_init_scalable(), "
+	    "each id's root serving one contiguous block of ranks. "
 	    "comm_init_env() joins the job it names; collcheck runs as a rank when it is set and "
 	    "as the front end otherwise. It holds a secret: collrun hands it to remote ranks on "
 	    "their standard input, never on a command line.", ENV_RANK | ENV_CORE },

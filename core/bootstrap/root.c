@@ -121,7 +121,7 @@ root_fold_missing(struct root_group *g, char *buf, size_t len)
 
 	for (int i = 0; i < g->nranks; i++)
 		if (g->m[i].state == RM_ABSENT)
-			missing[n++] = i;
+			missing[n++] = (int)g->base + i;
 	ranges_fold(missing, n, buf, len);
 	free(missing);
 }
@@ -167,18 +167,23 @@ root_member_dead(struct root *root, struct root_group *g, int rank, const char *
 	char msg[WIRE_MSG_LEN];
 	int none = -1;
 
-	snprintf(msg, sizeof msg, "rank %d (host %s, pid %u) %s%s", rank, m->e.host, m->e.pid, why,
-	    g->started ? "" : " before the job started");
+	/* Messages and notes name the communicator's rank, which counts from base. */
+	snprintf(msg, sizeof msg, "rank %d (host %s, pid %u) %s%s", (int)g->base + rank, m->e.host,
+	    m->e.pid, why, g->started ? "" : " before the job started");
 	log_warn("root: %s", msg);
 	if (g == root->first)
-		atomic_compare_exchange_strong(&root->first_dead, &none, rank);
-	if (!g->started && g->doomed[0] == '\0')
+		atomic_compare_exchange_strong(&root->first_dead, &none, (int)g->base + rank);
+	if (!g->started && g->doomed[0] == '\0') {
 		snprintf(g->doomed, sizeof g->doomed, "%s", msg);
+		root_fetch_fail(root, g, COLL_ERANKDEAD, msg);
+	}
 	root_member_end(root, g, rank, RM_DEAD);
 	root_doom_children(root, g, rank, msg);
+	root_watch_notify(root, g, rank, msg);
 	for (int i = 0; i < g->nranks; i++)
 		if (g->m[i].state == RM_JOINED)
-			root_send_note(g->m[i].conn, WIRE_FAILED, COLL_ERANKDEAD, rank, msg);
+			root_send_note(g->m[i].conn, WIRE_FAILED, COLL_ERANKDEAD,
+			    (int)g->base + rank, msg);
 }
 
 /*
@@ -203,7 +208,7 @@ root_doom_children(struct root *root, struct root_group *g, int rank, const char
 
 /* All joined: the book goes to rank 0 in chunks; the ranks pass it on. */
 static void
-root_send_book(struct root_group *g)
+root_send_book(struct root *root, struct root_group *g)
 {
 	struct wire_entry *book = xcalloc((size_t)g->nranks, sizeof *book);
 	uint32_t n = (uint32_t)g->nranks, first, count;
@@ -221,6 +226,7 @@ root_send_book(struct root_group *g)
 	free(buf);
 	free(book);
 	g->started = 1;
+	root_fetch_publish(root, g);
 	log_info("root: all %d ranks of communicator %016" PRIx64 " joined, book sent to rank 0",
 	    g->nranks, g->commid);
 }
@@ -246,15 +252,33 @@ root_handshake(void *arg)
 	char err[COLL_ERR_LEN];
 	struct wire_hdr h;
 	uint8_t role, *p = NULL;
-	int ok = 0;
+	int ok = 0, got = 0;
 
 	if (auth_accept(hs->fd, &root->uid, &role, dl, root->stop_fd, err, sizeof err) != COLL_OK)
 		log_warn("root: refused a connection: %s", err);
 	else if (role != WIRE_ROLE_ROOT)
 		log_warn("root: refused a connection that asked for role %u, not the root's", role);
-	else if (wire_recv(hs->fd, &h, &p, 1024, dl, root->stop_fd) == COLL_OK &&
-	    h.type == WIRE_JOIN)
+	else
+		got = wire_recv(hs->fd, &h, &p, 1024, dl, root->stop_fd) == COLL_OK;
+	if (got && h.type == WIRE_JOIN) {
 		ok = wire_join_decode(p, h.len, &hs->j) == COLL_OK;
+	} else if (got && h.type == WIRE_FETCH) {
+		/* A leader of another block waits for our book: not in a handshake slot. */
+		pthread_mutex_lock(&root->lock);
+		root->handshakes--;
+		root->fetchers++;
+		pthread_cond_broadcast(&root->cond);
+		pthread_mutex_unlock(&root->lock);
+		root_fetch_serve(root, hs->fd, p, h.len);
+		free(p);
+		free(hs);
+		auth_thread_end();
+		pthread_mutex_lock(&root->lock);
+		root->fetchers--;
+		pthread_cond_broadcast(&root->cond);
+		pthread_mutex_unlock(&root->lock);
+		return NULL;
+	}
 	free(p);
 	if (ok && write(root->joins[1], &hs, sizeof hs) == (ssize_t)sizeof hs)
 		hs = NULL;	/* the loop owns it now */
@@ -318,26 +342,33 @@ root_check_join(struct root *root, int fd, const struct wire_join *j)
 	char msg[WIRE_MSG_LEN];
 	struct wconn w;
 
+	uint32_t rank = j->base + e->rank;	/* in the communicator, for messages */
+
 	if (g == NULL)
 		snprintf(msg, sizeof msg, "rank %u asked for communicator %016" PRIx64 ", which this "
-		    "root does not serve (it ended, or the id is from another job)", e->rank,
+		    "root does not serve (it ended, or the id is from another job)", rank,
 		    j->commid);
 	else if (g->doomed[0] != '\0')
 		snprintf(msg, sizeof msg, "%s", g->doomed);
 	else if (g->started || g->expired)
-		snprintf(msg, sizeof msg, "rank %u joined after the job started", e->rank);
+		snprintf(msg, sizeof msg, "rank %u joined after the job started", rank);
 	else if ((int)e->nranks != g->nranks)
-		snprintf(msg, sizeof msg, "rank %u says the job has %u ranks, the root expects %d: "
-		    "start every rank with the same size", e->rank, e->nranks, g->nranks);
+		snprintf(msg, sizeof msg, "rank %u says this root serves %u ranks, the root expects "
+		    "%d: start every rank with the same size (and the same list of unique ids)",
+		    rank, e->nranks, g->nranks);
+	else if (g->joined > 0 && j->base != g->base)
+		snprintf(msg, sizeof msg, "rank %u says this root's ranks start at %u, others said "
+		    "%u: give every rank the same size and the same list of unique ids", rank,
+		    j->base, g->base);
 	else if (g->m[e->rank].state != RM_ABSENT)
 		snprintf(msg, sizeof msg, "rank %u joined twice (from %s and %s): "
-		    "give every process its own rank", e->rank, g->m[e->rank].e.host, e->host);
+		    "give every process its own rank", rank, g->m[e->rank].e.host, e->host);
 	else
 		return g;
 	wconn_init(&w, fd, 0);
 	{
 		struct root_conn tmp = { .w = w };
-		root_send_note(&tmp, WIRE_ERROR, COLL_EINVAL, (int)e->rank, msg);
+		root_send_note(&tmp, WIRE_ERROR, COLL_EINVAL, (int)rank, msg);
 		(void)wconn_flush(&tmp.w);
 		wconn_free(&tmp.w);
 	}
@@ -369,6 +400,8 @@ root_admit(struct root *root)
 		rc->ka_limit = hs->j.keepalive_limit;
 		rc->last_rx = clock_now_ms();
 		rc->next_ping = rc->last_rx + rc->ka_ms;
+		if (g->joined == 0)
+			g->base = hs->j.base;
 		g->m[r] = (struct root_member){ .state = RM_JOINED, .conn = rc, .e = hs->j.e };
 		g->joined++;
 		g->live++;
@@ -377,9 +410,30 @@ root_admit(struct root *root)
 		log_trace("root: rank %d joined %016" PRIx64 " from %s pid %u", r, g->commid,
 		    hs->j.e.host, hs->j.e.pid);
 		if (g->joined == g->nranks)
-			root_send_book(g);
+			root_send_book(root, g);
 		free(hs);
 	}
+}
+
+/*
+ * From a block leader (comm_init_scalable), for the rest of its block: it
+ * could not complete the book (ERROR: its block waits for it in the tree), or
+ * another block's root announced a death (FAILED, the rank in the note).
+ */
+static void
+root_on_report(struct root_conn *rc, uint8_t type, const uint8_t *p, uint32_t len)
+{
+	struct root_group *g = rc->g;
+	struct wire_note note;
+
+	if (wire_note_decode(p, len, &note) != COLL_OK) {
+		log_warn("root: rank %d sent a malformed report", (int)g->base + rc->rank);
+		return;
+	}
+	log_warn("root: rank %d reports: %s", (int)g->base + rc->rank, note.msg);
+	for (int i = 0; i < g->nranks; i++)
+		if (i != rc->rank && g->m[i].state == RM_JOINED)
+			root_send_note(g->m[i].conn, type, note.code, note.rank, note.msg);
 }
 
 /* One frame from a rank. */
@@ -398,6 +452,10 @@ root_on_frame(struct root *root, struct root_conn *rc, const struct wire_hdr *h,
 		break;
 	case WIRE_RETRY_STATE:
 		root_on_retry_state(root, rc, p, h->len);
+		break;
+	case WIRE_ERROR:
+	case WIRE_FAILED:
+		root_on_report(rc, h->type, p, h->len);
 		break;
 	default:
 		log_warn("root: rank %d sent message type %u, which the root ignores", rc->rank,
@@ -472,6 +530,7 @@ root_tick(struct root *root, uint64_t now)
 			    "were started and can reach the root", missing,
 			    root->join_timeout_ms / 1000);
 			log_warn("root: %s", msg);
+			root_fetch_fail(root, g, COLL_ETIMEDOUT, msg);
 			root_fail_all(root, g, COLL_ETIMEDOUT, msg);
 		}
 		root_coord_tick(root, g, now);
@@ -510,7 +569,7 @@ struct root_poll {
 static int
 root_poll_once(struct root *root, struct root_poll *rp)
 {
-	size_t n = 0, need = 3;
+	size_t n = 0, need = 4 + (size_t)root->nwatchers, members, watch;
 	int r, busy;
 
 	for (struct root_group *g = root->groups; g != NULL; g = g->next)
@@ -529,6 +588,7 @@ root_poll_once(struct root *root, struct root_poll *rp)
 	rp->pfd[n++] = (struct pollfd){ root->stop_fd, POLLIN, 0 };
 	rp->pfd[n++] = (struct pollfd){ root->joins[0], POLLIN, 0 };
 	rp->pfd[n++] = (struct pollfd){ busy ? -1 : root->listen_fd, POLLIN, 0 };
+	rp->pfd[n++] = (struct pollfd){ root->watch[0], POLLIN, 0 };
 	for (struct root_group *g = root->groups; g != NULL; g = g->next)
 		for (int i = 0; i < g->nranks; i++) {
 			struct root_conn *rc = g->m[i].conn;
@@ -541,13 +601,20 @@ root_poll_once(struct root *root, struct root_poll *rp)
 			rp->pfd[n++] = (struct pollfd){ rc->w.fd,
 			    (short)(POLLIN | (wconn_pending(&rc->w) ? POLLOUT : 0)), 0 };
 		}
+	members = n;
+	watch = root_watch_pollfds(root, rp->pfd + n);
+	n += watch;
 	r = poll(rp->pfd, (nfds_t)n, ROOT_TICK_MS);
 	if (r == -1 && errno != EINTR)
 		return COLL_ESYS;
 	if (r > 0 && rp->pfd[0].revents)
 		return COLL_EABORTED;
+	if (r > 0 && watch > 0)
+		root_watch_serve(root, rp->pfd + members);
+	if (r > 0 && rp->pfd[3].revents)
+		root_watch_admit(root);
 	/* A connection is served only while its rank still holds it. */
-	for (size_t i = 3; r > 0 && i < n; i++)
+	for (size_t i = 4; r > 0 && i < members; i++)
 		if (rp->pfd[i].revents && rp->grp[i]->m[rp->rank[i]].conn == rp->conn[i])
 			root_on_rank(root, rp->conn[i], rp->pfd[i].revents);
 	if (r > 0 && rp->pfd[1].revents)
@@ -584,6 +651,7 @@ root_main(void *arg)
 		/* The timers need no finer grain than a tick: not on every wake-up. */
 		if (clock_now_ms() >= next_tick) {
 			root_tick(root, clock_now_ms());
+			root_watch_tick(root, clock_now_ms());
 			root_flush_all(root);
 			next_tick = clock_now_ms() + ROOT_TICK_MS;
 		}
@@ -615,6 +683,7 @@ root_start(struct root **out, const struct net_addr *addr, int nranks, int join_
 	root = xcalloc(1, sizeof *root);
 	root->join_timeout_ms = join_timeout_ms;
 	root->listen_fd = root->stop_fd = root->joins[0] = root->joins[1] = -1;
+	root->watch[0] = root->watch[1] = -1;
 	atomic_store(&root->first_dead, -1);
 	pthread_mutex_init(&root->lock, NULL);
 	pthread_cond_init(&root->cond, NULL);
@@ -624,7 +693,8 @@ root_start(struct root **out, const struct net_addr *addr, int nranks, int join_
 		goto fail;
 	root->first = root_group_new(root, root->uid.jobid, nranks);
 	root->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (root->stop_fd == -1 || pipe2(root->joins, O_CLOEXEC | O_NONBLOCK) == -1) {
+	if (root->stop_fd == -1 || pipe2(root->joins, O_CLOEXEC | O_NONBLOCK) == -1 ||
+	    pipe2(root->watch, O_CLOEXEC | O_NONBLOCK) == -1) {
 		r = COLL_ESYS;
 		goto fail;
 	}
@@ -640,9 +710,12 @@ fail:
 		close(root->listen_fd);
 	if (root->stop_fd >= 0)
 		close(root->stop_fd);
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 2; i++) {
 		if (root->joins[i] >= 0)
 			close(root->joins[i]);
+		if (root->watch[i] >= 0)
+			close(root->watch[i]);
+	}
 	while (root->groups != NULL) {
 		struct root_group *g = root->groups;
 		root->groups = g->next;
@@ -694,7 +767,9 @@ root_stop(struct root *root)
 	pthread_join(root->thread, NULL);
 	/* Handshake threads see stop_fd and end within their deadline: wait for them. */
 	pthread_mutex_lock(&root->lock);
-	while (root->handshakes > 0)
+	root->stopping = 1;
+	pthread_cond_broadcast(&root->cond);
+	while (root->handshakes > 0 || root->fetchers > 0)
 		pthread_cond_wait(&root->cond, &root->lock);
 	pthread_mutex_unlock(&root->lock);
 	while (read(root->joins[0], &hs, sizeof hs) == (ssize_t)sizeof hs) {
@@ -703,6 +778,9 @@ root_stop(struct root *root)
 	}
 	close(root->joins[0]);
 	close(root->joins[1]);
+	root_watch_close(root);
+	close(root->watch[0]);
+	close(root->watch[1]);
 	pthread_mutex_destroy(&root->lock);
 	pthread_cond_destroy(&root->cond);
 	while (root->groups != NULL) {
@@ -712,5 +790,6 @@ root_stop(struct root *root)
 	}
 	close(root->listen_fd);
 	close(root->stop_fd);
+	free(root->book);
 	free(root);
 }

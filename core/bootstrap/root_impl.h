@@ -6,6 +6,7 @@
 #ifndef COLL_ROOT_IMPL_H
 #define COLL_ROOT_IMPL_H
 
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -41,6 +42,7 @@ struct root_member {
 struct root_group {
 	uint64_t commid;
 	int nranks;
+	uint32_t base;		/* init from several ids: our ranks are base.. of the communicator */
 	int joined;
 	int live;		/* joined and not yet gone */
 	int started;		/* the book went out */
@@ -80,6 +82,22 @@ struct root {
 	atomic_int first_dead;
 	atomic_uint_fast64_t bytes_sent;
 	pthread_t thread;
+	/* For leaders of other blocks (root_fetch.c), under lock: the first group's book. */
+	struct wire_entry *book;
+	uint32_t book_n;
+	char book_err[WIRE_MSG_LEN];	/* or why it never started */
+	int book_code;
+	int fetchers;		/* threads serving a fetch */
+	int stopping;
+	/*
+	 * Leaders of other blocks keep the connection they fetched on: they hear
+	 * our block's deaths there and pass them on to theirs. The fetch threads
+	 * hand the sockets to the loop through a pipe; the loop owns the rest.
+	 */
+	int watch[2];
+	struct root_conn **watchers;
+	int nwatchers;
+	uint64_t next_watch_ping;
 };
 
 /* root.c */
@@ -89,6 +107,21 @@ void root_send(struct root_conn *rc, uint8_t type, const void *p, uint32_t len);
 void root_send_note(struct root_conn *rc, uint8_t type, int code, int rank, const char *msg);
 /* Every live member of g. */
 void root_send_all(struct root_group *g, uint8_t type, const void *p, uint32_t len);
+
+/* root_fetch.c: the first group started (book out) or never will (code, msg). */
+void root_fetch_publish(struct root *root, struct root_group *g);
+void root_fetch_fail(struct root *root, struct root_group *g, int code, const char *msg);
+/* root_fetch.c: serve a FETCH on fd (a thread's, after the handshake); closes fd. */
+void root_fetch_serve(struct root *root, int fd, const uint8_t *p, uint32_t len);
+/* root_fetch.c, the loop's: take new watchers; tell them a rank of g died. */
+void root_watch_admit(struct root *root);
+void root_watch_notify(struct root *root, struct root_group *g, int rank, const char *msg);
+/* root_fetch.c, the loop's: poll entries (POLLIN, POLLOUT when queued) and their service. */
+size_t root_watch_pollfds(struct root *root, struct pollfd *pfd);
+void root_watch_serve(struct root *root, const struct pollfd *pfd);
+/* root_fetch.c, the loop's: keep-alives out, frames flushed; at the end, BYE and close. */
+void root_watch_tick(struct root *root, uint64_t now);
+void root_watch_close(struct root *root);
 
 /* root_coord.c */
 void root_on_regroup(struct root *root, struct root_conn *rc, const uint8_t *p, uint32_t len);

@@ -8,6 +8,7 @@
 
 #include "err.h"
 #include "uid.h"
+#include "xmalloc.h"
 
 int
 uid_random(void *buf, size_t len)
@@ -137,4 +138,41 @@ uid_parse(struct coll_uid *uid, const char *s)
 	if (s == NULL || *s != '@')
 		return COLL_EUID;
 	return uid_parse_addr(uid, s + 1);
+}
+
+int
+uid_parse_list(const char *s, int max, struct coll_uid **out, int *n)
+{
+	struct coll_uid *v;
+	const char *p = s, *comma;
+	char one[UID_STR_LEN];
+	int k = 1, r = COLL_OK;
+	size_t len;
+
+	*out = NULL;
+	*n = 0;
+	for (const char *q = s; *q != '\0'; q++)
+		k += *q == ',';
+	if (k > max)
+		return COLL_EINVAL;
+	v = xcalloc((size_t)k, sizeof *v);
+	for (int i = 0; i < k && r == COLL_OK; i++) {
+		comma = strchr(p, ',');
+		len = comma != NULL ? (size_t)(comma - p) : strlen(p);
+		if (len >= sizeof one) {
+			r = COLL_EUID;
+			break;
+		}
+		memcpy(one, p, len);
+		one[len] = '\0';
+		r = uid_parse(&v[i], one);
+		p = comma != NULL ? comma + 1 : p + len;
+	}
+	if (r != COLL_OK) {
+		free(v);
+		return r;
+	}
+	*out = v;
+	*n = k;
+	return COLL_OK;
 }

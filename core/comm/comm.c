@@ -235,6 +235,10 @@ comm_setup(struct comm *c, uint64_t commid, int rank, int nranks)
 	c->commid = commid;
 	c->rank = rank;
 	c->nranks = nranks;
+	if (c->nroots <= 1) {
+		c->block_base = 0;
+		c->block_n = nranks;
+	}
 	free(c->peer_fd);
 	free(c->peer_epoch);
 	free(c->dead);
@@ -259,6 +263,7 @@ comm_new(const struct coll_uid *uid, uint64_t commid, int rank, int nranks,
 	pthread_condattr_t ca;
 
 	c->uid = *uid;
+	c->root_uid = *uid;
 	c->blocking = cfg->blocking;
 	c->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : comm_env_timeout_ms();
 	snprintf(c->ifname, sizeof c->ifname, "%s", ifname ? ifname : "");
@@ -352,18 +357,20 @@ int
 comm_init_env(struct comm **out, const struct coll_config *cfg)
 {
 	const char *s = getenv("COLL_UNIQUE_ID");
-	struct coll_uid uid;
-	int rank, size, r;
+	struct coll_uid *uids;
+	int rank, size, n, r;
 
 	*out = NULL;
 	if (s == NULL)
 		return COLL_ENOTFOUND;
-	if ((r = uid_parse(&uid, s)) != COLL_OK)
-		return r;
 	if (comm_env_int("COLL_RANK", &rank) != COLL_OK ||
 	    comm_env_int("COLL_SIZE", &size) != COLL_OK)
 		return COLL_EINVAL;
-	return comm_init(out, size, &uid, rank, cfg);
+	if ((r = uid_parse_list(s, COLL_MAX_ROOTS, &uids, &n)) != COLL_OK)
+		return r;
+	r = comm_init_scalable(out, size, uids, n, rank, cfg);
+	free(uids);
+	return r;
 }
 
 int
@@ -453,6 +460,7 @@ comm_free(struct comm *c)
 	free(c->p2p_recv_seq);
 	free(c->scratch);
 	free(c->book);
+	free(c->roots);
 	free(c);
 }
 
@@ -479,6 +487,8 @@ comm_destroy(struct comm *c)
 	comm_interrupt(c);
 	if (c->service_started)
 		pthread_join(c->service, NULL);
+	if (atomic_load(&c->watching))
+		blocks_watch_free(c->watch, c->nwatch);
 	peer_drain(c);
 	/* A non-blocking shrink or split of this one still asking the root: it sees the abort. */
 	while (atomic_load(&c->regroups) > 0) {

@@ -11,6 +11,7 @@
 #ifndef COLL_COMM_IMPL_H
 #define COLL_COMM_IMPL_H
 
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -41,8 +42,25 @@ struct comm_retry {
 	int why_code;
 };
 
+/* A block leader's connection to another block's root (blocks.c). */
+struct blocks_watch {
+	struct wconn in;
+	int block;
+	int done;		/* that root said BYE, or was reported lost */
+	uint64_t last_rx;
+};
+
 struct comm {
-	struct coll_uid uid;
+	struct coll_uid uid;		/* the communicator's: peers authenticate with it */
+	struct coll_uid root_uid;	/* the root we join: uid, or our block's of several */
+	struct coll_uid *roots;		/* init from several ids (blocks.c): all, else NULL */
+	int nroots;
+	int block;			/* our block: its root, first rank and size */
+	int block_base;
+	int block_n;
+	struct blocks_watch *watch;	/* a leader's, to the other roots; the service thread's */
+	int nwatch;
+	atomic_int watching;		/* watch is set */
 	int rank;
 	int nranks;
 	int timeout_ms;
@@ -174,6 +192,19 @@ int bootstrap_join(struct comm *c);
 void bootstrap_leave(struct comm *c);
 /* join.c: rank 0 got a chunk of the book from the root (service thread). */
 void bootstrap_on_book(struct comm *c, const uint8_t *p, uint32_t len);
+/* join.c: a chunk of the book of ranks base .. base + n - 1 (n: the chunk's own count). */
+int bootstrap_take_chunk(struct comm *c, const uint8_t *p, uint32_t len, int base, int n);
+/* join.c: connect to a root at addr, retrying until it listens or the deadline. */
+int bootstrap_connect(struct comm *c, const struct net_addr *addr, uint64_t dl, int *fd);
+
+/* blocks.c: the first rank of block b of nroots over nranks. */
+int blocks_base(int nranks, int nroots, int b);
+/* blocks.c: a block leader fetches the other blocks' books from their roots. */
+int blocks_fetch(struct comm *c, uint64_t dl);
+/* blocks.c, the service thread's: poll the other roots, hear of deaths, pass them on. */
+size_t blocks_watch_pollfds(struct comm *c, struct pollfd *pfd);
+void blocks_watch_serve(struct comm *c, const struct pollfd *pfd, size_t n, uint64_t now);
+void blocks_watch_free(struct blocks_watch *w, int n);
 
 /* peer.c: the connected socket to a peer, connecting (or waiting for it) first. */
 int peer_get(struct comm *c, int peer, int *fd);

@@ -26,16 +26,16 @@
 #include "log.h"
 #include "xmalloc.h"
 
-static int
-bootstrap_connect_root(struct comm *c, uint64_t dl)
+int
+bootstrap_connect(struct comm *c, const struct net_addr *addr, uint64_t dl, int *fd)
 {
 	struct timespec pause = { 0, 50 * 1000000 };
-	char addr[NET_ADDRSTR_LEN];
+	char where[NET_ADDRSTR_LEN];
 	int r, e = 0;
 
-	net_addr_format(&c->uid.root, addr, sizeof addr);
+	net_addr_format(addr, where, sizeof where);
 	for (;;) {
-		r = net_connect(&c->uid.root, dl, c->abort_fd, &c->root_fd);
+		r = net_connect(addr, dl, c->abort_fd, fd);
 		if (r == COLL_OK || r == COLL_EABORTED)
 			return r;
 		e = errno;
@@ -46,7 +46,7 @@ bootstrap_connect_root(struct comm *c, uint64_t dl)
 	}
 	return comm_fail(c, COLL_ETIMEDOUT, "rank %d cannot reach the root at %s within %d s%s%s: "
 	    "check that the launcher (or the rank that made the unique id) is running and "
-	    "reachable", c->rank, addr, c->timeout_ms / 1000, r == COLL_ESYS ? ": " : "",
+	    "reachable", c->rank, where, c->timeout_ms / 1000, r == COLL_ESYS ? ": " : "",
 	    r == COLL_ESYS ? strerror(e) : "");
 }
 
@@ -58,7 +58,8 @@ bootstrap_listen(struct comm *c)
 	int r;
 
 	if (c->ifname[0] != '\0') {
-		r = ifsel_pick(c->ifname, c->uid.root.ss.ss_family, &addr, ifname, sizeof ifname);
+		r = ifsel_pick(c->ifname, c->root_uid.root.ss.ss_family, &addr, ifname,
+		    sizeof ifname);
 		if (r == COLL_ENOTFOUND)
 			r = ifsel_pick(c->ifname, AF_UNSPEC, &addr, ifname, sizeof ifname);
 		if (r != COLL_OK)
@@ -77,13 +78,15 @@ bootstrap_listen(struct comm *c)
 static int
 bootstrap_send_join(struct comm *c)
 {
-	struct wire_join j = { .commid = c->commid, .keepalive_ms = (uint32_t)c->ka_ms,
-	    .keepalive_limit = (uint32_t)c->ka_limit };
+	/* Our block's root knows the communicator by its own id, and our rank from the block's start. */
+	struct wire_join j = { .commid = c->nroots > 1 ? c->root_uid.jobid : c->commid,
+	    .keepalive_ms = (uint32_t)c->ka_ms, .keepalive_limit = (uint32_t)c->ka_limit,
+	    .base = (uint32_t)c->block_base };
 	uint8_t buf[256];
 	struct wbuf b;
 
-	j.e = (struct wire_entry){ .rank = (uint32_t)c->rank, .nranks = (uint32_t)c->nranks,
-	    .pid = (uint32_t)getpid() };
+	j.e = (struct wire_entry){ .rank = (uint32_t)(c->rank - c->block_base),
+	    .nranks = (uint32_t)c->block_n, .pid = (uint32_t)getpid() };
 	net_local_addr(c->listen_fd, &j.e.addr);
 	snprintf(j.e.host, sizeof j.e.host, "%s", c->host);
 	wbuf_init(&b, buf, sizeof buf);
@@ -91,16 +94,24 @@ bootstrap_send_join(struct comm *c)
 	return comm_root_send(c, WIRE_JOIN, buf, (uint32_t)b.off);
 }
 
-/* One chunk of the book, from the root (rank 0) or from the parent in the tree. */
-static int
-bootstrap_take_chunk(struct comm *c, const uint8_t *p, uint32_t len)
+/*
+ * One chunk of the book: of our block, from its root (base: the block's first
+ * rank, n its size), or of all ranks, from the parent in the tree (0, nranks).
+ * Entries say the rank they had at their root: make it the communicator's.
+ */
+int
+bootstrap_take_chunk(struct comm *c, const uint8_t *p, uint32_t len, int base, int n)
 {
 	uint32_t first, count;
 
 	if (c->book == NULL)
 		c->book = xcalloc((size_t)c->nranks, sizeof *c->book);
-	if (wire_book_decode(p, len, (uint32_t)c->nranks, c->book, &first, &count) != COLL_OK)
+	if (wire_book_decode(p, len, (uint32_t)n, c->book + base, &first, &count) != COLL_OK)
 		return COLL_EPROTO;
+	for (uint32_t i = first; i < first + count; i++) {
+		c->book[base + (int)i].rank = (uint32_t)base + i;
+		c->book[base + (int)i].nranks = (uint32_t)c->nranks;
+	}
 	c->book_have += (int)count;
 	return COLL_OK;
 }
@@ -111,7 +122,8 @@ bootstrap_on_book(struct comm *c, const uint8_t *p, uint32_t len)
 	int r;
 
 	pthread_mutex_lock(&c->lock);
-	r = c->rank == 0 ? bootstrap_take_chunk(c, p, len) : COLL_EPROTO;
+	r = c->rank == c->block_base ? bootstrap_take_chunk(c, p, len, c->block_base,
+	    c->block_n) : COLL_EPROTO;
 	pthread_cond_broadcast(&c->cond);
 	pthread_mutex_unlock(&c->lock);
 	if (r != COLL_OK)
@@ -121,24 +133,27 @@ bootstrap_on_book(struct comm *c, const uint8_t *p, uint32_t len)
 static int
 bootstrap_book_done(struct comm *c)
 {
-	return c->book_have >= c->nranks || atomic_load(&c->failed);
+	return c->book_have >= c->block_n || atomic_load(&c->failed);
 }
 
-/* The tree's parent of a rank: clear its highest bit (binomial tree rooted at 0). */
+/*
+ * The tree's parent of a rank: clear its highest bit (binomial tree rooted at
+ * the block's first rank; one block of all ranks with one root).
+ */
 static int
-bootstrap_parent(int rank)
+bootstrap_parent(const struct comm *c)
 {
-	int bit = 1;
+	int me = c->rank - c->block_base, bit = 1;
 
-	while (bit <= rank / 2)
+	while (bit <= me / 2)
 		bit <<= 1;
-	return rank - bit;
+	return c->block_base + me - bit;
 }
 
 static int
 bootstrap_from_parent(struct comm *c, uint64_t dl)
 {
-	int parent = bootstrap_parent(c->rank), fd, r = COLL_OK;
+	int parent = bootstrap_parent(c), fd, r = COLL_OK;
 	struct wire_hdr h;
 	uint8_t *p = NULL;
 
@@ -146,7 +161,8 @@ bootstrap_from_parent(struct comm *c, uint64_t dl)
 		return r;
 	while (r == COLL_OK && c->book_have < c->nranks) {
 		r = wire_recv(fd, &h, &p, WIRE_MAX_PAYLOAD, dl, c->intr_fd);
-		if (r == COLL_OK && (h.type != WIRE_BOOK || bootstrap_take_chunk(c, p, h.len)))
+		if (r == COLL_OK && (h.type != WIRE_BOOK ||
+		    bootstrap_take_chunk(c, p, h.len, 0, c->nranks)))
 			r = comm_fail(c, COLL_EPROTO, "rank %d: rank %d sent a malformed address book",
 			    c->rank, parent);
 		else if (r != COLL_OK)
@@ -162,18 +178,18 @@ static int
 bootstrap_to_children(struct comm *c, uint64_t dl)
 {
 	uint8_t *buf = xmalloc(wire_book_cap(WIRE_BOOK_CHUNK));
-	int bit = 1, fd, r = COLL_OK;
+	int bit = 1, fd, r = COLL_OK, me = c->rank - c->block_base, size = c->block_n;
 	uint32_t first, count, n = (uint32_t)c->nranks;
 	struct wbuf b;
 
-	while (bit <= c->rank)
+	while (bit <= me)
 		bit <<= 1;
-	while (bit < c->nranks && c->rank + bit < c->nranks)
+	while (bit < size && me + bit < size)
 		bit <<= 1;
-	for (bit >>= 1; r == COLL_OK && bit > c->rank; bit >>= 1) {
-		int child = c->rank + bit;
+	for (bit >>= 1; r == COLL_OK && bit > me; bit >>= 1) {
+		int child = c->block_base + me + bit;
 
-		if (child >= c->nranks)
+		if (me + bit >= size)
 			continue;
 		if ((r = peer_get(c, child, &fd)) != COLL_OK)
 			break;
@@ -215,9 +231,9 @@ bootstrap_join(struct comm *c)
 	char err[COLL_ERR_LEN];
 	int r;
 
-	if ((r = bootstrap_connect_root(c, dl)) != COLL_OK)
+	if ((r = bootstrap_connect(c, &c->root_uid.root, dl, &c->root_fd)) != COLL_OK)
 		return r;
-	if ((r = auth_connect(c->root_fd, &c->uid, WIRE_ROLE_ROOT, dl, c->abort_fd, err,
+	if ((r = auth_connect(c->root_fd, &c->root_uid, WIRE_ROLE_ROOT, dl, c->abort_fd, err,
 	    sizeof err)) != COLL_OK)
 		return comm_fail(c, r, "rank %d: root refused or failed authentication: %s",
 		    c->rank, err);
@@ -231,10 +247,15 @@ bootstrap_join(struct comm *c)
 		    coll_strerror(r));
 	/* The root waits up to the join timeout for the others: give it a little more. */
 	dl += 5000;
-	if (c->rank == 0)
+	if (c->rank == c->block_base) {
 		r = comm_wait(c, bootstrap_book_done, dl);
-	else
+		/* A failed fetch says which block and why: nothing to add. */
+		if (r == COLL_OK && !atomic_load(&c->failed) && c->nroots > 1 &&
+		    (r = blocks_fetch(c, dl)) != COLL_OK)
+			return r;
+	} else {
 		r = bootstrap_from_parent(c, dl);
+	}
 	if (r != COLL_OK || atomic_load(&c->failed))
 		return bootstrap_join_failed(c, r);
 	return bootstrap_to_children(c, dl);

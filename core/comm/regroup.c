@@ -186,6 +186,10 @@ regroup_check(struct comm *old, const char *what)
 	if (old->book == NULL)
 		return comm_fail(old, COLL_EINVAL, "rank %d: cannot %s a communicator that never "
 		    "finished joining", old->rank, what);
+	if (old->nroots > 1)
+		return comm_fail(old, COLL_EINVAL, "rank %d: cannot %s a communicator made from "
+		    "several unique ids: the survivors agree at one root; make it from one id "
+		    "(comm_init) to %s it", old->rank, what, what);
 	return COLL_OK;
 }
 

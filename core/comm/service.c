@@ -124,7 +124,9 @@ comm_service(void *arg)
 	struct comm *c = arg;
 	uint64_t last_rx = clock_now_ms(), next_ping = last_rx, now;
 	uint64_t limit = (uint64_t)c->ka_ms * (uint64_t)c->ka_limit;
-	struct pollfd pfd[3];
+	/* A block leader (blocks.c) also hears the other blocks' roots. */
+	struct pollfd *pfd = xcalloc(3 + (size_t)c->nroots, sizeof *pfd);
+	size_t watch;
 	char why[96];
 	int n, root;
 
@@ -134,7 +136,8 @@ comm_service(void *arg)
 		pfd[0] = (struct pollfd){ c->abort_fd, POLLIN, 0 };
 		pfd[1] = (struct pollfd){ c->listen_fd, POLLIN, 0 };
 		pfd[2] = (struct pollfd){ root ? c->root_fd : -1, POLLIN, 0 };
-		n = poll(pfd, 3, c->ka_ms);
+		watch = blocks_watch_pollfds(c, pfd + 3);
+		n = poll(pfd, (nfds_t)(3 + watch), c->ka_ms);
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n == -1 || pfd[0].revents)
@@ -144,6 +147,7 @@ comm_service(void *arg)
 		if (pfd[2].revents)
 			service_on_root(c, &last_rx);
 		now = clock_now_ms();
+		blocks_watch_serve(c, pfd + 3, watch, now);
 		if (!root || atomic_load(&c->root_lost))
 			continue;
 		if (now - last_rx > limit) {
@@ -154,5 +158,6 @@ comm_service(void *arg)
 			next_ping = now + (uint64_t)c->ka_ms;
 		}
 	}
+	free(pfd);
 	return NULL;
 }

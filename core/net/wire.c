@@ -293,6 +293,7 @@ wire_join_encode(struct wbuf *b, const struct wire_join *j)
 	wbuf_put_u64(b, j->commid);
 	wbuf_put_u32(b, j->keepalive_ms);
 	wbuf_put_u32(b, j->keepalive_limit);
+	wbuf_put_u32(b, j->base);
 	wire_entry_encode(b, &j->e);
 }
 
@@ -305,9 +306,11 @@ wire_join_decode(const uint8_t *p, size_t len, struct wire_join *j)
 	j->commid = wbuf_get_u64(&b);
 	j->keepalive_ms = wbuf_get_u32(&b);
 	j->keepalive_limit = wbuf_get_u32(&b);
+	j->base = wbuf_get_u32(&b);
 	if (wire_entry_decode(&b, &j->e) != COLL_OK || b.off != len)
 		return COLL_EPROTO;
-	if (j->e.nranks > WIRE_MAX_RANKS || j->keepalive_ms == 0 || j->keepalive_limit == 0)
+	if (j->e.nranks > WIRE_MAX_RANKS || j->base > WIRE_MAX_RANKS - j->e.nranks ||
+	    j->keepalive_ms == 0 || j->keepalive_limit == 0)
 		return COLL_EPROTO;
 	return COLL_OK;
 }

@@ -8,6 +8,8 @@
 #include <cmocka.h>
 
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "err.h"
@@ -235,6 +237,44 @@ test_uid_parse_other_version(void **state)
 	}
 }
 
+/* COLL_UNIQUE_ID may carry several ids for comm_init_scalable, joined by commas. */
+static void
+test_uid_parse_list(void **state)
+{
+	struct coll_uid u[3], *v;
+	struct net_addr a;
+	char one[UID_STR_LEN], list[4 * UID_STR_LEN];
+	int n;
+
+	(void)state;
+	assert_int_equal(net_addr_parse(&a, "127.0.0.1", 4000), COLL_OK);
+	list[0] = '\0';
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(uid_generate(&u[i], &a), COLL_OK);
+		uid_format(&u[i], one, sizeof one);
+		snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? "," : "", one);
+	}
+	assert_int_equal(uid_parse_list(list, 8, &v, &n), COLL_OK);
+	assert_int_equal(n, 3);
+	for (int i = 0; i < 3; i++) {
+		assert_true(v[i].jobid == u[i].jobid);
+		assert_memory_equal(v[i].secret, u[i].secret, UID_SECRET_LEN);
+	}
+	free(v);
+	/* One id is a list of one. */
+	assert_int_equal(uid_parse_list(one, 1, &v, &n), COLL_OK);
+	assert_int_equal(n, 1);
+	free(v);
+	/* More than allowed, an empty element, a bad element: refused, nothing returned. */
+	assert_int_equal(uid_parse_list(list, 2, &v, &n), COLL_EINVAL);
+	assert_null(v);
+	strcat(list, ",");
+	assert_int_equal(uid_parse_list(list, 8, &v, &n), COLL_EUID);
+	assert_null(v);
+	assert_int_equal(uid_parse_list("coll1:zz,coll1:yy", 8, &v, &n), COLL_EUID);
+	assert_null(v);
+}
+
 int
 main(void)
 {
@@ -245,6 +285,7 @@ main(void)
 		cmocka_unit_test(test_uid_generate_fresh),
 		cmocka_unit_test(test_uid_parse_malformed),
 		cmocka_unit_test(test_uid_parse_other_version),
+		cmocka_unit_test(test_uid_parse_list),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -189,7 +189,9 @@ test_hdr_rejects(void **state)
 		{ "version 0", { 'C', 'O', 'L', 'L', 0, 1, 0, 0, 0, 0, 0, 0 }, COLL_EVERSION },
 		{ "version 1 (MACs without side and role)", { 'C', 'O', 'L', 'L', 1, 1, 0, 0, 0, 0,
 		  0, 0 }, COLL_EVERSION },
-		{ "version 4", { 'C', 'O', 'L', 'L', 4, 1, 0, 0, 0, 0, 0, 0 }, COLL_EVERSION },
+		{ "version 3 (joins without a block's base)", { 'C', 'O', 'L', 'L', 3, 1, 0, 0, 0,
+		  0, 0, 0 }, COLL_EVERSION },
+		{ "version 5", { 'C', 'O', 'L', 'L', 5, 1, 0, 0, 0, 0, 0, 0 }, COLL_EVERSION },
 		{ "version 255", { 'C', 'O', 'L', 'L', 255, 1, 0, 0, 0, 0, 0, 0 },
 		  COLL_EVERSION },
 		{ "type 0", { 'C', 'O', 'L', 'L', WIRE_VERSION, 0, 0, 0, 0, 0, 0, 0 }, COLL_EPROTO },
@@ -701,10 +703,38 @@ test_auth_hello_role(void **state)
 	}
 }
 
+/* A JOIN keeps its block's base; a block that would end past the rank bound is refused. */
+static void
+test_join_round_trip(void **state)
+{
+	struct wire_join j = { .commid = 0x1122334455667788ull, .keepalive_ms = 1000,
+	    .keepalive_limit = 30, .base = 4096 }, back;
+	uint8_t buf[512];
+	struct wbuf b;
+
+	(void)state;
+	j.e = (struct wire_entry){ .rank = 3, .nranks = 4096, .pid = 77 };
+	assert_int_equal(net_addr_parse(&j.e.addr, "127.0.0.1", 5000), COLL_OK);
+	snprintf(j.e.host, sizeof j.e.host, "node7");
+	wbuf_init(&b, buf, sizeof buf);
+	wire_join_encode(&b, &j);
+	assert_int_equal(wire_join_decode(buf, b.off, &back), COLL_OK);
+	assert_true(back.commid == j.commid);
+	assert_int_equal(back.base, 4096);
+	assert_int_equal(back.e.rank, 3);
+	assert_int_equal(back.e.nranks, 4096);
+	assert_string_equal(back.e.host, "node7");
+	j.base = WIRE_MAX_RANKS - 4095;
+	wbuf_init(&b, buf, sizeof buf);
+	wire_join_encode(&b, &j);
+	assert_int_equal(wire_join_decode(buf, b.off, &back), COLL_EPROTO);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_join_round_trip),
 		cmocka_unit_test(test_wbuf_round_trip),
 		cmocka_unit_test(test_wbuf_little_endian),
 		cmocka_unit_test(test_wbuf_put_overrun),

@@ -31,6 +31,11 @@ int uid_generate(struct coll_uid *uid, const struct net_addr *root);
 void uid_format(const struct coll_uid *uid, char *buf, size_t len);
 /* Parse the printable form: COLL_EUID if malformed, COLL_EVERSION if another version. */
 int uid_parse(struct coll_uid *uid, const char *s);
+/*
+ * Several ids joined by commas (comm_init_scalable), at most max: *out is
+ * malloc'ed with *n ids. COLL_EINVAL if more than max, else as uid_parse.
+ */
+int uid_parse_list(const char *s, int max, struct coll_uid **out, int *n);
 /* Read random bytes from the kernel. */
 int uid_random(void *buf, size_t len);
 

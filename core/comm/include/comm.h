@@ -34,6 +34,8 @@ struct coll_config {
 #define COLL_RETRY_SAVE_DEFAULT (16L << 20)
 /* The largest communicator (the wire's bound, shared with the launchers). */
 #define COLL_MAX_RANKS (1 << 20)
+/* The most unique ids comm_init_scalable takes (a root serves at most this many fetches). */
+#define COLL_MAX_ROOTS 1024
 
 /* comm_shrink flags, as NCCL_SHRINK_DEFAULT and NCCL_SHRINK_ABORT. */
 #define COLL_SHRINK_DEFAULT 0
@@ -44,7 +46,15 @@ struct coll_config {
 /* Start joining communicator uid as rank of nranks. */
 int comm_init(struct comm **out, int nranks, const struct coll_uid *uid, int rank,
     const struct coll_config *cfg);
-/* Join from COLL_UNIQUE_ID, COLL_RANK and COLL_SIZE (set by collrun). */
+/*
+ * Join from nuids unique ids, as ncclCommInitRankScalable: the root of
+ * uids[b] serves the block of ranks floor(b nranks / nuids) up to the next
+ * block's first. Every rank passes the same list. Ops work as on any
+ * communicator; shrink, split and operator retry need one id and are refused.
+ */
+int comm_init_scalable(struct comm **out, int nranks, const struct coll_uid *uids, int nuids,
+    int rank, const struct coll_config *cfg);
+/* Join from COLL_UNIQUE_ID (one id, or several joined by commas), COLL_RANK and COLL_SIZE. */
 int comm_init_env(struct comm **out, const struct coll_config *cfg);
 /* COLL_OK when usable, COLL_EINPROGRESS while a call runs, else the error that broke it. */
 int comm_get_async_error(struct comm *c);

@@ -18,7 +18,7 @@
 
 #define WIRE_MAGIC 0x4c4c4f43u		/* "COLL" */
 #define WIRE_DATA_MAGIC 0x54414443u	/* "CDAT" */
-#define WIRE_VERSION 3	/* 3: joins name their communicator, the book is chunked, keep-alive */
+#define WIRE_VERSION 4	/* 4: joins say where their block starts; FETCH of a block's book */
 #define WIRE_HDR_LEN 12
 #define WIRE_DATA_HDR_LEN 24
 #define WIRE_MAX_PAYLOAD (16u << 20)
@@ -46,6 +46,7 @@ enum wire_type {
 	WIRE_RETRY_STATE,	/* rank -> root: the answer */
 	WIRE_RETRY_GO,		/* root -> rank: every rank stopped at seq: run it again */
 	WIRE_RETRY_REFUSE,	/* root -> rank: seq cannot be retried, and why */
+	WIRE_FETCH,		/* block leader -> another root: your block's book, once complete */
 	WIRE_TYPE_MAX
 };
 
@@ -87,6 +88,11 @@ struct wire_join {
 	uint64_t commid;
 	uint32_t keepalive_ms;
 	uint32_t keepalive_limit;
+	/*
+	 * Init from several unique ids: the root serves ranks base .. base +
+	 * e.nranks - 1 of the communicator, and e.rank counts from base. 0 else.
+	 */
+	uint32_t base;
 	struct wire_entry e;
 };
 

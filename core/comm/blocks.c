@@ -1,0 +1,287 @@
+/*
+ * Init from several unique ids, as ncclCommInitRankScalable: root b serves
+ * the contiguous block of ranks floor(b n / B) .. floor((b + 1) n / B) - 1, so
+ * that no one host takes every rank's connection and join. Each block's first
+ * rank (its leader) gets its block's book from its root, fetches the other
+ * blocks' books from their roots (root_fetch.c), and passes the whole book
+ * down a binomial tree of its block (join.c).
+ *
+ * After init the communicator is one like any other for ops. Each rank keeps
+ * its block's root as failure detector, so a rank that dies is announced to
+ * its own block; the other blocks see a lost peer on the data plane. Shrink,
+ * split and operator retry need every rank's agreement at one root: they
+ * are refused on such a communicator (regroup.c, and COLL_RETRY_MAX is 0).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "auth.h"
+#include "clock.h"
+#include "comm_impl.h"
+#include "io.h"
+#include "log.h"
+#include "xmalloc.h"
+
+int
+blocks_base(int nranks, int nroots, int b)
+{
+	return (int)((int64_t)b * nranks / nroots);
+}
+
+/* The block of a rank: the largest b with blocks_base(b) <= rank. */
+static int
+blocks_of(int nranks, int nroots, int rank)
+{
+	return (int)(((int64_t)rank + 1) * nroots - 1) / nranks;
+}
+
+/*
+ * What a leader alone learnt, for its block through its root: ERROR, the book
+ * cannot be completed or another root is lost; FAILED, a rank of another
+ * block died. The leader takes the verdict itself too.
+ */
+static int
+blocks_report(struct comm *c, uint8_t type, int code, int rank, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+static int
+blocks_report(struct comm *c, uint8_t type, int code, int rank, const char *fmt, ...)
+{
+	struct wire_note note = { .code = code, .rank = rank };
+	uint8_t buf[WIRE_MSG_LEN + 16];
+	struct wbuf b;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(note.msg, sizeof note.msg, fmt, ap);
+	va_end(ap);
+	wbuf_init(&b, buf, sizeof buf);
+	wire_note_encode(&b, &note);
+	(void)comm_root_send(c, type, buf, (uint32_t)b.off);
+	if (type == WIRE_FAILED) {
+		comm_verdict_set(c, code, rank, note.msg);
+		return code;
+	}
+	return comm_fail(c, code, "%s", note.msg);
+}
+
+#define blocks_fail(c, code, ...) blocks_report((c), WIRE_ERROR, (code), -1, __VA_ARGS__)
+
+/* Every entry of ranks base .. base + n - 1 arrived (chunks may repeat or overlap). */
+static int
+blocks_complete(const struct comm *c, int base, int n)
+{
+	for (int i = base; i < base + n; i++)
+		if (c->book[i].nranks != (uint32_t)c->nranks)
+			return 0;
+	return 1;
+}
+
+static int
+blocks_fetch_one(struct comm *c, int j, int fd, uint64_t dl)
+{
+	int base = blocks_base(c->nranks, c->nroots, j), r;
+	int n = blocks_base(c->nranks, c->nroots, j + 1) - base, before = c->book_have;
+	char where[NET_ADDRSTR_LEN], err[COLL_ERR_LEN];
+	struct wire_note note;
+	struct wire_hdr h;
+	uint8_t req[12], *p = NULL;
+	struct wbuf b;
+
+	net_addr_format(&c->roots[j].root, where, sizeof where);
+	if ((r = auth_connect(fd, &c->roots[j], WIRE_ROLE_ROOT, dl, c->abort_fd, err,
+	    sizeof err)) != COLL_OK)
+		return blocks_fail(c, r, "rank %d: the root of ranks %d-%d at %s refused it: %s",
+		    c->rank, base, base + n - 1, where, err);
+	wbuf_init(&b, req, sizeof req);
+	wbuf_put_u64(&b, c->roots[j].jobid);
+	wbuf_put_u32(&b, (uint32_t)c->ka_ms);
+	r = wire_send(fd, WIRE_FETCH, req, (uint32_t)b.off, dl, c->abort_fd);
+	while (r == COLL_OK && c->book_have - before < n) {
+		if ((r = wire_recv(fd, &h, &p, WIRE_MAX_PAYLOAD, dl, c->abort_fd)) != COLL_OK)
+			break;
+		if (h.type == WIRE_ERROR && wire_note_decode(p, h.len, &note) == COLL_OK) {
+			free(p);
+			return blocks_fail(c, note.code, "ranks %d-%d (root at %s) did not start: %s",
+			    base, base + n - 1, where, note.msg);
+		}
+		pthread_mutex_lock(&c->lock);
+		if (h.type != WIRE_BOOK || bootstrap_take_chunk(c, p, h.len, base, n) != COLL_OK)
+			r = COLL_EPROTO;
+		pthread_mutex_unlock(&c->lock);
+		free(p);
+		p = NULL;
+	}
+	if (r == COLL_OK && !blocks_complete(c, base, n))
+		r = COLL_EPROTO;
+	if (r != COLL_OK)
+		return blocks_fail(c, r, "rank %d: fetching the book of ranks %d-%d from their root "
+		    "at %s: %s", c->rank, base, base + n - 1, where, coll_strerror(r));
+	return COLL_OK;
+}
+
+int
+blocks_fetch(struct comm *c, uint64_t dl)
+{
+	struct blocks_watch *w = xcalloc((size_t)c->nroots, sizeof *w);
+	int r = COLL_OK, fd, n = 0;
+
+	for (int j = 0; j < c->nroots && r == COLL_OK; j++) {
+		if (j == c->block)
+			continue;
+		if ((r = bootstrap_connect(c, &c->roots[j].root, dl, &fd)) != COLL_OK)
+			break;
+		if ((r = blocks_fetch_one(c, j, fd, dl)) != COLL_OK) {
+			close(fd);
+			break;
+		}
+		/* The connection stays: that root tells us of deaths in its block there. */
+		wconn_init(&w[n].in, fd, WIRE_MSG_LEN + 64);
+		w[n].block = j;
+		w[n].last_rx = clock_now_ms();
+		n++;
+	}
+	if (r != COLL_OK) {
+		blocks_watch_free(w, n);
+		return r;
+	}
+	c->watch = w;
+	c->nwatch = n;
+	/* Published last: the service thread starts polling them at its next round. */
+	atomic_store(&c->watching, 1);
+	return COLL_OK;
+}
+
+void
+blocks_watch_free(struct blocks_watch *w, int n)
+{
+	for (int i = 0; i < n; i++) {
+		close(w[i].in.fd);
+		wconn_free(&w[i].in);
+	}
+	free(w);
+}
+
+/* Another block's root is gone: its ranks' deaths would go unheard, as with one root lost. */
+static void
+blocks_watch_lost(struct comm *c, struct blocks_watch *w, const char *why)
+{
+	int base = blocks_base(c->nranks, c->nroots, w->block);
+	int last = blocks_base(c->nranks, c->nroots, w->block + 1) - 1;
+	char addr[NET_ADDRSTR_LEN];
+
+	net_addr_format(&c->roots[w->block].root, addr, sizeof addr);
+	w->done = 1;
+	if (atomic_load(&c->finalized))
+		return;
+	blocks_report(c, WIRE_ERROR, COLL_EROOTLOST, -1, "lost the root of ranks %d-%d at %s "
+	    "(%s): the process that made that unique id died or is cut off", base, last, addr,
+	    why);
+}
+
+static void
+blocks_watch_frame(struct comm *c, struct blocks_watch *w, const struct wire_hdr *h,
+    const uint8_t *p)
+{
+	struct wire_note note;
+
+	switch (h->type) {
+	case WIRE_PING:
+		break;
+	case WIRE_BYE:
+		w->done = 1;	/* stopped on purpose, after its ranks left */
+		break;
+	case WIRE_FAILED:
+		if (wire_note_decode(p, h->len, &note) != COLL_OK || note.rank < 0 ||
+		    note.rank >= c->nranks) {
+			blocks_watch_lost(c, w, "it sent a malformed notice");
+			break;
+		}
+		blocks_report(c, WIRE_FAILED, COLL_ERANKDEAD, note.rank, "%s", note.msg);
+		break;
+	default:
+		blocks_watch_lost(c, w, "it sent a message a leader does not expect");
+	}
+}
+
+size_t
+blocks_watch_pollfds(struct comm *c, struct pollfd *pfd)
+{
+	size_t n = 0;
+
+	if (!atomic_load(&c->watching))
+		return 0;
+	for (int i = 0; i < c->nwatch; i++)
+		pfd[n++] = (struct pollfd){ c->watch[i].done ? -1 : c->watch[i].in.fd, POLLIN, 0 };
+	return n;
+}
+
+void
+blocks_watch_serve(struct comm *c, const struct pollfd *pfd, size_t n, uint64_t now)
+{
+	uint64_t limit = (uint64_t)c->ka_ms * (uint64_t)c->ka_limit;
+	char why[96];
+
+	for (size_t i = 0; i < n; i++) {
+		struct blocks_watch *w = &c->watch[i];
+		const uint8_t *p;
+		struct wire_hdr h;
+		int f = COLL_OK, r;
+
+		if (w->done)
+			continue;
+		if (pfd[i].revents) {
+			f = wconn_fill(&w->in);
+			w->last_rx = now;
+			while (!w->done && (r = wconn_next(&w->in, &h, &p)) == COLL_OK)
+				blocks_watch_frame(c, w, &h, p);
+			if (!w->done && r != COLL_EINPROGRESS)
+				blocks_watch_lost(c, w, "it sent bytes that are not a coll frame");
+			else if (!w->done && f != COLL_OK)
+				blocks_watch_lost(c, w, "connection closed");
+		} else if (now - w->last_rx > limit) {
+			snprintf(why, sizeof why, "no keep-alive for %" PRIu64 " ms", now - w->last_rx);
+			blocks_watch_lost(c, w, why);
+		}
+	}
+}
+
+int
+comm_init_scalable(struct comm **out, int nranks, const struct coll_uid *uids, int nuids,
+    int rank, const struct coll_config *cfg)
+{
+	static const struct coll_config defaults = COLL_CONFIG_INIT;
+	struct comm *c;
+	int b;
+
+	*out = NULL;
+	if (cfg == NULL)
+		cfg = &defaults;
+	if (nuids == 1)
+		return comm_init(out, nranks, uids, rank, cfg);
+	if (nranks < 1 || nranks > COLL_MAX_RANKS || rank < 0 || rank >= nranks || uids == NULL ||
+	    nuids < 1 || nuids > nranks || nuids > COLL_MAX_ROOTS)
+		return COLL_EINVAL;
+	for (int i = 0; i < nuids; i++)
+		if (uids[i].version != UID_VERSION)
+			return COLL_EINVAL;
+	b = blocks_of(nranks, nuids, rank);
+	/* Peers authenticate with the first id, which every rank holds. */
+	c = comm_new(&uids[0], uids[0].jobid, rank, nranks, cfg);
+	c->roots = xcalloc((size_t)nuids, sizeof *c->roots);
+	memcpy(c->roots, uids, (size_t)nuids * sizeof *uids);
+	c->nroots = nuids;
+	c->block = b;
+	c->root_uid = uids[b];
+	c->block_base = blocks_base(nranks, nuids, b);
+	c->block_n = blocks_base(nranks, nuids, b + 1) - c->block_base;
+	c->retry_max = 0;
+	*out = c;
+	return comm_start(c, 1);
+}
