@@ -105,8 +105,10 @@ root_conn_close(struct root *root, struct root_conn *rc)
 static void
 root_group_free(struct root *root, struct root_group *g)
 {
-	for (int i = 0; i < g->nranks; i++)
+	for (int i = 0; i < g->nranks; i++) {
 		root_conn_close(root, g->m[i].conn);
+		free(g->m[i].dead_msg);
+	}
 	free(g->m);
 	free(g->rg_excl);
 	free(g->origin);
@@ -178,6 +180,7 @@ root_member_dead(struct root *root, struct root_group *g, int rank, const char *
 		root_fetch_fail(root, g, COLL_ERANKDEAD, msg);
 	}
 	root_member_end(root, g, rank, RM_DEAD);
+	m->dead_msg = xstrdup(msg);
 	root_doom_children(root, g, rank, msg);
 	root_watch_notify(root, g, rank, msg);
 	for (int i = 0; i < g->nranks; i++)
@@ -356,6 +359,10 @@ root_check_join(struct root *root, int fd, const struct wire_join *j)
 		snprintf(msg, sizeof msg, "rank %u says this root serves %u ranks, the root expects "
 		    "%d: start every rank with the same size (and the same list of unique ids)",
 		    rank, e->nranks, g->nranks);
+	else if (g->joined > 0 && j->nroots != g->nroots)
+		snprintf(msg, sizeof msg, "rank %u says the communicator has %u unique ids, others "
+		    "said %u: give every rank the same list of unique ids", rank, j->nroots,
+		    g->nroots);
 	else if (g->joined > 0 && j->base != g->base)
 		snprintf(msg, sizeof msg, "rank %u says this root's ranks start at %u, others said "
 		    "%u: give every rank the same size and the same list of unique ids", rank,
@@ -400,8 +407,10 @@ root_admit(struct root *root)
 		rc->ka_limit = hs->j.keepalive_limit;
 		rc->last_rx = clock_now_ms();
 		rc->next_ping = rc->last_rx + rc->ka_ms;
-		if (g->joined == 0)
+		if (g->joined == 0) {
 			g->base = hs->j.base;
+			g->nroots = hs->j.nroots;
+		}
 		g->m[r] = (struct root_member){ .state = RM_JOINED, .conn = rc, .e = hs->j.e };
 		g->joined++;
 		g->live++;
@@ -426,8 +435,13 @@ root_on_report(struct root_conn *rc, uint8_t type, const uint8_t *p, uint32_t le
 	struct root_group *g = rc->g;
 	struct wire_note note;
 
-	if (wire_note_decode(p, len, &note) != COLL_OK) {
-		log_warn("root: rank %d sent a malformed report", (int)g->base + rc->rank);
+	/* Only a block's leader relays, and only the failures it can have seen. */
+	if (g->nroots <= 1 || rc->rank != 0 || wire_note_decode(p, len, &note) != COLL_OK ||
+	    (note.code != COLL_ERANKDEAD && note.code != COLL_EROOTLOST &&
+	    note.code != COLL_ETIMEDOUT && note.code != COLL_EPROTO && note.code != COLL_EINVAL &&
+	    note.code != COLL_EAUTH)) {
+		log_warn("root: rank %d sent a report the root does not take from it",
+		    (int)g->base + rc->rank);
 		return;
 	}
 	log_warn("root: rank %d reports: %s", (int)g->base + rc->rank, note.msg);
@@ -475,8 +489,16 @@ root_on_rank(struct root *root, struct root_conn *rc, short revents)
 
 	if (revents & POLLOUT)
 		r = wconn_flush(&rc->w);
-	if (r == COLL_OK && (revents & (POLLIN | POLLHUP | POLLERR)))
-		r = wconn_fill(&rc->w);
+	/*
+	 * Read even after a failed write: a rank that said BYE and closed with our
+	 * last PING unread resets the connection, and its BYE waits behind that.
+	 */
+	if ((revents & (POLLIN | POLLHUP | POLLERR)) || r != COLL_OK) {
+		int f = wconn_fill(&rc->w);
+
+		if (r == COLL_OK)
+			r = f;
+	}
 	/* Only bytes from the rank count as a sign of life. */
 	if (rc->w.bytes_received != got)
 		rc->last_rx = clock_now_ms();
@@ -634,7 +656,8 @@ root_flush_all(struct root *root)
 		for (int i = 0; i < g->nranks; i++)
 			if (g->m[i].state == RM_JOINED && wconn_pending(&g->m[i].conn->w) &&
 			    wconn_flush(&g->m[i].conn->w) != COLL_OK)
-				root_member_dead(root, g, i, "died or lost its connection");
+				/* Its BYE may be waiting: read it before calling the rank dead. */
+				root_on_rank(root, g->m[i].conn, POLLERR);
 }
 
 static void *

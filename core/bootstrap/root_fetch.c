@@ -37,7 +37,8 @@ root_fetch_publish(struct root *root, struct root_group *g)
 {
 	struct wire_entry *book;
 
-	if (g != root->first)
+	/* Only the roots of a communicator with several: no copy at collrun's root. */
+	if (g != root->first || g->nroots <= 1)
 		return;
 	book = xcalloc((size_t)g->nranks, sizeof *book);
 	for (int i = 0; i < g->nranks; i++)
@@ -57,6 +58,7 @@ root_fetch_fail(struct root *root, struct root_group *g, int code, const char *m
 	pthread_mutex_lock(&root->lock);
 	if (root->book_code == 0) {
 		root->book_code = code;
+		root->book_joined = g->joined;
 		snprintf(root->book_err, sizeof root->book_err, "%s", msg);
 	}
 	pthread_cond_broadcast(&root->cond);
@@ -118,9 +120,13 @@ root_watch_hand(struct root *root, int fd, uint32_t ka_ms)
 	return write(root->watch[1], v, sizeof v) == (ssize_t)sizeof v ? COLL_OK : COLL_ESYS;
 }
 
-/* Wait for the book or the reason it will not come; COLL_OK with *book, or the code. */
+/*
+ * Wait for the book or the reason it will not come; COLL_OK with *book, or the
+ * code. base and want: the block the leader expects, to name its ranks.
+ */
 static int
-fetch_wait(struct root *root, struct wire_entry **book, uint32_t *n, char *why, size_t len)
+fetch_wait(struct root *root, uint32_t base, uint32_t want, struct wire_entry **book,
+    uint32_t *n, char *why, size_t len)
 {
 	uint64_t until = clock_now_ms() + (uint64_t)root->join_timeout_ms + FETCH_SLACK_MS;
 	struct timespec pause = { 0, 0 };
@@ -143,6 +149,12 @@ fetch_wait(struct root *root, struct wire_entry **book, uint32_t *n, char *why, 
 		/* Published once and freed only by root_stop, which waits for us. */
 		*book = root->book;
 		*n = root->book_n;
+	} else if (root->book_code != 0 && root->book_joined == 0) {
+		/* No rank came to tell us where the block starts: its numbers would be ours. */
+		r = root->book_code;
+		snprintf(why, len, "none of ranks %u-%u joined within %d s: check that they were "
+		    "started and can reach their root", base, base + want - 1,
+		    root->join_timeout_ms / 1000);
 	} else if (root->book_code != 0) {
 		r = root->book_code;
 		snprintf(why, len, "%s", root->book_err);
@@ -163,17 +175,19 @@ root_fetch_serve(struct root *root, int fd, const uint8_t *p, uint32_t len)
 	struct wire_entry *book = NULL;
 	uint32_t n = 0;
 	uint64_t commid;
-	uint32_t ka_ms;
+	uint32_t ka_ms, base, want;
 	struct wbuf b;
 	int many, r;
 
 	wbuf_init(&b, (void *)p, len);
 	commid = wbuf_get_u64(&b);
 	ka_ms = wbuf_get_u32(&b);
+	base = wbuf_get_u32(&b);
+	want = wbuf_get_u32(&b);
 	pthread_mutex_lock(&root->lock);
 	many = root->fetchers > FETCH_MAX;
 	pthread_mutex_unlock(&root->lock);
-	if (b.err || b.off != len || ka_ms == 0)
+	if (b.err || b.off != len || ka_ms == 0 || want == 0 || base > WIRE_MAX_RANKS - want)
 		fetch_refuse(root, fd, COLL_EPROTO, "malformed fetch request", dl);
 	else if (commid != root->uid.jobid)
 		fetch_refuse(root, fd, COLL_EINVAL, "a fetch asked for another communicator: give "
@@ -181,8 +195,11 @@ root_fetch_serve(struct root *root, int fd, const uint8_t *p, uint32_t len)
 	else if (many)
 		fetch_refuse(root, fd, COLL_EINVAL, "more block leaders fetch at once than a root "
 		    "serves (1024): use fewer unique ids", dl);
-	else if ((r = fetch_wait(root, &book, &n, why, sizeof why)) != COLL_OK)
+	else if ((r = fetch_wait(root, base, want, &book, &n, why, sizeof why)) != COLL_OK)
 		fetch_refuse(root, fd, r, why, dl);
+	else if (n != want)
+		fetch_refuse(root, fd, COLL_EINVAL, "the block sizes differ between ranks: give "
+		    "every rank the same size and the same list of unique ids", dl);
 	else if (fetch_send_book(root, fd, book, n, dl) == COLL_OK && root_watch_hand(root, fd,
 	    ka_ms) == COLL_OK)
 		return;		/* the loop keeps it */
@@ -205,6 +222,11 @@ root_watch_admit(struct root *root)
 		root->watchers = xreallocarray(root->watchers, (size_t)root->nwatchers + 1,
 		    sizeof *root->watchers);
 		root->watchers[root->nwatchers++] = rc;
+		/* Deaths since the book went out, before this leader came to listen. */
+		for (int i = 0; i < root->first->nranks; i++)
+			if (root->first->m[i].dead_msg != NULL)
+				root_send_note(rc, WIRE_FAILED, COLL_ERANKDEAD,
+				    (int)root->first->base + i, root->first->m[i].dead_msg);
 	}
 }
 

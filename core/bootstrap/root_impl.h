@@ -37,12 +37,14 @@ struct root_member {
 	int32_t key;
 	/* A retry round: answered "stopped at seq, input intact". */
 	int rt_ready;
+	char *dead_msg;		/* why it was declared dead, for leaders who come later */
 };
 
 struct root_group {
 	uint64_t commid;
 	int nranks;
 	uint32_t base;		/* init from several ids: our ranks are base.. of the communicator */
+	uint32_t nroots;	/* the communicator's roots, as its first rank said (0: none yet) */
 	int joined;
 	int live;		/* joined and not yet gone */
 	int started;		/* the book went out */
@@ -87,6 +89,7 @@ struct root {
 	uint32_t book_n;
 	char book_err[WIRE_MSG_LEN];	/* or why it never started */
 	int book_code;
+	int book_joined;		/* ranks that had joined when it failed */
 	int fetchers;		/* threads serving a fetch */
 	int stopping;
 	/*

@@ -44,14 +44,17 @@ blocks_of(int nranks, int nroots, int rank)
 /*
  * What a leader alone learnt, for its block through its root: ERROR, the book
  * cannot be completed or another root is lost; FAILED, a rank of another
- * block died. The leader takes the verdict itself too.
+ * block died. The leader takes the verdict itself too: as its init's failure
+ * (init thread), or as the communicator's, like a root's notice (service
+ * thread, later).
  */
 static int
-blocks_report(struct comm *c, uint8_t type, int code, int rank, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
+blocks_report(struct comm *c, int verdict, uint8_t type, int code, int rank, const char *fmt,
+    ...) __attribute__((format(printf, 6, 7)));
 
 static int
-blocks_report(struct comm *c, uint8_t type, int code, int rank, const char *fmt, ...)
+blocks_report(struct comm *c, int verdict, uint8_t type, int code, int rank, const char *fmt,
+    ...)
 {
 	struct wire_note note = { .code = code, .rank = rank };
 	uint8_t buf[WIRE_MSG_LEN + 16];
@@ -64,14 +67,27 @@ blocks_report(struct comm *c, uint8_t type, int code, int rank, const char *fmt,
 	wbuf_init(&b, buf, sizeof buf);
 	wire_note_encode(&b, &note);
 	(void)comm_root_send(c, type, buf, (uint32_t)b.off);
-	if (type == WIRE_FAILED) {
+	if (verdict) {
 		comm_verdict_set(c, code, rank, note.msg);
 		return code;
 	}
 	return comm_fail(c, code, "%s", note.msg);
 }
 
-#define blocks_fail(c, code, ...) blocks_report((c), WIRE_ERROR, (code), -1, __VA_ARGS__)
+#define blocks_fail(c, code, ...) blocks_report((c), 0, WIRE_ERROR, (code), -1, __VA_ARGS__)
+
+/* "ranks 4-7", or "rank 4" for a block of one. */
+static void
+blocks_name(const struct comm *c, int j, char *buf, size_t len)
+{
+	int base = blocks_base(c->nranks, c->nroots, j);
+	int last = blocks_base(c->nranks, c->nroots, j + 1) - 1;
+
+	if (last == base)
+		snprintf(buf, len, "rank %d", base);
+	else
+		snprintf(buf, len, "ranks %d-%d", base, last);
+}
 
 /* Every entry of ranks base .. base + n - 1 arrived (chunks may repeat or overlap). */
 static int
@@ -88,28 +104,32 @@ blocks_fetch_one(struct comm *c, int j, int fd, uint64_t dl)
 {
 	int base = blocks_base(c->nranks, c->nroots, j), r;
 	int n = blocks_base(c->nranks, c->nroots, j + 1) - base, before = c->book_have;
-	char where[NET_ADDRSTR_LEN], err[COLL_ERR_LEN];
+	char where[NET_ADDRSTR_LEN], err[COLL_ERR_LEN], who[48];
 	struct wire_note note;
 	struct wire_hdr h;
-	uint8_t req[12], *p = NULL;
+	uint8_t req[20], *p = NULL;
 	struct wbuf b;
 
 	net_addr_format(&c->roots[j].root, where, sizeof where);
-	if ((r = auth_connect(fd, &c->roots[j], WIRE_ROLE_ROOT, dl, c->abort_fd, err,
+	blocks_name(c, j, who, sizeof who);
+	/* intr_fd: a verdict in our own block ends the wait for the others. */
+	if ((r = auth_connect(fd, &c->roots[j], WIRE_ROLE_ROOT, dl, c->intr_fd, err,
 	    sizeof err)) != COLL_OK)
-		return blocks_fail(c, r, "rank %d: the root of ranks %d-%d at %s refused it: %s",
-		    c->rank, base, base + n - 1, where, err);
+		return r == COLL_EABORTED ? r : blocks_fail(c, r, "rank %d: the root of %s at %s "
+		    "refused it: %s", c->rank, who, where, err);
 	wbuf_init(&b, req, sizeof req);
 	wbuf_put_u64(&b, c->roots[j].jobid);
 	wbuf_put_u32(&b, (uint32_t)c->ka_ms);
-	r = wire_send(fd, WIRE_FETCH, req, (uint32_t)b.off, dl, c->abort_fd);
+	wbuf_put_u32(&b, (uint32_t)base);
+	wbuf_put_u32(&b, (uint32_t)n);
+	r = wire_send(fd, WIRE_FETCH, req, (uint32_t)b.off, dl, c->intr_fd);
 	while (r == COLL_OK && c->book_have - before < n) {
-		if ((r = wire_recv(fd, &h, &p, WIRE_MAX_PAYLOAD, dl, c->abort_fd)) != COLL_OK)
+		if ((r = wire_recv(fd, &h, &p, WIRE_MAX_PAYLOAD, dl, c->intr_fd)) != COLL_OK)
 			break;
 		if (h.type == WIRE_ERROR && wire_note_decode(p, h.len, &note) == COLL_OK) {
 			free(p);
-			return blocks_fail(c, note.code, "ranks %d-%d (root at %s) did not start: %s",
-			    base, base + n - 1, where, note.msg);
+			return blocks_fail(c, note.code, "%s (root at %s) did not start: %s", who,
+			    where, note.msg);
 		}
 		pthread_mutex_lock(&c->lock);
 		if (h.type != WIRE_BOOK || bootstrap_take_chunk(c, p, h.len, base, n) != COLL_OK)
@@ -120,9 +140,12 @@ blocks_fetch_one(struct comm *c, int j, int fd, uint64_t dl)
 	}
 	if (r == COLL_OK && !blocks_complete(c, base, n))
 		r = COLL_EPROTO;
+	/* Woken: our own block failed or we were aborted; that says why, not this fetch. */
+	if (r == COLL_EABORTED)
+		return r;
 	if (r != COLL_OK)
-		return blocks_fail(c, r, "rank %d: fetching the book of ranks %d-%d from their root "
-		    "at %s: %s", c->rank, base, base + n - 1, where, coll_strerror(r));
+		return blocks_fail(c, r, "rank %d: fetching the book of %s from their root at %s: "
+		    "%s", c->rank, who, where, coll_strerror(r));
 	return COLL_OK;
 }
 
@@ -172,17 +195,15 @@ blocks_watch_free(struct blocks_watch *w, int n)
 static void
 blocks_watch_lost(struct comm *c, struct blocks_watch *w, const char *why)
 {
-	int base = blocks_base(c->nranks, c->nroots, w->block);
-	int last = blocks_base(c->nranks, c->nroots, w->block + 1) - 1;
-	char addr[NET_ADDRSTR_LEN];
+	char addr[NET_ADDRSTR_LEN], who[48];
 
 	net_addr_format(&c->roots[w->block].root, addr, sizeof addr);
+	blocks_name(c, w->block, who, sizeof who);
 	w->done = 1;
 	if (atomic_load(&c->finalized))
 		return;
-	blocks_report(c, WIRE_ERROR, COLL_EROOTLOST, -1, "lost the root of ranks %d-%d at %s "
-	    "(%s): the process that made that unique id died or is cut off", base, last, addr,
-	    why);
+	blocks_report(c, 1, WIRE_ERROR, COLL_EROOTLOST, -1, "lost the root of %s at %s (%s): the "
+	    "process that made that unique id died or is cut off", who, addr, why);
 }
 
 static void
@@ -203,7 +224,7 @@ blocks_watch_frame(struct comm *c, struct blocks_watch *w, const struct wire_hdr
 			blocks_watch_lost(c, w, "it sent a malformed notice");
 			break;
 		}
-		blocks_report(c, WIRE_FAILED, COLL_ERANKDEAD, note.rank, "%s", note.msg);
+		blocks_report(c, 1, WIRE_FAILED, COLL_ERANKDEAD, note.rank, "%s", note.msg);
 		break;
 	default:
 		blocks_watch_lost(c, w, "it sent a message a leader does not expect");

@@ -81,7 +81,7 @@ bootstrap_send_join(struct comm *c)
 	/* Our block's root knows the communicator by its own id, and our rank from the block's start. */
 	struct wire_join j = { .commid = c->nroots > 1 ? c->root_uid.jobid : c->commid,
 	    .keepalive_ms = (uint32_t)c->ka_ms, .keepalive_limit = (uint32_t)c->ka_limit,
-	    .base = (uint32_t)c->block_base };
+	    .base = (uint32_t)c->block_base, .nroots = (uint32_t)(c->nroots > 1 ? c->nroots : 1) };
 	uint8_t buf[256];
 	struct wbuf b;
 
@@ -251,7 +251,7 @@ bootstrap_join(struct comm *c)
 		r = comm_wait(c, bootstrap_book_done, dl);
 		/* A failed fetch says which block and why: nothing to add. */
 		if (r == COLL_OK && !atomic_load(&c->failed) && c->nroots > 1 &&
-		    (r = blocks_fetch(c, dl)) != COLL_OK)
+		    (r = blocks_fetch(c, dl)) != COLL_OK && !atomic_load(&c->failed))
 			return r;
 	} else {
 		r = bootstrap_from_parent(c, dl);

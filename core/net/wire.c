@@ -294,6 +294,7 @@ wire_join_encode(struct wbuf *b, const struct wire_join *j)
 	wbuf_put_u32(b, j->keepalive_ms);
 	wbuf_put_u32(b, j->keepalive_limit);
 	wbuf_put_u32(b, j->base);
+	wbuf_put_u32(b, j->nroots);
 	wire_entry_encode(b, &j->e);
 }
 
@@ -307,10 +308,12 @@ wire_join_decode(const uint8_t *p, size_t len, struct wire_join *j)
 	j->keepalive_ms = wbuf_get_u32(&b);
 	j->keepalive_limit = wbuf_get_u32(&b);
 	j->base = wbuf_get_u32(&b);
+	j->nroots = wbuf_get_u32(&b);
 	if (wire_entry_decode(&b, &j->e) != COLL_OK || b.off != len)
 		return COLL_EPROTO;
 	if (j->e.nranks > WIRE_MAX_RANKS || j->base > WIRE_MAX_RANKS - j->e.nranks ||
-	    j->keepalive_ms == 0 || j->keepalive_limit == 0)
+	    j->nroots == 0 || j->nroots > WIRE_MAX_RANKS || j->keepalive_ms == 0 ||
+	    j->keepalive_limit == 0)
 		return COLL_EPROTO;
 	return COLL_OK;
 }

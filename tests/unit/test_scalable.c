@@ -39,6 +39,7 @@ struct seen {
 	int rc[MAXR];		/* of the scenario after init */
 	int bad[MAXR];		/* wrong results */
 	int failed[MAXR][MAXR];	/* comm_get_failed: 1 for each rank named dead */
+	int async[MAXR];	/* comm_get_async_error once the notice came */
 	char err[MAXR][COLL_ERR_LEN];
 };
 
@@ -49,6 +50,10 @@ struct world {
 	int skip;		/* a rank never started, or -1 */
 	int join_timeout_ms;
 	int env;		/* ranks join with comm_init_env, the ids in COLL_UNIQUE_ID */
+	int late, late_ms;	/* rank late starts late_ms late */
+	int kill, kill_ms;	/* the test kills rank kill kill_ms after the start (-1: none) */
+	int listen;		/* after init, however it went, wait for a dead rank's name */
+	int linger_ms;		/* a rank whose init failed stays this long (not reported dead) */
 	struct coll_uid uids[MAXB];
 	pid_t roots[MAXB];
 	pid_t ranks[MAXR];
@@ -115,6 +120,9 @@ rank_child(struct world *w, int rank, scen_fn fn)
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	cfg.timeout_ms = 20000;
+	if (rank == w->late)
+		nanosleep(&(struct timespec){ w->late_ms / 1000, (w->late_ms % 1000) * 1000000L },
+		    NULL);
 	if (w->env) {
 		char list[MAXB * UID_STR_LEN] = "", one[UID_STR_LEN], num[16];
 
@@ -136,6 +144,17 @@ rank_child(struct world *w, int rank, scen_fn fn)
 		snprintf(s->err[rank], COLL_ERR_LEN, "%s", comm_last_error(c));
 	if (s->init_rc[rank] == COLL_OK && fn != NULL)
 		fn(c, rank, s);
+	for (int i = 0; w->listen && c != NULL && i < 250 && comm_get_failed(c, NULL, 0) == 0; i++)
+		nanosleep(&(struct timespec){ 0, 20 * 1000000 }, NULL);
+	if (w->listen && c != NULL) {
+		int dead[MAXR], nd = comm_get_failed(c, dead, MAXR);
+
+		for (int i = 0; i < nd && i < MAXR; i++)
+			s->failed[rank][dead[i]] = 1;
+	}
+	if (s->init_rc[rank] != COLL_OK && w->linger_ms > 0)
+		nanosleep(&(struct timespec){ w->linger_ms / 1000, (w->linger_ms % 1000) * 1000000L },
+		    NULL);
 	comm_destroy(c);
 	_exit(0);
 }
@@ -144,7 +163,7 @@ rank_child(struct world *w, int rank, scen_fn fn)
 static void
 world_run(struct world *w, scen_fn fn)
 {
-	uint64_t until = clock_now_ms() + WAIT_MS;
+	uint64_t t0 = clock_now_ms(), until = t0 + WAIT_MS;
 	int left = 0, st;
 	pid_t pid;
 
@@ -160,6 +179,11 @@ world_run(struct world *w, scen_fn fn)
 	while (left > 0 && clock_now_ms() < until) {
 		struct timespec ts = { 0, 10 * 1000000 };
 
+		if (w->kill >= 0 && w->ranks[w->kill] > 0 && clock_now_ms() >= t0 +
+		    (uint64_t)w->kill_ms) {
+			kill(w->ranks[w->kill], SIGKILL);
+			w->kill = -1;
+		}
 		if ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
 			for (int r = 0; r < w->n; r++)
 				if (w->ranks[r] == pid) {
@@ -223,7 +247,7 @@ scen_books(struct comm *c, int rank, struct seen *s)
 static void
 test_blocks_of_uneven_size(void **state)
 {
-	struct world w = { .skip = -1 };
+	struct world w = { .skip = -1, .late = -1, .kill = -1 };
 
 	(void)state;
 	world_start(&w, 7, 3);	/* blocks 0-1, 2-3, 4-6 */
@@ -241,7 +265,7 @@ test_blocks_of_uneven_size(void **state)
 static void
 test_one_rank_per_root(void **state)
 {
-	struct world w = { .skip = -1, .env = 1 };
+	struct world w = { .skip = -1, .late = -1, .kill = -1, .env = 1 };
 
 	(void)state;
 	world_start(&w, 4, 4);
@@ -259,7 +283,7 @@ test_one_rank_per_root(void **state)
 static void
 test_missing_rank_named_in_every_block(void **state)
 {
-	struct world w = { .skip = 5, .join_timeout_ms = 1500 };
+	struct world w = { .skip = 5, .late = -1, .kill = -1, .join_timeout_ms = 1500 };
 
 	(void)state;
 	world_start(&w, 6, 3);	/* rank 5 is in the last block, 4-5 */
@@ -299,7 +323,7 @@ scen_death(struct comm *c, int rank, struct seen *s)
 static void
 test_death_named_in_every_block(void **state)
 {
-	struct world w = { .skip = -1 };
+	struct world w = { .skip = -1, .late = -1, .kill = -1 };
 
 	(void)state;
 	world_start(&w, 6, 3);	/* rank 3 is in the middle block, 2-3 */
@@ -317,6 +341,29 @@ test_death_named_in_every_block(void **state)
 	world_end(&w);
 }
 
+/*
+ * A rank dies after its block started but before a late leader of another
+ * block came to listen: that leader still hears of it, and tells its block.
+ */
+static void
+test_death_before_leader_listens(void **state)
+{
+	struct world w = { .skip = -1, .late = 0, .late_ms = 1500, .kill = 3, .kill_ms = 700,
+	    .listen = 1, .linger_ms = 3000 };
+
+	(void)state;
+	world_start(&w, 4, 2);	/* blocks 0-1 and 2-3; rank 0 leads block 0 and comes late */
+	world_run(&w, NULL);
+	for (int r = 0; r < 2; r++)
+		if (!w.s->failed[r][3])
+			fail_msg("rank %d never heard that rank 3 died (init %d: %s)", r,
+			    w.s->init_rc[r], w.s->err[r]);
+	/* Rank 2 lingers after its failed init: nobody may blame it. */
+	for (int r = 0; r < 2; r++)
+		assert_int_equal(w.s->failed[r][2], 0);
+	world_end(&w);
+}
+
 /* --- a root's process dies: every rank of every block fails, none hangs --- */
 
 static void
@@ -330,6 +377,7 @@ scen_root_crash(struct comm *c, int rank, struct seen *s)
 	/* Wait for the verdict (the test kills the root now), then an op must fail. */
 	for (int i = 0; i < 1000 && comm_get_async_error(c) == COLL_OK; i++)
 		nanosleep(&ts, NULL);
+	s->async[rank] = comm_get_async_error(c);
 	s->rc[rank] = coll_allreduce(c, &v, &sum, 1, DT_UINT64, OP_SUM);
 	snprintf(s->err[rank], COLL_ERR_LEN, "%s", comm_last_error(c));
 }
@@ -337,13 +385,14 @@ scen_root_crash(struct comm *c, int rank, struct seen *s)
 static void
 test_root_crash_fails_every_block(void **state)
 {
-	struct world w = { .skip = -1 };
+	struct world w = { .skip = -1, .late = -1, .kill = -1 };
 	struct timespec ts = { 0, 500 * 1000000 };
 	uint64_t until;
 	int left, st;
 
 	(void)state;
 	world_start(&w, 4, 2);	/* blocks 0-1 and 2-3 */
+	w.late = -1;
 	for (int r = 0; r < w.n; r++)
 		if ((w.ranks[r] = fork()) == 0)
 			rank_child(&w, r, scen_root_crash);
@@ -370,6 +419,10 @@ test_root_crash_fails_every_block(void **state)
 	for (int r = 0; r < w.n; r++) {
 		assert_int_equal(w.s->init_rc[r], COLL_OK);
 		assert_int_not_equal(w.s->rc[r], COLL_OK);
+		/* Every rank learns it from the notice, before any op fails: the leader too. */
+		if (w.s->async[r] != COLL_EROOTLOST)
+			fail_msg("rank %d: async error %d, not COLL_EROOTLOST: %s", r, w.s->async[r],
+			    w.s->err[r]);
 		/* Block 1 lost its own root; block 0 hears it from its leader. */
 		if (strstr(w.s->err[r], r < 2 ? "lost the root of ranks 2-3" : "lost the root") ==
 		    NULL)
@@ -394,7 +447,7 @@ scen_shrink(struct comm *c, int rank, struct seen *s)
 static void
 test_shrink_refused(void **state)
 {
-	struct world w = { .skip = -1 };
+	struct world w = { .skip = -1, .late = -1, .kill = -1 };
 
 	(void)state;
 	world_start(&w, 4, 2);
@@ -435,6 +488,7 @@ main(void)
 		cmocka_unit_test(test_one_rank_per_root),
 		cmocka_unit_test(test_missing_rank_named_in_every_block),
 		cmocka_unit_test(test_death_named_in_every_block),
+		cmocka_unit_test(test_death_before_leader_listens),
 		cmocka_unit_test(test_root_crash_fails_every_block),
 		cmocka_unit_test(test_shrink_refused),
 		cmocka_unit_test(test_bad_arguments),

@@ -708,7 +708,7 @@ static void
 test_join_round_trip(void **state)
 {
 	struct wire_join j = { .commid = 0x1122334455667788ull, .keepalive_ms = 1000,
-	    .keepalive_limit = 30, .base = 4096 }, back;
+	    .keepalive_limit = 30, .base = 4096, .nroots = 3 }, back;
 	uint8_t buf[512];
 	struct wbuf b;
 
@@ -721,6 +721,7 @@ test_join_round_trip(void **state)
 	assert_int_equal(wire_join_decode(buf, b.off, &back), COLL_OK);
 	assert_true(back.commid == j.commid);
 	assert_int_equal(back.base, 4096);
+	assert_int_equal(back.nroots, 3);
 	assert_int_equal(back.e.rank, 3);
 	assert_int_equal(back.e.nranks, 4096);
 	assert_string_equal(back.e.host, "node7");

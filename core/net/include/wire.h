@@ -93,6 +93,7 @@ struct wire_join {
 	 * e.nranks - 1 of the communicator, and e.rank counts from base. 0 else.
 	 */
 	uint32_t base;
+	uint32_t nroots;	/* how many roots the communicator has (1: one) */
 	struct wire_entry e;
 };
 
