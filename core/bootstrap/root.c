@@ -181,6 +181,12 @@ root_member_dead(struct root *root, struct root_group *g, int rank, const char *
 	}
 	root_member_end(root, g, rank, RM_DEAD);
 	m->dead_msg = xstrdup(msg);
+	if (g == root->first) {
+		/* Leaders who come later hear the deaths in the order they happened. */
+		root->dead_order = xreallocarray(root->dead_order, (size_t)root->ndead + 1,
+		    sizeof *root->dead_order);
+		root->dead_order[root->ndead++] = rank;
+	}
 	root_doom_children(root, g, rank, msg);
 	root_watch_notify(root, g, rank, msg);
 	for (int i = 0; i < g->nranks; i++)
@@ -410,6 +416,12 @@ root_admit(struct root *root)
 		if (g->joined == 0) {
 			g->base = hs->j.base;
 			g->nroots = hs->j.nroots;
+			if (g == root->first) {
+				pthread_mutex_lock(&root->lock);
+				root->first_nroots = g->nroots;
+				pthread_cond_broadcast(&root->cond);
+				pthread_mutex_unlock(&root->lock);
+			}
 		}
 		g->m[r] = (struct root_member){ .state = RM_JOINED, .conn = rc, .e = hs->j.e };
 		g->joined++;
@@ -437,9 +449,7 @@ root_on_report(struct root_conn *rc, uint8_t type, const uint8_t *p, uint32_t le
 
 	/* Only a block's leader relays, and only the failures it can have seen. */
 	if (g->nroots <= 1 || rc->rank != 0 || wire_note_decode(p, len, &note) != COLL_OK ||
-	    (note.code != COLL_ERANKDEAD && note.code != COLL_EROOTLOST &&
-	    note.code != COLL_ETIMEDOUT && note.code != COLL_EPROTO && note.code != COLL_EINVAL &&
-	    note.code != COLL_EAUTH)) {
+	    note.code >= 0 || note.code == COLL_EINPROGRESS || note.code == COLL_ERETRY) {
 		log_warn("root: rank %d sent a report the root does not take from it",
 		    (int)g->base + rc->rank);
 		return;
@@ -814,5 +824,6 @@ root_stop(struct root *root)
 	close(root->listen_fd);
 	close(root->stop_fd);
 	free(root->book);
+	free(root->dead_order);
 	free(root);
 }

@@ -133,7 +133,8 @@ fetch_wait(struct root *root, uint32_t base, uint32_t want, struct wire_entry **
 	int r = COLL_OK;
 
 	pthread_mutex_lock(&root->lock);
-	while (root->book == NULL && root->book_code == 0 && !root->stopping) {
+	while (root->book == NULL && root->book_code == 0 && !root->stopping &&
+	    root->first_nroots != 1) {
 		if (clock_now_ms() >= until)
 			break;
 		/* The root's condition runs on the realtime clock: wake up often, check ours. */
@@ -145,7 +146,11 @@ fetch_wait(struct root *root, uint32_t base, uint32_t want, struct wire_entry **
 		}
 		pthread_cond_timedwait(&root->cond, &root->lock, &pause);
 	}
-	if (root->book != NULL) {
+	if (root->first_nroots == 1) {
+		r = COLL_EINVAL;
+		snprintf(why, len, "this root serves a communicator made from one unique id: give "
+		    "every rank the same list of unique ids");
+	} else if (root->book != NULL) {
 		/* Published once and freed only by root_stop, which waits for us. */
 		*book = root->book;
 		*n = root->book_n;
@@ -187,7 +192,8 @@ root_fetch_serve(struct root *root, int fd, const uint8_t *p, uint32_t len)
 	pthread_mutex_lock(&root->lock);
 	many = root->fetchers > FETCH_MAX;
 	pthread_mutex_unlock(&root->lock);
-	if (b.err || b.off != len || ka_ms == 0 || want == 0 || base > WIRE_MAX_RANKS - want)
+	if (b.err || b.off != len || ka_ms == 0 || want == 0 || want > WIRE_MAX_RANKS ||
+	    base > WIRE_MAX_RANKS - want)
 		fetch_refuse(root, fd, COLL_EPROTO, "malformed fetch request", dl);
 	else if (commid != root->uid.jobid)
 		fetch_refuse(root, fd, COLL_EINVAL, "a fetch asked for another communicator: give "
@@ -222,11 +228,13 @@ root_watch_admit(struct root *root)
 		root->watchers = xreallocarray(root->watchers, (size_t)root->nwatchers + 1,
 		    sizeof *root->watchers);
 		root->watchers[root->nwatchers++] = rc;
-		/* Deaths since the book went out, before this leader came to listen. */
-		for (int i = 0; i < root->first->nranks; i++)
-			if (root->first->m[i].dead_msg != NULL)
-				root_send_note(rc, WIRE_FAILED, COLL_ERANKDEAD,
-				    (int)root->first->base + i, root->first->m[i].dead_msg);
+		/* Deaths before this leader came to listen, first first: a rank keeps the first. */
+		for (int k = 0; k < root->ndead; k++) {
+			int i = root->dead_order[k];
+
+			root_send_note(rc, WIRE_FAILED, COLL_ERANKDEAD, (int)root->first->base + i,
+			    root->first->m[i].dead_msg);
+		}
 	}
 }
 

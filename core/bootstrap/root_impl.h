@@ -90,6 +90,9 @@ struct root {
 	char book_err[WIRE_MSG_LEN];	/* or why it never started */
 	int book_code;
 	int book_joined;		/* ranks that had joined when it failed */
+	uint32_t first_nroots;		/* as the first group's first JOIN said (0: none yet) */
+	int *dead_order;		/* the loop's: ranks of the first group, as they died */
+	int ndead;
 	int fetchers;		/* threads serving a fetch */
 	int stopping;
 	/*

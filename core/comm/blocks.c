@@ -141,7 +141,7 @@ blocks_fetch_one(struct comm *c, int j, int fd, uint64_t dl)
 	if (r == COLL_OK && !blocks_complete(c, base, n))
 		r = COLL_EPROTO;
 	/* Woken: our own block failed or we were aborted; that says why, not this fetch. */
-	if (r == COLL_EABORTED)
+	if (r == COLL_EABORTED && (atomic_load(&c->failed) || atomic_load(&c->aborted)))
 		return r;
 	if (r != COLL_OK)
 		return blocks_fail(c, r, "rank %d: fetching the book of %s from their root at %s: "
@@ -158,8 +158,12 @@ blocks_fetch(struct comm *c, uint64_t dl)
 	for (int j = 0; j < c->nroots && r == COLL_OK; j++) {
 		if (j == c->block)
 			continue;
-		if ((r = bootstrap_connect(c, &c->roots[j].root, dl, &fd)) != COLL_OK)
+		if ((r = bootstrap_connect(c, &c->roots[j].root, dl, c->intr_fd, &fd)) != COLL_OK) {
+			/* Its block waits for us in the tree: tell it why we cannot go on. */
+			if (r != COLL_EABORTED)
+				blocks_fail(c, r, "%s", c->err);
 			break;
+		}
 		if ((r = blocks_fetch_one(c, j, fd, dl)) != COLL_OK) {
 			close(fd);
 			break;

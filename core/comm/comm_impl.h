@@ -195,7 +195,8 @@ void bootstrap_on_book(struct comm *c, const uint8_t *p, uint32_t len);
 /* join.c: a chunk of the book of ranks base .. base + n - 1 (n: the chunk's own count). */
 int bootstrap_take_chunk(struct comm *c, const uint8_t *p, uint32_t len, int base, int n);
 /* join.c: connect to a root at addr, retrying until it listens or the deadline. */
-int bootstrap_connect(struct comm *c, const struct net_addr *addr, uint64_t dl, int *fd);
+int bootstrap_connect(struct comm *c, const struct net_addr *addr, uint64_t dl, int wake_fd,
+    int *fd);
 
 /* blocks.c: the first rank of block b of nroots over nranks. */
 int blocks_base(int nranks, int nroots, int b);

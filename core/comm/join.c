@@ -27,7 +27,7 @@
 #include "xmalloc.h"
 
 int
-bootstrap_connect(struct comm *c, const struct net_addr *addr, uint64_t dl, int *fd)
+bootstrap_connect(struct comm *c, const struct net_addr *addr, uint64_t dl, int wake_fd, int *fd)
 {
 	struct timespec pause = { 0, 50 * 1000000 };
 	char where[NET_ADDRSTR_LEN];
@@ -35,10 +35,13 @@ bootstrap_connect(struct comm *c, const struct net_addr *addr, uint64_t dl, int 
 
 	net_addr_format(addr, where, sizeof where);
 	for (;;) {
-		r = net_connect(addr, dl, c->abort_fd, fd);
+		r = net_connect(addr, dl, wake_fd, fd);
 		if (r == COLL_OK || r == COLL_EABORTED)
 			return r;
 		e = errno;
+		/* failed: a leader's own block has a verdict; no use reaching another root. */
+		if (atomic_load(&c->failed))
+			return COLL_EABORTED;
 		if (r != COLL_ESYS || clock_now_ms() >= dl)
 			break;
 		/* The root may not listen yet: retry until the deadline. */
@@ -231,7 +234,7 @@ bootstrap_join(struct comm *c)
 	char err[COLL_ERR_LEN];
 	int r;
 
-	if ((r = bootstrap_connect(c, &c->root_uid.root, dl, &c->root_fd)) != COLL_OK)
+	if ((r = bootstrap_connect(c, &c->root_uid.root, dl, c->abort_fd, &c->root_fd)) != COLL_OK)
 		return r;
 	if ((r = auth_connect(c->root_fd, &c->root_uid, WIRE_ROLE_ROOT, dl, c->abort_fd, err,
 	    sizeof err)) != COLL_OK)

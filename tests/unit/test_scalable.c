@@ -40,6 +40,8 @@ struct seen {
 	int bad[MAXR];		/* wrong results */
 	int failed[MAXR][MAXR];	/* comm_get_failed: 1 for each rank named dead */
 	int async[MAXR];	/* comm_get_async_error once the notice came */
+	int root_joined[MAXB];	/* each root's count of joined ranks, kept current by it */
+	int ready[MAXR];	/* the rank's first op is done */
 	char err[MAXR][COLL_ERR_LEN];
 };
 
@@ -52,6 +54,7 @@ struct world {
 	int env;		/* ranks join with comm_init_env, the ids in COLL_UNIQUE_ID */
 	int late, late_ms;	/* rank late starts late_ms late */
 	int kill, kill_ms;	/* the test kills rank kill kill_ms after the start (-1: none) */
+	int kill_root;		/* ... and once root kill_root has all its ranks (-1: at once) */
 	int listen;		/* after init, however it went, wait for a dead rank's name */
 	int linger_ms;		/* a rank whose init failed stays this long (not reported dead) */
 	struct coll_uid uids[MAXB];
@@ -62,7 +65,7 @@ struct world {
 
 /* A root in a child process: its id goes up the pipe, then it serves until killed. */
 static pid_t
-root_child(int nranks, int join_timeout_ms, struct coll_uid *uid)
+root_child(int nranks, int join_timeout_ms, struct coll_uid *uid, int *joined)
 {
 	int fds[2];
 	pid_t pid;
@@ -82,8 +85,10 @@ root_child(int nranks, int join_timeout_ms, struct coll_uid *uid)
 			_exit(1);
 		if (write(fds[1], &u, sizeof u) != (ssize_t)sizeof u)
 			_exit(1);
-		for (;;)
-			pause();
+		for (;;) {
+			*joined = root_joined(root);
+			nanosleep(&(struct timespec){ 0, 5 * 1000000 }, NULL);
+		}
 	}
 	close(fds[1]);
 	assert_int_equal(read(fds[0], uid, sizeof *uid), (ssize_t)sizeof *uid);
@@ -108,7 +113,8 @@ world_start(struct world *w, int n, int nroots)
 	assert_true(w->s != MAP_FAILED);
 	memset(w->s, 0, sizeof *w->s);
 	for (int b = 0; b < nroots; b++)
-		w->roots[b] = root_child(block_size(n, nroots, b), w->join_timeout_ms, &w->uids[b]);
+		w->roots[b] = root_child(block_size(n, nroots, b), w->join_timeout_ms, &w->uids[b],
+		    &w->s->root_joined[b]);
 }
 
 static void
@@ -180,7 +186,8 @@ world_run(struct world *w, scen_fn fn)
 		struct timespec ts = { 0, 10 * 1000000 };
 
 		if (w->kill >= 0 && w->ranks[w->kill] > 0 && clock_now_ms() >= t0 +
-		    (uint64_t)w->kill_ms) {
+		    (uint64_t)w->kill_ms && (w->kill_root < 0 || w->s->root_joined[w->kill_root] >=
+		    block_size(w->n, w->nroots, w->kill_root))) {
 			kill(w->ranks[w->kill], SIGKILL);
 			w->kill = -1;
 		}
@@ -247,7 +254,7 @@ scen_books(struct comm *c, int rank, struct seen *s)
 static void
 test_blocks_of_uneven_size(void **state)
 {
-	struct world w = { .skip = -1, .late = -1, .kill = -1 };
+	struct world w = { .skip = -1, .late = -1, .kill = -1, .kill_root = -1 };
 
 	(void)state;
 	world_start(&w, 7, 3);	/* blocks 0-1, 2-3, 4-6 */
@@ -265,7 +272,7 @@ test_blocks_of_uneven_size(void **state)
 static void
 test_one_rank_per_root(void **state)
 {
-	struct world w = { .skip = -1, .late = -1, .kill = -1, .env = 1 };
+	struct world w = { .skip = -1, .late = -1, .kill = -1, .kill_root = -1, .env = 1 };
 
 	(void)state;
 	world_start(&w, 4, 4);
@@ -283,7 +290,7 @@ test_one_rank_per_root(void **state)
 static void
 test_missing_rank_named_in_every_block(void **state)
 {
-	struct world w = { .skip = 5, .late = -1, .kill = -1, .join_timeout_ms = 1500 };
+	struct world w = { .skip = 5, .late = -1, .kill = -1, .kill_root = -1, .join_timeout_ms = 1500 };
 
 	(void)state;
 	world_start(&w, 6, 3);	/* rank 5 is in the last block, 4-5 */
@@ -305,12 +312,13 @@ scen_death(struct comm *c, int rank, struct seen *s)
 	struct timespec ts = { 0, 300 * 1000000 };
 	int dead[MAXR], nd;
 
-	if ((s->rc[rank] = coll_allreduce(c, &v, &sum, 1, DT_UINT64, OP_SUM)) != COLL_OK)
-		return;
-	if (rank == 3)
-		raise(SIGKILL);
-	nanosleep(&ts, NULL);
-	s->rc[rank] = coll_allreduce(c, &v, &sum, 1, DT_UINT64, OP_SUM);
+	/* Rank 3 may finish the first op and die while others are still in it: either op fails. */
+	if ((s->rc[rank] = coll_allreduce(c, &v, &sum, 1, DT_UINT64, OP_SUM)) == COLL_OK) {
+		if (rank == 3)
+			raise(SIGKILL);
+		nanosleep(&ts, NULL);
+		s->rc[rank] = coll_allreduce(c, &v, &sum, 1, DT_UINT64, OP_SUM);
+	}
 	snprintf(s->err[rank], COLL_ERR_LEN, "%s", comm_last_error(c));
 	/* The notice may trail the data plane's failure a little. */
 	for (int i = 0; i < 100 && comm_get_failed(c, dead, MAXR) == 0; i++)
@@ -323,7 +331,7 @@ scen_death(struct comm *c, int rank, struct seen *s)
 static void
 test_death_named_in_every_block(void **state)
 {
-	struct world w = { .skip = -1, .late = -1, .kill = -1 };
+	struct world w = { .skip = -1, .late = -1, .kill = -1, .kill_root = -1 };
 
 	(void)state;
 	world_start(&w, 6, 3);	/* rank 3 is in the middle block, 2-3 */
@@ -334,7 +342,7 @@ test_death_named_in_every_block(void **state)
 		assert_int_equal(w.s->init_rc[r], COLL_OK);
 		assert_int_not_equal(w.s->rc[r], COLL_OK);
 		if (strstr(w.s->err[r], "rank 3 (host") == NULL)
-			fail_msg("rank %d does not name rank 3: %s", r, w.s->err[r]);
+			fail_msg("rank %d does not name rank 3 (rc %d): %s", r, w.s->rc[r], w.s->err[r]);
 		if (!w.s->failed[r][3])
 			fail_msg("rank %d: comm_get_failed does not list rank 3", r);
 	}
@@ -348,8 +356,8 @@ test_death_named_in_every_block(void **state)
 static void
 test_death_before_leader_listens(void **state)
 {
-	struct world w = { .skip = -1, .late = 0, .late_ms = 1500, .kill = 3, .kill_ms = 700,
-	    .listen = 1, .linger_ms = 3000 };
+	struct world w = { .skip = -1, .late = 0, .late_ms = 1500, .kill = 3, .kill_ms = 0,
+	    .kill_root = 1, .listen = 1, .linger_ms = 3000 };
 
 	(void)state;
 	world_start(&w, 4, 2);	/* blocks 0-1 and 2-3; rank 0 leads block 0 and comes late */
@@ -374,6 +382,7 @@ scen_root_crash(struct comm *c, int rank, struct seen *s)
 
 	if ((s->rc[rank] = coll_allreduce(c, &v, &sum, 1, DT_UINT64, OP_SUM)) != COLL_OK)
 		return;
+	__atomic_store_n(&s->ready[rank], 1, __ATOMIC_SEQ_CST);
 	/* Wait for the verdict (the test kills the root now), then an op must fail. */
 	for (int i = 0; i < 1000 && comm_get_async_error(c) == COLL_OK; i++)
 		nanosleep(&ts, NULL);
@@ -385,8 +394,8 @@ scen_root_crash(struct comm *c, int rank, struct seen *s)
 static void
 test_root_crash_fails_every_block(void **state)
 {
-	struct world w = { .skip = -1, .late = -1, .kill = -1 };
-	struct timespec ts = { 0, 500 * 1000000 };
+	struct world w = { .skip = -1, .late = -1, .kill = -1, .kill_root = -1 };
+	struct timespec ts = { 0, 10 * 1000000 };
 	uint64_t until;
 	int left, st;
 
@@ -396,7 +405,11 @@ test_root_crash_fails_every_block(void **state)
 	for (int r = 0; r < w.n; r++)
 		if ((w.ranks[r] = fork()) == 0)
 			rank_child(&w, r, scen_root_crash);
-	nanosleep(&ts, NULL);	/* the ranks joined and ran their first op */
+	/* Once every rank ran its first op (bounded: a rank that fails is caught below). */
+	until = clock_now_ms() + WAIT_MS / 2;
+	for (int r = 0; r < w.n && clock_now_ms() < until; r++)
+		while (!__atomic_load_n(&w.s->ready[r], __ATOMIC_SEQ_CST) && clock_now_ms() < until)
+			nanosleep(&ts, NULL);
 	kill(w.roots[1], SIGKILL);
 	waitpid(w.roots[1], NULL, 0);
 	w.roots[1] = 0;
@@ -447,7 +460,7 @@ scen_shrink(struct comm *c, int rank, struct seen *s)
 static void
 test_shrink_refused(void **state)
 {
-	struct world w = { .skip = -1, .late = -1, .kill = -1 };
+	struct world w = { .skip = -1, .late = -1, .kill = -1, .kill_root = -1 };
 
 	(void)state;
 	world_start(&w, 4, 2);
