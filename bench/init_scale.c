@@ -65,6 +65,7 @@
 #include "err.h"
 #include "net.h"
 #include "root.h"
+#include "status.h"
 #include "uid.h"
 
 /* File descriptors the root needs besides one socket per rank. */
@@ -519,6 +520,9 @@ bench_rep(int n, int nroots, struct bench_rep *out)
 out:
 	for (int b = 0; b < nroots; b++)
 		root_stop(roots[b]);
+	/* Ranks killed after a failure leave their status pages behind. */
+	if (nroots > 0 && job.envp != NULL)
+		status_remove_job(uids[0].jobid);
 	free(job.envp);
 	free(job.uid_env);
 	free(job.pids);

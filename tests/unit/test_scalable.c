@@ -28,6 +28,7 @@
 #include "err.h"
 #include "net.h"
 #include "root.h"
+#include "status.h"
 #include "uid.h"
 
 #define MAXR 8
@@ -217,6 +218,8 @@ world_end(struct world *w)
 			kill(w->roots[b], SIGKILL);
 			waitpid(w->roots[b], NULL, 0);
 		}
+	/* The status pages of ranks that were killed (or never finished) go too. */
+	status_remove_job(w->uids[0].jobid);
 	munmap(w->s, sizeof *w->s);
 }
 
