@@ -179,6 +179,15 @@ root_member_dead(struct root *root, struct root_group *g, int rank, const char *
 		snprintf(g->doomed, sizeof g->doomed, "%s", msg);
 		root_fetch_fail(root, g, COLL_ERANKDEAD, msg);
 	}
+	/*
+	 * The notice goes out before the coordination hears of the death (in
+	 * root_member_end): a retry it refuses because of it then reaches every
+	 * rank after the verdict, which names the rank with its pid.
+	 */
+	for (int i = 0; i < g->nranks; i++)
+		if (i != rank && g->m[i].state == RM_JOINED)
+			root_send_note(g->m[i].conn, WIRE_FAILED, COLL_ERANKDEAD,
+			    (int)g->base + rank, msg);
 	root_member_end(root, g, rank, RM_DEAD);
 	m->dead_msg = xstrdup(msg);
 	if (g == root->first) {
@@ -189,10 +198,6 @@ root_member_dead(struct root *root, struct root_group *g, int rank, const char *
 	}
 	root_doom_children(root, g, rank, msg);
 	root_watch_notify(root, g, rank, msg);
-	for (int i = 0; i < g->nranks; i++)
-		if (g->m[i].state == RM_JOINED)
-			root_send_note(g->m[i].conn, WIRE_FAILED, COLL_ERANKDEAD,
-			    (int)g->base + rank, msg);
 }
 
 /*
