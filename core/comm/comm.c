@@ -339,18 +339,12 @@ comm_init(struct comm **out, int nranks, const struct coll_uid *uid, int rank,
 static int
 comm_env_int(const char *name, int *v)
 {
-	const char *s = getenv(name);
-	char *end;
 	long x;
+	int r = comm_env_parse(name, 0, COLL_MAX_RANKS, &x);
 
-	if (s == NULL || *s == '\0')
-		return COLL_ENOTFOUND;
-	errno = 0;
-	x = strtol(s, &end, 10);
-	if (errno != 0 || *end != '\0' || x < 0 || x > COLL_MAX_RANKS)
-		return COLL_EINVAL;
-	*v = (int)x;
-	return COLL_OK;
+	if (r == COLL_OK)
+		*v = (int)x;
+	return r;
 }
 
 int

@@ -172,6 +172,8 @@ comm_halted(struct comm *c)
 int comm_root_send(struct comm *c, uint8_t type, const void *p, uint32_t len);
 /* Wait on c->cond until done(c) or the deadline; COLL_OK, COLL_ETIMEDOUT, COLL_EABORTED. */
 int comm_wait(struct comm *c, int (*done)(struct comm *), uint64_t deadline_ms);
+/* env.c: variable name as an integer in lo..hi: COLL_OK, COLL_ENOTFOUND (unset, empty), COLL_EINVAL. */
+int comm_env_parse(const char *name, long lo, long hi, long *v);
 /* env.c: keep-alive and retry settings. */
 void comm_env_load(struct comm *c);
 /* service.c: the communicator failed for a reason from the root (rank: the dead one, or -1). */

@@ -5,21 +5,30 @@
 #include "comm.h"
 #include "comm_impl.h"
 
+int
+comm_env_parse(const char *name, long lo, long hi, long *v)
+{
+	const char *s = getenv(name);
+	char *end;
+	long x;
+
+	if (s == NULL || *s == '\0')
+		return COLL_ENOTFOUND;
+	errno = 0;
+	x = strtol(s, &end, 10);
+	if (errno != 0 || *end != '\0' || x < lo || x > hi)
+		return COLL_EINVAL;
+	*v = x;
+	return COLL_OK;
+}
+
 /* An integer setting in lo..hi, else def (a bad value is not worth failing a job for). */
 static long
 comm_env_long(const char *name, long lo, long hi, long def)
 {
-	const char *s = getenv(name);
-	char *end;
 	long v;
 
-	if (s == NULL || *s == '\0')
-		return def;
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno != 0 || *end != '\0' || v < lo || v > hi)
-		return def;
-	return v;
+	return comm_env_parse(name, lo, hi, &v) == COLL_OK ? v : def;
 }
 
 int
