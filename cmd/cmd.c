@@ -8,6 +8,9 @@
 
 const struct cmd *const cmd_table[] = {
 	&cmd_collrun,
+	&cmd_collcheck_all,
+	&cmd_collcheck_env,
+	&cmd_collcheck_links,
 	&cmd_collcheck_allreduce,
 	NULL,
 };
@@ -78,6 +81,11 @@ cmd_main(const char *tool, int argc, char **argv)
 
 	cmd_check_fds();
 	if (c != NULL)
+		return c->run(argc, argv);
+	/* A tool with an "all" command runs it when no command is named (collcheck alone). */
+	if ((argc < 2 || (argv[1][0] == '-' && strcmp(argv[1], "--help") != 0 &&
+	    strcmp(argv[1], "-h") != 0 && strcmp(argv[1], "--version") != 0)) &&
+	    (c = cmd_find(tool, "all")) != NULL)
 		return c->run(argc, argv);
 	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
 		cmd_list_subcommands(tool, argc < 2 ? stderr : stdout);

@@ -32,6 +32,7 @@ struct cmd {
 
 extern const struct cmd cmd_collrun;
 extern const struct cmd cmd_collcheck_allreduce;
+extern const struct cmd cmd_collcheck_all, cmd_collcheck_env, cmd_collcheck_links;
 extern const struct cmd *const cmd_table[];
 
 /* Find tool's command (subcommand name or NULL). */

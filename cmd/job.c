@@ -95,12 +95,21 @@ job_host(const struct job *j, int rank)
 	return j->o->nhosts > 0 ? j->o->hosts[j->o->rank_host[rank]] : NULL;
 }
 
+static int
+job_quiet(const struct job *j)
+{
+	return j->o->hooks != NULL && j->o->hooks->quiet;
+}
+
 static void
 job_output(void *arg, int rank, int stream, const char *line, size_t len)
 {
 	struct job *j = arg;
 	FILE *f = stream == LAUNCH_STDOUT ? stdout : stderr;
 
+	if (j->o->hooks != NULL && j->o->hooks->output != NULL &&
+	    j->o->hooks->output(j->o->hooks->arg, rank, stream, line, len))
+		return;
 	if (rank < 0) {
 		/* The launcher's own words (srun's), as they are. */
 		fwrite(line, 1, len, stderr);
@@ -138,7 +147,8 @@ job_stop_others(struct job *j)
 	j->stopping = 1;
 	if (launch_running(j->l) > 0 && j->term_at == 0) {
 		j->term_at = clock_now_ms() + (uint64_t)(j->o->grace_s * 1000);
-		fprintf(stderr, "%s: stopping the other ranks in %.0f s\n", j->o->tool, j->o->grace_s);
+		if (!job_quiet(j))
+			fprintf(stderr, "%s: stopping the other ranks in %.0f s\n", j->o->tool, j->o->grace_s);
 	}
 }
 
@@ -165,6 +175,8 @@ job_exited(void *arg, int rank, int state, int code)
 	pid_t pid = launch_pid(j->l, rank);
 	char where[300] = "";
 
+	if (j->o->hooks != NULL && j->o->hooks->exited != NULL)
+		j->o->hooks->exited(j->o->hooks->arg, rank, state, code);
 	if (state == LAUNCH_EXITED && code == 0)
 		return;
 	if (state == LAUNCH_FAILED) {
@@ -173,6 +185,10 @@ job_exited(void *arg, int rank, int state, int code)
 		return;
 	}
 	fflush(stdout);
+	if (job_quiet(j)) {
+		job_fail_once(j, rank, state == LAUNCH_SIGNALED ? 128 + code : code);
+		return;
+	}
 	if (job_host(j, rank) != NULL)
 		snprintf(where, sizeof where, " on %s", job_host(j, rank));
 	if (state == LAUNCH_SIGNALED)
@@ -193,7 +209,10 @@ job_host_failed(void *arg, int host, const char *why)
 		return;
 	j->host_why[host] = xstrdup(why);
 	j->nfailed_hosts++;
-	fprintf(stderr, "%s: %s: %s\n", j->o->tool, j->o->hosts[host], why);
+	if (j->o->hooks != NULL && j->o->hooks->host_failed != NULL)
+		j->o->hooks->host_failed(j->o->hooks->arg, host, why);
+	if (!job_quiet(j))
+		fprintf(stderr, "%s: %s: %s\n", j->o->tool, j->o->hosts[host], why);
 }
 
 static void
@@ -487,12 +506,14 @@ job_summary(struct job *j)
 {
 	if (j->nfailed_hosts == 0)
 		return;
+	j->exit_code = JOB_EXIT_UNREACHABLE;
+	if (job_quiet(j))
+		return;
 	fprintf(stderr, "%s: %d of %d hosts could not be used:\n", j->o->tool, j->nfailed_hosts,
 	    j->o->nhosts);
 	for (int h = 0; h < j->o->nhosts; h++)
 		if (j->host_why[h] != NULL)
 			fprintf(stderr, "  %s: %s\n", j->o->hosts[h], j->host_why[h]);
-	j->exit_code = JOB_EXIT_UNREACHABLE;
 }
 
 static void

@@ -10,6 +10,19 @@
 
 #include "launch.h"
 
+/*
+ * A front end that reads its ranks instead of showing them (collcheck): each
+ * hook is called before the job's own handling; output returns 1 for a line
+ * it took, which is then not printed.
+ */
+struct job_hooks {
+	int (*output)(void *arg, int rank, int stream, const char *line, size_t len);
+	void (*exited)(void *arg, int rank, int state, int code);
+	void (*host_failed)(void *arg, int host, const char *why);
+	void *arg;
+	int quiet;		/* the hooks report failed ranks and hosts: print none */
+};
+
 struct job_opts {
 	const char *tool;	/* prefix of our own messages */
 	int nranks;
@@ -34,6 +47,7 @@ struct job_opts {
 	const char *nodelist;	/* slurm: srun --nodelist */
 	int per_host;		/* slurm: --ntasks-per-node */
 	int cyclic;		/* slurm: --distribution=cyclic */
+	const struct job_hooks *hooks;	/* NULL: none */
 };
 
 #define JOB_EXIT_TIMEOUT 124

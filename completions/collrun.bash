@@ -10,15 +10,15 @@ _coll_collrun()
 		-N|--per-host) return ;;
 		--place) COMPREPLY=($(compgen -W "block roundrobin" -- "$cur")); return ;;
 		--launcher) COMPREPLY=($(compgen -W "auto local ssh slurm" -- "$cur")); return ;;
-		-t|--timeout) return ;;
-		--grace) return ;;
 		--connect-timeout) return ;;
 		-f|--fanout) return ;;
 		-F|--ssh-config) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 		--prefix) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
+		-t|--timeout) return ;;
+		--grace) return ;;
 	esac
 	if [[ "$cur" == -* ]]; then
-		COMPREPLY=($(compgen -W " -n --np -H --hosts -x --exclude --hostfile -N --per-host --place --launcher --no-label -g --gather -t --timeout --grace -k --keep-going --connect-timeout -f --fanout --accept-new -F --ssh-config --prefix -h --help -V --version" -- "$cur"))
+		COMPREPLY=($(compgen -W " -n --np -H --hosts -x --exclude --hostfile -N --per-host --place --launcher --connect-timeout -f --fanout --accept-new -F --ssh-config --prefix --no-label -g --gather -t --timeout --grace -k --keep-going -h --help -V --version" -- "$cur"))
 	else
 		COMPREPLY=($(compgen -c -- "$cur"))
 	fi
@@ -29,10 +29,68 @@ _coll_collcheck()
 {
 	local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
 	if [ "$COMP_CWORD" -eq 1 ]; then
-		COMPREPLY=($(compgen -W " allreduce" -- "$cur"))
+		COMPREPLY=($(compgen -W " all env links allreduce" -- "$cur"))
 		return
 	fi
 	case "${COMP_WORDS[1]}" in
+	all)
+		case "$prev" in
+		-s|--size) return ;;
+		-n|--iters) return ;;
+		--baseline) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+		--save-baseline) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+		--config) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+		-T|--timeout) return ;;
+		-H|--hosts) return ;;
+		-x|--exclude) return ;;
+		--hostfile) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+		-N|--per-host) return ;;
+		--place) COMPREPLY=($(compgen -W "block roundrobin" -- "$cur")); return ;;
+		--launcher) COMPREPLY=($(compgen -W "auto local ssh slurm" -- "$cur")); return ;;
+		--connect-timeout) return ;;
+		-f|--fanout) return ;;
+		-F|--ssh-config) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+		--prefix) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
+		esac
+		COMPREPLY=($(compgen -W " -s --size -n --iters -v --verbose --json --baseline --save-baseline --config -T --timeout --no-color --worker -H --hosts -x --exclude --hostfile -N --per-host --place --launcher --connect-timeout -f --fanout --accept-new -F --ssh-config --prefix -h --help" -- "$cur")) ;;
+	env)
+		case "$prev" in
+		--baseline) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+		--save-baseline) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+		--config) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+		-T|--timeout) return ;;
+		-H|--hosts) return ;;
+		-x|--exclude) return ;;
+		--hostfile) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+		-N|--per-host) return ;;
+		--place) COMPREPLY=($(compgen -W "block roundrobin" -- "$cur")); return ;;
+		--launcher) COMPREPLY=($(compgen -W "auto local ssh slurm" -- "$cur")); return ;;
+		--connect-timeout) return ;;
+		-f|--fanout) return ;;
+		-F|--ssh-config) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+		--prefix) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
+		esac
+		COMPREPLY=($(compgen -W " -v --verbose --json --baseline --save-baseline --config -T --timeout --no-color --worker -H --hosts -x --exclude --hostfile -N --per-host --place --launcher --connect-timeout -f --fanout --accept-new -F --ssh-config --prefix -h --help" -- "$cur")) ;;
+	links)
+		case "$prev" in
+		-s|--size) return ;;
+		-n|--iters) return ;;
+		--baseline) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+		--save-baseline) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+		--config) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+		-T|--timeout) return ;;
+		-H|--hosts) return ;;
+		-x|--exclude) return ;;
+		--hostfile) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+		-N|--per-host) return ;;
+		--place) COMPREPLY=($(compgen -W "block roundrobin" -- "$cur")); return ;;
+		--launcher) COMPREPLY=($(compgen -W "auto local ssh slurm" -- "$cur")); return ;;
+		--connect-timeout) return ;;
+		-f|--fanout) return ;;
+		-F|--ssh-config) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+		--prefix) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
+		esac
+		COMPREPLY=($(compgen -W " -s --size -n --iters -v --verbose --json --baseline --save-baseline --config -T --timeout --no-color --worker -H --hosts -x --exclude --hostfile -N --per-host --place --launcher --connect-timeout -f --fanout --accept-new -F --ssh-config --prefix -h --help" -- "$cur")) ;;
 	allreduce)
 		case "$prev" in
 		-b|--minbytes) return ;;

@@ -35,7 +35,8 @@ check "bash: collrun --launcher s offers slurm and ssh" test "$(bash_complete co
 mkdir -p "$TMP/files/hostdir" && touch "$TMP/files/hosts.txt"
 check "bash: collrun --hostfile offers files" test "$(cd "$TMP/files" && bash_complete collrun --hostfile host | paste -sd' ')" = "hostdir hosts.txt"
 check "bash: collrun --prefix offers directories only" test "$(cd "$TMP/files" && bash_complete collrun --prefix host)" = hostdir
-check "bash: collcheck al offers allreduce" test "$(bash_complete collcheck al)" = allreduce
+check "bash: collcheck al offers all and allreduce" test "$(bash_complete collcheck al | paste -sd' ')" = "all allreduce"
+check "bash: collcheck allr offers allreduce" test "$(bash_complete collcheck allr)" = allreduce
 check "bash: collcheck allreduce -d bf offers bfloat16" test "$(bash_complete collcheck allreduce -d bf)" = bfloat16
 check "bash: collcheck allreduce --js offers --json" test "$(bash_complete collcheck allreduce --js)" = --json
 
@@ -62,8 +63,8 @@ EOZ
 if have zsh; then
 	check "zsh completions parse" zsh -n "$COMP/_coll"
 	check "zsh: compinit binds _coll to collrun and collcheck" test "$(zsh -f -c 'fpath=("$0" $fpath); autoload -Uz compinit; compinit -u -D; print -r -- $_comps[collrun] $_comps[collcheck]' "$COMP")" = "_coll _coll"
-	zsh -f "$TMP/complete.zsh" "$COMP" "$TMP/zsh.out" 'collrun --acc' 'collrun --launcher sl' 'collcheck al' \
-		'collcheck allreduce -d bf' 'collcheck allreduce --js' 'collrun -n 2 --no-label collcheck al' 2>"$TMP/zsh.err"
+	zsh -f "$TMP/complete.zsh" "$COMP" "$TMP/zsh.out" 'collrun --acc' 'collrun --launcher sl' 'collcheck allr' \
+		'collcheck allreduce -d bf' 'collcheck allreduce --js' 'collrun -n 2 --no-label collcheck allr' 2>"$TMP/zsh.err"
 	expect_code 0 $? "zsh on a pseudo-terminal"
 	for want in 'collrun --accept-new ' 'collrun --launcher slurm ' 'collcheck allreduce ' \
 		'collcheck allreduce -d bfloat16 ' 'collcheck allreduce --json ' 'collrun -n 2 --no-label collcheck allreduce '; do
@@ -77,7 +78,7 @@ if have fish; then
 	check "fish completions parse" fish -n "$COMP/coll.fish"
 	check "fish: collrun --ho offers --hostfile and --hosts" test "$(fish_complete 'collrun --ho')" = "--hostfile --hosts"
 	check "fish: collrun --launcher s offers slurm and ssh" test "$(fish_complete 'collrun --launcher s')" = "slurm ssh"
-	check "fish: collcheck offers allreduce" test "$(fish_complete 'collcheck ')" = allreduce
+	check "fish: collcheck offers its commands" test "$(fish_complete 'collcheck ')" = "all allreduce env links"
 	check "fish: collcheck allreduce -d bf offers bfloat16" test "$(fish_complete 'collcheck allreduce -d bf')" = bfloat16
 fi
 

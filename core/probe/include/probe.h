@@ -66,4 +66,32 @@ double probe_busbw_factor(int nranks);
 /* Fill buf with rank's pattern for dt/op; exposed for tests. */
 void probe_fill(void *buf, size_t count, enum dtype dt, enum redop op, int rank);
 
+/* Pairwise probes (pair.c). */
+struct pair_opts {
+	size_t bytes;		/* each way, per bandwidth iteration */
+	int bw_iters;
+	int lat_iters;
+};
+
+struct probe_link {
+	double lat_us;		/* half a round trip of 8 bytes; -1: not measured */
+	double bw_gbs;		/* GB/s each way, both ways at once; -1: not measured */
+};
+
+/* Partner of rank in round r of the circle method over m (even) slots; >= n: sits out. */
+int probe_pair_partner(int m, int r, int rank);
+/*
+ * Every pair of ranks, in n-1 rounds of disjoint pairs; every rank of c calls
+ * it, with pc a communicator of the same ranks (comm_split of c) that carries
+ * the pairs' messages. row[p] gets this rank's measurement with rank p.
+ */
+int probe_links(struct comm *c, struct comm *pc, const struct pair_opts *o,
+    struct probe_link *row, void (*progress)(void *arg, int round, int rounds), void *arg);
+/*
+ * Clock of every rank against rank 0's (realtime), best of samples exchanges
+ * over pc; every rank calls it; offset_us and rtt_us (size entries) are set on
+ * rank 0. Leaves pc's sequence uneven: use a communicator for pairs only.
+ */
+int probe_clock_offsets(struct comm *pc, int samples, double *offset_us, double *rtt_us);
+
 #endif

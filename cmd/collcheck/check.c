@@ -1,0 +1,180 @@
+/*
+ * collcheck (alone), collcheck env and collcheck links: their options and
+ * the choice of role. With COLL_UNIQUE_ID set the process is a worker (its
+ * front end, or collrun, started it); otherwise it is the front end.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+
+enum { O_VERBOSE = 1, O_JSON, O_BASELINE, O_SAVE_BASELINE, O_CONFIG, O_SIZE, O_ITERS,
+	O_TIMEOUT, O_NO_COLOR, O_WORKER, O_HELP };
+
+#define CHECK_COMMON_OPTS \
+	{ O_VERBOSE, 'v', "verbose", OPT_FLAG, NULL, "show every fact of every host, grouped " \
+	    "by value", NULL }, \
+	{ O_JSON, 0, "json", OPT_FLAG, NULL, "write the facts, findings and measurements as " \
+	    "JSON", NULL }, \
+	{ O_BASELINE, 0, "baseline", OPT_VALUE, "FILE", "compare every host with the facts " \
+	    "saved from a good one", "@file" }, \
+	{ O_SAVE_BASELINE, 0, "save-baseline", OPT_VALUE, "FILE", "save the facts the hosts " \
+	    "agree on (the majority's) as a baseline", "@file" }, \
+	{ O_CONFIG, 0, "config", OPT_VALUE, "FILE", "thresholds and rules: 'clock_offset_ms = " \
+	    "100', 'link_bw_factor = 0.5', 'ignore = env.OMPI_*', 'severity env.UCX_* = info'", \
+	    "@file" }, \
+	{ O_TIMEOUT, 'T', "timeout", OPT_VALUE, "SECONDS", "give up on the check after this " \
+	    "long (default 120)", NULL }, \
+	{ O_NO_COLOR, 0, "no-color", OPT_FLAG, NULL, "no colours, even on a terminal " \
+	    "(NO_COLOR does the same)", NULL }, \
+	{ O_WORKER, 0, "worker", OPT_FLAG, NULL, "(set by the front end) be a worker that " \
+	    "hands rank 0's record to it", NULL }, \
+	HOSTOPT_TABLE("ranks per host (default 1); links then measures between ranks"), \
+	{ O_HELP, 'h', "help", OPT_FLAG, NULL, "show this help", NULL }
+
+#define CHECK_LINK_OPTS \
+	{ O_SIZE, 's', "size", OPT_VALUE, "SIZE", "bytes each way per bandwidth iteration " \
+	    "(default 4M)", NULL }, \
+	{ O_ITERS, 'n', "iters", OPT_VALUE, "N", "bandwidth iterations per pair (default 5)", \
+	    NULL }
+
+static const struct opt check_opts[] = { CHECK_LINK_OPTS, CHECK_COMMON_OPTS, OPT_END_TABLE };
+static const struct opt check_env_opts[] = { CHECK_COMMON_OPTS, OPT_END_TABLE };
+
+static int
+check_all_run(int argc, char **argv)
+{
+	return check_main(&cmd_collcheck_all, CHECK_ENV | CHECK_LINKS | CHECK_ALLREDUCE, argc,
+	    argv);
+}
+
+static int
+check_env_run(int argc, char **argv)
+{
+	return check_main(&cmd_collcheck_env, CHECK_ENV, argc, argv);
+}
+
+static int
+check_links_run(int argc, char **argv)
+{
+	return check_main(&cmd_collcheck_links, CHECK_LINKS, argc, argv);
+}
+
+const struct cmd cmd_collcheck_all = {
+	.tool = "collcheck",
+	.name = "all",
+	.usage = "collcheck [all] [-H HOSTS | --hostfile FILE] [-N PER_HOST] [-v] [--json] "
+	    "[--baseline FILE] [options]",
+	.summary = "The whole check (what collcheck alone runs): env, then links, then a short "
+	    "all-reduce sweep,\none worker per host; exit 0 healthy, 1 problems found, 3 could not "
+	    "run.",
+	.opts = check_opts,
+	.run = check_all_run,
+};
+
+const struct cmd cmd_collcheck_env = {
+	.tool = "collcheck",
+	.name = "env",
+	.usage = "collcheck env [-H HOSTS | --hostfile FILE] [-v] [--json] [--baseline FILE | "
+	    "--save-baseline FILE] [options]",
+	.summary = "Gather every host's facts (driver, CUDA, NCCL, GPUs, RDMA ports, PCIe, "
+	    "network, NCCL_* and\nother variables, limits, clock offset) in one round and name "
+	    "the hosts that differ.",
+	.opts = check_env_opts,
+	.run = check_env_run,
+};
+
+const struct cmd cmd_collcheck_links = {
+	.tool = "collcheck",
+	.name = "links",
+	.usage = "collcheck links [-H HOSTS | --hostfile FILE] [-N PER_HOST] [-s SIZE] [-n ITERS] "
+	    "[--json] [options]",
+	.summary = "Measure bandwidth and latency between every pair of hosts (ranks with -N), "
+	    "disjoint pairs\nat once, and name the pairs and hosts below the others.",
+	.opts = check_opts,
+	.run = check_links_run,
+};
+
+static int
+check_value(struct check_args *a, int id, const char *val, char *err, size_t len)
+{
+	int r = hostopt_value(&a->ho, id, val, err, len);
+
+	if (r <= 0)
+		return r;
+	switch (id) {
+	case O_VERBOSE: a->verbose = 1; return 0;
+	case O_JSON: a->json = 1; return 0;
+	case O_NO_COLOR: a->color = 0; return 0;
+	case O_WORKER: a->worker = 1; return 0;
+	case O_BASELINE: a->baseline = val; return 0;
+	case O_SAVE_BASELINE: a->save_baseline = val; return 0;
+	case O_CONFIG: a->config = val; return 0;
+	case O_SIZE: return opt_size("-s", val, &a->link_bytes, err, len);
+	case O_ITERS: return opt_int("-n", val, 1, 100000, &a->link_iters, err, len);
+	case O_TIMEOUT: return opt_double("-T", val, 0.5, 1e6, &a->timeout_s, err, len);
+	}
+	return 0;
+}
+
+static int
+check_parse(struct check_args *a, int argc, char **argv)
+{
+	struct opt_state st;
+	const char *val;
+	char err[512];
+	int id;
+
+	opt_init(&st, a->cmd->opts, argc, argv, 0);
+	while ((id = opt_next(&st, &val)) != OPT_DONE) {
+		if (id == OPT_ERROR)
+			return cmd_usage_error(a->cmd, st.err);
+		if (id == O_HELP) {
+			cmd_usage(a->cmd, stdout);
+			return -1;
+		}
+		if (check_value(a, id, val, err, sizeof err) != 0)
+			return cmd_usage_error(a->cmd, err);
+	}
+	if (st.ind < argc) {
+		snprintf(err, sizeof err, "unexpected argument '%s'", argv[st.ind]);
+		return cmd_usage_error(a->cmd, err);
+	}
+	if (a->link_bytes == 0 || a->link_bytes > (1u << 30))
+		return cmd_usage_error(a->cmd, "-s must be between 1 byte and 1G");
+	if (a->baseline != NULL && a->save_baseline != NULL)
+		return cmd_usage_error(a->cmd, "give --baseline or --save-baseline, not both");
+	/* Workers of a front end leave the files to it: they may not exist on their host. */
+	if (a->config != NULL && !a->worker &&
+	    check_conf_read(&a->conf, a->config, err, sizeof err) != 0) {
+		fprintf(stderr, "collcheck: %s\n", err);
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
+int
+check_main(const struct cmd *cmd, unsigned what, int argc, char **argv)
+{
+	struct check_args a = { .cmd = cmd, .what = what, .link_bytes = 4u << 20,
+	    .link_iters = 5, .timeout_s = 120, .color = 1,
+	    .ho = { .jo = { .tool = "collcheck", .grace_s = 0, .fanout = 64 } } };
+	const char *nc = getenv("NO_COLOR");
+	int code;
+
+	check_conf_defaults(&a.conf);
+	if ((code = check_parse(&a, argc, argv)) != EXIT_OK) {
+		check_conf_free(&a.conf);
+		return code < 0 ? cmd_finish_stdout(EXIT_OK) : code;
+	}
+	if ((nc != NULL && nc[0] != '\0') || !isatty(STDOUT_FILENO))
+		a.color = 0;
+	if (getenv("COLL_UNIQUE_ID") != NULL)
+		code = check_worker(&a);
+	else
+		code = check_front(&a, argc, argv);
+	check_conf_free(&a.conf);
+	return cmd_finish_stdout(code);
+}

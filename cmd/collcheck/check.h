@@ -1,0 +1,116 @@
+/*
+ * collcheck env, links and the whole check (collcheck alone): shared between
+ * the front end (front.c), the workers (worker.c), the analysis (analyse.c,
+ * conf.c) and the report (report.c).
+ *
+ * The front end starts one worker per host (or -N per host) through the job
+ * runner; the workers join one communicator, gather every host's facts to
+ * rank 0, measure clocks, links and all-reduce through the core, and rank 0
+ * hands the front end one JSON record on its stdout. The front end adds the
+ * hosts that could not be reached, analyses and prints. Under collrun (no
+ * front end of ours) rank 0 analyses and prints itself.
+ */
+#ifndef COLL_CHECK_H
+#define COLL_CHECK_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "cmd.h"
+#include "facts.h"
+#include "hostopt.h"
+
+enum check_what { CHECK_ENV = 1 << 0, CHECK_LINKS = 1 << 1, CHECK_ALLREDUCE = 1 << 2 };
+
+enum check_sev { SEV_OK, SEV_INFO, SEV_WARN, SEV_ERROR, SEV_UNREACHABLE };
+
+/* Thresholds and rule settings (conf.c reads them from --config). */
+struct check_conf {
+	double clock_offset_ms;	/* warn above */
+	double link_bw_factor;	/* pairs below k x the median bandwidth */
+	double link_lat_factor;	/* pairs above f x the median latency */
+	char **ignore;		/* fnmatch patterns of fact keys not compared */
+	int nignore;
+	char **sev_pat;		/* severity overrides: pattern -> severity */
+	int *sev_val;
+	int nsev;
+};
+
+struct check_args {
+	const struct cmd *cmd;
+	unsigned what;
+	struct hostopt ho;
+	int verbose, json, color, worker;
+	const char *baseline, *save_baseline, *config;
+	size_t link_bytes;
+	long link_iters;
+	double timeout_s;
+	struct check_conf conf;
+};
+
+struct check_host {
+	char *name;		/* as the host calls itself, else as we called it */
+	int rank;		/* first rank on it; -1: never answered */
+	int pid;
+	struct facts facts;
+	double offset_us, rtt_us;
+	char *why;		/* unreachable: why */
+	int sev;		/* worst finding */
+};
+
+struct check_finding {
+	int host;		/* index in hosts, -1: the cluster as a whole */
+	int sev;
+	char *key;
+	char *msg;
+};
+
+struct check_result {
+	int nhosts;
+	struct check_host *hosts;
+	int nranks;
+	int *rank_host;		/* rank -> host index */
+	double *lat, *bw;	/* nranks x nranks, row = measuring rank; NULL without links */
+	json_t *allreduce;	/* rows, or NULL */
+	int nfind;
+	struct check_finding *find;
+	int agree_keys, differ_keys;
+};
+
+/* check.c */
+extern const struct cmd cmd_collcheck_all, cmd_collcheck_env, cmd_collcheck_links;
+int check_main(const struct cmd *cmd, unsigned what, int argc, char **argv);
+
+/* worker.c: the worker role; exit code. */
+int check_worker(struct check_args *a);
+/* The record rank 0 sends the front end, and reading it back. */
+json_t *check_record(const struct check_result *r);
+int check_record_read(struct check_result *r, const char *buf, size_t len, char *err,
+    size_t errlen);
+
+/* front.c: the front end role; exit code. */
+int check_front(struct check_args *a, int argc, char **argv);
+
+/* analyse.c */
+void check_analyse(struct check_result *r, const struct check_args *a,
+    const struct facts *baseline);
+void check_find(struct check_result *r, int host, int sev, const char *key, const char *fmt,
+    ...) __attribute__((format(printf, 5, 6)));
+int check_identity_key(const char *key);
+void check_result_free(struct check_result *r);
+const char *check_sev_name(int sev);
+
+/* conf.c */
+void check_conf_defaults(struct check_conf *c);
+int check_conf_read(struct check_conf *c, const char *path, char *err, size_t len);
+void check_conf_free(struct check_conf *c);
+int check_conf_ignored(const struct check_conf *c, const char *key);
+/* The severity a rule gave, or the configured one for this key. */
+int check_conf_sev(const struct check_conf *c, const char *key, int sev);
+int check_baseline_save(const struct check_result *r, const char *path, char *err, size_t len);
+int check_baseline_load(struct facts *f, const char *path, char *err, size_t len);
+
+/* report.c: print (text or JSON); exit code. */
+int check_report(const struct check_result *r, const struct check_args *a);
+
+#endif

@@ -1,0 +1,300 @@
+/*
+ * The front end: start the workers through the job runner (local ranks, SSH
+ * hosts or srun), read rank 0's record from its stdout, show the workers'
+ * progress on a terminal, then analyse and report.
+ *
+ * A host that cannot be used (unreachable, refused, or its worker failed
+ * before the record) would keep the others from ever forming a communicator,
+ * so the job fails fast, and the check starts again without it: it is named
+ * in the report as unreachable, with why, and the rest are still checked.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "err.h"
+#include "launch.h"
+#include "xmalloc.h"
+
+#define CHECK_ATTEMPTS 4
+#define CHECK_RECORD_MAX (512u << 20)
+
+struct check_front {
+	struct check_args *a;
+	char *rec;		/* rank 0's stdout */
+	size_t len, cap;
+	int overflow;
+	int tty;		/* show progress on stderr */
+	int *failed;		/* per host of this attempt: 1 unusable */
+	char **why;		/* per host of this attempt */
+	char **last_err;	/* per rank: the last line it wrote on stderr */
+	int nranks;
+	int first_seen;		/* a failure was seen: the others are being stopped for it */
+	/* Hosts found unusable so far, over all attempts. */
+	char **gone, **gone_why;
+	int ngone;
+};
+
+static void
+check_front_progress(struct check_front *f, const char *what, size_t len)
+{
+	if (!f->tty)
+		return;
+	fprintf(stderr, "\rcollcheck: %.*s\033[K", (int)(len > 200 ? 200 : len), what);
+	fflush(stderr);
+}
+
+static int
+check_front_output(void *arg, int rank, int stream, const char *line, size_t len)
+{
+	static const char prog[] = "collcheck-progress: ";
+	struct check_front *f = arg;
+
+	if (rank == 0 && stream == LAUNCH_STDOUT) {
+		/* Lines past 64 KiB come in pieces: put them back together as they were. */
+		if (f->len + len + 1 > CHECK_RECORD_MAX) {
+			f->overflow = 1;
+			return 1;
+		}
+		if (f->len + len + 1 > f->cap) {
+			f->cap = (f->len + len + 1) * 2;
+			f->rec = xreallocarray(f->rec, f->cap, 1);
+		}
+		memcpy(f->rec + f->len, line, len);
+		f->len += len;
+		return 1;
+	}
+	if (rank == 0 && stream == LAUNCH_STDERR && len >= sizeof prog - 1 &&
+	    memcmp(line, prog, sizeof prog - 1) == 0) {
+		check_front_progress(f, line + sizeof prog - 1, len - (sizeof prog - 1));
+		return 1;
+	}
+	if (rank >= 0 && rank < f->nranks && stream == LAUNCH_STDERR) {
+		free(f->last_err[rank]);
+		f->last_err[rank] = xasprintf("%.*s", (int)(len > 400 ? 400 : len), line);
+	}
+	if (f->tty)
+		fprintf(stderr, "\r\033[K");
+	return 0;
+}
+
+static void
+check_front_exited(void *arg, int rank, int state, int code)
+{
+	struct check_front *f = arg;
+	const struct job_opts *jo = &f->a->ho.jo;
+	int h;
+
+	if ((state == LAUNCH_EXITED && code == 0) || state == LAUNCH_FAILED || jo->nhosts == 0 ||
+	    rank < 0 || rank >= f->nranks || f->len > 0 || f->first_seen)
+		return;
+	h = jo->rank_host[rank];
+	f->first_seen = 1;
+	f->failed[h] = 1;
+	if (state == LAUNCH_SIGNALED)
+		f->why[h] = xasprintf("its worker was killed by signal %d", code);
+	else
+		f->why[h] = xasprintf("its worker exited with code %d%s%s", code,
+		    f->last_err[rank] ? ": " : "", f->last_err[rank] ? f->last_err[rank] : "");
+}
+
+static void
+check_front_host_failed(void *arg, int host, const char *why)
+{
+	struct check_front *f = arg;
+
+	if (f->failed[host])
+		return;
+	/* Unreachable hosts are all named: they fail before any rank runs. */
+	f->first_seen = 1;
+	f->failed[host] = 1;
+	f->why[host] = xstrdup(why);
+}
+
+static char *
+check_self(void)
+{
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+
+	if (n <= 0)
+		return NULL;
+	self[n] = '\0';
+	return xstrdup(self);
+}
+
+/* One attempt: the job over the hosts left; 0 with a record, 1 to retry without some, -1. */
+static int
+check_front_attempt(struct check_front *f, char **wargv, int *jobcode)
+{
+	struct job_hooks hooks = { check_front_output, check_front_exited,
+	    check_front_host_failed, f, 1 };
+	struct check_args *a = f->a;
+	int nh = a->ho.jo.nhosts, retry = 0;
+
+	f->nranks = a->ho.jo.nranks;
+	f->failed = xcalloc((size_t)nh + 1, sizeof *f->failed);
+	f->why = xcalloc((size_t)nh + 1, sizeof *f->why);
+	f->last_err = xcalloc((size_t)f->nranks, sizeof *f->last_err);
+	f->len = 0;
+	f->first_seen = 0;
+	a->ho.jo.argv = wargv;
+	a->ho.jo.hooks = &hooks;
+	if (f->tty) {
+		char buf[128];
+		int n = snprintf(buf, sizeof buf, "starting %d workers on %d hosts", f->nranks,
+		    nh ? nh : 1);
+
+		check_front_progress(f, buf, (size_t)n);
+	}
+	*jobcode = job_run(&a->ho.jo);
+	if (f->tty)
+		fprintf(stderr, "\r\033[K");
+	for (int h = 0; h < nh; h++) {
+		if (!f->failed[h])
+			continue;
+		f->gone = xreallocarray(f->gone, (size_t)f->ngone + 1, sizeof *f->gone);
+		f->gone_why = xreallocarray(f->gone_why, (size_t)f->ngone + 1, sizeof *f->gone_why);
+		f->gone[f->ngone] = xstrdup(a->ho.names[h]);
+		f->gone_why[f->ngone++] = f->why[h];
+		f->why[h] = NULL;
+		retry = 1;
+	}
+	free(f->failed);
+	free(f->why);
+	for (int k = 0; k < f->nranks; k++)
+		free(f->last_err[k]);
+	free(f->last_err);
+	if (f->len > 0)
+		return 0;	/* rank 0 wrote the record: the check is whole, whatever came after */
+	return retry ? 1 : -1;
+}
+
+/* The hosts given, less those found unusable: -x grows by them. */
+static int
+check_front_exclude(struct check_front *f, char **excl, char *err, size_t len)
+{
+	struct check_args *a = f->a;
+	size_t n = a->ho.exclude ? strlen(a->ho.exclude) + 1 : 0;
+	char *s;
+
+	for (int i = 0; i < f->ngone; i++)
+		n += strlen(f->gone[i]) + 1;
+	s = xcalloc(n + 1, 1);
+	if (a->ho.exclude)
+		strcat(s, a->ho.exclude);
+	for (int i = 0; i < f->ngone; i++) {
+		if (s[0] != '\0')
+			strcat(s, ",");
+		strcat(s, f->gone[i]);
+	}
+	free(*excl);
+	*excl = s;
+	a->ho.exclude = s;
+	hostopt_release(&a->ho);
+	return hostopt_prepare(&a->ho, err, len);
+}
+
+static void
+check_front_add_gone(struct check_front *f, struct check_result *r)
+{
+	r->hosts = xreallocarray(r->hosts, (size_t)r->nhosts + (size_t)f->ngone + 1,
+	    sizeof *r->hosts);
+	for (int i = 0; i < f->ngone; i++) {
+		struct check_host *h = &r->hosts[r->nhosts++];
+
+		*h = (struct check_host){ .name = f->gone[i], .rank = -1, .why = f->gone_why[i] };
+		facts_init(&h->facts);
+		f->gone[i] = f->gone_why[i] = NULL;
+	}
+}
+
+static int
+check_front_finish(struct check_front *f, struct check_result *r)
+{
+	struct check_args *a = f->a;
+	struct facts base;
+	char err[512];
+	int code;
+
+	facts_init(&base);
+	check_front_add_gone(f, r);
+	if (a->baseline != NULL && check_baseline_load(&base, a->baseline, err, sizeof err) != 0) {
+		fprintf(stderr, "collcheck: %s\n", err);
+		facts_free(&base);
+		return EXIT_USAGE;
+	}
+	check_analyse(r, a, a->baseline != NULL ? &base : NULL);
+	facts_free(&base);
+	if (a->save_baseline != NULL && check_baseline_save(r, a->save_baseline, err,
+	    sizeof err) != 0) {
+		fprintf(stderr, "collcheck: %s\n", err);
+		return EXIT_CANNOT;
+	}
+	code = check_report(r, a);
+	return code;
+}
+
+int
+check_front(struct check_args *a, int argc, char **argv)
+{
+	struct check_front f = { .a = a, .tty = isatty(STDERR_FILENO) && !a->json };
+	struct check_result r = { 0 };
+	char **wargv = xcalloc((size_t)argc + 3, sizeof *wargv), *excl = NULL, err[512];
+	int code = EXIT_CANNOT, jobcode = 0, rc = 1, all_gone = 0;
+
+	a->ho.jo.by_path = strchr(argv[0], '/') != NULL;
+	a->ho.jo.timeout_s = a->timeout_s;
+	a->ho.jo.label = 1;
+	if (hostopt_prepare(&a->ho, err, sizeof err) != 0) {
+		code = cmd_usage_error(a->cmd, err);
+		goto out;
+	}
+	if ((wargv[0] = check_self()) == NULL) {
+		fprintf(stderr, "collcheck: cannot find its own executable\n");
+		goto out;
+	}
+	wargv[1] = (char *)a->cmd->name;
+	wargv[2] = "--worker";
+	for (int i = 1; i < argc; i++)
+		wargv[i + 2] = argv[i];
+	for (int attempt = 0; attempt < CHECK_ATTEMPTS && rc == 1; attempt++) {
+		if (attempt > 0 && check_front_exclude(&f, &excl, err, sizeof err) != 0) {
+			rc = -1;
+			all_gone = 1;	/* every host is gone */
+			break;
+		}
+		rc = check_front_attempt(&f, wargv, &jobcode);
+	}
+	if (rc == 0 && f.overflow)
+		fprintf(stderr, "collcheck: rank 0's record is larger than %u MiB\n",
+		    CHECK_RECORD_MAX >> 20);
+	else if (rc == 0 && check_record_read(&r, f.rec, f.len, err, sizeof err) != 0)
+		fprintf(stderr, "collcheck: %s\n", err);
+	else if (rc == 0)
+		code = check_front_finish(&f, &r);
+	else if (all_gone)
+		fprintf(stderr, "collcheck: no host could be checked:\n");
+	else
+		fprintf(stderr, "collcheck: the workers did not report (job exit code %d)%s\n",
+		    jobcode, jobcode == JOB_EXIT_TIMEOUT ? ": raise -T" : "");
+	if (rc != 0)
+		for (int i = 0; i < f.ngone; i++)
+			fprintf(stderr, "  %s: %s\n", f.gone[i], f.gone_why[i]);
+out:
+	for (int i = 0; i < f.ngone; i++) {
+		free(f.gone[i]);
+		free(f.gone_why[i]);
+	}
+	free(f.gone);
+	free(f.gone_why);
+	free(f.rec);
+	free(wargv[0]);
+	free(wargv);
+	free(excl);
+	check_result_free(&r);
+	hostopt_release(&a->ho);
+	return code;
+}

@@ -1,0 +1,365 @@
+/*
+ * The worker role: join the job, gather every rank's facts to rank 0 in one
+ * round, measure clocks against rank 0, the links between every pair and a
+ * short all-reduce sweep through the core, and on rank 0 either hand the
+ * record to the front end (--worker) or analyse and print it (under collrun).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "coll.h"
+#include "comm.h"
+#include "err.h"
+#include "probe.h"
+#include "xmalloc.h"
+
+extern char **environ;
+
+#define CHECK_CLOCK_SAMPLES 5
+
+struct check_worker {
+	struct check_args *a;
+	struct comm *c, *pc;
+	struct check_result r;
+};
+
+static void
+check_progress(const struct check_worker *w, const char *what)
+{
+	if (w->a->worker && comm_rank(w->c) == 0) {
+		fprintf(stderr, "collcheck-progress: %s\n", what);
+		fflush(stderr);
+	}
+}
+
+static void
+check_links_progress(void *arg, int round, int rounds)
+{
+	char buf[96];
+
+	snprintf(buf, sizeof buf, "links: round %d of %d", round + 1, rounds);
+	check_progress(arg, buf);
+}
+
+/* Rank 0: one host per distinct host name, in rank order; rank_host maps ranks to them. */
+static int
+check_hosts_from(struct check_worker *w, const struct coll_blobs *b)
+{
+	struct check_result *r = &w->r;
+	int n = comm_size(w->c);
+
+	r->nranks = n;
+	r->rank_host = xcalloc((size_t)n, sizeof *r->rank_host);
+	r->hosts = xcalloc((size_t)n, sizeof *r->hosts);
+	for (int k = 0; k < n; k++) {
+		struct facts f;
+		const char *name;
+		int h;
+
+		facts_init(&f);
+		if (facts_unpack(&f, (const char *)b->data + b->off[k], b->len[k]) != COLL_OK)
+			facts_add(&f, "collcheck", "rank %d sent malformed facts", k);
+		name = facts_get(&f, "host.name");
+		if (name == NULL || facts_is_skipped(name))
+			name = comm_host(w->c, k);
+		for (h = 0; h < r->nhosts && strcmp(r->hosts[h].name, name) != 0; h++)
+			;
+		r->rank_host[k] = h;
+		if (h < r->nhosts) {
+			facts_free(&f);
+			continue;
+		}
+		r->hosts[h] = (struct check_host){ .name = xstrdup(name), .rank = k,
+		    .pid = comm_pid(w->c, k), .facts = f };
+		r->nhosts++;
+	}
+	return COLL_OK;
+}
+
+static int
+check_gather_facts(struct check_worker *w)
+{
+	struct facts f;
+	struct facts_roots roots;
+	struct coll_blobs b = { 0 };
+	size_t len;
+	char *buf;
+	int rc;
+
+	facts_init(&f);
+	facts_roots_env(&roots);
+	if (w->a->what & CHECK_ENV)
+		facts_collect(&f, &roots, environ);
+	else
+		facts_read_host(&f, &roots);
+	buf = facts_pack(&f, &len);
+	facts_free(&f);
+	rc = coll_gatherv(w->c, buf, len, 0, &b);
+	free(buf);
+	if (rc == COLL_OK && comm_rank(w->c) == 0)
+		rc = check_hosts_from(w, &b);
+	coll_blobs_free(&b);
+	return rc;
+}
+
+static int
+check_clocks(struct check_worker *w)
+{
+	int n = comm_size(w->c);
+	double *off = xcalloc((size_t)n, sizeof *off), *rtt = xcalloc((size_t)n, sizeof *rtt);
+	int rc = probe_clock_offsets(w->pc, CHECK_CLOCK_SAMPLES, off, rtt);
+
+	if (rc == COLL_OK && comm_rank(w->c) == 0)
+		for (int h = 0; h < w->r.nhosts; h++) {
+			w->r.hosts[h].offset_us = off[w->r.hosts[h].rank];
+			w->r.hosts[h].rtt_us = rtt[w->r.hosts[h].rank];
+		}
+	free(off);
+	free(rtt);
+	return rc;
+}
+
+static int
+check_links(struct check_worker *w)
+{
+	struct pair_opts po = { w->a->link_bytes, (int)w->a->link_iters, 20 };
+	int n = comm_size(w->c), rc;
+	struct probe_link *row = xcalloc((size_t)n, sizeof *row);
+	double *mine = xcalloc((size_t)n * 2, sizeof *mine);
+	struct coll_blobs b = { 0 };
+
+	rc = probe_links(w->c, w->pc, &po, row, check_links_progress, w);
+	for (int p = 0; p < n; p++) {
+		mine[p] = row[p].lat_us;
+		mine[n + p] = row[p].bw_gbs;
+	}
+	if (rc == COLL_OK)
+		rc = coll_gatherv(w->c, mine, (size_t)n * 2 * sizeof *mine, 0, &b);
+	if (rc == COLL_OK && comm_rank(w->c) == 0) {
+		w->r.lat = xcalloc((size_t)n * n, sizeof *w->r.lat);
+		w->r.bw = xcalloc((size_t)n * n, sizeof *w->r.bw);
+		for (int k = 0; k < n; k++) {
+			const double *v = (const double *)(b.data + b.off[k]);
+
+			if (b.len[k] != (size_t)n * 2 * sizeof *v)
+				continue;
+			memcpy(&w->r.lat[(size_t)k * n], v, (size_t)n * sizeof *v);
+			memcpy(&w->r.bw[(size_t)k * n], v + n, (size_t)n * sizeof *v);
+		}
+	}
+	coll_blobs_free(&b);
+	free(row);
+	free(mine);
+	return rc;
+}
+
+/* A short sweep, 8 B to 16 MiB: small sizes show latency, large ones bandwidth. */
+static int
+check_allreduce(struct check_worker *w)
+{
+	struct probe_opts po = { 5, 2, 1, DT_FLOAT32, OP_SUM };
+	struct probe p;
+	struct probe_result res;
+	int rc;
+
+	if ((rc = probe_init(&p, w->c, &po, 16u << 20)) != COLL_OK)
+		return rc;
+	w->r.allreduce = json_array();
+	for (size_t s = 8; s <= (16u << 20) && rc == COLL_OK; s *= 8) {
+		char buf[64];
+
+		snprintf(buf, sizeof buf, "allreduce: %zu bytes", s);
+		check_progress(w, buf);
+		if ((rc = probe_allreduce(&p, s, &res)) != COLL_OK)
+			break;
+		json_array_append_new(w->r.allreduce, json_pack("{s:I, s:f, s:f, s:f, s:I, s:i, "
+		    "s:f}", "size", (json_int_t)res.bytes, "time_us", res.m[0].time_us, "algbw",
+		    res.m[0].algbw, "busbw", res.m[0].busbw, "wrong", (json_int_t)(res.m[0].wrong +
+		    res.m[1].wrong), "slowest_rank", res.m[0].slow_rank, "slowest_us",
+		    res.m[0].slow_us));
+	}
+	probe_free(&p);
+	return rc;
+}
+
+static int
+check_steps(struct check_worker *w)
+{
+	int rc;
+
+	check_progress(w, "gathering facts");
+	if ((rc = check_gather_facts(w)) != COLL_OK)
+		return rc;
+	if ((rc = comm_split(w->c, 0, comm_rank(w->c), &w->pc, NULL)) != COLL_OK)
+		return rc;
+	if (w->a->what & CHECK_ENV) {
+		check_progress(w, "clock offsets");
+		if ((rc = check_clocks(w)) != COLL_OK)
+			return rc;
+	}
+	if ((w->a->what & CHECK_LINKS) && comm_size(w->c) > 1 && (rc = check_links(w)) != COLL_OK)
+		return rc;
+	if (w->a->what & CHECK_ALLREDUCE)
+		rc = check_allreduce(w);
+	return rc;
+}
+
+int
+check_worker(struct check_args *a)
+{
+	struct check_worker w = { .a = a };
+	struct coll_config cfg = COLL_CONFIG_INIT;
+	struct facts base;
+	char err[512];
+	int rc, code = EXIT_CANNOT;
+
+	facts_init(&base);
+	cfg.timeout_ms = (int)(a->timeout_s * 1000);
+	if ((rc = comm_init_env(&w.c, &cfg)) != COLL_OK) {
+		fprintf(stderr, "collcheck: cannot join the job: %s\n", w.c != NULL ?
+		    comm_last_error(w.c) : "COLL_UNIQUE_ID, COLL_RANK or COLL_SIZE is malformed");
+		goto out;
+	}
+	if ((rc = check_steps(&w)) != COLL_OK) {
+		fprintf(stderr, "collcheck: %s\n", comm_last_error(w.pc != NULL &&
+		    comm_get_async_error(w.pc) != COLL_OK ? w.pc : w.c));
+		goto out;
+	}
+	code = EXIT_OK;
+	if (comm_rank(w.c) != 0)
+		goto out;
+	if (a->worker) {
+		json_t *rec = check_record(&w.r);
+
+		json_dumpf(rec, stdout, JSON_COMPACT);
+		fputc('\n', stdout);
+		json_decref(rec);
+		goto out;
+	}
+	if (a->baseline != NULL && check_baseline_load(&base, a->baseline, err, sizeof err) != 0) {
+		fprintf(stderr, "collcheck: %s\n", err);
+		code = EXIT_USAGE;
+		goto out;
+	}
+	check_analyse(&w.r, a, a->baseline != NULL ? &base : NULL);
+	if (a->save_baseline != NULL && check_baseline_save(&w.r, a->save_baseline, err,
+	    sizeof err) != 0) {
+		fprintf(stderr, "collcheck: %s\n", err);
+		code = EXIT_CANNOT;
+		goto out;
+	}
+	code = check_report(&w.r, a);
+out:
+	facts_free(&base);
+	comm_destroy(w.pc);
+	comm_destroy(w.c);
+	check_result_free(&w.r);
+	return code;
+}
+
+/* The record: hosts with their facts and clocks, the link matrices, the sweep. */
+json_t *
+check_record(const struct check_result *r)
+{
+	json_t *rec = json_object(), *hosts = json_array(), *map = json_array();
+
+	for (int h = 0; h < r->nhosts; h++) {
+		const struct check_host *ch = &r->hosts[h];
+		json_t *facts = json_object();
+
+		for (int i = 0; i < ch->facts.n; i++)
+			json_object_set_new(facts, ch->facts.v[i].key,
+			    json_string(ch->facts.v[i].val));
+		json_array_append_new(hosts, json_pack("{s:s, s:i, s:i, s:f, s:f, s:o}", "host",
+		    ch->name, "rank", ch->rank, "pid", ch->pid, "clock_offset_us", ch->offset_us,
+		    "rtt_us", ch->rtt_us, "facts", facts));
+	}
+	for (int k = 0; k < r->nranks; k++)
+		json_array_append_new(map, json_integer(r->rank_host[k]));
+	json_object_set_new(rec, "hosts", hosts);
+	json_object_set_new(rec, "rank_host", map);
+	if (r->lat != NULL) {
+		json_t *lat = json_array(), *bw = json_array();
+
+		for (size_t i = 0; i < (size_t)r->nranks * r->nranks; i++) {
+			json_array_append_new(lat, json_real(r->lat[i]));
+			json_array_append_new(bw, json_real(r->bw[i]));
+		}
+		json_object_set_new(rec, "lat_us", lat);
+		json_object_set_new(rec, "bw_gbs", bw);
+	}
+	if (r->allreduce != NULL)
+		json_object_set(rec, "allreduce", r->allreduce);
+	return rec;
+}
+
+static int
+check_record_host(struct check_host *ch, json_t *j)
+{
+	json_t *facts = json_object_get(j, "facts"), *v;
+	const char *name = json_string_value(json_object_get(j, "host")), *key;
+
+	if (name == NULL || !json_is_object(facts))
+		return -1;
+	ch->name = xstrdup(name);
+	ch->rank = (int)json_integer_value(json_object_get(j, "rank"));
+	ch->pid = (int)json_integer_value(json_object_get(j, "pid"));
+	ch->offset_us = json_number_value(json_object_get(j, "clock_offset_us"));
+	ch->rtt_us = json_number_value(json_object_get(j, "rtt_us"));
+	facts_init(&ch->facts);
+	json_object_foreach(facts, key, v)
+		if (json_is_string(v))
+			facts_add(&ch->facts, key, "%s", json_string_value(v));
+	return 0;
+}
+
+int
+check_record_read(struct check_result *r, const char *buf, size_t len, char *err, size_t errlen)
+{
+	json_error_t je;
+	json_t *rec = json_loadb(buf, len, 0, &je), *hosts, *map, *lat, *bw, *ar;
+	size_t n, nn;
+
+	if (rec == NULL) {
+		snprintf(err, errlen, "rank 0's record is not JSON (%s at %d)", je.text, je.position);
+		return -1;
+	}
+	hosts = json_object_get(rec, "hosts");
+	map = json_object_get(rec, "rank_host");
+	if (!json_is_array(hosts) || !json_is_array(map) || json_array_size(map) == 0) {
+		snprintf(err, errlen, "rank 0's record lacks hosts");
+		json_decref(rec);
+		return -1;
+	}
+	n = json_array_size(hosts);
+	r->hosts = xcalloc(n + 1, sizeof *r->hosts);
+	for (size_t i = 0; i < n; i++)
+		if (check_record_host(&r->hosts[r->nhosts], json_array_get(hosts, i)) == 0)
+			r->nhosts++;
+	r->nranks = (int)json_array_size(map);
+	r->rank_host = xcalloc((size_t)r->nranks, sizeof *r->rank_host);
+	for (int k = 0; k < r->nranks; k++) {
+		json_int_t h = json_integer_value(json_array_get(map, (size_t)k));
+
+		r->rank_host[k] = h >= 0 && h < r->nhosts ? (int)h : 0;
+	}
+	lat = json_object_get(rec, "lat_us");
+	bw = json_object_get(rec, "bw_gbs");
+	nn = (size_t)r->nranks * r->nranks;
+	if (json_is_array(lat) && json_is_array(bw) && json_array_size(lat) == nn &&
+	    json_array_size(bw) == nn) {
+		r->lat = xcalloc(nn, sizeof *r->lat);
+		r->bw = xcalloc(nn, sizeof *r->bw);
+		for (size_t i = 0; i < nn; i++) {
+			r->lat[i] = json_number_value(json_array_get(lat, i));
+			r->bw[i] = json_number_value(json_array_get(bw, i));
+		}
+	}
+	if (json_is_array(ar = json_object_get(rec, "allreduce")))
+		r->allreduce = json_incref(ar);
+	json_decref(rec);
+	return 0;
+}

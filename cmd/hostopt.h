@@ -1,0 +1,67 @@
+/*
+ * Where a tool's ranks run: the host options collrun and collcheck share
+ * (-H, --hostfile, a Slurm allocation, -x, -N, --place, --launcher and the
+ * SSH settings), turned into the job's hosts, rank placement and launcher.
+ * Hosts come from -H, else --hostfile, else a Slurm allocation's
+ * SLURM_JOB_NODELIST; without any, every rank runs here.
+ */
+#ifndef COLL_HOSTOPT_H
+#define COLL_HOSTOPT_H
+
+#include <stddef.h>
+
+#include "hostlist.h"
+#include "job.h"
+#include "opt.h"
+
+/* Option ids of the shared entries; a tool's own ids stay below HO_FIRST. */
+enum { HO_FIRST = 1000, HO_HOSTS = HO_FIRST, HO_EXCLUDE, HO_HOSTFILE, HO_PER_HOST, HO_PLACE,
+	HO_LAUNCHER, HO_CONNECT_TIMEOUT, HO_FANOUT, HO_ACCEPT_NEW, HO_SSH_CONFIG, HO_PREFIX,
+	HO_LAST };
+
+/* The entries, for a tool's option table; per_host_help says what -N means there. */
+#define HOSTOPT_TABLE(per_host_help) \
+	{ HO_HOSTS, 'H', "hosts", OPT_VALUE, "HOSTS", "hosts as node[01-16],n[1-3,7] with " \
+	    "optional :slots", NULL }, \
+	{ HO_EXCLUDE, 'x', "exclude", OPT_VALUE, "HOSTS", "leave these hosts out (ranges too)", \
+	    NULL }, \
+	{ HO_HOSTFILE, 0, "hostfile", OPT_VALUE, "FILE", "hosts from a file: 'host slots=N' or " \
+	    "'host:N' lines", "@file" }, \
+	{ HO_PER_HOST, 'N', "per-host", OPT_VALUE, "N", per_host_help, NULL }, \
+	{ HO_PLACE, 0, "place", OPT_VALUE, "MODE", "block (fill each host first, the default) or " \
+	    "roundrobin", "block roundrobin" }, \
+	{ HO_LAUNCHER, 0, "launcher", OPT_VALUE, "KIND", "auto (the default: local or ssh), " \
+	    "local, ssh or slurm (srun)", "auto local ssh slurm" }, \
+	{ HO_CONNECT_TIMEOUT, 0, "connect-timeout", OPT_VALUE, "SECONDS", "give up on a host " \
+	    "after this long connecting (default 10)", NULL }, \
+	{ HO_FANOUT, 'f', "fanout", OPT_VALUE, "N", "hosts connecting at once (default 64)", \
+	    NULL }, \
+	{ HO_ACCEPT_NEW, 0, "accept-new", OPT_FLAG, NULL, "add unknown host keys to known_hosts " \
+	    "(changed keys are still refused)", NULL }, \
+	{ HO_SSH_CONFIG, 'F', "ssh-config", OPT_VALUE, "FILE", "ssh client configuration " \
+	    "(default ~/.ssh/config)", "@file" }, \
+	{ HO_PREFIX, 0, "prefix", OPT_VALUE, "DIR", "remote ranks run DIR/bin/collrun with " \
+	    "DIR/bin and DIR/lib first in PATH and LD_LIBRARY_PATH (default: this program's " \
+	    "own, when started by a path)", "@dir" }
+
+struct hostopt {
+	struct job_opts jo;
+	const char *hosts, *exclude, *hostfile, *launcher, *place;
+	long np, per_host;
+	/* Made by hostopt_prepare, freed by hostopt_release. */
+	struct hostlist hl;
+	const char **names;
+	int *rank_host;
+};
+
+/* Take a shared option: 0, -1 with err, or 1 when id is not one of them. */
+int hostopt_value(struct hostopt *a, int id, const char *val, char *err, size_t len);
+/* Hosts, rank count, placement and launcher into a->jo. */
+int hostopt_plan(struct hostopt *a, struct hostlist *hl, int **rank_host, char *err, size_t len);
+/* hostopt_plan, then the job's hosts, placement and join timeout; 0 or -1 with err. */
+int hostopt_prepare(struct hostopt *a, char *err, size_t len);
+void hostopt_release(struct hostopt *a);
+/* Were hosts given (-H, --hostfile or a Slurm allocation)? */
+int hostopt_given(const struct hostopt *a);
+
+#endif

@@ -1,0 +1,281 @@
+/*
+ * The facts container, its wire form and the file helpers the readers share.
+ * Hosts send their facts as "key\tvalue\n" lines: plain text, so that the
+ * core needs no JSON library, and checked line by line on the receiving side.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "facts.h"
+#include "xmalloc.h"
+
+void
+facts_init(struct facts *f)
+{
+	memset(f, 0, sizeof *f);
+}
+
+void
+facts_free(struct facts *f)
+{
+	for (int i = 0; i < f->n; i++) {
+		free(f->v[i].key);
+		free(f->v[i].val);
+	}
+	free(f->v);
+	memset(f, 0, sizeof *f);
+}
+
+static int
+facts_find(const struct facts *f, const char *key)
+{
+	for (int i = 0; i < f->n; i++)
+		if (strcmp(f->v[i].key, key) == 0)
+			return i;
+	return -1;
+}
+
+/* Keys and values travel as one line each: no tabs, newlines or other controls. */
+static void
+facts_clean(char *s)
+{
+	for (; *s != '\0'; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
+}
+
+static void
+facts_put(struct facts *f, const char *key, char *val)
+{
+	int i = facts_find(f, key);
+	char *k;
+
+	facts_clean(val);
+	if (i >= 0) {
+		free(f->v[i].val);
+		f->v[i].val = val;
+		return;
+	}
+	if (f->n >= FACTS_MAX) {
+		free(val);
+		return;
+	}
+	if (f->n == f->cap) {
+		f->cap = f->cap ? f->cap * 2 : 64;
+		f->v = xreallocarray(f->v, (size_t)f->cap, sizeof *f->v);
+	}
+	k = xstrdup(key);
+	if (strlen(k) >= FACTS_KEY_MAX)
+		k[FACTS_KEY_MAX - 1] = '\0';
+	facts_clean(k);
+	f->v[f->n].key = k;
+	f->v[f->n].val = val;
+	f->n++;
+}
+
+static char *
+facts_vformat(const char *prefix, const char *fmt, va_list ap)
+{
+	char buf[FACTS_VAL_MAX];
+	size_t off = strlen(prefix);
+
+	memcpy(buf, prefix, off + 1);
+	vsnprintf(buf + off, sizeof buf - off, fmt, ap);
+	return xstrdup(buf);
+}
+
+void
+facts_add(struct facts *f, const char *key, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	facts_put(f, key, facts_vformat("", fmt, ap));
+	va_end(ap);
+}
+
+void
+facts_skip(struct facts *f, const char *key, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	facts_put(f, key, facts_vformat(FACTS_SKIP, fmt, ap));
+	va_end(ap);
+}
+
+const char *
+facts_get(const struct facts *f, const char *key)
+{
+	int i = facts_find(f, key);
+
+	return i >= 0 ? f->v[i].val : NULL;
+}
+
+int
+facts_is_skipped(const char *val)
+{
+	return val != NULL && strncmp(val, FACTS_SKIP, strlen(FACTS_SKIP)) == 0;
+}
+
+static int
+facts_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct fact *)a)->key, ((const struct fact *)b)->key);
+}
+
+void
+facts_sort(struct facts *f)
+{
+	if (f->n > 1)
+		qsort(f->v, (size_t)f->n, sizeof *f->v, facts_cmp);
+}
+
+char *
+facts_pack(const struct facts *f, size_t *len)
+{
+	size_t cap = 1, off = 0;
+	char *buf;
+
+	for (int i = 0; i < f->n; i++)
+		cap += strlen(f->v[i].key) + strlen(f->v[i].val) + 2;
+	buf = xmalloc(cap);
+	for (int i = 0; i < f->n; i++)
+		off += (size_t)snprintf(buf + off, cap - off, "%s\t%s\n", f->v[i].key, f->v[i].val);
+	buf[off] = '\0';
+	*len = off;
+	return buf;
+}
+
+int
+facts_unpack(struct facts *f, const char *buf, size_t len)
+{
+	const char *p = buf, *end = buf + len;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p)), *tab;
+		size_t klen, vlen;
+
+		if (nl == NULL || (tab = memchr(p, '\t', (size_t)(nl - p))) == NULL)
+			return COLL_EPROTO;
+		klen = (size_t)(tab - p);
+		vlen = (size_t)(nl - tab - 1);
+		if (klen == 0 || klen >= FACTS_KEY_MAX || vlen >= FACTS_VAL_MAX ||
+		    f->n >= FACTS_MAX || memchr(p, '\0', (size_t)(nl - p)) != NULL)
+			return COLL_EPROTO;
+		{
+			char key[FACTS_KEY_MAX], *val = xmalloc(vlen + 1);
+
+			memcpy(key, p, klen);
+			key[klen] = '\0';
+			memcpy(val, tab + 1, vlen);
+			val[vlen] = '\0';
+			facts_put(f, key, val);
+		}
+		p = nl + 1;
+	}
+	return COLL_OK;
+}
+
+void
+facts_roots_env(struct facts_roots *r)
+{
+	memset(r, 0, sizeof *r);
+	r->sys = getenv("COLL_SYSFS_ROOT");
+	r->proc = getenv("COLL_PROC_ROOT");
+	r->etc = getenv("COLL_ETC_ROOT");
+	r->home = getenv("HOME");
+	r->shm = getenv("COLL_SHM_DIR");
+}
+
+void
+facts_collect(struct facts *f, const struct facts_roots *r, char *const *envp)
+{
+	facts_read_host(f, r);
+	facts_read_limits(f, r);
+	facts_read_env(f, r, envp);
+	facts_read_gpu(f, r);
+	facts_read_pci(f, r);
+	facts_read_rdma(f, r);
+	facts_read_net(f, r);
+}
+
+/* PATH with its first component ("/sys", "/proc", "/etc") replaced by root, when given. */
+void
+facts__path(const char *root, const char *path, char *out, size_t len)
+{
+	const char *rest = strchr(path + 1, '/');
+
+	if (root == NULL || rest == NULL)
+		snprintf(out, len, "%s", path);
+	else
+		snprintf(out, len, "%s%s", root, rest);
+}
+
+int
+facts__read(const char *root, const char *path, char *buf, size_t len)
+{
+	char full[4096];
+	ssize_t n;
+	size_t off = 0;
+	int fd;
+
+	facts__path(root, path, full, sizeof full);
+	if ((fd = open(full, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	while (off + 1 < len && (n = read(fd, buf + off, len - 1 - off)) > 0)
+		off += (size_t)n;
+	close(fd);
+	buf[off] = '\0';
+	while (off > 0 && (buf[off - 1] == '\n' || buf[off - 1] == ' ' || buf[off - 1] == '\t'))
+		buf[--off] = '\0';
+	return (int)off;
+}
+
+static int
+facts_name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int
+facts__list(const char *root, const char *dir, char ***names)
+{
+	char full[4096];
+	struct dirent *e;
+	DIR *d;
+	int n = 0, cap = 0;
+
+	*names = NULL;
+	facts__path(root, dir, full, sizeof full);
+	if ((d = opendir(full)) == NULL)
+		return -1;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 16;
+			*names = xreallocarray(*names, (size_t)cap, sizeof **names);
+		}
+		(*names)[n++] = xstrdup(e->d_name);
+	}
+	closedir(d);
+	if (n > 1)
+		qsort(*names, (size_t)n, sizeof **names, facts_name_cmp);
+	return n;
+}
+
+void
+facts__free_names(char **names, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}

@@ -1,0 +1,85 @@
+/*
+ * Node facts: what a host is (kernel, CPUs, memory, limits), what it runs
+ * (NVIDIA driver, CUDA, NCCL), what it has (GPUs through NVML, RDMA ports
+ * through libibverbs and sysfs, network interfaces, PCIe links and ACS) and
+ * how it is set up (NCCL_*, CUDA_*, ... variables, nccl.conf), as flat
+ * "key = value" pairs, so that hosts are compared key by key.
+ *
+ * Keys are dotted paths ("limits.memlock", "rdma.mlx5_0.1.state"). A fact
+ * that cannot be read says so in its value ("skipped: no NVML (...)"), never
+ * a made-up value. Optional libraries (NVML, CUDA, NCCL, libibverbs) are
+ * loaded with dlopen, so nothing here needs them to build or run.
+ *
+ * The readers take their files under configurable roots (COLL_SYSFS_ROOT,
+ * COLL_PROC_ROOT, COLL_ETC_ROOT), so tests drive them with fixture trees.
+ */
+#ifndef COLL_FACTS_H
+#define COLL_FACTS_H
+
+#include <stddef.h>
+
+#define FACTS_KEY_MAX 128
+#define FACTS_VAL_MAX 1024
+#define FACTS_MAX 8192		/* facts one host may send */
+#define FACTS_SKIP "skipped: "
+
+struct fact {
+	char *key;
+	char *val;
+};
+
+struct facts {
+	int n, cap;
+	struct fact *v;
+};
+
+/* Where the readers look; NULL members take their defaults (/sys, /proc, /etc). */
+struct facts_roots {
+	const char *sys;
+	const char *proc;
+	const char *etc;
+	const char *home;	/* for ~/.nccl.conf */
+	const char *shm;	/* /dev/shm */
+};
+
+void facts_init(struct facts *f);
+void facts_free(struct facts *f);
+/* Add (or replace) key; control characters in the value become '?'. */
+void facts_add(struct facts *f, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* key = "skipped: <why>". */
+void facts_skip(struct facts *f, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+const char *facts_get(const struct facts *f, const char *key);
+int facts_is_skipped(const char *val);
+/* Sort by key (for output and comparison). */
+void facts_sort(struct facts *f);
+
+/* "key\tvalue\n" lines; the receiving side checks every length. */
+char *facts_pack(const struct facts *f, size_t *len);
+/* COLL_OK or COLL_EPROTO (malformed, too long, too many); f keeps what parsed. */
+int facts_unpack(struct facts *f, const char *buf, size_t len);
+
+/* Roots from COLL_SYSFS_ROOT, COLL_PROC_ROOT, COLL_ETC_ROOT, HOME. */
+void facts_roots_env(struct facts_roots *r);
+/* Every reader below, in order. */
+void facts_collect(struct facts *f, const struct facts_roots *r, char *const *envp);
+
+/* The readers, one per source. */
+void facts_read_host(struct facts *f, const struct facts_roots *r);
+void facts_read_limits(struct facts *f, const struct facts_roots *r);
+void facts_read_env(struct facts *f, const struct facts_roots *r, char *const *envp);
+void facts_read_pci(struct facts *f, const struct facts_roots *r);
+void facts_read_net(struct facts *f, const struct facts_roots *r);
+void facts_read_rdma(struct facts *f, const struct facts_roots *r);
+void facts_read_gpu(struct facts *f, const struct facts_roots *r);
+
+/* Shared by the readers: PATH with its first component ("/sys") replaced by root. */
+void facts__path(const char *root, const char *path, char *out, size_t len);
+/* PATH (as facts__path) read whole, trailing blanks trimmed; its length or -1. */
+int facts__read(const char *root, const char *path, char *buf, size_t len);
+/* Names in a directory (as facts__path), sorted; count, or -1. Free with facts__free_names. */
+int facts__list(const char *root, const char *dir, char ***names);
+void facts__free_names(char **names, int n);
+
+#endif
