@@ -426,12 +426,17 @@ job_system_dir(const char *bin)
 static void
 job_install_dirs(const struct job_opts *o, struct launch_opts *lo)
 {
-	static char self[4096], bin[4096], agent[sizeof bin + 16], lib[4096];
+	static char self[4096], bin[4096], agent[sizeof bin + 16], lib[4096], sibling[4096 + 16];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
 	char *slash;
 
 	self[n > 0 ? n : 0] = '\0';
 	lo->agent = self;
+	/* Another tool (collcheck) has collrun beside it, in the same installation. */
+	if ((slash = strrchr(self, '/')) != NULL && strcmp(slash + 1, "collrun") != 0) {
+		snprintf(sibling, sizeof sibling, "%.*s/collrun", (int)(slash - self), self);
+		lo->agent = sibling;
+	}
 	if (o->prefix != NULL) {
 		snprintf(bin, sizeof bin, "%s/bin", o->prefix);
 		snprintf(agent, sizeof agent, "%s/collrun", bin);

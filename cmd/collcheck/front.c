@@ -32,6 +32,7 @@ struct check_front {
 	char **last_err;	/* per rank: the last line it wrote on stderr */
 	int nranks;
 	int first_seen;		/* a failure was seen: the others are being stopped for it */
+	char *fatal;		/* a worker's failure that ends the check */
 	/* Hosts found unusable so far, over all attempts. */
 	char **gone, **gone_why;
 	int ngone;
@@ -90,14 +91,24 @@ check_front_exited(void *arg, int rank, int state, int code)
 	if ((state == LAUNCH_EXITED && code == 0) || state == LAUNCH_FAILED || jo->nhosts == 0 ||
 	    rank < 0 || rank >= f->nranks || f->len > 0 || f->first_seen)
 		return;
-	h = jo->rank_host[rank];
 	f->first_seen = 1;
+	/*
+	 * Only a worker that could not be started (126, 127: the shell's "cannot
+	 * execute", "not found") makes its host unusable; any other failure would
+	 * fail on every host alike, so it ends the check instead of a retry.
+	 */
+	if (state != LAUNCH_EXITED || (code != 126 && code != 127)) {
+		free(f->fatal);
+		f->fatal = xasprintf("rank %d on %s: worker %s %d%s%s", rank,
+		    jo->hosts[jo->rank_host[rank]], state == LAUNCH_SIGNALED ?
+		    "killed by signal" : "exited with code", code, f->last_err[rank] ? ": " : "",
+		    f->last_err[rank] ? f->last_err[rank] : "");
+		return;
+	}
+	h = jo->rank_host[rank];
 	f->failed[h] = 1;
-	if (state == LAUNCH_SIGNALED)
-		f->why[h] = xasprintf("its worker was killed by signal %d", code);
-	else
-		f->why[h] = xasprintf("its worker exited with code %d%s%s", code,
-		    f->last_err[rank] ? ": " : "", f->last_err[rank] ? f->last_err[rank] : "");
+	f->why[h] = xasprintf("its worker could not be started (exit %d)%s%s", code,
+	    f->last_err[rank] ? ": " : "", f->last_err[rank] ? f->last_err[rank] : "");
 }
 
 static void
@@ -277,6 +288,8 @@ check_front(struct check_args *a, int argc, char **argv)
 		code = check_front_finish(&f, &r);
 	else if (all_gone)
 		fprintf(stderr, "collcheck: no host could be checked:\n");
+	else if (f.fatal != NULL)
+		fprintf(stderr, "collcheck: %s\n", f.fatal);
 	else
 		fprintf(stderr, "collcheck: the workers did not report (job exit code %d)%s\n",
 		    jobcode, jobcode == JOB_EXIT_TIMEOUT ? ": raise -T" : "");
@@ -291,6 +304,7 @@ out:
 	free(f.gone);
 	free(f.gone_why);
 	free(f.rec);
+	free(f.fatal);
 	free(wargv[0]);
 	free(wargv);
 	free(excl);
