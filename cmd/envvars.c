@@ -83,6 +83,21 @@ const struct envvar envvar_table[] = {
 	{ "COLL_SPIN", "20", "How many times a transfer with nothing to move yields the CPU "
 	    "before it sleeps in poll(2); 0 sleeps at once, which saves CPU and costs latency.",
 	    ENV_CORE },
+	{ "COLL_SYSFS_ROOT", "/sys", "Where collcheck's fact readers find sysfs (PCIe links "
+	    "and ACS, RDMA ports, network interfaces, CPUs, NUMA nodes): a fixture tree, for "
+	    "tests. NVML is not read when it is set.", ENV_CORE },
+	{ "COLL_PROC_ROOT", "/proc", "Where collcheck's fact readers find procfs (host name, "
+	    "kernel, memory, CPU model, modules, kernel command line, the NVIDIA driver's "
+	    "version).", ENV_CORE },
+	{ "COLL_ETC_ROOT", "/etc", "Where collcheck reads os-release and nccl.conf.", ENV_CORE },
+	{ "COLL_SHM_DIR", "/dev/shm", "The shared-memory file system whose size collcheck "
+	    "reports.", ENV_CORE },
+	{ "COLL_NCCL_LIBRARY", "libnccl.so.2", "The NCCL library collcheck loads to report its "
+	    "version (a name the loader searches for, or a path).", ENV_CORE },
+	{ "NCCL_CONF_FILE", NULL, "Read by collcheck as NCCL reads it: the user's NCCL "
+	    "configuration file instead of ~/.nccl.conf.", ENV_CORE },
+	{ "NO_COLOR", NULL, "Set and not empty: collcheck prints no colours (as --no-color).",
+	    ENV_FRONT },
 	{ "SLURM_JOB_NODELIST", NULL, "Inside a Slurm allocation and without -H or --hostfile, "
 	    "the hosts to run on (with SLURM_TASKS_PER_NODE for their slots).", ENV_FRONT },
 	{ "SLURM_JOB_ID", NULL, "With --launcher slurm, the job scancel stops when collrun ends "

@@ -87,7 +87,44 @@ static const struct mantext_item collrun_files[] = {
 static const char *const collcheck_description[] = {
 	"collcheck checks the communication of a cluster with the coll core. Each command "
 	"runs as the ranks of a job: under collrun every process is a rank (COLL_UNIQUE_ID is "
-	"set), and run alone it becomes the front end and starts -N local ranks of itself.",
+	"set), and run alone it becomes the front end and starts its own workers, one per host "
+	"(-N per host) of -H, --hostfile or the Slurm allocation, over SSH or srun, or -N local "
+	"ranks when no host is given.",
+	"collcheck alone (or collcheck all) runs env, then links, then a short all-reduce sweep "
+	"(8 B to 2 MiB). collcheck env gathers every host's facts in one round through the "
+	"core: host name, kernel, OS, CPUs, memory, NUMA nodes, limits (memlock, nofile, "
+	"stack), /dev/shm, hugepages, kernel modules (nvidia, nvidia_peermem, nv_peer_mem), the "
+	"IOMMU, the NVIDIA driver, CUDA driver and runtime, NCCL (ncclGetVersion and the file "
+	"the loader found), every GPU through NVML (model, PCIe generation and width against "
+	"their maximum, ECC and its uncorrected errors, remapped rows, clock event reasons, "
+	"persistence, NVLink), PCIe links and ACS above GPUs and NICs, RDMA ports (state, "
+	"physical state, rate, link layer, GID, firmware, MTU), network interfaces, the "
+	"NCCL_*, CUDA_*, UCX_*, OMPI_* and TORCH_* variables and nccl.conf, and each host's "
+	"clock against rank 0's. What is absent says so: skipped, and why.",
+	"The analysis compares every fact across hosts and names the hosts that differ from "
+	"the majority (with no majority, every host with its value), then applies rules for "
+	"known pitfalls: an NVIDIA driver, CUDA or NCCL version or GPU count that differs, or "
+	"an NCCL_* variable, is an error; an RDMA port not ACTIVE is an error, one slower than "
+	"the fastest is a warning; NCCL_IB_HCA entries without = match by prefix (mlx5_1 takes "
+	"mlx5_10 too); memlock below unlimited where RDMA ports are; a PCIe link narrower than "
+	"its maximum; ACS redirecting on a bridge above a GPU or NIC; uncorrected ECC errors "
+	"or pending row remaps; clocks held back; a clock further off than clock_offset_ms. "
+	"--save-baseline FILE keeps the facts the hosts agree on, and --baseline FILE compares "
+	"every host with them later, as nhc-genconf and NHC do. --config FILE sets thresholds "
+	"and severities (see the --config option).",
+	"collcheck links measures every pair of hosts (ranks, with -N) in the n-1 rounds of a "
+	"round-robin tournament, all pairs of a round at once: latency (half a round trip of 8 "
+	"bytes) and bandwidth (-s bytes both ways at once), each the median of its iterations. "
+	"Pairs below link_bw_factor (0.5) times the median bandwidth or above link_lat_factor "
+	"(3) times the median latency are named, and so is a host most of whose pairs are "
+	"slow. The matrix is printed as numbers (as shades past 32 ranks), slow pairs in red "
+	"on a terminal.",
+	"The report is one line per host: its worst severity (OK, INFO, WARN, ERROR, "
+	"UNREACHABLE) and what is wrong; -v adds every fact, identical values once and "
+	"differing ones with the hosts that hold them; --json writes hosts, facts, findings, "
+	"the link matrices, the sweep and rank 0's phase times. A host that cannot be used "
+	"(unreachable, refused, or its worker cannot be started) is named with why, and the "
+	"others are checked without it.",
 	"collcheck allreduce is nccl-tests' all-reduce sweep: for each size it reports time, "
 	"algorithm and bus bandwidth, the number of wrong results, and the slowest rank. Its "
 	"flags follow all_reduce_perf, except that -N is the rank count, since nccl-tests "
@@ -108,14 +145,21 @@ static const char *const collcheck_description[] = {
 };
 
 static const struct mantext_item collcheck_exit[] = {
-	{ "0", "All is well: every result was right." },
-	{ "1", "Problems were found, such as wrong results." },
+	{ "0", "All is well: every result was right, no host differs, no rule fired above info." },
+	{ "1", "Problems were found: wrong results, a host that differs or cannot be reached, a "
+	    "warning or an error." },
 	{ "2", "Usage error: a bad command, option or value." },
 	{ "3", "collcheck could not run (a rank could not join, a rank died, a timeout)." },
 	{ NULL, NULL },
 };
 
 static const struct mantext_item collcheck_examples[] = {
+	{ "collcheck -H 'node[01-16]'", "The whole check of 16 hosts over SSH." },
+	{ "collcheck env --hostfile hosts -v", "Every fact of every host, grouped by value." },
+	{ "collcheck env -H 'node[01-16]' --save-baseline good.json", "Keep what 16 good "
+	    "hosts agree on ..." },
+	{ "collcheck env -H 'node[17-64]' --baseline good.json", "... and hold others to it." },
+	{ "collcheck links -H 'node[01-08]' -s 16M", "Every pair of 8 hosts, 16 MiB each way." },
 	{ "collcheck allreduce -N 4 -d all -o all -e 1M",
 	    "Four local ranks, every datatype and operation, up to 1 MiB." },
 	{ "collcheck allreduce -N 4 --json > result.json", "The results as JSON, for scripts." },

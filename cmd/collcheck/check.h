@@ -22,6 +22,8 @@
 
 enum check_what { CHECK_ENV = 1 << 0, CHECK_LINKS = 1 << 1, CHECK_ALLREDUCE = 1 << 2 };
 
+enum check_phase { PH_JOIN, PH_FACTS, PH_CLOCKS, PH_LINKS, PH_ALLREDUCE, CHECK_PHASES };
+
 enum check_sev { SEV_OK, SEV_INFO, SEV_WARN, SEV_ERROR, SEV_UNREACHABLE };
 
 /* Thresholds and rule settings (conf.c reads them from --config). */
@@ -75,6 +77,8 @@ struct check_result {
 	int nfind;
 	struct check_finding *find;
 	int agree_keys, differ_keys;
+	/* Rank 0's phases in ms: join (from its start), facts, clocks, links, allreduce. */
+	double ms[CHECK_PHASES];
 };
 
 /* check.c */
@@ -82,6 +86,7 @@ extern const struct cmd cmd_collcheck_all, cmd_collcheck_env, cmd_collcheck_link
 int check_main(const struct cmd *cmd, unsigned what, int argc, char **argv);
 
 /* worker.c: the worker role; exit code. */
+extern const char *const check_phase_names[CHECK_PHASES];
 int check_worker(struct check_args *a);
 /* The record rank 0 sends the front end, and reading it back. */
 json_t *check_record(const struct check_result *r);

@@ -243,7 +243,7 @@ check_json_matrix(const double *m, int n)
 static void
 check_print_json(const struct check_result *r, int code)
 {
-	json_t *doc = json_object(), *hosts = json_array();
+	json_t *doc = json_object(), *hosts = json_array(), *ms = json_object();
 
 	for (int h = 0; h < r->nhosts; h++) {
 		const struct check_host *ch = &r->hosts[h];
@@ -262,6 +262,8 @@ check_print_json(const struct check_result *r, int code)
 		}
 		json_array_append_new(hosts, o);
 	}
+	for (int p = 0; p < CHECK_PHASES; p++)
+		json_object_set_new(ms, check_phase_names[p], json_real(r->ms[p]));
 	json_object_set_new(doc, "hosts", hosts);
 	json_object_set_new(doc, "findings", check_json_findings(r, -1));
 	json_object_set_new(doc, "nranks", json_integer(r->nranks));
@@ -276,6 +278,7 @@ check_print_json(const struct check_result *r, int code)
 	}
 	if (r->allreduce != NULL)
 		json_object_set(doc, "allreduce", r->allreduce);
+	json_object_set_new(doc, "phases_ms", ms);
 	json_object_set_new(doc, "same_facts", json_integer(r->agree_keys));
 	json_object_set_new(doc, "differing_facts", json_integer(r->differ_keys));
 	json_object_set_new(doc, "exit", json_integer(code));

@@ -7,9 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
+#include "clock.h"
 #include "coll.h"
 #include "comm.h"
 #include "err.h"
@@ -24,7 +26,41 @@ struct check_worker {
 	struct check_args *a;
 	struct comm *c, *pc;
 	struct check_result r;
+	uint64_t t;		/* when the phase under way began */
 };
+
+const char *const check_phase_names[CHECK_PHASES] = { "join", "facts", "clocks",
+	"links", "allreduce" };
+
+/* When this process started, on clock_now_ns's clock (to a tick): join counts from it. */
+static uint64_t
+check_started_ns(void)
+{
+	char buf[1024], *p;
+	unsigned long long ticks = 0;
+	struct timespec boot;
+	long hz = sysconf(_SC_CLK_TCK);
+	uint64_t now = clock_now_ns(), age;
+
+	if (hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &boot) != 0 ||
+	    facts__read(NULL, "/proc/self/stat", buf, sizeof buf) <= 0 ||
+	    (p = strrchr(buf, ')')) == NULL ||
+	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+	    "%*d %*d %llu", &ticks) != 1)
+		return now;
+	age = (uint64_t)boot.tv_sec * 1000000000u + (uint64_t)boot.tv_nsec -
+	    (uint64_t)(ticks * (1000000000ull / (unsigned long long)hz));
+	return age < now ? now - age : now;
+}
+
+static void
+check_phase_done(struct check_worker *w, int ph)
+{
+	uint64_t now = clock_now_ns();
+
+	w->r.ms[ph] = (double)(now - w->t) / 1e6;
+	w->t = now;
+}
 
 static void
 check_progress(const struct check_worker *w, const char *what)
@@ -156,19 +192,22 @@ check_links(struct check_worker *w)
 	return rc;
 }
 
-/* A short sweep, 8 B to 16 MiB: small sizes show latency, large ones bandwidth. */
+/*
+ * A short sweep, 8 B to 2 MiB by 8x: small sizes show latency, the large
+ * ones bandwidth; `collcheck allreduce` is the full sweep.
+ */
 static int
 check_allreduce(struct check_worker *w)
 {
-	struct probe_opts po = { 5, 2, 1, DT_FLOAT32, OP_SUM };
+	struct probe_opts po = { 5, 1, 1, DT_FLOAT32, OP_SUM };
 	struct probe p;
 	struct probe_result res;
 	int rc;
 
-	if ((rc = probe_init(&p, w->c, &po, 16u << 20)) != COLL_OK)
+	if ((rc = probe_init(&p, w->c, &po, 2u << 20)) != COLL_OK)
 		return rc;
 	w->r.allreduce = json_array();
-	for (size_t s = 8; s <= (16u << 20) && rc == COLL_OK; s *= 8) {
+	for (size_t s = 8; s <= (2u << 20) && rc == COLL_OK; s *= 8) {
 		char buf[64];
 
 		snprintf(buf, sizeof buf, "allreduce: %zu bytes", s);
@@ -193,6 +232,7 @@ check_steps(struct check_worker *w)
 	check_progress(w, "gathering facts");
 	if ((rc = check_gather_facts(w)) != COLL_OK)
 		return rc;
+	check_phase_done(w, PH_FACTS);
 	if ((rc = comm_split(w->c, 0, comm_rank(w->c), &w->pc, NULL)) != COLL_OK)
 		return rc;
 	if (w->a->what & CHECK_ENV) {
@@ -200,10 +240,13 @@ check_steps(struct check_worker *w)
 		if ((rc = check_clocks(w)) != COLL_OK)
 			return rc;
 	}
+	check_phase_done(w, PH_CLOCKS);
 	if ((w->a->what & CHECK_LINKS) && comm_size(w->c) > 1 && (rc = check_links(w)) != COLL_OK)
 		return rc;
+	check_phase_done(w, PH_LINKS);
 	if (w->a->what & CHECK_ALLREDUCE)
 		rc = check_allreduce(w);
+	check_phase_done(w, PH_ALLREDUCE);
 	return rc;
 }
 
@@ -217,12 +260,14 @@ check_worker(struct check_args *a)
 	int rc, code = EXIT_CANNOT;
 
 	facts_init(&base);
+	w.t = check_started_ns();
 	cfg.timeout_ms = (int)(a->timeout_s * 1000);
 	if ((rc = comm_init_env(&w.c, &cfg)) != COLL_OK) {
 		fprintf(stderr, "collcheck: cannot join the job: %s\n", w.c != NULL ?
 		    comm_last_error(w.c) : "COLL_UNIQUE_ID, COLL_RANK or COLL_SIZE is malformed");
 		goto out;
 	}
+	check_phase_done(&w, PH_JOIN);
 	if ((rc = check_steps(&w)) != COLL_OK) {
 		fprintf(stderr, "collcheck: %s\n", comm_last_error(w.pc != NULL &&
 		    comm_get_async_error(w.pc) != COLL_OK ? w.pc : w.c));
@@ -264,7 +309,7 @@ out:
 json_t *
 check_record(const struct check_result *r)
 {
-	json_t *rec = json_object(), *hosts = json_array(), *map = json_array();
+	json_t *rec = json_object(), *hosts = json_array(), *map = json_array(), *ms = json_object();
 
 	for (int h = 0; h < r->nhosts; h++) {
 		const struct check_host *ch = &r->hosts[h];
@@ -279,8 +324,11 @@ check_record(const struct check_result *r)
 	}
 	for (int k = 0; k < r->nranks; k++)
 		json_array_append_new(map, json_integer(r->rank_host[k]));
+	for (int p = 0; p < CHECK_PHASES; p++)
+		json_object_set_new(ms, check_phase_names[p], json_real(r->ms[p]));
 	json_object_set_new(rec, "hosts", hosts);
 	json_object_set_new(rec, "rank_host", map);
+	json_object_set_new(rec, "phases_ms", ms);
 	if (r->lat != NULL) {
 		json_t *lat = json_array(), *bw = json_array();
 
@@ -358,6 +406,9 @@ check_record_read(struct check_result *r, const char *buf, size_t len, char *err
 			r->bw[i] = json_number_value(json_array_get(bw, i));
 		}
 	}
+	for (int p = 0; p < CHECK_PHASES; p++)
+		r->ms[p] = json_number_value(json_object_get(json_object_get(rec, "phases_ms"),
+		    check_phase_names[p]));
 	if (json_is_array(ar = json_object_get(rec, "allreduce")))
 		r->allreduce = json_incref(ar);
 	json_decref(rec);

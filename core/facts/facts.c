@@ -54,11 +54,14 @@ facts_clean(char *s)
 static void
 facts_put(struct facts *f, const char *key, char *val)
 {
-	int i = facts_find(f, key);
-	char *k;
+	char k[FACTS_KEY_MAX];
+	int i;
 
+	/* Cleaned before the lookup, so that two keys that clean alike are one. */
+	snprintf(k, sizeof k, "%s", key);
+	facts_clean(k);
 	facts_clean(val);
-	if (i >= 0) {
+	if ((i = facts_find(f, k)) >= 0) {
 		free(f->v[i].val);
 		f->v[i].val = val;
 		return;
@@ -71,11 +74,7 @@ facts_put(struct facts *f, const char *key, char *val)
 		f->cap = f->cap ? f->cap * 2 : 64;
 		f->v = xreallocarray(f->v, (size_t)f->cap, sizeof *f->v);
 	}
-	k = xstrdup(key);
-	if (strlen(k) >= FACTS_KEY_MAX)
-		k[FACTS_KEY_MAX - 1] = '\0';
-	facts_clean(k);
-	f->v[f->n].key = k;
+	f->v[f->n].key = xstrdup(k);
 	f->v[f->n].val = val;
 	f->n++;
 }
