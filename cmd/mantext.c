@@ -115,9 +115,10 @@ static const char *const collcheck_description[] = {
 	"collcheck links measures every pair of hosts (ranks, with -N) in the n-1 rounds of a "
 	"round-robin tournament, all pairs of a round at once: latency (half a round trip of 8 "
 	"bytes) and bandwidth (-s bytes both ways at once), each the median of its iterations. "
-	"Pairs below link_bw_factor (0.5) times the median bandwidth or above link_lat_factor "
-	"(3) times the median latency are named, and so is a host most of whose pairs are "
-	"slow. The matrix is printed as numbers (as shades past 32 ranks), slow pairs in red "
+	"Pairs below link_bw_factor (0.5) times the upper quartile of bandwidth or above "
+	"link_lat_factor (3) times the lower quartile of latency are named (quartiles, not "
+	"medians: one slow host of three makes most pairs slow), and so is a host most of whose "
+	"pairs are slow. The matrix is printed as numbers (as shades past 32 ranks), slow pairs in red "
 	"on a terminal.",
 	"The report is one line per host: its worst severity (OK, INFO, WARN, ERROR, "
 	"UNREACHABLE) and what is wrong; -v adds every fact, identical values once and "

@@ -344,7 +344,7 @@ check_ib_hca(struct check_result *r, int h, const struct check_conf *c)
 	const struct facts *f = &r->hosts[h].facts;
 	const char *v = facts_get(f, "env.NCCL_IB_HCA"), *k = "env.NCCL_IB_HCA";
 	char buf[FACTS_VAL_MAX], *save = NULL;
-	int exact = 0, ndev = 0;
+	int exact = 0, ndev = 0, not = 0;
 
 	if (v == NULL || facts_get(f, "rdma.count") == NULL)
 		return;
@@ -353,7 +353,7 @@ check_ib_hca(struct check_result *r, int h, const struct check_conf *c)
 		char *p = buf;
 
 		if (*p == '^')
-			p++;
+			p++, not = 1;
 		if (*p == '=')
 			exact = 1, p++;
 		if (exact)
@@ -385,8 +385,9 @@ check_ib_hca(struct check_result *r, int h, const struct check_conf *c)
 			}
 			if (also != NULL)
 				check_find(r, h, check_conf_sev(c, k, SEV_WARN), k, "NCCL_IB_HCA=%s: "
-				    "'%s' matches by prefix, so it also takes %.*s: write '=%s' for "
-				    "exactly these", v, name, (int)strcspn(also, "."), also, v);
+				    "'%s' matches by prefix, so it also takes %.*s: write '%s=%s' for "
+				    "exactly these", v, name, (int)strcspn(also, "."), also, not ? "^" : "",
+				    v + not);
 			else if (!same && hits == 0 && ndev > 0)
 				check_find(r, h, check_conf_sev(c, k, SEV_WARN), k, "NCCL_IB_HCA=%s "
 				    "names %s, which this host does not have", v, name);
@@ -408,9 +409,12 @@ check_host_rules(struct check_result *r, const struct check_args *a)
 		const char *gc = facts_get(&ch->facts, "gpu.count");
 
 		if (ch->rank < 0) {
-			check_find(r, h, SEV_UNREACHABLE, "host", "%s", ch->why);
+			check_find(r, h, SEV_UNREACHABLE, "host", "%s", ch->why ? ch->why : "?");
 			continue;
 		}
+		if (facts_get(&ch->facts, "collcheck") != NULL)
+			check_find(r, h, SEV_ERROR, "collcheck", "%s",
+			    facts_get(&ch->facts, "collcheck"));
 		check_rdma_rules(r, h, c, best);
 		check_pci_rules(r, h, c);
 		check_gpu_rules(r, h, c);
@@ -426,7 +430,7 @@ check_host_rules(struct check_result *r, const struct check_args *a)
 			check_find(r, h, check_conf_sev(c, "module.nvidia_peermem", SEV_WARN),
 			    "module.nvidia_peermem", "GPUs and RDMA ports but no nvidia_peermem "
 			    "module: GPUDirect RDMA is off, traffic is staged through host memory");
-		if (fabs(ch->offset_us) / 1000.0 > c->clock_offset_ms)
+		if (r->clocks && fabs(ch->offset_us) / 1000.0 > c->clock_offset_ms)
 			check_find(r, h, check_conf_sev(c, "clock.offset", SEV_WARN), "clock.offset",
 			    "clock is %+.1f ms off rank 0's (above %g ms): timelines and timeouts "
 			    "across hosts disagree", ch->offset_us / 1000.0, c->clock_offset_ms);
@@ -441,19 +445,23 @@ check_dbl_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static double
-check_median(double *v, int n)
+/* The value a fraction q of the way up the sorted values (q = 0.5: the median). */
+double
+check_quantile(double *v, int n, double q)
 {
 	if (n == 0)
 		return 0;
 	qsort(v, (size_t)n, sizeof *v, check_dbl_cmp);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	return v[(int)(q * (n - 1) + 0.5)];
 }
 
 /*
- * Pairs below k x the median bandwidth (or above f x the median latency);
- * a host is named when most of its pairs are slow, since then the fault is
- * its own link rather than the other end's.
+ * Pairs below k x the reference bandwidth (or above f x the reference
+ * latency); a host is named when most of its pairs are slow, since then the
+ * fault is its own link rather than the other end's. The references are the
+ * upper quartile of bandwidth and the lower quartile of latency, not the
+ * median: one slow host of three makes two of three pairs slow, and the
+ * median would be one of them.
  */
 static void
 check_links(struct check_result *r, const struct check_args *a)
@@ -469,8 +477,8 @@ check_links(struct check_result *r, const struct check_args *a)
 				bw[np] = r->bw[(size_t)i * n + j];
 				lat[np++] = r->lat[(size_t)i * n + j];
 			}
-	mbw = check_median(bw, np);
-	mlat = check_median(lat, np);
+	mbw = check_quantile(bw, np, 0.75);
+	mlat = check_quantile(lat, np, 0.25);
 	for (int i = 0; i < n; i++)
 		for (int j = i + 1; j < n; j++) {
 			double b = r->bw[(size_t)i * n + j], l = r->lat[(size_t)i * n + j];
@@ -482,16 +490,16 @@ check_links(struct check_result *r, const struct check_args *a)
 				slow[i]++;
 				slow[j]++;
 				check_find(r, -1, check_conf_sev(&a->conf, "links", SEV_WARN), "links",
-				    "pair %s (rank %d) - %s (rank %d): %.2f GB/s, %.1f us (median %.2f "
-				    "GB/s, %.1f us)", r->hosts[hi].name, i, r->hosts[hj].name, j, b, l,
-				    mbw, mlat);
+				    "pair %s (rank %d) - %s (rank %d): %.2f GB/s, %.1f us (the others "
+				    "reach %.2f GB/s, %.1f us)", r->hosts[hi].name, i, r->hosts[hj].name,
+				    j, b, l, mbw, mlat);
 			}
 		}
 	for (int i = 0; i < n && n > 2; i++)
 		if (slow[i] * 2 > n - 1)
 			check_find(r, r->rank_host[i], check_conf_sev(&a->conf, "links", SEV_WARN),
-			    "links", "rank %d: %d of its %d links are slow (below %g x the median "
-			    "%.2f GB/s or above %g x the median %.1f us)", i, slow[i], n - 1,
+			    "links", "rank %d: %d of its %d links are slow (below %g x %.2f GB/s or "
+			    "above %g x %.1f us)", i, slow[i], n - 1,
 			    a->conf.link_bw_factor, mbw, a->conf.link_lat_factor, mlat);
 	free(bw);
 	free(lat);

@@ -29,8 +29,8 @@ enum check_sev { SEV_OK, SEV_INFO, SEV_WARN, SEV_ERROR, SEV_UNREACHABLE };
 /* Thresholds and rule settings (conf.c reads them from --config). */
 struct check_conf {
 	double clock_offset_ms;	/* warn above */
-	double link_bw_factor;	/* pairs below k x the median bandwidth */
-	double link_lat_factor;	/* pairs above f x the median latency */
+	double link_bw_factor;	/* pairs below k x the upper quartile of bandwidth */
+	double link_lat_factor;	/* pairs above f x the lower quartile of latency */
 	char **ignore;		/* fnmatch patterns of fact keys not compared */
 	int nignore;
 	char **sev_pat;		/* severity overrides: pattern -> severity */
@@ -77,6 +77,7 @@ struct check_result {
 	int nfind;
 	struct check_finding *find;
 	int agree_keys, differ_keys;
+	int clocks;		/* offsets were measured (env) */
 	/* Rank 0's phases in ms: join (from its start), facts, clocks, links, allreduce. */
 	double ms[CHECK_PHASES];
 };
@@ -102,6 +103,8 @@ void check_analyse(struct check_result *r, const struct check_args *a,
 void check_find(struct check_result *r, int host, int sev, const char *key, const char *fmt,
     ...) __attribute__((format(printf, 5, 6)));
 int check_identity_key(const char *key);
+/* The value a fraction q of the way up v (sorted in place). */
+double check_quantile(double *v, int n, double q);
 void check_result_free(struct check_result *r);
 const char *check_sev_name(int sev);
 

@@ -5,8 +5,8 @@
  *
  * The config is "name = value" lines with '#' comments:
  *   clock_offset_ms = 100      warn when a clock is further off rank 0's
- *   link_bw_factor = 0.5       pairs below this times the median bandwidth
- *   link_lat_factor = 3        pairs above this times the median latency
+ *   link_bw_factor = 0.5       pairs below this times the upper quartile of bandwidth
+ *   link_lat_factor = 3        pairs above this times the lower quartile of latency
  *   ignore = env.OMPI_*        facts not compared (fnmatch patterns; repeatable)
  *   severity env.UCX_* = info  a pattern's findings at this severity
  *                              (error, warn, info or ignore)

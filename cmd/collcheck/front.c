@@ -3,10 +3,12 @@
  * hosts or srun), read rank 0's record from its stdout, show the workers'
  * progress on a terminal, then analyse and report.
  *
- * A host that cannot be used (unreachable, refused, or its worker failed
- * before the record) would keep the others from ever forming a communicator,
- * so the job fails fast, and the check starts again without it: it is named
- * in the report as unreachable, with why, and the rest are still checked.
+ * A host that cannot be used (unreachable, refused, or its worker could not
+ * be started: exit 126 or 127) would keep the others from ever forming a
+ * communicator, so the job fails fast, and the check starts again without
+ * it: it is named in the report as unreachable, with why, and the rest are
+ * still checked. Any other failure of a worker would fail on every host
+ * alike: it ends the check (exit 3) with the failing rank named.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,23 +91,27 @@ check_front_exited(void *arg, int rank, int state, int code)
 	int h;
 
 	if ((state == LAUNCH_EXITED && code == 0) || state == LAUNCH_FAILED || jo->nhosts == 0 ||
-	    rank < 0 || rank >= f->nranks || f->len > 0 || f->first_seen)
+	    rank < 0 || rank >= f->nranks || f->len > 0)
 		return;
-	f->first_seen = 1;
 	/*
-	 * Only a worker that could not be started (126, 127: the shell's "cannot
-	 * execute", "not found") makes its host unusable; any other failure would
-	 * fail on every host alike, so it ends the check instead of a retry.
+	 * A worker that could not be started (126, 127: the shell's "cannot
+	 * execute", "not found") makes its host unusable, whenever it ends: no
+	 * other rank's failure causes that. Any other failure is taken from the
+	 * first rank only (the others are being stopped for it).
 	 */
 	if (state != LAUNCH_EXITED || (code != 126 && code != 127)) {
-		free(f->fatal);
-		f->fatal = xasprintf("rank %d on %s: worker %s %d%s%s", rank,
+		if (f->first_seen)
+			return;
+		f->first_seen = 1;
+		f->fatal = xasprintf("rank %d on %s: its worker %s %d (its words are above)", rank,
 		    jo->hosts[jo->rank_host[rank]], state == LAUNCH_SIGNALED ?
-		    "killed by signal" : "exited with code", code, f->last_err[rank] ? ": " : "",
-		    f->last_err[rank] ? f->last_err[rank] : "");
+		    "was killed by signal" : "exited with code", code);
 		return;
 	}
+	f->first_seen = 1;
 	h = jo->rank_host[rank];
+	if (f->failed[h])
+		return;
 	f->failed[h] = 1;
 	f->why[h] = xasprintf("its worker could not be started (exit %d)%s%s", code,
 	    f->last_err[rank] ? ": " : "", f->last_err[rank] ? f->last_err[rank] : "");
@@ -151,12 +157,14 @@ check_front_attempt(struct check_front *f, char **wargv, int *jobcode)
 	f->last_err = xcalloc((size_t)f->nranks, sizeof *f->last_err);
 	f->len = 0;
 	f->first_seen = 0;
+	free(f->fatal);
+	f->fatal = NULL;
 	a->ho.jo.argv = wargv;
 	a->ho.jo.hooks = &hooks;
 	if (f->tty) {
 		char buf[128];
-		int n = snprintf(buf, sizeof buf, "starting %d workers on %d hosts", f->nranks,
-		    nh ? nh : 1);
+		int n = snprintf(buf, sizeof buf, "starting %d worker%s on %d host%s", f->nranks,
+		    f->nranks == 1 ? "" : "s", nh ? nh : 1, nh > 1 ? "s" : "");
 
 		check_front_progress(f, buf, (size_t)n);
 	}
@@ -185,17 +193,17 @@ check_front_attempt(struct check_front *f, char **wargv, int *jobcode)
 
 /* The hosts given, less those found unusable: -x grows by them. */
 static int
-check_front_exclude(struct check_front *f, char **excl, char *err, size_t len)
+check_front_exclude(struct check_front *f, const char *user, char **excl, char *err, size_t len)
 {
 	struct check_args *a = f->a;
-	size_t n = a->ho.exclude ? strlen(a->ho.exclude) + 1 : 0;
+	size_t n = user ? strlen(user) + 1 : 0;
 	char *s;
 
 	for (int i = 0; i < f->ngone; i++)
 		n += strlen(f->gone[i]) + 1;
 	s = xcalloc(n + 1, 1);
-	if (a->ho.exclude)
-		strcat(s, a->ho.exclude);
+	if (user)
+		strcat(s, user);
 	for (int i = 0; i < f->ngone; i++) {
 		if (s[0] != '\0')
 			strcat(s, ",");
@@ -223,22 +231,14 @@ check_front_add_gone(struct check_front *f, struct check_result *r)
 }
 
 static int
-check_front_finish(struct check_front *f, struct check_result *r)
+check_front_finish(struct check_front *f, struct check_result *r, const struct facts *base)
 {
 	struct check_args *a = f->a;
-	struct facts base;
 	char err[512];
 	int code;
 
-	facts_init(&base);
 	check_front_add_gone(f, r);
-	if (a->baseline != NULL && check_baseline_load(&base, a->baseline, err, sizeof err) != 0) {
-		fprintf(stderr, "collcheck: %s\n", err);
-		facts_free(&base);
-		return EXIT_USAGE;
-	}
-	check_analyse(r, a, a->baseline != NULL ? &base : NULL);
-	facts_free(&base);
+	check_analyse(r, a, base);
 	if (a->save_baseline != NULL && check_baseline_save(r, a->save_baseline, err,
 	    sizeof err) != 0) {
 		fprintf(stderr, "collcheck: %s\n", err);
@@ -254,9 +254,22 @@ check_front(struct check_args *a, int argc, char **argv)
 	struct check_front f = { .a = a, .tty = isatty(STDERR_FILENO) && !a->json };
 	struct check_result r = { 0 };
 	char **wargv = xcalloc((size_t)argc + 3, sizeof *wargv), *excl = NULL, err[512];
+	const char *user_excl = a->ho.exclude;
 	int code = EXIT_CANNOT, jobcode = 0, rc = 1, all_gone = 0;
+	struct facts base;
 
-	a->ho.jo.by_path = strchr(argv[0], '/') != NULL;
+	/*
+	 * Remote workers run this very file (wargv[0] below), so its installation's
+	 * bin and lib go first there, as for a collrun started by a path.
+	 */
+	a->ho.jo.by_path = 1;
+	facts_init(&base);
+	/* A bad baseline is said before minutes of checking, not after. */
+	if (a->baseline != NULL && check_baseline_load(&base, a->baseline, err, sizeof err) != 0) {
+		fprintf(stderr, "collcheck: %s\n", err);
+		code = EXIT_USAGE;
+		goto out;
+	}
 	a->ho.jo.timeout_s = a->timeout_s;
 	a->ho.jo.label = 1;
 	if (hostopt_prepare(&a->ho, err, sizeof err) != 0) {
@@ -272,7 +285,7 @@ check_front(struct check_args *a, int argc, char **argv)
 	for (int i = 1; i < argc; i++)
 		wargv[i + 2] = argv[i];
 	for (int attempt = 0; attempt < CHECK_ATTEMPTS && rc == 1; attempt++) {
-		if (attempt > 0 && check_front_exclude(&f, &excl, err, sizeof err) != 0) {
+		if (attempt > 0 && check_front_exclude(&f, user_excl, &excl, err, sizeof err) != 0) {
 			rc = -1;
 			all_gone = 1;	/* every host is gone */
 			break;
@@ -285,14 +298,18 @@ check_front(struct check_args *a, int argc, char **argv)
 	else if (rc == 0 && check_record_read(&r, f.rec, f.len, err, sizeof err) != 0)
 		fprintf(stderr, "collcheck: %s\n", err);
 	else if (rc == 0)
-		code = check_front_finish(&f, &r);
+		code = check_front_finish(&f, &r, a->baseline != NULL ? &base : NULL);
 	else if (all_gone)
 		fprintf(stderr, "collcheck: no host could be checked:\n");
+	else if (jobcode == JOB_EXIT_TIMEOUT)
+		fprintf(stderr, "collcheck: the check ran past -T %g s: raise -T, or look for the "
+		    "rank named above\n", a->timeout_s);
 	else if (f.fatal != NULL)
 		fprintf(stderr, "collcheck: %s\n", f.fatal);
+	else if (rc == 1)
+		fprintf(stderr, "collcheck: hosts kept failing after %d attempts:\n", CHECK_ATTEMPTS);
 	else
-		fprintf(stderr, "collcheck: the workers did not report (job exit code %d)%s\n",
-		    jobcode, jobcode == JOB_EXIT_TIMEOUT ? ": raise -T" : "");
+		fprintf(stderr, "collcheck: the workers did not report (job exit code %d)\n", jobcode);
 	if (rc != 0)
 		for (int i = 0; i < f.ngone; i++)
 			fprintf(stderr, "  %s: %s\n", f.gone[i], f.gone_why[i]);
@@ -308,6 +325,7 @@ out:
 	free(wargv[0]);
 	free(wargv);
 	free(excl);
+	facts_free(&base);
 	check_result_free(&r);
 	hostopt_release(&a->ho);
 	return code;

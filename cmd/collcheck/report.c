@@ -110,14 +110,6 @@ check_print_facts(const struct check_result *r)
 	facts_free(&keys);
 }
 
-static int
-check_dcmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* Bandwidth of every pair as a matrix (numbers up to 32 ranks, shades beyond). */
 static void
 check_print_links(const struct check_result *r, const struct check_args *a)
@@ -130,11 +122,10 @@ check_print_links(const struct check_result *r, const struct check_args *a)
 		for (int j = i + 1; j < n; j++)
 			if (r->bw[(size_t)i * n + j] > 0)
 				v[np++] = r->bw[(size_t)i * n + j];
-	qsort(v, (size_t)np, sizeof *v, check_dcmp);
-	med = np ? (np % 2 ? v[np / 2] : (v[np / 2 - 1] + v[np / 2]) / 2) : 0;
+	med = check_quantile(v, np, 0.75);
 	free(v);
-	printf("\nlinks: GB/s each way, both ways at once (median %.2f GB/s); rows and columns "
-	    "are ranks\n", med);
+	printf("\nlinks: GB/s each way, both ways at once (upper quartile %.2f GB/s); rows and "
+	    "columns are ranks\n", med);
 	printf("%*s", 14, "");
 	for (int j = 0; j < n; j++)
 		printf(n <= 32 ? "%6d" : "%d", n <= 32 ? j : j % 10);
@@ -153,7 +144,8 @@ check_print_links(const struct check_result *r, const struct check_args *a)
 			else if (n <= 32)
 				printf("%6.2f", b);
 			else
-				putchar(shades[med > 0 ? (int)(b / med * 5 > 9 ? 9 : b / med * 5) : 0]);
+				putchar(shades[med > 0 && b > 0 ? (int)(b / med * 5 > 9 ? 9 :
+				    b / med * 5) : 0]);
 			if (a->color && slow)
 				fputs(RESET, stdout);
 		}
@@ -256,7 +248,8 @@ check_print_json(const struct check_result *r, int code)
 		if (ch->rank >= 0) {
 			json_object_set_new(o, "rank", json_integer(ch->rank));
 			json_object_set_new(o, "pid", json_integer(ch->pid));
-			json_object_set_new(o, "clock_offset_us", json_real(ch->offset_us));
+			if (r->clocks)
+				json_object_set_new(o, "clock_offset_us", json_real(ch->offset_us));
 		} else {
 			json_object_set_new(o, "unreachable", json_string(ch->why));
 		}

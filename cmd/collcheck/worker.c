@@ -36,14 +36,19 @@ const char *const check_phase_names[CHECK_PHASES] = { "join", "facts", "clocks",
 static uint64_t
 check_started_ns(void)
 {
-	char buf[1024], *p;
+	char buf[1024] = "", *p;
 	unsigned long long ticks = 0;
 	struct timespec boot;
 	long hz = sysconf(_SC_CLK_TCK);
 	uint64_t now = clock_now_ns(), age;
+	FILE *f = fopen("/proc/self/stat", "r");
 
+	if (f != NULL) {
+		if (fgets(buf, sizeof buf, f) == NULL)
+			buf[0] = '\0';
+		fclose(f);
+	}
 	if (hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &boot) != 0 ||
-	    facts__read(NULL, "/proc/self/stat", buf, sizeof buf) <= 0 ||
 	    (p = strrchr(buf, ')')) == NULL ||
 	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
 	    "%*d %*d %llu", &ticks) != 1)
@@ -148,6 +153,7 @@ check_clocks(struct check_worker *w)
 	double *off = xcalloc((size_t)n, sizeof *off), *rtt = xcalloc((size_t)n, sizeof *rtt);
 	int rc = probe_clock_offsets(w->pc, CHECK_CLOCK_SAMPLES, off, rtt);
 
+	w->r.clocks = 1;
 	if (rc == COLL_OK && comm_rank(w->c) == 0)
 		for (int h = 0; h < w->r.nhosts; h++) {
 			w->r.hosts[h].offset_us = off[w->r.hosts[h].rank];
@@ -261,7 +267,10 @@ check_worker(struct check_args *a)
 
 	facts_init(&base);
 	w.t = check_started_ns();
-	cfg.timeout_ms = (int)(a->timeout_s * 1000);
+	/* Half of -T: a rank that hangs is named by the core before the job's deadline. */
+	cfg.timeout_ms = (int)(a->timeout_s * 500);
+	if (comm_env_timeout_ms() < cfg.timeout_ms)
+		cfg.timeout_ms = comm_env_timeout_ms();
 	if ((rc = comm_init_env(&w.c, &cfg)) != COLL_OK) {
 		fprintf(stderr, "collcheck: cannot join the job: %s\n", w.c != NULL ?
 		    comm_last_error(w.c) : "COLL_UNIQUE_ID, COLL_RANK or COLL_SIZE is malformed");
@@ -329,6 +338,7 @@ check_record(const struct check_result *r)
 	json_object_set_new(rec, "hosts", hosts);
 	json_object_set_new(rec, "rank_host", map);
 	json_object_set_new(rec, "phases_ms", ms);
+	json_object_set_new(rec, "clocks", json_boolean(r->clocks));
 	if (r->lat != NULL) {
 		json_t *lat = json_array(), *bw = json_array();
 
@@ -345,19 +355,20 @@ check_record(const struct check_result *r)
 }
 
 static int
-check_record_host(struct check_host *ch, json_t *j)
+check_record_host(struct check_host *ch, json_t *j, int nranks)
 {
-	json_t *facts = json_object_get(j, "facts"), *v;
+	json_t *facts = json_object_get(j, "facts"), *v, *rank = json_object_get(j, "rank");
 	const char *name = json_string_value(json_object_get(j, "host")), *key;
 
-	if (name == NULL || !json_is_object(facts))
+	if (name == NULL || !json_is_object(facts) || !json_is_integer(rank) ||
+	    json_integer_value(rank) < 0 || json_integer_value(rank) >= nranks)
 		return -1;
 	ch->name = xstrdup(name);
-	ch->rank = (int)json_integer_value(json_object_get(j, "rank"));
+	ch->rank = (int)json_integer_value(rank);
 	ch->pid = (int)json_integer_value(json_object_get(j, "pid"));
+	facts_init(&ch->facts);
 	ch->offset_us = json_number_value(json_object_get(j, "clock_offset_us"));
 	ch->rtt_us = json_number_value(json_object_get(j, "rtt_us"));
-	facts_init(&ch->facts);
 	json_object_foreach(facts, key, v)
 		if (json_is_string(v))
 			facts_add(&ch->facts, key, "%s", json_string_value(v));
@@ -383,16 +394,33 @@ check_record_read(struct check_result *r, const char *buf, size_t len, char *err
 		return -1;
 	}
 	n = json_array_size(hosts);
-	r->hosts = xcalloc(n + 1, sizeof *r->hosts);
-	for (size_t i = 0; i < n; i++)
-		if (check_record_host(&r->hosts[r->nhosts], json_array_get(hosts, i)) == 0)
-			r->nhosts++;
+	if (n == 0 || n > json_array_size(map) || json_array_size(map) > COLL_MAX_RANKS) {
+		snprintf(err, errlen, "rank 0's record has %zu hosts for %zu ranks", n,
+		    json_array_size(map));
+		json_decref(rec);
+		return -1;
+	}
 	r->nranks = (int)json_array_size(map);
+	r->hosts = xcalloc(n + 1, sizeof *r->hosts);
 	r->rank_host = xcalloc((size_t)r->nranks, sizeof *r->rank_host);
+	for (size_t i = 0; i < n; i++) {
+		if (check_record_host(&r->hosts[i], json_array_get(hosts, i), r->nranks) != 0) {
+			snprintf(err, errlen, "rank 0's record has a malformed host %zu", i);
+			json_decref(rec);
+			return -1;
+		}
+		r->nhosts++;
+	}
 	for (int k = 0; k < r->nranks; k++) {
-		json_int_t h = json_integer_value(json_array_get(map, (size_t)k));
+		json_t *h = json_array_get(map, (size_t)k);
 
-		r->rank_host[k] = h >= 0 && h < r->nhosts ? (int)h : 0;
+		if (!json_is_integer(h) || json_integer_value(h) < 0 ||
+		    json_integer_value(h) >= r->nhosts) {
+			snprintf(err, errlen, "rank 0's record puts rank %d on no host", k);
+			json_decref(rec);
+			return -1;
+		}
+		r->rank_host[k] = (int)json_integer_value(h);
 	}
 	lat = json_object_get(rec, "lat_us");
 	bw = json_object_get(rec, "bw_gbs");
@@ -406,6 +434,7 @@ check_record_read(struct check_result *r, const char *buf, size_t len, char *err
 			r->bw[i] = json_number_value(json_array_get(bw, i));
 		}
 	}
+	r->clocks = json_is_true(json_object_get(rec, "clocks"));
 	for (int p = 0; p < CHECK_PHASES; p++)
 		r->ms[p] = json_number_value(json_object_get(json_object_get(rec, "phases_ms"),
 		    check_phase_names[p]));

@@ -14,6 +14,7 @@
 
 #include "err.h"
 #include "facts.h"
+#include "facts_impl.h"
 #include "xmalloc.h"
 
 void
@@ -42,13 +43,38 @@ facts_find(const struct facts *f, const char *key)
 	return -1;
 }
 
-/* Keys and values travel as one line each: no tabs, newlines or other controls. */
+/* Length of the valid UTF-8 sequence at s (1 to 4), or 0. */
+static int
+facts_utf8(const unsigned char *s)
+{
+	int n = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 && s[0] >= 0xc2 ? 2 :
+	    (s[0] & 0xf0) == 0xe0 ? 3 : (s[0] & 0xf8) == 0xf0 && s[0] <= 0xf4 ? 4 : 0;
+
+	for (int i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	if ((n == 3 && ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0))) ||
+	    (n == 4 && ((s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))))
+		return 0;	/* overlong, surrogate or past U+10FFFF */
+	return n;
+}
+
+/*
+ * Keys and values travel as one line each and end up in JSON: no tabs,
+ * newlines or other controls, and valid UTF-8; anything else becomes '?'.
+ */
 static void
 facts_clean(char *s)
 {
-	for (; *s != '\0'; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
-			*s = '?';
+	while (*s != '\0') {
+		int n = facts_utf8((const unsigned char *)s);
+
+		if (n == 0 || (unsigned char)*s < 0x20 || *s == 0x7f) {
+			*s++ = '?';
+			continue;
+		}
+		s += n;
+	}
 }
 
 static void
@@ -64,10 +90,6 @@ facts_put(struct facts *f, const char *key, char *val)
 	if ((i = facts_find(f, k)) >= 0) {
 		free(f->v[i].val);
 		f->v[i].val = val;
-		return;
-	}
-	if (f->n >= FACTS_MAX) {
-		free(val);
 		return;
 	}
 	if (f->n == f->cap) {

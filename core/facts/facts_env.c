@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "facts.h"
+#include "facts_impl.h"
 
 static const char *const facts_env_prefixes[] = { "NCCL_", "CUDA_", "UCX_", "OMPI_", "TORCH_" };
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "facts.h"
+#include "facts_impl.h"
 
 #define NVML_SUCCESS 0
 #define NVML_NVLINK_MAX_LINKS 18

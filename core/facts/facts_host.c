@@ -11,6 +11,7 @@
 #include <sys/statvfs.h>
 
 #include "facts.h"
+#include "facts_impl.h"
 
 /* CPUs in a kernel range list ("0-3,8-11"). */
 static long

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "facts.h"
+#include "facts_impl.h"
 
 #define PCI_ACS_ID 0x000d
 #define PCI_ACS_RR 0x04		/* P2P request redirect */

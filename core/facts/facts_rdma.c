@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "facts.h"
+#include "facts_impl.h"
 
 #ifdef COLL_HAVE_IBVERBS
 #include <infiniband/verbs.h>

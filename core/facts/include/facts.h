@@ -20,7 +20,7 @@
 
 #define FACTS_KEY_MAX 128
 #define FACTS_VAL_MAX 1024
-#define FACTS_MAX 8192		/* facts one host may send */
+#define FACTS_MAX 8192		/* facts one host may send (facts_unpack's bound) */
 #define FACTS_SKIP "skipped: "
 
 struct fact {
@@ -73,13 +73,5 @@ void facts_read_pci(struct facts *f, const struct facts_roots *r);
 void facts_read_net(struct facts *f, const struct facts_roots *r);
 void facts_read_rdma(struct facts *f, const struct facts_roots *r);
 void facts_read_gpu(struct facts *f, const struct facts_roots *r);
-
-/* Shared by the readers: PATH with its first component ("/sys") replaced by root. */
-void facts__path(const char *root, const char *path, char *out, size_t len);
-/* PATH (as facts__path) read whole, trailing blanks trimmed; its length or -1. */
-int facts__read(const char *root, const char *path, char *buf, size_t len);
-/* Names in a directory (as facts__path), sorted; count, or -1. Free with facts__free_names. */
-int facts__list(const char *root, const char *dir, char ***names);
-void facts__free_names(char **names, int n);
 
 #endif
