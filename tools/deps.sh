@@ -4,7 +4,8 @@ set -euo pipefail
 # man-db renders and finds the man pages; dpkg-dev (dpkg-shlibdeps) and file
 # let cpack -G DEB compute the package's dependencies; zsh and fish check the
 # completions for real.
-pkgs="build-essential cmake pkg-config clang libssl-dev libjansson-dev libcmocka-dev libssh2-1-dev libibverbs-dev
+pkgs="build-essential cmake pkg-config clang libssl-dev libjansson-dev libcmocka-dev libssh2-1-dev libibverbs-dev libdw-dev
+      elfutils gdb graphviz
       openssh-server openssh-client slurmctld slurmd slurm-client munge
       python3 iproute2 procps man-db dpkg-dev file zsh fish"
 missing=""

@@ -1,0 +1,234 @@
+/*
+ * Processes as /proc shows them: state, owner, command line, the rank its
+ * launcher gave it (COLL_RANK, RANK, SLURM_PROCID, OMPI_COMM_WORLD_RANK,
+ * PMI_RANK, in that order) and which host it belongs to (its UTS namespace:
+ * hosts made of namespaces on one machine share /proc).
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "stack.h"
+#include "stack_impl.h"
+#include "xmalloc.h"
+
+#define STACK_ENV_MAX (1u << 20)
+
+static const char *const stack_rank_vars[] = { "COLL_RANK", "RANK", "SLURM_PROCID",
+	"OMPI_COMM_WORLD_RANK", "PMI_RANK" };
+
+/* Read a small /proc file whole; the length, or -1. */
+ssize_t
+stack__read_file(const char *path, char *buf, size_t len)
+{
+	ssize_t n, got = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd == -1)
+		return -1;
+	while ((size_t)got < len - 1 && (n = read(fd, buf + got, len - 1 - (size_t)got)) > 0)
+		got += n;
+	close(fd);
+	buf[got] = '\0';
+	return got;
+}
+
+static int
+stack_parse_int(const char *s, size_t len, int *out)
+{
+	long v = 0;
+
+	if (len == 0 || len > 9)
+		return -1;
+	for (size_t i = 0; i < len; i++) {
+		if (!isdigit((unsigned char)s[i]))
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	*out = (int)v;
+	return 0;
+}
+
+static void
+stack_copy_value(char *dst, size_t len, const char *v, size_t vlen)
+{
+	if (vlen >= len)
+		vlen = len - 1;
+	memcpy(dst, v, vlen);
+	dst[vlen] = '\0';
+}
+
+/* One NAME=value of the environment. */
+static void
+stack_env_var(struct stack_pinfo *pi, const char *e, size_t len, int *best)
+{
+	const char *eq = memchr(e, '=', len);
+	size_t nl, vl;
+	int v;
+
+	if (eq == NULL)
+		return;
+	nl = (size_t)(eq - e);
+	vl = len - nl - 1;
+	for (int i = 0; i < (int)(sizeof stack_rank_vars / sizeof *stack_rank_vars); i++)
+		if (i < *best && strlen(stack_rank_vars[i]) == nl &&
+		    memcmp(e, stack_rank_vars[i], nl) == 0 && stack_parse_int(eq + 1, vl, &v) == 0 &&
+		    v < STACK_RANK_MAX) {
+			*best = i;
+			pi->rank = v;
+			snprintf(pi->rank_var, sizeof pi->rank_var, "%s", stack_rank_vars[i]);
+		}
+	if ((nl == 9 && memcmp(e, "COLL_SIZE", 9) == 0) ||
+	    (nl == 10 && memcmp(e, "WORLD_SIZE", 10) == 0 && pi->size == 0))
+		(void)stack_parse_int(eq + 1, vl, &pi->size);
+	else if (nl == 10 && memcmp(e, "COLL_JOBID", 10) == 0)
+		stack_copy_value(pi->jobid, sizeof pi->jobid, eq + 1, vl);
+	else if (nl == 12 && memcmp(e, "SLURM_JOB_ID", 12) == 0)
+		stack_copy_value(pi->slurm_job, sizeof pi->slurm_job, eq + 1, vl);
+}
+
+static void
+stack_pinfo_env(struct stack_pinfo *pi)
+{
+	char path[64], *buf = xmalloc(STACK_ENV_MAX);
+	ssize_t n;
+	int best = 1 << 30;
+
+	snprintf(path, sizeof path, "/proc/%d/environ", (int)pi->pid);
+	n = stack__read_file(path, buf, STACK_ENV_MAX);
+	pi->env_read = n >= 0;
+	for (ssize_t i = 0; i < n;) {
+		size_t l = strnlen(buf + i, (size_t)(n - i));
+
+		stack_env_var(pi, buf + i, l, &best);
+		i += (ssize_t)l + 1;
+	}
+	free(buf);
+}
+
+static void
+stack_pinfo_status(struct stack_pinfo *pi)
+{
+	char path[64], buf[4096], *p;
+	unsigned u;
+	int t;
+
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pi->pid);
+	if (stack__read_file(path, buf, sizeof buf) < 0)
+		return;
+	if ((p = strstr(buf, "\nUid:")) != NULL && sscanf(p + 5, "%*u %u", &u) == 1)
+		pi->uid = u;	/* the effective uid: what ptrace compares */
+	if ((p = strstr(buf, "\nTracerPid:")) != NULL && sscanf(p + 11, "%d", &t) == 1)
+		pi->tracer = t;
+}
+
+static void
+stack_pinfo_cmdline(struct stack_pinfo *pi)
+{
+	char path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pi->pid);
+	n = stack__read_file(path, pi->cmdline, sizeof pi->cmdline);
+	for (ssize_t i = 0; i < n; i++)
+		if (pi->cmdline[i] == '\0' || !isprint((unsigned char)pi->cmdline[i]))
+			pi->cmdline[i] = ' ';
+	while (n > 0 && pi->cmdline[n - 1] == ' ')
+		pi->cmdline[--n] = '\0';
+}
+
+/* State, parent and name from /proc/PID/stat ("pid (comm) S ppid ..."). */
+int
+stack__stat(const char *path, char *state, pid_t *ppid, char *comm, size_t commlen)
+{
+	char buf[1024], *l, *r;
+	int pp = 0;
+
+	if (stack__read_file(path, buf, sizeof buf) <= 0)
+		return COLL_ENOTFOUND;
+	if ((l = strchr(buf, '(')) == NULL || (r = strrchr(buf, ')')) == NULL || r < l ||
+	    sscanf(r + 1, " %c %d", state, &pp) != 2)
+		return COLL_EPROTO;
+	if (comm != NULL)
+		stack_copy_value(comm, commlen, l + 1, (size_t)(r - l - 1));
+	if (ppid != NULL)
+		*ppid = pp;
+	return COLL_OK;
+}
+
+static uint64_t
+stack_ns_inode(const char *path)
+{
+	struct stat sb;
+
+	return stat(path, &sb) == 0 ? (uint64_t)sb.st_ino : 0;
+}
+
+uint64_t
+stack_self_uts(void)
+{
+	return stack_ns_inode("/proc/self/ns/uts");
+}
+
+int
+stack_pinfo_read(pid_t pid, struct stack_pinfo *pi)
+{
+	char path[64];
+	int r;
+
+	memset(pi, 0, sizeof *pi);
+	pi->pid = pid;
+	pi->rank = -1;
+	pi->uid = (uid_t)-1;
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if ((r = stack__stat(path, &pi->state, &pi->ppid, pi->comm, sizeof pi->comm)) != COLL_OK) {
+		pi->state = 0;
+		return r;
+	}
+	stack_pinfo_status(pi);
+	stack_pinfo_cmdline(pi);
+	stack_pinfo_env(pi);
+	snprintf(path, sizeof path, "/proc/%d/ns/uts", (int)pid);
+	pi->uts_ns = stack_ns_inode(path);
+	return COLL_OK;
+}
+
+static int
+stack_pid_cmp(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+int
+stack_pids(pid_t **out)
+{
+	struct dirent *de;
+	DIR *d = opendir("/proc");
+	int n = 0, cap = 256, v;
+
+	*out = NULL;
+	if (d == NULL)
+		return COLL_ESYS;
+	*out = xcalloc((size_t)cap, sizeof **out);
+	while ((de = readdir(d)) != NULL) {
+		if (stack_parse_int(de->d_name, strlen(de->d_name), &v) != 0 || v <= 0)
+			continue;
+		if (n == cap) {
+			cap *= 2;
+			*out = xreallocarray(*out, (size_t)cap, sizeof **out);
+		}
+		(*out)[n++] = v;
+	}
+	closedir(d);
+	qsort(*out, (size_t)n, sizeof **out, stack_pid_cmp);
+	return n;
+}

@@ -1,0 +1,380 @@
+/*
+ * One consistent snapshot of a process: every thread is seized and
+ * interrupted (PTRACE_SEIZE + PTRACE_INTERRUPT: no signal is sent, so a
+ * process stopped by SIGSTOP stays stopped and one that was running runs on
+ * after us), its registers and the live part of its stack (from the stack
+ * pointer to the end of the mapping, at most STACK_COPY_MAX) are copied, and
+ * all are detached at once. Unwinding then works on the copies while the
+ * process runs: the pause is a few system calls per thread.
+ *
+ * Threads are read from /proc before the stop (name, state, wait channel,
+ * system call: what they were doing, not what the stop made of it). Threads
+ * born during the stop are seized in a second round. A thread that does not
+ * stop within stop_wait_ms (uninterruptible sleep) is left out, named so; the
+ * kernel detaches it when it stops or when we exit.
+ */
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "err.h"
+#include "stack.h"
+#include "stack_impl.h"
+#include "xmalloc.h"
+
+#define STACK_SNAP_ROUNDS 3
+#define STACK_MAPS_MAX (4u << 20)
+
+struct stack_map {
+	uint64_t lo, hi;
+};
+
+/* Threads of pid now, as tids; the count. */
+static int
+stack_tids(pid_t pid, pid_t **out)
+{
+	char path[64];
+	struct dirent *de;
+	DIR *d;
+	int n = 0, cap = 16;
+
+	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+	*out = xcalloc((size_t)cap, sizeof **out);
+	if ((d = opendir(path)) == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		int tid = atoi(de->d_name);
+
+		if (tid <= 0)
+			continue;
+		if (n == cap) {
+			cap *= 2;
+			*out = xreallocarray(*out, (size_t)cap, sizeof **out);
+		}
+		(*out)[n++] = tid;
+	}
+	closedir(d);
+	return n;
+}
+
+/* What a thread is doing, from /proc, before it is stopped. */
+static void
+stack_thread_proc(pid_t pid, struct stack_thread *t)
+{
+	char path[96], buf[256];
+	pid_t pp;
+
+	t->syscall = -1;
+	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)t->tid);
+	if (stack__stat(path, &t->state, &pp, t->name, sizeof t->name) != COLL_OK)
+		t->state = 0;
+	snprintf(path, sizeof path, "/proc/%d/task/%d/wchan", (int)pid, (int)t->tid);
+	if (stack__read_file(path, buf, sizeof buf) > 0 && strcmp(buf, "0") != 0)
+		snprintf(t->wchan, sizeof t->wchan, "%.47s", buf);
+	snprintf(path, sizeof path, "/proc/%d/task/%d/syscall", (int)pid, (int)t->tid);
+	if (stack__read_file(path, buf, sizeof buf) > 0 && buf[0] >= '0' && buf[0] <= '9')
+		t->syscall = strtol(buf, NULL, 10);
+}
+
+/* Writable mappings, where stacks live: one read of /proc/PID/maps before the stop. */
+static int
+stack_maps(pid_t pid, struct stack_map **out)
+{
+	char path[64], *buf = xmalloc(STACK_MAPS_MAX), *line, *save = NULL;
+	int n = 0, cap = 64;
+
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+	*out = xcalloc((size_t)cap, sizeof **out);
+	if (stack__read_file(path, buf, STACK_MAPS_MAX) < 0) {
+		free(buf);
+		return 0;
+	}
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long lo, hi;
+		char perm[8];
+
+		if (sscanf(line, "%llx-%llx %7s", &lo, &hi, perm) != 3 || perm[1] != 'w')
+			continue;
+		if (n == cap) {
+			cap *= 2;
+			*out = xreallocarray(*out, (size_t)cap, sizeof **out);
+		}
+		(*out)[n++] = (struct stack_map){ lo, hi };
+	}
+	free(buf);
+	return n;
+}
+
+static int
+stack_snap_has(const struct stack_snap *s, pid_t tid)
+{
+	for (int i = 0; i < s->n; i++)
+		if (s->t[i].tid == tid)
+			return 1;
+	return 0;
+}
+
+/* Seize and interrupt the threads not seized yet; -errno of the first refusal. */
+static int
+stack_seize(struct stack_snap *s, const pid_t *tids, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (stack_snap_has(s, tids[i]))
+			continue;
+		if (ptrace(PTRACE_SEIZE, tids[i], 0, 0) == -1) {
+			if (errno == ESRCH)
+				continue;	/* the thread ended meanwhile */
+			return -errno;
+		}
+		s->t = xreallocarray(s->t, (size_t)s->n + 1, sizeof *s->t);
+		s->t[s->n++] = (struct stack_snap_thread){ .tid = tids[i] };
+		if (ptrace(PTRACE_INTERRUPT, tids[i], 0, 0) == -1 && errno != ESRCH)
+			return -errno;
+	}
+	return 0;
+}
+
+/* Wait until every seized thread has stopped or ended, or the deadline. */
+static void
+stack_wait_stops(struct stack_snap *s, uint64_t deadline_ns)
+{
+	struct timespec nap = { 0, 20000 };
+	int left;
+
+	do {
+		left = 0;
+		for (int i = 0; i < s->n; i++) {
+			struct stack_snap_thread *t = &s->t[i];
+			int st;
+			pid_t r;
+
+			if (t->stopped)
+				continue;
+			r = waitpid(t->tid, &st, __WALL | WNOHANG);
+			if (r == t->tid && WIFSTOPPED(st)) {
+				t->stopped = 1;
+				/* A signal-delivery stop: the signal goes back on detach. */
+				if ((st >> 16) == 0 && WSTOPSIG(st) != SIGTRAP)
+					t->sig = WSTOPSIG(st);
+			} else if (r == t->tid || (r == -1 && errno == ECHILD)) {
+				t->stopped = -1;	/* it ended */
+			} else {
+				left++;
+			}
+		}
+		if (left > 0)
+			nanosleep(&nap, NULL);
+	} while (left > 0 && clock_now_ns() < deadline_ns);
+}
+
+#if defined(__x86_64__)
+/* DWARF numbering: rax rdx rcx rbx rsi rdi rbp rsp r8-r15 rip. */
+static int
+stack_regs(struct stack_snap_thread *t)
+{
+	struct user_regs_struct r;
+	struct iovec iov = { &r, sizeof r };
+
+	if (ptrace(PTRACE_GETREGSET, t->tid, NT_PRSTATUS, &iov) == -1)
+		return -1;
+	uint64_t v[17] = { r.rax, r.rdx, r.rcx, r.rbx, r.rsi, r.rdi, r.rbp, r.rsp, r.r8, r.r9,
+		r.r10, r.r11, r.r12, r.r13, r.r14, r.r15, r.rip };
+	memcpy(t->regs, v, sizeof v);
+	t->pc = r.rip;
+	t->sp = r.rsp;
+	return 0;
+}
+#elif defined(__aarch64__)
+/* DWARF numbering: x0-x30, sp; the pc is set apart. */
+static int
+stack_regs(struct stack_snap_thread *t)
+{
+	struct user_regs_struct r;
+	struct iovec iov = { &r, sizeof r };
+
+	if (ptrace(PTRACE_GETREGSET, t->tid, NT_PRSTATUS, &iov) == -1)
+		return -1;
+	for (int i = 0; i < 31; i++)
+		t->regs[i] = r.regs[i];
+	t->regs[31] = r.sp;
+	t->pc = r.pc;
+	t->sp = r.sp;
+	return 0;
+}
+#else
+#error "collstack reads registers on x86-64 and aarch64 only"
+#endif
+
+/* Copy the live part of the thread's stack: from below sp (the red zone) to its mapping's end. */
+static void
+stack_copy(pid_t pid, struct stack_snap_thread *t, const struct stack_map *m, int nm)
+{
+	uint64_t lo = t->sp > 128 ? t->sp - 128 : 0, hi = 0;
+	struct iovec local, remote;
+	ssize_t got;
+
+	for (int i = 0; i < nm; i++)
+		if (t->sp >= m[i].lo && t->sp < m[i].hi) {
+			lo = lo < m[i].lo ? m[i].lo : lo;
+			hi = m[i].hi;
+		}
+	if (hi == 0)
+		return;	/* not in a mapping we knew: the unwinder reads the live process */
+	if (hi - lo > STACK_COPY_MAX)
+		hi = lo + STACK_COPY_MAX;
+	t->stk = xmalloc((size_t)(hi - lo));
+	local = (struct iovec){ t->stk, (size_t)(hi - lo) };
+	remote = (struct iovec){ (void *)(uintptr_t)lo, (size_t)(hi - lo) };
+	got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	if (got <= 0) {
+		free(t->stk);
+		t->stk = NULL;
+		return;
+	}
+	t->stk_lo = lo;
+	t->stk_len = (size_t)got;
+}
+
+static void
+stack_detach(struct stack_snap *s)
+{
+	for (int i = 0; i < s->n; i++)
+		if (s->t[i].stopped == 1)
+			(void)ptrace(PTRACE_DETACH, s->t[i].tid, 0, s->t[i].sig);
+		else if (s->t[i].stopped == 0)
+			/* Not stopped yet: detach works only on a stopped tracee; try once more. */
+			if (waitpid(s->t[i].tid, NULL, __WALL | WNOHANG) == s->t[i].tid)
+				(void)ptrace(PTRACE_DETACH, s->t[i].tid, 0, 0);
+}
+
+/* The threads as /proc listed them, in p; 0 or COLL_ENOTFOUND. */
+static int
+stack_snap_list(struct stack_proc *p, pid_t **tids)
+{
+	int n = stack_tids(p->pid, tids);
+
+	if (n == 0)
+		return COLL_ENOTFOUND;
+	p->threads = xcalloc((size_t)n, sizeof *p->threads);
+	p->nthreads = n;
+	for (int i = 0; i < n; i++) {
+		p->threads[i].tid = (*tids)[i];
+		stack_thread_proc(p->pid, &p->threads[i]);
+	}
+	return COLL_OK;
+}
+
+/* Stop, copy, resume. Everything between the first seize and the detach counts as pause. */
+static int
+stack_snap_stop(struct stack_snap *s, struct stack_proc *p, const struct stack_opts *o,
+    pid_t *tids, int n, const struct stack_map *maps, int nm)
+{
+	uint64_t t0 = clock_now_ns(), wait_ns = (uint64_t)(o->stop_wait_ms > 0 ?
+	    o->stop_wait_ms : 500) * 1000000u;
+	int r = 0;
+
+	for (int round = 0; round < STACK_SNAP_ROUNDS && r == 0; round++) {
+		int before = s->n;
+
+		if (round > 0) {
+			free(tids);
+			n = stack_tids(p->pid, &tids);
+		}
+		r = stack_seize(s, tids, n);
+		if (s->n == before)
+			break;	/* no thread appeared since the last round */
+		stack_wait_stops(s, t0 + wait_ns);
+	}
+	free(tids);
+	for (int i = 0; i < s->n && r == 0; i++) {
+		if (s->t[i].stopped == 1 && stack_regs(&s->t[i]) == 0)
+			stack_copy(s->pid, &s->t[i], maps, nm);
+		else if (s->t[i].stopped == 1)
+			s->t[i].stopped = -1;
+	}
+	if (r == 0 && o->hold_ms > 0) {
+		struct timespec hold = { o->hold_ms / 1000, (o->hold_ms % 1000) * 1000000L };
+
+		nanosleep(&hold, NULL);
+	}
+	stack_detach(s);
+	p->pause_ms = (double)(clock_now_ns() - t0) / 1e6;
+	return r;
+}
+
+int
+stack__snap(struct stack_snap *s, struct stack_proc *p, const struct stack_opts *o)
+{
+	struct stack_map *maps = NULL;
+	pid_t *tids = NULL;
+	int n, nm, r;
+
+	char path[64], state = 0;
+	pid_t ppid = 0;
+
+	memset(s, 0, sizeof *s);
+	s->pid = p->pid;
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)p->pid);
+	if (stack__stat(path, &state, &ppid, NULL, 0) == COLL_OK && state == 'Z') {
+		snprintf(p->why, sizeof p->why, "pid %d is a zombie: it exited and its parent "
+		    "(pid %d) has not reaped it", (int)p->pid, (int)ppid);
+		return COLL_ENOTFOUND;
+	}
+	if ((r = stack_snap_list(p, &tids)) != COLL_OK) {
+		free(tids);
+		return r;
+	}
+	n = p->nthreads;
+	nm = stack_maps(p->pid, &maps);
+	r = stack_snap_stop(s, p, o, tids, n, maps, nm);
+	free(maps);
+	if (r < 0) {
+		stack_perm_why(p->pid, -r, p->why, sizeof p->why);
+		return COLL_ESYS;
+	}
+	/* Threads born during the stop were seized in a later round: list them too. */
+	for (int k = 0; k < s->n; k++) {
+		int known = 0;
+
+		for (int i = 0; i < p->nthreads && !known; i++)
+			known = p->threads[i].tid == s->t[k].tid;
+		if (known)
+			continue;
+		p->threads = xreallocarray(p->threads, (size_t)p->nthreads + 1, sizeof *p->threads);
+		p->threads[p->nthreads] = (struct stack_thread){ .tid = s->t[k].tid };
+		stack_thread_proc(p->pid, &p->threads[p->nthreads++]);
+	}
+	for (int i = 0; i < p->nthreads; i++) {
+		struct stack_thread *t = &p->threads[i];
+
+		t->stopped = 0;
+		for (int k = 0; k < s->n; k++)
+			if (s->t[k].tid == t->tid)
+				t->stopped = s->t[k].stopped == 1;
+		if (!t->stopped)
+			snprintf(t->err, sizeof t->err, "%s", t->state == 'D' ? "did not stop: "
+			    "in uninterruptible sleep" : "ended or did not stop");
+	}
+	return COLL_OK;
+}
+
+void
+stack__snap_free(struct stack_snap *s)
+{
+	for (int i = 0; i < s->n; i++)
+		free(s->t[i].stk);
+	free(s->t);
+	s->t = NULL;
+	s->n = 0;
+}

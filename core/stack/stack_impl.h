@@ -1,0 +1,46 @@
+/*
+ * The stack module's own helpers: the snapshot a process leaves behind
+ * (registers and stack copies, taken while it was stopped) for the unwinder
+ * and the symbol cache to work on after it runs again.
+ */
+#ifndef COLL_STACK_IMPL_H
+#define COLL_STACK_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "stack.h"
+
+#define STACK_NREGS 33		/* DWARF registers kept: x86-64 uses 17, aarch64 33 */
+#define STACK_COPY_MAX (256u << 10)	/* of each thread's stack, from its stack pointer up */
+
+struct stack_snap_thread {
+	pid_t tid;
+	int stopped;
+	int sig;		/* a signal it stopped for: given back on detach */
+	uint64_t regs[STACK_NREGS];
+	uint64_t pc, sp;
+	uint8_t *stk;		/* copy of [stk_lo, stk_lo + stk_len) */
+	uint64_t stk_lo;
+	size_t stk_len;
+};
+
+struct stack_snap {
+	pid_t pid;
+	int n;
+	struct stack_snap_thread *t;
+};
+
+/* Read a small file whole, NUL-terminated; the length, or -1. */
+ssize_t stack__read_file(const char *path, char *buf, size_t len);
+/* /proc/.../stat: state letter, parent, name. */
+int stack__stat(const char *path, char *state, pid_t *ppid, char *comm, size_t commlen);
+/* Stop every thread of p->pid, copy registers and stacks, resume; fills p's threads. */
+int stack__snap(struct stack_snap *s, struct stack_proc *p, const struct stack_opts *o);
+void stack__snap_free(struct stack_snap *s);
+/* Unwind and name the snapshot's threads into p. */
+int stack__unwind(struct stack_syms *sy, struct stack_snap *s, struct stack_proc *p,
+    const struct stack_opts *o);
+
+#endif

@@ -1,0 +1,187 @@
+/*
+ * Unwind a snapshot with libdwfl, after the process was resumed: the
+ * modules come from /proc/PID/maps, the call frame information from each
+ * module's ELF, the registers from the snapshot, and stack memory from the
+ * copy taken while the thread was stopped (anything outside the copy is
+ * read from the live process, which is rarely needed and may have moved on).
+ */
+#include <elfutils/libdwfl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "err.h"
+#include "stack.h"
+#include "stack_impl.h"
+#include "stack_sym.h"
+#include "xmalloc.h"
+
+struct stack_uw {
+	struct stack_snap *s;
+	int next;		/* next_thread's position */
+	struct stack_snap_thread *cur;	/* the thread being unwound */
+	uint64_t pcs[STACK_MAX_FRAMES];
+	int npc, max;
+};
+
+static char *stack_debuginfo_path;
+static const Dwfl_Callbacks stack_dwfl_cb = {
+	.find_elf = dwfl_linux_proc_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.debuginfo_path = &stack_debuginfo_path,
+};
+
+static pid_t
+stack_uw_next(Dwfl *dwfl, void *arg, void **targ)
+{
+	struct stack_uw *u = arg;
+
+	(void)dwfl;
+	while (u->next < u->s->n && u->s->t[u->next].stopped != 1)
+		u->next++;
+	if (u->next >= u->s->n)
+		return 0;
+	*targ = &u->s->t[u->next];
+	return u->s->t[u->next++].tid;
+}
+
+static bool
+stack_uw_get(Dwfl *dwfl, pid_t tid, void *arg, void **targ)
+{
+	struct stack_uw *u = arg;
+
+	(void)dwfl;
+	for (int i = 0; i < u->s->n; i++)
+		if (u->s->t[i].tid == tid && u->s->t[i].stopped == 1) {
+			*targ = &u->s->t[i];
+			return true;
+		}
+	return false;
+}
+
+static bool
+stack_uw_mem(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+{
+	struct stack_uw *u = arg;
+	struct stack_snap_thread *t = u->cur;
+	struct iovec local = { result, sizeof *result }, remote;
+
+	(void)dwfl;
+	if (t != NULL && t->stk != NULL && addr >= t->stk_lo &&
+	    addr + sizeof *result <= t->stk_lo + t->stk_len) {
+		memcpy(result, t->stk + (addr - t->stk_lo), sizeof *result);
+		return true;
+	}
+	remote = (struct iovec){ (void *)(uintptr_t)addr, sizeof *result };
+	return process_vm_readv(u->s->pid, &local, 1, &remote, 1, 0) == sizeof *result;
+}
+
+static bool
+stack_uw_regs(Dwfl_Thread *thread, void *targ)
+{
+	struct stack_snap_thread *t = targ;
+	Dwarf_Word regs[STACK_NREGS];
+
+	for (int i = 0; i < STACK_NREGS; i++)
+		regs[i] = t->regs[i];
+#if defined(__x86_64__)
+	return dwfl_thread_state_registers(thread, 0, 17, regs);
+#else
+	if (!dwfl_thread_state_registers(thread, 0, 32, regs))
+		return false;
+	dwfl_thread_state_register_pc(thread, t->pc);
+	return true;
+#endif
+}
+
+static const Dwfl_Thread_Callbacks stack_thread_cb = {
+	.next_thread = stack_uw_next,
+	.get_thread = stack_uw_get,
+	.memory_read = stack_uw_mem,
+	.set_initial_registers = stack_uw_regs,
+};
+
+static int
+stack_uw_frame(Dwfl_Frame *state, void *arg)
+{
+	struct stack_uw *u = arg;
+	Dwarf_Addr pc;
+	bool act;
+
+	if (!dwfl_frame_pc(state, &pc, &act))
+		return DWARF_CB_ABORT;
+	/* A return address points past the call: look up the call itself. */
+	u->pcs[u->npc++] = act ? pc : pc - 1;
+	return u->npc >= u->max ? DWARF_CB_ABORT : DWARF_CB_OK;
+}
+
+static struct stack_thread *
+stack_uw_thread(struct stack_proc *p, pid_t tid)
+{
+	for (int i = 0; i < p->nthreads; i++)
+		if (p->threads[i].tid == tid)
+			return &p->threads[i];
+	return NULL;
+}
+
+/* Frames of one thread, named through the cache. */
+static void
+stack_uw_one(struct stack_syms *sy, Dwfl *dwfl, struct stack_uw *u, struct stack_thread *th)
+{
+	struct stack_frame f[STACK_SYM_INLINE_MAX];
+	int cap;
+
+	u->npc = 0;
+	if (dwfl_getthread_frames(dwfl, th->tid, stack_uw_frame, u) != 0 && u->npc == 0) {
+		snprintf(th->err, sizeof th->err, "cannot unwind: %s", dwfl_errmsg(-1));
+		return;
+	}
+	cap = u->npc + 8;
+	th->frames = xcalloc((size_t)cap, sizeof *th->frames);
+	for (int i = 0; i < u->npc; i++) {
+		int n = stack__sym(sy, dwfl_addrmodule(dwfl, u->pcs[i]), u->pcs[i], f,
+		    STACK_SYM_INLINE_MAX);
+
+		if (th->nframes + n > cap) {
+			cap = (th->nframes + n) * 2;
+			th->frames = xreallocarray(th->frames, (size_t)cap, sizeof *th->frames);
+		}
+		for (int k = 0; k < n; k++)
+			th->frames[th->nframes++] = f[k];
+	}
+}
+
+int
+stack__unwind(struct stack_syms *sy, struct stack_snap *s, struct stack_proc *p,
+    const struct stack_opts *o)
+{
+	struct stack_uw *u = xcalloc(1, sizeof *u);
+	Dwfl *dwfl = dwfl_begin(&stack_dwfl_cb);
+	int r = COLL_OK;
+
+	u->s = s;
+	u->max = o->max_frames > 0 && o->max_frames < STACK_MAX_FRAMES ? o->max_frames :
+	    STACK_MAX_FRAMES;
+	dwfl_report_begin(dwfl);
+	if (dwfl_linux_proc_report(dwfl, s->pid) != 0 ||
+	    dwfl_report_end(dwfl, NULL, NULL) != 0 ||
+	    !dwfl_attach_state(dwfl, NULL, s->pid, &stack_thread_cb, u)) {
+		snprintf(p->why, sizeof p->why, "cannot read the modules of pid %d: %s",
+		    (int)s->pid, dwfl_errmsg(-1));
+		r = COLL_EPROTO;
+		goto out;
+	}
+	for (int i = 0; i < s->n; i++) {
+		struct stack_thread *th = stack_uw_thread(p, s->t[i].tid);
+
+		if (s->t[i].stopped != 1 || th == NULL)
+			continue;
+		u->cur = &s->t[i];
+		stack_uw_one(sy, dwfl, u, th);
+	}
+out:
+	dwfl_end(dwfl);
+	free(u);
+	return r;
+}

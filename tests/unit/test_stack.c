@@ -1,0 +1,322 @@
+/*
+ * The stack module on a real process (tests/stack/stack_target.c: threads
+ * blocked in a mutex, a condition variable, read on a pipe, nanosleep, one
+ * spinning, main in pause): every thread is found with its name, its own
+ * function, the source line, the inlined frame and the system call it waits
+ * in; a running process runs on after the snapshot and a stopped one stays
+ * stopped; a process that is gone or a zombie is said to be so. Rank sets
+ * fold and parse, and the tree packs and parses back to the same text,
+ * refusing malformed lines.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "stack.h"
+
+static pid_t target_pid;
+
+/* Start the target and wait for its "ready" line. */
+static pid_t
+target_start(const char *path)
+{
+	int fd[2];
+	char buf[64] = "";
+	pid_t pid;
+	FILE *f;
+
+	assert_int_equal(pipe(fd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(fd[1], 1);
+		close(fd[0]);
+		execl(path, path, (char *)NULL);
+		_exit(127);
+	}
+	close(fd[1]);
+	f = fdopen(fd[0], "r");
+	assert_non_null(fgets(buf, sizeof buf, f));
+	fclose(f);
+	assert_true(strncmp(buf, "ready", 5) == 0);
+	return pid;
+}
+
+static void
+target_stop(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+static char
+proc_state(pid_t pid)
+{
+	struct stack_pinfo pi;
+
+	return stack_pinfo_read(pid, &pi) == COLL_OK ? pi.state : 0;
+}
+
+static const struct stack_thread *
+thread_named(const struct stack_proc *p, const char *name)
+{
+	for (int i = 0; i < p->nthreads; i++)
+		if (strcmp(p->threads[i].name, name) == 0)
+			return &p->threads[i];
+	fail_msg("no thread named %s", name);
+	return NULL;
+}
+
+/* The index of func in t's frames, or -1. */
+static int
+frame_of(const struct stack_thread *t, const char *func)
+{
+	for (int i = 0; i < t->nframes; i++)
+		if (t->frames[i].func != NULL && strcmp(t->frames[i].func, func) == 0)
+			return i;
+	return -1;
+}
+
+static void
+expect_in(const struct stack_thread *t, const char *func, const char *syscall)
+{
+	int i = frame_of(t, func);
+
+	if (i < 0)
+		fail_msg("thread %s has no frame %s", t->name, func);
+	assert_true(t->stopped);
+	assert_string_equal(t->frames[i].file, "stack_target.c");
+	assert_true(t->frames[i].line > 0);
+	assert_string_equal(t->frames[i].module, "stack_target");
+	assert_true(frame_of(t, "main") < 0 || strcmp(t->name, "stack_target") == 0);
+	if (syscall != NULL)
+		assert_string_equal(stack_syscall_name(t->syscall), syscall);
+}
+
+static void
+test_stack_threads(void **state)
+{
+	struct stack_syms *sy = stack_syms_new();
+	struct stack_opts o = { 0 };
+	struct stack_proc p;
+	const struct stack_thread *t;
+	int nap;
+
+	(void)state;
+	target_pid = target_start(STACK_TARGET);
+	assert_int_equal(stack_read(sy, target_pid, &o, &p), COLL_OK);
+	assert_int_equal(p.nthreads, 6);
+	expect_in(thread_named(&p, "t-mutex"), "target_mutex_wait", "futex");
+	expect_in(thread_named(&p, "t-cond"), "target_cond_wait", "futex");
+	expect_in(thread_named(&p, "t-read"), "target_pipe_read", "read");
+	expect_in(thread_named(&p, "t-spin"), "target_spin", NULL);
+	assert_int_equal(thread_named(&p, "t-spin")->frames[0].func[0], 't');	/* innermost */
+	expect_in(thread_named(&p, "stack_target"), "main", NULL);
+	/* target_nap is inlined into target_sleep: two frames, one pc. */
+	t = thread_named(&p, "t-sleep");
+	expect_in(t, "target_sleep", NULL);
+	nap = frame_of(t, "target_nap");
+	assert_true(nap >= 0);
+	assert_int_equal(t->frames[nap].inlined, 1);
+	assert_int_equal(frame_of(t, "target_sleep"), nap + 1);
+	assert_int_equal(t->frames[nap].offset, t->frames[nap + 1].offset);
+	assert_true(p.pause_ms >= 0);
+	stack_proc_free(&p);
+	/* It runs on: not left in a trace stop. */
+	assert_true(proc_state(target_pid) != 't' && proc_state(target_pid) != 'T');
+	target_stop(target_pid);
+	stack_syms_free(sy);
+}
+
+/* A second read of the same binary finds its names in the cache. */
+static void
+test_stack_cache(void **state)
+{
+	struct stack_syms *sy = stack_syms_new();
+	struct stack_opts o = { 0 };
+	struct stack_proc p;
+	uint64_t h1, m1, h2, m2;
+	pid_t a = target_start(STACK_TARGET), b = target_start(STACK_TARGET);
+
+	(void)state;
+	assert_int_equal(stack_read(sy, a, &o, &p), COLL_OK);
+	stack_proc_free(&p);
+	stack_syms_stats(sy, &h1, &m1);
+	assert_int_equal(stack_read(sy, b, &o, &p), COLL_OK);
+	stack_syms_stats(sy, &h2, &m2);
+	assert_true(m1 > 0);
+	assert_true(h2 - h1 > m2 - m1);	/* mostly hits */
+	expect_in(thread_named(&p, "t-read"), "target_pipe_read", "read");
+	stack_proc_free(&p);
+	target_stop(a);
+	target_stop(b);
+	stack_syms_free(sy);
+}
+
+static void
+test_stack_stopped(void **state)
+{
+	struct stack_syms *sy = stack_syms_new();
+	struct stack_opts o = { 0 };
+	struct stack_proc p;
+	pid_t pid = target_start(STACK_TARGET);
+	int st;
+
+	(void)state;
+	kill(pid, SIGSTOP);
+	assert_int_equal(waitpid(pid, &st, WUNTRACED), pid);
+	assert_int_equal(stack_read(sy, pid, &o, &p), COLL_OK);
+	expect_in(thread_named(&p, "t-read"), "target_pipe_read", NULL);
+	stack_proc_free(&p);
+	/* Still stopped, as it was: SIGCONT is the user's to send. */
+	assert_int_equal(proc_state(pid), 'T');
+	target_stop(pid);
+	stack_syms_free(sy);
+}
+
+static void
+test_stack_gone(void **state)
+{
+	struct stack_syms *sy = stack_syms_new();
+	struct stack_opts o = { 0 };
+	struct stack_proc p;
+	pid_t z = fork();
+
+	(void)state;
+	if (z == 0)
+		_exit(0);
+	/* A zombie: exited, not yet reaped. */
+	while (proc_state(z) != 'Z')
+		usleep(1000);
+	assert_int_not_equal(stack_read(sy, z, &o, &p), COLL_OK);
+	assert_non_null(strstr(p.why, "zombie"));
+	stack_proc_free(&p);
+	waitpid(z, NULL, 0);
+	assert_int_equal(stack_read(sy, z, &o, &p), COLL_ENOTFOUND);
+	assert_non_null(strstr(p.why, "gone"));
+	stack_proc_free(&p);
+	stack_syms_free(sy);
+}
+
+static void
+test_stack_rankset(void **state)
+{
+	struct stack_rankset s = { 0 }, u = { 0 };
+	char buf[64];
+	int order[] = { 5, 0, 1, 3, 2, 9, 7, 8 };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof order / sizeof *order; i++)
+		stack_rankset_add(&s, order[i]);
+	stack_rankset_fold(&s, buf, sizeof buf);
+	assert_string_equal(buf, "0-3,5,7-9");
+	assert_int_equal(stack_rankset_count(&s), 8);
+	assert_true(stack_rankset_has(&s, 8));
+	assert_false(stack_rankset_has(&s, 4));
+	assert_int_equal(stack_rankset_parse(&u, "4,6", 3), COLL_OK);
+	stack_rankset_union(&s, &u);
+	stack_rankset_fold(&s, buf, sizeof buf);
+	assert_string_equal(buf, "0-9");
+	stack_rankset_free(&u);
+	assert_int_equal(stack_rankset_parse(&u, "3,1", 3), COLL_EPROTO);
+	stack_rankset_free(&u);
+	assert_int_equal(stack_rankset_parse(&u, "1,2", 3), COLL_EPROTO);	/* not folded */
+	stack_rankset_free(&u);
+	assert_int_equal(stack_rankset_parse(&u, "5-2", 3), COLL_EPROTO);
+	stack_rankset_free(&u);
+	assert_int_equal(stack_rankset_parse(&u, "99999999", 8), COLL_EPROTO);
+	stack_rankset_free(&u);
+	assert_int_equal(stack_rankset_parse(&u, "1,", 2), COLL_EPROTO);
+	stack_rankset_free(&u);
+	stack_rankset_free(&s);
+}
+
+static struct stack_frame f_main = { "main", "a.c", "prog", 10, 0x10, 0 };
+static struct stack_frame f_wait = { "wait_all", "a.c", "prog", 20, 0x20, 0 };
+static struct stack_frame f_work = { "work", "b.c", "prog", 30, 0x30, 0 };
+
+static void
+test_stack_tree(void **state)
+{
+	struct stack_frame s1[] = { f_wait, f_main }, s2[] = { f_work, f_main };
+	struct stack_thread t1 = { .stopped = 1, .nframes = 2, .frames = s1, .syscall = -1 };
+	struct stack_thread t2 = { .stopped = 1, .nframes = 2, .frames = s2, .syscall = 202 };
+	struct stack_node a, b, c;
+	char *pa, *pc, err[128];
+	size_t la, lc;
+
+	(void)state;
+	stack_tree_init(&a);
+	stack_tree_init(&b);
+	for (int r = 0; r < 4; r++)
+		stack_tree_add(r < 2 ? &a : &b, r, r == 2 ? &t2 : &t1);
+	stack_tree_merge(&a, &b);
+	assert_int_equal(a.nkids, 1);
+	assert_string_equal(a.kids[0]->func, "main");
+	assert_int_equal(stack_rankset_count(&a.kids[0]->ranks), 4);
+	assert_int_equal(a.kids[0]->nkids, 2);
+	pa = stack_tree_pack(&a, &la);
+	assert_non_null(strstr(pa, "0 4 0 10 10 0-3\tmain\ta.c\tprog\n"));
+	assert_non_null(strstr(pa, "1 3 0 20 20 0-1,3\twait_all\ta.c\tprog\n"));
+	stack_tree_init(&c);
+	assert_int_equal(stack_tree_parse(&c, pa, la, err, sizeof err), COLL_OK);
+	pc = stack_tree_pack(&c, &lc);
+	assert_string_equal(pa, pc);
+	free(pc);
+	stack_tree_free(&c);
+	free(pa);
+	stack_tree_free(&a);
+	stack_tree_free(&b);
+}
+
+static void
+test_stack_tree_bad(void **state)
+{
+	static const char *const bad[] = {
+		"1 1 0 1 0 0\tf\t\tm\n",		/* depth jumps */
+		"0 0 0 1 0 0\tf\t\tm\n",		/* no threads */
+		"0 1 0 1 0 2,1\tf\t\tm\n",		/* ranks not ascending */
+		"0 1 0 1 0 0\tf\t\tm",			/* no newline */
+		"0 1 0 1 0 0\tf\tm\n",			/* a field short */
+		"0 1 0 1 0 0\t\t\t\n",			/* no name at all */
+		"0 1 0 1 0 0\tf\x1b[2J\t\tm\n",		/* a control byte */
+		"0 1 2 1 0 0\tf\t\tm\n",		/* inlined is 0 or 1 */
+		"0 99999999999 0 1 0 0\tf\t\tm\n",	/* too many digits */
+	};
+	char err[128];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		struct stack_node t;
+
+		stack_tree_init(&t);
+		if (stack_tree_parse(&t, bad[i], strlen(bad[i]), err, sizeof err) != COLL_EPROTO)
+			fail_msg("accepted bad tree %zu", i);
+		stack_tree_free(&t);
+	}
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_stack_threads),
+		cmocka_unit_test(test_stack_cache),
+		cmocka_unit_test(test_stack_stopped),
+		cmocka_unit_test(test_stack_gone),
+		cmocka_unit_test(test_stack_rankset),
+		cmocka_unit_test(test_stack_tree),
+		cmocka_unit_test(test_stack_tree_bad),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
