@@ -12,6 +12,7 @@ const struct cmd *const cmd_table[] = {
 	&cmd_collcheck_env,
 	&cmd_collcheck_links,
 	&cmd_collcheck_allreduce,
+	&cmd_collstack,
 	NULL,
 };
 

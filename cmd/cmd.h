@@ -22,7 +22,7 @@
 enum cmd_exit { EXIT_OK = 0, EXIT_PROBLEMS = 1, EXIT_USAGE = 2, EXIT_CANNOT = 3 };
 
 struct cmd {
-	const char *tool;	/* binary: "collrun", "collcheck" */
+	const char *tool;	/* binary: "collrun", "collcheck", "collstack" */
 	const char *name;	/* subcommand, NULL for the tool itself */
 	const char *usage;
 	const char *summary;
@@ -33,6 +33,7 @@ struct cmd {
 extern const struct cmd cmd_collrun;
 extern const struct cmd cmd_collcheck_allreduce;
 extern const struct cmd cmd_collcheck_all, cmd_collcheck_env, cmd_collcheck_links;
+extern const struct cmd cmd_collstack;
 extern const struct cmd *const cmd_table[];
 
 /* Find tool's command (subcommand name or NULL). */

@@ -233,7 +233,7 @@ main(int argc, char **argv)
 	if (argc == 2)
 		m = mantext_find(argv[1]);
 	if (m == NULL) {
-		fprintf(stderr, "usage: coll-gendoc [-o FILE] collrun|collcheck|coll\n");
+		fprintf(stderr, "usage: coll-gendoc [-o FILE] collrun|collcheck|collstack|coll\n");
 		return EXIT_USAGE;
 	}
 	man_page(m);

@@ -177,6 +177,56 @@ static const struct mantext_item collcheck_files[] = {
 	{ NULL, NULL },
 };
 
+static const char *const collstack_description[] = {
+	"collstack takes every thread's stack of every rank of a running job, on every host, "
+	"merges them into one tree labelled by rank sets ([0-3,5-1247]) in the manner of LLNL "
+	"STAT, reads each rank's collective sequence numbers from its status pages, and names "
+	"first the rank(s) the others wait for: behind in sequence, outside any collective, "
+	"stopped, a zombie, gone or missing.",
+	"Without a selection it takes this user's newest collrun job (from collrun's job "
+	"record) on that job's hosts; --job names another. --pid, --match and --slurm select "
+	"processes not started by collrun, on this host or on the hosts of -H, --hostfile or "
+	"a Slurm allocation. A process's rank comes from COLL_RANK, RANK, SLURM_PROCID, "
+	"OMPI_COMM_WORLD_RANK or PMI_RANK in its environment; when the processes do not all "
+	"carry a distinct one they are numbered by host and pid instead, and the output says "
+	"so.",
+	"One worker per host takes the stacks of its processes in parallel. Each process is "
+	"paused once, all threads together (ptrace PTRACE_SEIZE and PTRACE_INTERRUPT), for as "
+	"long as it takes to copy each thread's registers and live stack, then resumed; the "
+	"stacks are unwound from the copies with elfutils' libdwfl and named with file:line "
+	"where debug information exists (inlined functions as frames of their own), the "
+	"symbol where only a symbol table does, module+offset where neither. A process that "
+	"was stopped stays stopped; if collstack is killed, the kernel resumes the job. Names "
+	"are cached per host across processes. The workers merge their trees through the "
+	"core's collectives, a binomial tree of merges, so the front end receives one tree.",
+	"The tree indents only where stacks part; each branch starts with its rank set and "
+	"count, the largest first. A thread in a system call ends in a [kernel] frame naming "
+	"the call and the kernel function it sleeps in. The equivalence classes below it "
+	"group the ranks whose stacks are all the same. --json, --dot and --svg give the "
+	"same for scripts and for Graphviz.",
+	"ptrace must be allowed: run as the job's user (or root); a refusal is explained "
+	"(Yama ptrace_scope, another user's process, a debugger already attached, a container "
+	"without CAP_SYS_PTRACE).",
+	NULL,
+};
+
+static const struct mantext_item collstack_exit[] = {
+	{ "0", "Nothing is behind: every rank was read and none holds the others up." },
+	{ "1", "A culprit is named: a rank behind the others, stopped, dead, or missing." },
+	{ "2", "Usage error: a bad option or value." },
+	{ "3", "The ranks could not be read (no such job, a host unreachable, a worker failed)." },
+	{ NULL, NULL },
+};
+
+static const struct mantext_item collstack_examples[] = {
+	{ "collstack", "The newest collrun job of this user, on its hosts." },
+	{ "collstack --match 'python.*train.py' -H 'node[01-16]'", "Every training process "
+	    "on 16 hosts." },
+	{ "collstack --pid 4242,4243 --json", "Two processes here, as JSON." },
+	{ "collstack --svg > hang.svg", "The merged tree drawn by Graphviz." },
+	{ NULL, NULL },
+};
+
 static const char *const coll_description[] = {
 	"The coll tools and programs built on libcoll take their settings and their place in "
 	"a job from the environment. collrun sets the first group for every rank it starts; "
@@ -203,6 +253,10 @@ static const struct mantext mantext_table[] = {
 	{ "collcheck", 1, "check the collectives of a cluster", collcheck_description,
 	    ENV_CORE | ENV_FRONT, collcheck_exit, collcheck_examples, collcheck_files,
 	    "collrun(1), coll(7)" },
+	{ "collstack", 1, "the stacks of every rank of a job, merged, and the rank the others "
+	    "wait for", collstack_description, ENV_CORE | ENV_FRONT, collstack_exit,
+	    collstack_examples, collcheck_files, "collrun(1), collcheck(1), coll(7), gdb(1), "
+	    "eu-stack(1)" },
 	{ "coll", 7, "environment variables of the coll tools and libcoll", coll_description,
 	    ENV_RANK | ENV_CORE | ENV_FRONT, NULL, coll_examples, NULL,
 	    "collrun(1), collcheck(1)" },

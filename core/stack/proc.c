@@ -90,6 +90,8 @@ stack_env_var(struct stack_pinfo *pi, const char *e, size_t len, int *best)
 		(void)stack_parse_int(eq + 1, vl, &pi->size);
 	else if (nl == 10 && memcmp(e, "COLL_JOBID", 10) == 0)
 		stack_copy_value(pi->jobid, sizeof pi->jobid, eq + 1, vl);
+	else if (nl == 15 && memcmp(e, "COLL_STATUS_DIR", 15) == 0)
+		stack_copy_value(pi->status_dir, sizeof pi->status_dir, eq + 1, vl);
 	else if (nl == 12 && memcmp(e, "SLURM_JOB_ID", 12) == 0)
 		stack_copy_value(pi->slurm_job, sizeof pi->slurm_job, eq + 1, vl);
 }

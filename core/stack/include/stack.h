@@ -34,6 +34,7 @@ struct stack_pinfo {
 	int size;		/* COLL_SIZE or WORLD_SIZE; 0: none */
 	char jobid[24];		/* COLL_JOBID; "" none */
 	char slurm_job[24];	/* SLURM_JOB_ID; "" none */
+	char status_dir[256];	/* COLL_STATUS_DIR; "" none */
 	uint64_t uts_ns;	/* inode of its UTS namespace: which host it belongs to */
 	pid_t tracer;		/* TracerPid: another debugger attached */
 	int env_read;		/* its environment could be read */

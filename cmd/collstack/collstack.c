@@ -1,0 +1,162 @@
+/*
+ * collstack: its options, and the choice of role (front end, or a worker
+ * the front end started).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "collstack.h"
+
+enum { O_JOB = 1, O_PID, O_MATCH, O_SLURM, O_JSON, O_DOT, O_SVG, O_NO_COLOR, O_TIMEOUT,
+	O_THREADS, O_WORKER, O_HELP };
+
+static const struct opt stk_opts[] = {
+	{ O_JOB, 'j', "job", OPT_VALUE, "ID", "the collrun job with this id (or the start of "
+	    "it); default: this user's newest", NULL },
+	{ O_PID, 'p', "pid", OPT_VALUE, "PIDS", "these processes (11,12,13), on every host "
+	    "given", NULL },
+	{ O_MATCH, 'm', "match", OPT_VALUE, "REGEX", "processes whose command line matches "
+	    "(extended regular expression)", NULL },
+	{ O_SLURM, 0, "slurm", OPT_VALUE, "JOBID", "the tasks of this Slurm job, on the nodes "
+	    "of its allocation (run inside it, or give -H)", NULL },
+	{ O_JSON, 0, "json", OPT_FLAG, NULL, "write the verdict, tasks and tree as JSON", NULL },
+	{ O_DOT, 0, "dot", OPT_FLAG, NULL, "write the tree for Graphviz", NULL },
+	{ O_SVG, 0, "svg", OPT_FLAG, NULL, "draw the tree as SVG (needs Graphviz's dot)", NULL },
+	{ O_NO_COLOR, 0, "no-color", OPT_FLAG, NULL, "no colours, even on a terminal (so does "
+	    "NO_COLOR)", NULL },
+	{ O_TIMEOUT, 'T', "timeout", OPT_VALUE, "SECONDS", "give up after this long (default "
+	    "60)", NULL },
+	{ O_THREADS, 0, "threads", OPT_VALUE, "N", "processes snapshotted at once per host "
+	    "(default: one per CPU, at most 16)", NULL },
+	{ O_WORKER, 0, "worker", OPT_FLAG, NULL, "(set by the front end) be a worker that "
+	    "hands rank 0's record to it", NULL },
+	HOSTOPT_TABLE("workers per host (default 1; more only split the processes of a host)"),
+	{ O_HELP, 'h', "help", OPT_FLAG, NULL, "show this help", NULL },
+	OPT_END_TABLE,
+};
+
+static int
+stk_value(struct stk_args *a, int id, const char *val, int *nsel, char *err, size_t len)
+{
+	int r = hostopt_value(&a->ho, id, val, err, len);
+
+	if (r <= 0)
+		return r;
+	switch (id) {
+	case O_JOB: a->sel = SEL_JOB; a->job = val; ++*nsel; return 0;
+	case O_PID: a->sel = SEL_PID; a->pids = val; ++*nsel; return 0;
+	case O_MATCH: a->sel = SEL_MATCH; a->match = val; ++*nsel; return 0;
+	case O_SLURM: a->sel = SEL_SLURM; a->slurm = val; ++*nsel; return 0;
+	case O_JSON: a->fmt = FMT_JSON; return 0;
+	case O_DOT: a->fmt = FMT_DOT; return 0;
+	case O_SVG: a->fmt = FMT_SVG; return 0;
+	case O_NO_COLOR: a->color = 0; return 0;
+	case O_WORKER: a->worker = 1; return 0;
+	case O_TIMEOUT: return opt_double("-T", val, 0.5, 1e6, &a->timeout_s, err, len);
+	case O_THREADS: return opt_int("--threads", val, 1, 256, &a->threads, err, len);
+	}
+	return 0;
+}
+
+/* Checks the front end makes before starting anything. */
+static int
+stk_check(struct stk_args *a, int nsel, char *err, size_t len)
+{
+	struct stk_local l;
+
+	if (nsel > 1 && !a->worker) {
+		snprintf(err, len, "give one of --job, --pid, --match and --slurm");
+		return -1;
+	}
+	if (a->sel == SEL_SLURM && (a->slurm[0] == '\0' ||
+	    strspn(a->slurm, "0123456789_") != strlen(a->slurm) || strlen(a->slurm) > 20)) {
+		snprintf(err, len, "--slurm '%s' is not a Slurm job id", a->slurm);
+		return -1;
+	}
+	if (a->sel == SEL_SLURM && !hostopt_given(&a->ho) && !a->worker) {
+		const char *id = getenv("SLURM_JOB_ID");
+
+		if (id == NULL || strcmp(id, a->slurm) != 0) {
+			snprintf(err, len, "--slurm %s: run collstack inside that job's allocation "
+			    "(srun --jobid=%s --overlap --pty collstack --slurm %s), or give its "
+			    "nodes with -H", a->slurm, a->slurm, a->slurm);
+			return -1;
+		}
+	}
+	/* A bad regular expression or pid list is said here, once, not by every worker. */
+	if ((a->sel == SEL_MATCH || a->sel == SEL_PID) && !a->worker) {
+		if (stk_find(a, &l, err, len) != 0)
+			return -1;
+		stk_local_free(&l);
+	}
+	if (a->fmt == FMT_SVG && !a->worker && system("command -v dot >/dev/null 2>&1") != 0) {
+		snprintf(err, len, "--svg needs Graphviz's dot: install graphviz, or use --dot and "
+		    "draw it elsewhere");
+		return -1;
+	}
+	return 0;
+}
+
+static int
+stk_parse(struct stk_args *a, int argc, char **argv)
+{
+	struct opt_state st;
+	const char *val;
+	char err[512];
+	int id, nsel = 0;
+
+	opt_init(&st, a->cmd->opts, argc, argv, 0);
+	while ((id = opt_next(&st, &val)) != OPT_DONE) {
+		if (id == OPT_ERROR)
+			return cmd_usage_error(a->cmd, st.err);
+		if (id == O_HELP) {
+			cmd_usage(a->cmd, stdout);
+			return -1;
+		}
+		if (stk_value(a, id, val, &nsel, err, sizeof err) != 0)
+			return cmd_usage_error(a->cmd, err);
+	}
+	if (st.ind < argc) {
+		snprintf(err, sizeof err, "unexpected argument '%s'", argv[st.ind]);
+		return cmd_usage_error(a->cmd, err);
+	}
+	if (stk_check(a, nsel, err, sizeof err) != 0)
+		return cmd_usage_error(a->cmd, err);
+	if (a->sel == SEL_JOB && a->job != NULL)
+		snprintf(a->jobid, sizeof a->jobid, "%s", a->job);
+	return EXIT_OK;
+}
+
+static int
+stk_main(int argc, char **argv)
+{
+	struct stk_args a = { .cmd = &cmd_collstack, .timeout_s = 60, .color = 1,
+	    .ho = { .jo = { .tool = "collstack", .grace_s = 0, .fanout = 64 } } };
+	const char *nc = getenv("NO_COLOR");
+	int code;
+
+	if ((code = stk_parse(&a, argc, argv)) != EXIT_OK)
+		return code < 0 ? cmd_finish_stdout(EXIT_OK) : code;
+	if ((nc != NULL && nc[0] != '\0') || !isatty(STDOUT_FILENO))
+		a.color = 0;
+	if (getenv("COLL_UNIQUE_ID") != NULL)
+		code = stk_worker(&a);
+	else
+		code = stk_front(&a, argc, argv);
+	return cmd_finish_stdout(code);
+}
+
+const struct cmd cmd_collstack = {
+	.tool = "collstack",
+	.name = NULL,
+	.usage = "collstack [--job ID | --pid PIDS | --match REGEX | --slurm JOBID] "
+	    "[-H HOSTS | --hostfile FILE] [--json | --dot | --svg] [options]",
+	.summary = "Every thread's stack of every rank of a job, merged into one tree labelled "
+	    "by rank sets,\nwith each rank's collective sequence numbers and a verdict naming "
+	    "the rank(s) the others\nwait for; exit 0 nothing behind, 1 a culprit named, 3 the "
+	    "ranks could not be read.",
+	.opts = stk_opts,
+	.run = stk_main,
+};

@@ -1,0 +1,137 @@
+/*
+ * collstack: every thread's stack of every rank of a job, merged into one
+ * tree labelled by rank sets, each rank's collective sequence numbers from
+ * its status pages, and a verdict naming the rank(s) the others wait for.
+ *
+ * The front end (front.c) finds the job (job.c: collrun's job record, or
+ * --pid, --match, --slurm) and starts one worker per host through the job
+ * runner. The workers (worker.c) join one communicator, find the job's
+ * processes on their host (find.c), agree on labels through rank 0, take
+ * their stacks in parallel, merge their trees up a binomial tree through the
+ * core and gather the per-process facts to rank 0, which hands the front end
+ * one JSON record (record.c). The front end judges (verdict.c) and prints
+ * (render.c: text tree, --json, --dot, --svg).
+ */
+#ifndef COLL_COLLSTACK_H
+#define COLL_COLLSTACK_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cmd.h"
+#include "hostopt.h"
+#include "stack.h"
+#include "status.h"
+
+enum stk_select { SEL_JOB, SEL_PID, SEL_MATCH, SEL_SLURM };
+enum stk_format { FMT_TEXT, FMT_JSON, FMT_DOT, FMT_SVG };
+
+struct stk_args {
+	const struct cmd *cmd;
+	struct hostopt ho;
+	enum stk_select sel;
+	const char *job;	/* --job ID, or the newest job's id */
+	const char *pids;	/* --pid LIST */
+	const char *match;	/* --match REGEX */
+	const char *slurm;	/* --slurm JOBID */
+	enum stk_format fmt;
+	int color, worker, verbose;
+	double timeout_s;
+	long threads;		/* snapshot threads per host; 0: one per CPU */
+	char jobid[24];		/* the job's COLL_JOBID */
+};
+
+/* One communicator of a process, from its status page. */
+struct stk_page {
+	char commid[20];
+	int nranks, rank, state;
+	uint64_t seq_started, seq_done;
+	unsigned kind_started, kind_done;
+	uint64_t bytes;
+	int wait_peer, wait_dir;
+	double idle_s;		/* since its last progress */
+	char error[192];
+};
+
+struct stk_task {
+	int id;			/* its label in the tree: its rank, or a task number */
+	int rank;		/* from its environment; -1 none */
+	char *host;
+	int pid;
+	char state;		/* /proc letter; 'G' gone */
+	char *comm, *cmdline, *err, *where;
+	int nthreads;
+	double pause_ms;
+	int npages;
+	struct stk_page *pages;
+};
+
+struct stk_result {
+	int by_rank;		/* ids are ranks (else task numbers) */
+	int size;		/* the job's size from its ranks' environment; 0 unknown */
+	int ntasks;
+	struct stk_task *tasks;	/* ascending id */
+	int nhosts;
+	char **hosts;
+	struct stack_node tree;
+	double ms, pause_max_ms;
+	uint64_t cache_hits, cache_misses;
+	char *note;		/* why ids are not ranks, or NULL */
+};
+
+/* The verdict: lines to print first, and the exit code. */
+struct stk_verdict {
+	int code;		/* EXIT_OK, EXIT_PROBLEMS */
+	int n;
+	char **line;
+	int nculprits;
+	int *culprits;		/* task indexes */
+};
+
+/* find.c: the processes of the job on this host. */
+struct stk_local {
+	int n;
+	struct stack_pinfo *pi;
+};
+int stk_find(const struct stk_args *a, struct stk_local *out, char *err, size_t len);
+void stk_local_free(struct stk_local *l);
+/* Status pages, read once per directory, then matched to processes. */
+struct stk_pageset {
+	int n, ndirs;
+	struct status_page *pages;
+	uid_t *uids;		/* each page file's owner */
+	char **dirs;
+};
+void stk_pages_load(struct stk_pageset *ps, const char *dir);
+int stk_pages_of(const struct stk_pageset *ps, pid_t pid, uid_t uid, struct stk_page **out);
+void stk_pages_free(struct stk_pageset *ps);
+
+/* worker.c */
+int stk_worker(struct stk_args *a);
+
+/* front.c */
+int stk_front(struct stk_args *a, int argc, char **argv);
+
+/* job.c: the newest job record of this user, or the one named; its hosts. */
+int stk_job_find(const char *want, char *jobid, size_t idlen, char **hosts, char **launcher,
+    char *err, size_t len);
+
+/* record.c */
+json_t *stk_record(const struct stk_result *r);
+int stk_record_read(struct stk_result *r, const char *buf, size_t len, char *err,
+    size_t errlen);
+json_t *stk_task_json(const struct stk_task *t);
+int stk_task_read(struct stk_task *t, json_t *o);
+void stk_result_free(struct stk_result *r);
+
+/* verdict.c */
+void stk_verdict(const struct stk_result *r, struct stk_verdict *v);
+void stk_verdict_free(struct stk_verdict *v);
+const char *stk_kind_name(unsigned kind);
+
+/* render.c: print in a->fmt; exit code. */
+int stk_render(const struct stk_result *r, const struct stk_verdict *v,
+    const struct stk_args *a);
+
+#endif

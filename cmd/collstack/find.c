@@ -1,0 +1,334 @@
+/*
+ * Finding the job's processes on this host: by the job id collrun put in
+ * their environment (COLL_JOBID), by Slurm job id (SLURM_JOB_ID), by a
+ * regular expression over the command line, or by pid. A process belongs to
+ * this host when it shares our UTS namespace (hosts built of namespaces on
+ * one machine share /proc); collstack's own processes and their ancestors are
+ * never taken. A launcher's wrapper that carries the same rank as its child
+ * (a shell, an agent) gives way to the child.
+ *
+ * Then the status pages: one scan of each directory the processes write to
+ * (their COLL_STATUS_DIR, else the default), pages matched by pid and owner.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "collstack.h"
+#include "err.h"
+#include "status.h"
+#include "xmalloc.h"
+
+struct stk_filter {
+	const struct stk_args *a;
+	regex_t re;
+	int have_re;
+	long *pids;
+	int npids;
+	pid_t *mine;		/* this process and its ancestors */
+	int nmine;
+	uint64_t uts;
+	char exe[4096];
+};
+
+static int
+stk_parse_pids(struct stk_filter *f, const char *s, char *err, size_t len)
+{
+	char *dup = xstrdup(s), *save = NULL, *tok;
+	int r = 0;
+
+	for (tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *end;
+		long v = strtol(tok, &end, 10);
+
+		if (*tok < '0' || *tok > '9' || *end != '\0' || v <= 0 || v > 1 << 22) {
+			snprintf(err, len, "--pid: '%s' is not a process id; give pids as 11,12,13",
+			    tok);
+			r = -1;
+			break;
+		}
+		f->pids = xreallocarray(f->pids, (size_t)f->npids + 1, sizeof *f->pids);
+		f->pids[f->npids++] = v;
+	}
+	if (r == 0 && f->npids == 0) {
+		snprintf(err, len, "--pid: no process id given; give pids as 11,12,13");
+		r = -1;
+	}
+	free(dup);
+	return r;
+}
+
+static void
+stk_ancestors(struct stk_filter *f)
+{
+	pid_t p = getpid();
+
+	while (p > 1 && f->nmine < 64) {
+		struct stack_pinfo pi;
+
+		f->mine = xreallocarray(f->mine, (size_t)f->nmine + 1, sizeof *f->mine);
+		f->mine[f->nmine++] = p;
+		if (stack_pinfo_read(p, &pi) != COLL_OK)
+			break;
+		p = pi.ppid;
+	}
+}
+
+static int
+stk_filter_init(struct stk_filter *f, const struct stk_args *a, char *err, size_t len)
+{
+	ssize_t n;
+	int rc;
+
+	memset(f, 0, sizeof *f);
+	f->a = a;
+	f->uts = stack_self_uts();
+	n = readlink("/proc/self/exe", f->exe, sizeof f->exe - 1);
+	f->exe[n > 0 ? n : 0] = '\0';
+	stk_ancestors(f);
+	if (a->sel == SEL_MATCH) {
+		if ((rc = regcomp(&f->re, a->match, REG_EXTENDED | REG_NOSUB)) != 0) {
+			char why[128];
+
+			regerror(rc, &f->re, why, sizeof why);
+			snprintf(err, len, "--match: '%s' is not a regular expression: %s", a->match,
+			    why);
+			return -1;
+		}
+		f->have_re = 1;
+	}
+	if (a->sel == SEL_PID)
+		return stk_parse_pids(f, a->pids, err, len);
+	return 0;
+}
+
+static void
+stk_filter_free(struct stk_filter *f)
+{
+	if (f->have_re)
+		regfree(&f->re);
+	free(f->pids);
+	free(f->mine);
+}
+
+/* One of ours: collstack itself, its workers, the agents that started them. */
+static int
+stk_is_ours(const struct stk_filter *f, const struct stack_pinfo *pi)
+{
+	char path[64], exe[4096];
+	ssize_t n;
+
+	for (int i = 0; i < f->nmine; i++)
+		if (f->mine[i] == pi->pid)
+			return 1;
+	snprintf(path, sizeof path, "/proc/%d/exe", (int)pi->pid);
+	n = readlink(path, exe, sizeof exe - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		if (strcmp(exe, f->exe) == 0)
+			return 1;
+	}
+	return strcmp(pi->comm, "collstack") == 0 || strcmp(pi->comm, "collrun") == 0;
+}
+
+static int
+stk_wanted(const struct stk_filter *f, const struct stack_pinfo *pi)
+{
+	const struct stk_args *a = f->a;
+
+	switch (a->sel) {
+	case SEL_JOB:
+		return pi->rank >= 0 && strcmp(pi->jobid, a->jobid) == 0;
+	case SEL_SLURM:
+		return strcmp(pi->slurm_job, a->slurm) == 0 && pi->rank >= 0 &&
+		    strcmp(pi->comm, "slurmstepd") != 0;
+	case SEL_MATCH:
+		return regexec(&f->re, pi->cmdline, 0, NULL, 0) == 0 && !stk_is_ours(f, pi);
+	case SEL_PID:
+		for (int i = 0; i < f->npids; i++)
+			if (f->pids[i] == pi->pid)
+				return 1;
+		return 0;
+	}
+	return 0;
+}
+
+static int
+stk_is_ancestor(const struct stk_local *l, pid_t anc, pid_t pid)
+{
+	for (int depth = 0; depth < 16 && pid > 1; depth++) {
+		int k;
+
+		for (k = 0; k < l->n && l->pi[k].pid != pid; k++)
+			;
+		if (k == l->n)
+			return 0;
+		pid = l->pi[k].ppid;
+		if (pid == anc)
+			return 1;
+	}
+	return 0;
+}
+
+/* Drop a wrapper whose child (or grandchild) carries the same rank. */
+static void
+stk_drop_wrappers(struct stk_local *l)
+{
+	int w = 0;
+
+	for (int i = 0; i < l->n; i++) {
+		int wrapper = 0;
+
+		for (int k = 0; k < l->n && !wrapper; k++)
+			wrapper = k != i && l->pi[i].rank >= 0 && l->pi[k].rank == l->pi[i].rank &&
+			    stk_is_ancestor(l, l->pi[i].pid, l->pi[k].pid);
+		if (!wrapper)
+			l->pi[w++] = l->pi[i];
+	}
+	l->n = w;
+}
+
+static void
+stk_local_add(struct stk_local *out, const struct stack_pinfo *pi)
+{
+	out->pi = xreallocarray(out->pi, (size_t)out->n + 1, sizeof *out->pi);
+	out->pi[out->n++] = *pi;
+}
+
+int
+stk_find(const struct stk_args *a, struct stk_local *out, char *err, size_t len)
+{
+	struct stk_filter f;
+	pid_t *pids = NULL;
+	int n;
+
+	memset(out, 0, sizeof *out);
+	if (stk_filter_init(&f, a, err, len) != 0) {
+		stk_filter_free(&f);
+		return -1;
+	}
+	if ((n = stack_pids(&pids)) < 0) {
+		snprintf(err, len, "cannot list /proc: %s", strerror(errno));
+		stk_filter_free(&f);
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		struct stack_pinfo pi;
+
+		if (stack_pinfo_read(pids[i], &pi) != COLL_OK || (pi.uts_ns != f.uts &&
+		    pi.uts_ns != 0) || pi.pid == getpid())
+			continue;
+		if (stk_wanted(&f, &pi) && !(a->sel != SEL_PID && stk_is_ours(&f, &pi)))
+			stk_local_add(out, &pi);
+	}
+	/* Pids asked for and not here: gone, when this is the only host. */
+	for (int i = 0; a->sel == SEL_PID && !hostopt_given(&a->ho) && i < f.npids; i++) {
+		int found = 0;
+
+		for (int k = 0; k < out->n && !found; k++)
+			found = out->pi[k].pid == f.pids[i];
+		if (!found)
+			stk_local_add(out, &(struct stack_pinfo){ .pid = (pid_t)f.pids[i],
+			    .rank = -1 });
+	}
+	if (a->sel == SEL_JOB || a->sel == SEL_SLURM)
+		stk_drop_wrappers(out);
+	free(pids);
+	stk_filter_free(&f);
+	return 0;
+}
+
+void
+stk_local_free(struct stk_local *l)
+{
+	free(l->pi);
+	memset(l, 0, sizeof *l);
+}
+
+static void
+stk_page_from(struct stk_page *p, const struct status_page *pg)
+{
+	uint64_t now = clock_wall_ns();
+
+	snprintf(p->commid, sizeof p->commid, "%016" PRIx64, pg->commid);
+	p->nranks = pg->nranks;
+	p->rank = pg->rank;
+	p->state = pg->state;
+	p->seq_started = pg->seq_started;
+	p->seq_done = pg->seq_done;
+	p->kind_started = pg->kind_started;
+	p->kind_done = pg->kind_done;
+	p->bytes = pg->bytes;
+	p->wait_peer = pg->wait_peer;
+	p->wait_dir = pg->wait_dir;
+	p->idle_s = pg->progress_ns > 0 && now > pg->progress_ns ?
+	    (double)(now - pg->progress_ns) / 1e9 : 0;
+	snprintf(p->error, sizeof p->error, "%s", pg->error);
+}
+
+void
+stk_pages_load(struct stk_pageset *ps, const char *dir)
+{
+	struct dirent *de;
+	DIR *d;
+
+	if (dir == NULL || dir[0] == '\0')
+		dir = status_dir();
+	for (int i = 0; i < ps->ndirs; i++)
+		if (strcmp(ps->dirs[i], dir) == 0)
+			return;	/* read already */
+	ps->dirs = xreallocarray(ps->dirs, (size_t)ps->ndirs + 1, sizeof *ps->dirs);
+	ps->dirs[ps->ndirs++] = xstrdup(dir);
+	if ((d = opendir(dir)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		char path[4096];
+		struct stat sb;
+		struct status_page pg;
+
+		if (strncmp(de->d_name, "coll.", 5) != 0)
+			continue;
+		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+		/* Each page is read as its owner's; stk_pages_of matches it to a process of that owner. */
+		if (lstat(path, &sb) != 0 || status_read_owned(path, sb.st_uid, &pg) != COLL_OK)
+			continue;
+		ps->pages = xreallocarray(ps->pages, (size_t)ps->n + 1, sizeof *ps->pages);
+		ps->uids = xreallocarray(ps->uids, (size_t)ps->n + 1, sizeof *ps->uids);
+		ps->pages[ps->n] = pg;
+		ps->uids[ps->n++] = sb.st_uid;
+	}
+	closedir(d);
+}
+
+int
+stk_pages_of(const struct stk_pageset *ps, pid_t pid, uid_t uid, struct stk_page **out)
+{
+	int n = 0;
+
+	*out = NULL;
+	for (int i = 0; i < ps->n; i++) {
+		if (ps->pages[i].pid != pid || ps->uids[i] != uid)
+			continue;
+		*out = xreallocarray(*out, (size_t)n + 1, sizeof **out);
+		stk_page_from(&(*out)[n++], &ps->pages[i]);
+	}
+	return n;
+}
+
+void
+stk_pages_free(struct stk_pageset *ps)
+{
+	for (int i = 0; i < ps->ndirs; i++)
+		free(ps->dirs[i]);
+	free(ps->dirs);
+	free(ps->pages);
+	free(ps->uids);
+	memset(ps, 0, sizeof *ps);
+}

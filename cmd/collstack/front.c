@@ -1,0 +1,190 @@
+/*
+ * The front end: decide which job (job.c) and which hosts, start one worker
+ * per host through the job runner (this very binary with --worker, by SSH,
+ * srun or locally), read rank 0's record from its stdout, judge and print.
+ * A host that cannot be reached is named with why; the job cannot be read
+ * without it, so the exit is 3 (-x leaves it out).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "collstack.h"
+#include "err.h"
+#include "launch.h"
+#include "xmalloc.h"
+
+#define STK_RECORD_MAX (1024u << 20)
+
+struct stk_front {
+	char *rec;
+	size_t len, cap;
+	int overflow;
+	int nhosts;
+	char **host_why;	/* per host: why it could not be used */
+	char *fatal;
+};
+
+static int
+stk_front_output(void *arg, int rank, int stream, const char *line, size_t len)
+{
+	struct stk_front *f = arg;
+
+	if (rank != 0 || stream != LAUNCH_STDOUT)
+		return 0;
+	if (f->len + len + 1 > STK_RECORD_MAX) {
+		f->overflow = 1;
+		return 1;
+	}
+	if (f->len + len + 1 > f->cap) {
+		f->cap = (f->len + len + 1) * 2;
+		f->rec = xreallocarray(f->rec, f->cap, 1);
+	}
+	memcpy(f->rec + f->len, line, len);
+	f->len += len;
+	return 1;
+}
+
+static void
+stk_front_exited(void *arg, int rank, int state, int code)
+{
+	struct stk_front *f = arg;
+
+	if ((state == LAUNCH_EXITED && code == 0) || state == LAUNCH_FAILED || f->fatal != NULL)
+		return;
+	f->fatal = xasprintf("the worker of rank %d %s %d (its words are above)", rank,
+	    state == LAUNCH_SIGNALED ? "was killed by signal" : "exited with code", code);
+}
+
+static void
+stk_front_host_failed(void *arg, int host, const char *why)
+{
+	struct stk_front *f = arg;
+
+	if (host >= 0 && host < f->nhosts && f->host_why[host] == NULL)
+		f->host_why[host] = xstrdup(why);
+}
+
+static char *
+stk_self(void)
+{
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+
+	if (n <= 0)
+		return NULL;
+	self[n] = '\0';
+	return xstrdup(self);
+}
+
+/* Which job, and where: fills a->jobid and, from the record, the hosts. */
+static int
+stk_front_job(struct stk_args *a, char **hosts)
+{
+	char err[512], *launcher = NULL;
+
+	*hosts = NULL;
+	if (a->sel != SEL_JOB)
+		return 0;
+	if (stk_job_find(a->job, a->jobid, sizeof a->jobid, hosts, &launcher, err,
+	    sizeof err) != 0) {
+		fprintf(stderr, "collstack: %s\n", err);
+		return -1;
+	}
+	/* The job's own hosts, unless the user named where to look. */
+	if (!hostopt_given(&a->ho) && *hosts != NULL)
+		a->ho.hosts = *hosts;
+	if (strcmp(launcher, "slurm") == 0 && !hostopt_given(&a->ho))
+		fprintf(stderr, "collstack: job %s ran through srun: run collstack inside its "
+		    "allocation (or give --slurm JOBID) to reach every node\n", a->jobid);
+	free(launcher);
+	return 0;
+}
+
+static int
+stk_front_report(struct stk_args *a, struct stk_front *f, int jobcode)
+{
+	struct stk_result r;
+	struct stk_verdict v;
+	char err[512];
+	int code;
+
+	for (int h = 0; h < f->nhosts; h++)
+		if (f->host_why[h] != NULL)
+			fprintf(stderr, "collstack: host %s cannot be used: %s (leave it out with "
+			    "-x %s)\n", a->ho.names[h], f->host_why[h], a->ho.names[h]);
+	if (f->overflow) {
+		fprintf(stderr, "collstack: rank 0's record is larger than %u MiB\n",
+		    STK_RECORD_MAX >> 20);
+		return EXIT_CANNOT;
+	}
+	if (f->len == 0) {
+		if (jobcode == JOB_EXIT_TIMEOUT)
+			fprintf(stderr, "collstack: the workers ran past -T %g s: raise -T\n",
+			    a->timeout_s);
+		else
+			fprintf(stderr, "collstack: %s\n", f->fatal ? f->fatal :
+			    "the workers did not report");
+		return EXIT_CANNOT;
+	}
+	if (stk_record_read(&r, f->rec, f->len, err, sizeof err) != 0) {
+		fprintf(stderr, "collstack: %s\n", err);
+		stk_result_free(&r);
+		return EXIT_CANNOT;
+	}
+	stk_verdict(&r, &v);
+	code = stk_render(&r, &v, a);
+	stk_verdict_free(&v);
+	stk_result_free(&r);
+	return code;
+}
+
+int
+stk_front(struct stk_args *a, int argc, char **argv)
+{
+	struct stk_front f = { 0 };
+	struct job_hooks hooks = { stk_front_output, stk_front_exited, stk_front_host_failed,
+		&f, 1 };
+	char **wargv = xcalloc((size_t)argc + 6, sizeof *wargv), err[512], *hosts = NULL;
+	int code = EXIT_CANNOT, jobcode, k = 0;
+
+	a->ho.jo.by_path = 1;
+	a->ho.jo.timeout_s = a->timeout_s;
+	a->ho.jo.label = 1;
+	if (stk_front_job(a, &hosts) != 0)
+		goto out;
+	if (hostopt_prepare(&a->ho, err, sizeof err) != 0) {
+		code = cmd_usage_error(a->cmd, err);
+		goto out;
+	}
+	if ((wargv[k++] = stk_self()) == NULL) {
+		fprintf(stderr, "collstack: cannot find its own executable\n");
+		goto out;
+	}
+	wargv[k++] = "--worker";
+	for (int i = 1; i < argc; i++)
+		wargv[k++] = argv[i];
+	/* Last, so that it wins over a --job prefix the user gave. */
+	if (a->sel == SEL_JOB) {
+		wargv[k++] = "--job";
+		wargv[k++] = a->jobid;
+	}
+	f.nhosts = a->ho.jo.nhosts;
+	f.host_why = xcalloc((size_t)f.nhosts + 1, sizeof *f.host_why);
+	a->ho.jo.argv = wargv;
+	a->ho.jo.hooks = &hooks;
+	jobcode = job_run(&a->ho.jo);
+	code = stk_front_report(a, &f, jobcode);
+out:
+	for (int h = 0; h < f.nhosts; h++)
+		free(f.host_why[h]);
+	free(f.host_why);
+	free(f.rec);
+	free(f.fatal);
+	free(wargv[0]);
+	free(wargv);
+	free(hosts);
+	hostopt_release(&a->ho);
+	return code;
+}

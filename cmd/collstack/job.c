@@ -1,0 +1,144 @@
+/*
+ * Which job: collrun leaves a record per running job in the job directory
+ * (core/launch/jobrec.c); collstack with no selection takes this user's
+ * newest, --job ID the one named (a prefix of its id will do, when only one
+ * job has it). The record says the job id its ranks carry in COLL_JOBID, the
+ * launcher, and the hosts the workers must go to.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "collstack.h"
+#include "err.h"
+#include "jobrec.h"
+#include "xmalloc.h"
+
+/* The distinct hosts of the record's ranks, comma-joined; NULL when all are local. */
+static char *
+stk_job_hosts(json_t *rec, const char *launcher)
+{
+	json_t *ranks = json_object_get(rec, "ranks"), *r;
+	size_t i, len = 1;
+	char *out;
+
+	if (strcmp(launcher, "ssh") != 0 || !json_is_array(ranks))
+		return NULL;
+	json_array_foreach(ranks, i, r)
+		if (json_is_string(json_object_get(r, "host")))
+			len += strlen(json_string_value(json_object_get(r, "host"))) + 1;
+	out = xcalloc(len, 1);
+	json_array_foreach(ranks, i, r) {
+		const char *h = json_string_value(json_object_get(r, "host"));
+		size_t hl = h ? strlen(h) : 0;
+		const char *p = out;
+		int seen = 0;
+
+		while (h && !seen && (p = strstr(p, h)) != NULL) {
+			seen = (p == out || p[-1] == ',') && (p[hl] == ',' || p[hl] == '\0');
+			p += hl;
+		}
+		if (h == NULL || seen || hl == 0 || strchr(h, ',') != NULL)
+			continue;
+		if (out[0] != '\0')
+			strcat(out, ",");
+		strcat(out, h);
+	}
+	return out;
+}
+
+static json_t *
+stk_job_load(const char *dir, const char *name, char *err, size_t len)
+{
+	char path[4096];
+	json_error_t je;
+	json_t *rec;
+
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	if ((rec = json_load_file(path, 0, &je)) == NULL ||
+	    !json_is_string(json_object_get(rec, "jobid")) ||
+	    !json_is_string(json_object_get(rec, "launcher"))) {
+		snprintf(err, len, "job record %s is malformed: remove it", path);
+		json_decref(rec);
+		return NULL;
+	}
+	return rec;
+}
+
+/* The record's file among the directory's: the newest, or the one whose id starts with want. */
+static int
+stk_job_pick(const char *dir, const char *want, char *name, size_t namelen, char *err,
+    size_t len)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	long long best = -1;
+	int found = 0;
+
+	if (d == NULL) {
+		snprintf(err, len, "no job to look at: no collrun job is running as this user "
+		    "(%s does not exist); name the processes with --pid, --match or --slurm", dir);
+		return -1;
+	}
+	while ((de = readdir(d)) != NULL) {
+		char path[4096];
+		struct stat sb;
+		size_t l = strlen(de->d_name);
+
+		if (l < 6 || strcmp(de->d_name + l - 5, ".json") != 0)
+			continue;
+		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+		if (lstat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
+			continue;
+		if (want != NULL ? strncmp(de->d_name, want, strlen(want)) == 0 :
+		    (long long)sb.st_mtime * 1000000000LL + sb.st_mtim.tv_nsec > best) {
+			best = (long long)sb.st_mtime * 1000000000LL + sb.st_mtim.tv_nsec;
+			snprintf(name, namelen, "%s", de->d_name);
+			found++;
+		}
+	}
+	closedir(d);
+	if (found == 1 || (want == NULL && found > 0))
+		return 0;
+	if (want != NULL && found > 1)
+		snprintf(err, len, "--job %s matches %d jobs: give more of the id", want, found);
+	else if (want != NULL)
+		snprintf(err, len, "no job %s in %s: collrun keeps a record only while the job "
+		    "runs; give --pid, --match or --slurm", want, dir);
+	else
+		snprintf(err, len, "no collrun job is running as this user (nothing in %s); name "
+		    "the processes with --pid, --match or --slurm", dir);
+	return -1;
+}
+
+int
+stk_job_find(const char *want, char *jobid, size_t idlen, char **hosts, char **launcher,
+    char *err, size_t len)
+{
+	char dir[4096], name[512];
+	json_t *rec;
+	int r;
+
+	*hosts = *launcher = NULL;
+	if (want != NULL && (strlen(want) == 0 || strlen(want) > 16 ||
+	    strspn(want, "0123456789abcdef") != strlen(want))) {
+		snprintf(err, len, "--job '%s' is not a job id: give the 16 hex digits collrun "
+		    "printed (or their start)", want);
+		return -1;
+	}
+	if ((r = jobrec_dir(dir, sizeof dir)) != COLL_OK) {
+		snprintf(err, len, "job directory %s: %s", dir, coll_strerror(r));
+		return -1;
+	}
+	if (stk_job_pick(dir, want, name, sizeof name, err, len) != 0)
+		return -1;
+	if ((rec = stk_job_load(dir, name, err, len)) == NULL)
+		return -1;
+	snprintf(jobid, idlen, "%s", json_string_value(json_object_get(rec, "jobid")));
+	*launcher = xstrdup(json_string_value(json_object_get(rec, "launcher")));
+	*hosts = stk_job_hosts(rec, *launcher);
+	json_decref(rec);
+	return 0;
+}

@@ -1,0 +1,243 @@
+/*
+ * The record rank 0 hands the front end on its stdout, one JSON line: the
+ * tasks (one per process, with its status pages), the hosts, timings, and
+ * the merged tree in its packed form. Read back strictly: every field is
+ * checked, since a worker is another process on another host.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collstack.h"
+#include "err.h"
+#include "xmalloc.h"
+
+#define STK_MAX_TASKS (1 << 22)
+
+static json_t *
+stk_page_json(const struct stk_page *p)
+{
+	return json_pack("{s:s, s:i, s:i, s:i, s:I, s:I, s:i, s:i, s:I, s:i, s:i, s:f, s:s}",
+	    "comm", p->commid, "nranks", p->nranks, "rank", p->rank, "state", p->state,
+	    "seq_started", (json_int_t)p->seq_started, "seq_done", (json_int_t)p->seq_done,
+	    "kind_started", (int)p->kind_started, "kind_done", (int)p->kind_done,
+	    "bytes", (json_int_t)p->bytes, "wait_peer", p->wait_peer, "wait_dir", p->wait_dir,
+	    "idle_s", p->idle_s, "error", p->error);
+}
+
+json_t *
+stk_task_json(const struct stk_task *t)
+{
+	json_t *o, *pages = json_array();
+	char st[2] = { t->state ? t->state : 'G', '\0' };
+
+	for (int i = 0; i < t->npages; i++)
+		json_array_append_new(pages, stk_page_json(&t->pages[i]));
+	o = json_pack("{s:i, s:i, s:s, s:i, s:s, s:s, s:s, s:i, s:f, s:o}", "id", t->id,
+	    "rank", t->rank, "host", t->host ? t->host : "", "pid", t->pid, "state", st,
+	    "comm", t->comm ? t->comm : "", "cmdline", t->cmdline ? t->cmdline : "",
+	    "threads", t->nthreads, "pause_ms", t->pause_ms, "pages", pages);
+	if (t->err != NULL)
+		json_object_set_new(o, "error", json_string(t->err));
+	if (t->where != NULL)
+		json_object_set_new(o, "where", json_string(t->where));
+	return o;
+}
+
+static int
+stk_int(json_t *o, const char *k, long long lo, long long hi, long long *v)
+{
+	json_t *x = json_object_get(o, k);
+
+	if (!json_is_integer(x) || json_integer_value(x) < lo || json_integer_value(x) > hi)
+		return -1;
+	*v = json_integer_value(x);
+	return 0;
+}
+
+static char *
+stk_str(json_t *o, const char *k)
+{
+	json_t *x = json_object_get(o, k);
+
+	return json_is_string(x) ? xstrdup(json_string_value(x)) : NULL;
+}
+
+static int
+stk_page_read(struct stk_page *p, json_t *o)
+{
+	long long v[11];
+	static const char *const k[] = { "nranks", "rank", "state", "seq_started", "seq_done",
+		"kind_started", "kind_done", "bytes", "wait_peer", "wait_dir" };
+	const char *comm = json_string_value(json_object_get(o, "comm"));
+	const char *e = json_string_value(json_object_get(o, "error"));
+
+	for (int i = 0; i < 10; i++)
+		if (stk_int(o, k[i], -1, INT64_MAX, &v[i]) != 0)
+			return -1;
+	if (comm == NULL || strlen(comm) >= sizeof p->commid || v[0] < 1 || v[0] > 1 << 24 ||
+	    v[1] < 0 || v[1] >= v[0] || !json_is_number(json_object_get(o, "idle_s")))
+		return -1;
+	snprintf(p->commid, sizeof p->commid, "%s", comm);
+	p->nranks = (int)v[0];
+	p->rank = (int)v[1];
+	p->state = (int)v[2];
+	p->seq_started = (uint64_t)v[3];
+	p->seq_done = (uint64_t)v[4];
+	p->kind_started = (unsigned)v[5];
+	p->kind_done = (unsigned)v[6];
+	p->bytes = (uint64_t)v[7];
+	p->wait_peer = v[8] > INT32_MAX ? -1 : (int)v[8];
+	p->wait_dir = (int)(v[9] & 3);
+	p->idle_s = json_number_value(json_object_get(o, "idle_s"));
+	snprintf(p->error, sizeof p->error, "%s", e ? e : "");
+	return 0;
+}
+
+int
+stk_task_read(struct stk_task *t, json_t *o)
+{
+	long long id, rank, pid, th;
+	json_t *pages = json_object_get(o, "pages");
+	const char *st = json_string_value(json_object_get(o, "state"));
+
+	memset(t, 0, sizeof *t);
+	if (!json_is_object(o) || stk_int(o, "id", 0, STACK_RANK_MAX - 1, &id) ||
+	    stk_int(o, "rank", -1, STACK_RANK_MAX - 1, &rank) ||
+	    stk_int(o, "pid", 1, INT32_MAX, &pid) || stk_int(o, "threads", 0, 1 << 20, &th) ||
+	    st == NULL || strlen(st) != 1 || !json_is_array(pages) ||
+	    json_array_size(pages) > 1024 || !json_is_number(json_object_get(o, "pause_ms")))
+		return -1;
+	t->id = (int)id;
+	t->rank = (int)rank;
+	t->pid = (int)pid;
+	t->nthreads = (int)th;
+	t->state = st[0];
+	t->pause_ms = json_number_value(json_object_get(o, "pause_ms"));
+	t->host = stk_str(o, "host");
+	t->comm = stk_str(o, "comm");
+	t->cmdline = stk_str(o, "cmdline");
+	t->err = stk_str(o, "error");
+	t->where = stk_str(o, "where");
+	if (t->host == NULL || t->comm == NULL || t->cmdline == NULL)
+		return -1;
+	t->pages = xcalloc(json_array_size(pages) + 1, sizeof *t->pages);
+	for (size_t i = 0; i < json_array_size(pages); i++) {
+		if (stk_page_read(&t->pages[i], json_array_get(pages, i)) != 0)
+			return -1;
+		t->npages++;
+	}
+	return 0;
+}
+
+json_t *
+stk_record(const struct stk_result *r)
+{
+	json_t *rec = json_object(), *tasks = json_array(), *hosts = json_array();
+	size_t len;
+	char *tree = stack_tree_pack(&r->tree, &len);
+
+	for (int i = 0; i < r->ntasks; i++)
+		json_array_append_new(tasks, stk_task_json(&r->tasks[i]));
+	for (int i = 0; i < r->nhosts; i++)
+		json_array_append_new(hosts, json_string(r->hosts[i]));
+	json_object_set_new(rec, "version", json_integer(1));
+	json_object_set_new(rec, "by_rank", json_boolean(r->by_rank));
+	json_object_set_new(rec, "size", json_integer(r->size));
+	json_object_set_new(rec, "hosts", hosts);
+	json_object_set_new(rec, "tasks", tasks);
+	json_object_set_new(rec, "ms", json_real(r->ms));
+	json_object_set_new(rec, "pause_max_ms", json_real(r->pause_max_ms));
+	json_object_set_new(rec, "cache_hits", json_integer((json_int_t)r->cache_hits));
+	json_object_set_new(rec, "cache_misses", json_integer((json_int_t)r->cache_misses));
+	if (r->note != NULL)
+		json_object_set_new(rec, "note", json_string(r->note));
+	json_object_set_new(rec, "tree", json_stringn(tree, len));
+	free(tree);
+	return rec;
+}
+
+static int
+stk_record_fail(json_t *rec, char *err, size_t errlen, const char *what)
+{
+	snprintf(err, errlen, "rank 0's record %s", what);
+	json_decref(rec);
+	return -1;
+}
+
+int
+stk_record_read(struct stk_result *r, const char *buf, size_t len, char *err, size_t errlen)
+{
+	json_error_t je;
+	json_t *rec = json_loadb(buf, len, 0, &je), *tasks, *hosts, *tree;
+	long long size;
+
+	memset(r, 0, sizeof *r);
+	stack_tree_init(&r->tree);
+	if (rec == NULL) {
+		snprintf(err, errlen, "rank 0's record is not JSON (%s at %d)", je.text, je.position);
+		return -1;
+	}
+	tasks = json_object_get(rec, "tasks");
+	hosts = json_object_get(rec, "hosts");
+	tree = json_object_get(rec, "tree");
+	if (!json_is_array(tasks) || json_array_size(tasks) > STK_MAX_TASKS ||
+	    !json_is_array(hosts) || !json_is_string(tree) ||
+	    stk_int(rec, "size", 0, STACK_RANK_MAX, &size) != 0)
+		return stk_record_fail(rec, err, errlen, "lacks tasks, hosts or the tree");
+	r->by_rank = json_is_true(json_object_get(rec, "by_rank"));
+	r->size = (int)size;
+	r->tasks = xcalloc(json_array_size(tasks) + 1, sizeof *r->tasks);
+	for (size_t i = 0; i < json_array_size(tasks); i++) {
+		if (stk_task_read(&r->tasks[i], json_array_get(tasks, i)) != 0) {
+			r->ntasks = (int)i + 1;
+			return stk_record_fail(rec, err, errlen, "has a malformed task");
+		}
+		if (i > 0 && r->tasks[i].id <= r->tasks[i - 1].id) {
+			r->ntasks = (int)i + 1;
+			return stk_record_fail(rec, err, errlen, "has tasks out of order");
+		}
+		r->ntasks = (int)i + 1;
+	}
+	r->hosts = xcalloc(json_array_size(hosts) + 1, sizeof *r->hosts);
+	for (size_t i = 0; i < json_array_size(hosts); i++) {
+		if (!json_is_string(json_array_get(hosts, i)))
+			return stk_record_fail(rec, err, errlen, "has a malformed host");
+		r->hosts[r->nhosts++] = xstrdup(json_string_value(json_array_get(hosts, i)));
+	}
+	r->ms = json_number_value(json_object_get(rec, "ms"));
+	r->pause_max_ms = json_number_value(json_object_get(rec, "pause_max_ms"));
+	r->cache_hits = (uint64_t)json_integer_value(json_object_get(rec, "cache_hits"));
+	r->cache_misses = (uint64_t)json_integer_value(json_object_get(rec, "cache_misses"));
+	r->note = stk_str(rec, "note");
+	if (stack_tree_parse(&r->tree, json_string_value(tree), json_string_length(tree), err,
+	    errlen) != COLL_OK)
+		return stk_record_fail(rec, err, errlen, "has a malformed tree");
+	json_decref(rec);
+	return 0;
+}
+
+static void
+stk_task_free(struct stk_task *t)
+{
+	free(t->host);
+	free(t->comm);
+	free(t->cmdline);
+	free(t->err);
+	free(t->where);
+	free(t->pages);
+}
+
+void
+stk_result_free(struct stk_result *r)
+{
+	for (int i = 0; i < r->ntasks; i++)
+		stk_task_free(&r->tasks[i]);
+	free(r->tasks);
+	for (int i = 0; i < r->nhosts; i++)
+		free(r->hosts[i]);
+	free(r->hosts);
+	free(r->note);
+	stack_tree_free(&r->tree);
+	memset(r, 0, sizeof *r);
+}

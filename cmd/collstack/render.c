@@ -1,0 +1,352 @@
+/*
+ * Printing: the verdict first, then the merged tree. Text (the default) is
+ * an indented tree that indents only where stacks part, each branch headed
+ * by its rank set, the largest branch first; colour on a terminal. Then the
+ * equivalence classes: ranks whose stacks are all the same. --json gives
+ * the whole result, --dot the tree for Graphviz, --svg the tree drawn by
+ * Graphviz's dot.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collstack.h"
+#include "xmalloc.h"
+
+#define C_RANK "\033[36m"
+#define C_BAD "\033[1;31m"
+#define C_FUNC "\033[1m"
+#define C_DIM "\033[2m"
+#define C_OFF "\033[0m"
+
+struct stk_out {
+	FILE *f;
+	int color;
+	char label[16];		/* "rank" or "task" */
+};
+
+static const char *
+stk_c(const struct stk_out *o, const char *code)
+{
+	return o->color ? code : "";
+}
+
+static int
+stk_kid_cmp(const void *a, const void *b)
+{
+	const struct stack_node *x = *(const struct stack_node *const *)a;
+	const struct stack_node *y = *(const struct stack_node *const *)b;
+	int cx = stack_rankset_count(&x->ranks), cy = stack_rankset_count(&y->ranks);
+
+	if (cx != cy)
+		return cy - cx;
+	return x->ranks.r[0][0] - y->ranks.r[0][0];
+}
+
+static void
+stk_sort_tree(struct stack_node *n)
+{
+	qsort(n->kids, (size_t)n->nkids, sizeof *n->kids, stk_kid_cmp);
+	for (int i = 0; i < n->nkids; i++)
+		stk_sort_tree(n->kids[i]);
+}
+
+static int
+stk_same_ranks(const struct stack_node *a, const struct stack_node *b)
+{
+	if (a->ranks.n != b->ranks.n)
+		return 0;
+	return memcmp(a->ranks.r, b->ranks.r, sizeof *a->ranks.r * (size_t)a->ranks.n) == 0;
+}
+
+static void
+stk_print_frame(const struct stk_out *o, const struct stack_node *n, int show_ranks)
+{
+	char name[600], *ranks;
+	size_t rl = 32 + (size_t)n->ranks.n * 24;
+	int cnt = stack_rankset_count(&n->ranks);
+
+	if (show_ranks) {
+		ranks = xmalloc(rl);
+		stack_rankset_fold(&n->ranks, ranks, rl);
+		fprintf(o->f, "%s[%s]%s (%d) ", stk_c(o, C_RANK), ranks, stk_c(o, C_OFF), cnt);
+		free(ranks);
+	}
+	stack_node_name(n, name, sizeof name);
+	fprintf(o->f, "%s%s%s", stk_c(o, C_FUNC), name, stk_c(o, C_OFF));
+	if (n->file != NULL && n->line > 0)
+		fprintf(o->f, " %s(%s:%d)%s", stk_c(o, C_DIM), n->file, n->line, stk_c(o, C_OFF));
+	else if (n->file != NULL)
+		fprintf(o->f, " %s(%s)%s", stk_c(o, C_DIM), n->file, stk_c(o, C_OFF));
+	else if (n->func != NULL && n->module != NULL)
+		fprintf(o->f, " %s(%s)%s", stk_c(o, C_DIM), n->module, stk_c(o, C_OFF));
+	if (n->inlined)
+		fprintf(o->f, " %s[inlined]%s", stk_c(o, C_DIM), stk_c(o, C_OFF));
+	if (n->threads > (uint32_t)cnt)
+		fprintf(o->f, " %s%u threads%s", stk_c(o, C_DIM), n->threads, stk_c(o, C_OFF));
+	fputc('\n', o->f);
+}
+
+/* A chain of single children flat, then the branches below it, indented. */
+static void
+stk_print_chain(const struct stk_out *o, const struct stack_node *n, const char *first,
+    const char *rest, const struct stack_node *above)
+{
+	const struct stack_node *cur = n, *prev = above;
+	size_t rl = strlen(rest);
+	char *p1, *p2;
+
+	for (;;) {
+		fputs(cur == n ? first : rest, o->f);
+		stk_print_frame(o, cur, prev == NULL || !stk_same_ranks(cur, prev));
+		if (cur->nkids != 1)
+			break;
+		prev = cur;
+		cur = cur->kids[0];
+	}
+	p1 = xmalloc(rl + 16);
+	p2 = xmalloc(rl + 16);
+	for (int i = 0; i < cur->nkids; i++) {
+		int last = i == cur->nkids - 1;
+
+		snprintf(p1, rl + 16, "%s%s", rest, last ? "└─ " : "├─ ");
+		snprintf(p2, rl + 16, "%s%s", rest, last ? "   " : "│  ");
+		stk_print_chain(o, cur->kids[i], p1, p2, NULL);
+	}
+	free(p1);
+	free(p2);
+}
+
+/* Walk the leaves; each task's signature hashes the leaves it reaches. */
+static void
+stk_leaf_sigs(const struct stack_node *n, const struct stk_result *r, uint64_t *sig,
+    uint64_t *leaf)
+{
+	if (n->nkids == 0) {
+		(*leaf)++;
+		for (int i = 0; i < r->ntasks; i++)
+			if (stack_rankset_has(&n->ranks, r->tasks[i].id))
+				sig[i] = (sig[i] ^ *leaf) * 1099511628211ull;
+		return;
+	}
+	for (int i = 0; i < n->nkids; i++)
+		stk_leaf_sigs(n->kids[i], r, sig, leaf);
+}
+
+static void
+stk_print_classes(const struct stk_out *o, const struct stk_result *r)
+{
+	uint64_t *sig = xcalloc((size_t)r->ntasks + 1, sizeof *sig), leaf = 0;
+	char *done = xcalloc((size_t)r->ntasks + 1, 1), buf[512];
+	int classes = 0;
+
+	stk_leaf_sigs(&r->tree, r, sig, &leaf);
+	for (int i = 0; i < r->ntasks; i++) {
+		int first = 1;
+
+		for (int k = 0; k < i && first; k++)
+			first = sig[k] != sig[i];
+		classes += first;
+	}
+	memset(done, 0, (size_t)r->ntasks);
+	fprintf(o->f, "%d equivalence class%s (%ss with the same stacks):", classes,
+	    classes == 1 ? "" : "es", o->label);
+	for (int i = 0; i < r->ntasks; i++) {
+		struct stack_rankset s = { 0 };
+
+		if (done[i])
+			continue;
+		for (int k = i; k < r->ntasks; k++)
+			if (sig[k] == sig[i]) {
+				done[k] = 1;
+				stack_rankset_add(&s, r->tasks[k].id);
+			}
+		stack_rankset_fold(&s, buf, sizeof buf);
+		fprintf(o->f, " %s[%s]%s", stk_c(o, C_RANK), buf, stk_c(o, C_OFF));
+		stack_rankset_free(&s);
+	}
+	fputc('\n', o->f);
+	free(sig);
+	free(done);
+}
+
+static void
+stk_print_text(const struct stk_out *o, const struct stk_result *r, const struct stk_verdict *v)
+{
+	fprintf(o->f, "collstack: %d %s%s on %d host%s, read in %.2f s (longest pause %.2f ms)\n",
+	    r->ntasks, o->label, r->ntasks == 1 ? "" : "s", r->nhosts, r->nhosts == 1 ? "" : "s",
+	    r->ms / 1000, r->pause_max_ms);
+	if (r->note != NULL)
+		fprintf(o->f, "note: %s\n", r->note);
+	for (int i = 0; i < v->n; i++)
+		fprintf(o->f, "%s%s%s\n", v->code ? stk_c(o, C_BAD) : "", v->line[i],
+		    v->code ? stk_c(o, C_OFF) : "");
+	if (r->tree.nkids == 0)
+		return;
+	fputc('\n', o->f);
+	fprintf(o->f, "%s[", stk_c(o, C_RANK));
+	{
+		size_t rl = 32 + (size_t)r->tree.ranks.n * 24;
+		char *ranks = xmalloc(rl);
+
+		stack_rankset_fold(&r->tree.ranks, ranks, rl);
+		fprintf(o->f, "%s]%s (%d) %u threads\n", ranks, stk_c(o, C_OFF),
+		    stack_rankset_count(&r->tree.ranks), r->tree.threads);
+		free(ranks);
+	}
+	for (int i = 0; i < r->tree.nkids; i++) {
+		int last = i == r->tree.nkids - 1;
+
+		stk_print_chain(o, r->tree.kids[i], last ? "└─ " : "├─ ", last ? "   " : "│  ",
+		    &r->tree);
+	}
+	fputc('\n', o->f);
+	stk_print_classes(o, r);
+}
+
+static json_t *
+stk_tree_json(const struct stack_node *n)
+{
+	size_t rl = 32 + (size_t)n->ranks.n * 24;
+	char *ranks = xmalloc(rl), name[600];
+	json_t *o, *kids = json_array();
+
+	stack_rankset_fold(&n->ranks, ranks, rl);
+	stack_node_name(n, name, sizeof name);
+	for (int i = 0; i < n->nkids; i++)
+		json_array_append_new(kids, stk_tree_json(n->kids[i]));
+	o = json_pack("{s:s, s:s, s:i, s:i, s:i, s:b, s:o}", "frame", name, "ranks", ranks,
+	    "count", stack_rankset_count(&n->ranks), "threads", (int)n->threads, "line",
+	    n->line, "inlined", n->inlined, "children", kids);
+	if (n->file)
+		json_object_set_new(o, "file", json_string(n->file));
+	if (n->module)
+		json_object_set_new(o, "module", json_string(n->module));
+	free(ranks);
+	return o;
+}
+
+static void
+stk_print_json(const struct stk_out *o, const struct stk_result *r, const struct stk_verdict *v)
+{
+	json_t *rec = json_object(), *lines = json_array(), *cul = json_array(),
+	    *tasks = json_array(), *tree = json_array(), *hosts = json_array();
+
+	for (int i = 0; i < v->n; i++)
+		json_array_append_new(lines, json_string(v->line[i]));
+	for (int i = 0; i < v->nculprits; i++)
+		json_array_append_new(cul, json_integer(r->tasks[v->culprits[i]].id));
+	for (int i = 0; i < r->ntasks; i++)
+		json_array_append_new(tasks, stk_task_json(&r->tasks[i]));
+	for (int i = 0; i < r->tree.nkids; i++)
+		json_array_append_new(tree, stk_tree_json(r->tree.kids[i]));
+	for (int i = 0; i < r->nhosts; i++)
+		json_array_append_new(hosts, json_string(r->hosts[i]));
+	json_object_set_new(rec, "labels", json_string(o->label));
+	json_object_set_new(rec, "verdict", lines);
+	json_object_set_new(rec, "culprits", cul);
+	json_object_set_new(rec, "exit", json_integer(v->code));
+	json_object_set_new(rec, "hosts", hosts);
+	json_object_set_new(rec, "tasks", tasks);
+	json_object_set_new(rec, "tree", tree);
+	json_object_set_new(rec, "ms", json_real(r->ms));
+	json_object_set_new(rec, "pause_max_ms", json_real(r->pause_max_ms));
+	if (r->note)
+		json_object_set_new(rec, "note", json_string(r->note));
+	json_dumpf(rec, o->f, JSON_INDENT(1));
+	fputc('\n', o->f);
+	json_decref(rec);
+}
+
+static void
+stk_dot_text(FILE *f, const char *s)
+{
+	for (; *s; s++)
+		if (*s == '"' || *s == '\\')
+			fprintf(f, "\\%c", *s);
+		else
+			fputc(*s, f);
+}
+
+static void
+stk_dot_node(FILE *f, const struct stack_node *n, int *id, int parent)
+{
+	size_t rl = 32 + (size_t)n->ranks.n * 24;
+	char *ranks = xmalloc(rl), name[600];
+	int me = (*id)++;
+
+	stack_rankset_fold(&n->ranks, ranks, rl);
+	stack_node_name(n, name, sizeof name);
+	fprintf(f, "  n%d [label=\"", me);
+	stk_dot_text(f, name);
+	if (n->file != NULL) {
+		fputs("\\n", f);
+		stk_dot_text(f, n->file);
+		if (n->line > 0)
+			fprintf(f, ":%d", n->line);
+	}
+	fprintf(f, "\\n[%s] (%d)\"];\n", ranks, stack_rankset_count(&n->ranks));
+	if (parent >= 0)
+		fprintf(f, "  n%d -> n%d [label=\"%d\"];\n", parent, me,
+		    stack_rankset_count(&n->ranks));
+	free(ranks);
+	for (int i = 0; i < n->nkids; i++)
+		stk_dot_node(f, n->kids[i], id, me);
+}
+
+static void
+stk_print_dot(FILE *f, const struct stk_result *r)
+{
+	int id = 0;
+
+	fprintf(f, "digraph collstack {\n  node [shape=box, fontname=\"monospace\"];\n");
+	for (int i = 0; i < r->tree.nkids; i++)
+		stk_dot_node(f, r->tree.kids[i], &id, -1);
+	fprintf(f, "}\n");
+}
+
+static int
+stk_print_svg(const struct stk_result *r)
+{
+	FILE *p;
+	int st;
+
+	fflush(stdout);
+	if ((p = popen("dot -Tsvg", "w")) == NULL) {
+		fprintf(stderr, "collstack: cannot run Graphviz's dot: install graphviz, or use "
+		    "--dot and draw it elsewhere\n");
+		return EXIT_CANNOT;
+	}
+	stk_print_dot(p, r);
+	st = pclose(p);
+	if (st != 0) {
+		fprintf(stderr, "collstack: Graphviz's dot failed (status %d): install graphviz, "
+		    "or use --dot and draw it elsewhere\n", st);
+		return EXIT_CANNOT;
+	}
+	return EXIT_OK;
+}
+
+int
+stk_render(const struct stk_result *r, const struct stk_verdict *v, const struct stk_args *a)
+{
+	struct stk_out o = { stdout, a->color && a->fmt == FMT_TEXT, "" };
+
+	snprintf(o.label, sizeof o.label, "%s", r->by_rank ? "rank" : "task");
+	stk_sort_tree((struct stack_node *)&r->tree);
+	switch (a->fmt) {
+	case FMT_JSON:
+		stk_print_json(&o, r, v);
+		break;
+	case FMT_DOT:
+		stk_print_dot(stdout, r);
+		break;
+	case FMT_SVG:
+		if (stk_print_svg(r) != EXIT_OK)
+			return EXIT_CANNOT;
+		break;
+	default:
+		stk_print_text(&o, r, v);
+	}
+	return v->code;
+}

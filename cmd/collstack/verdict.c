@@ -1,0 +1,306 @@
+/*
+ * The verdict, printed above the tree: which ranks the others wait for.
+ *
+ * Per communicator (from the status pages), the op the most advanced ranks
+ * are in is the one everyone should reach: ranks in it are waiting; a rank at
+ * a lower sequence number (outside any collective, or still in an older op)
+ * is behind, and is named with where its main thread is. Whatever the
+ * sequence numbers say, a rank whose process is stopped, a zombie, gone, or
+ * missing altogether (no process carries it) holds the others up too.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collstack.h"
+#include "kind.h"
+#include "xmalloc.h"
+
+#define STK_IDLE_S 1.0	/* no progress for this long: the job is stuck, not busy */
+
+const char *
+stk_kind_name(unsigned kind)
+{
+	const char *n = coll_kind_name((enum coll_kind)kind);
+
+	return n != NULL ? n : "op";
+}
+
+static void
+stk_say(struct stk_verdict *v, const char *fmt, ...)
+{
+	va_list ap;
+	char buf[1024];
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	v->line = xreallocarray(v->line, (size_t)v->n + 1, sizeof *v->line);
+	v->line[v->n++] = xstrdup(buf);
+}
+
+static void
+stk_culprit(struct stk_verdict *v, int task)
+{
+	for (int i = 0; i < v->nculprits; i++)
+		if (v->culprits[i] == task)
+			return;
+	v->culprits = xreallocarray(v->culprits, (size_t)v->nculprits + 1, sizeof *v->culprits);
+	v->culprits[v->nculprits++] = task;
+	v->code = EXIT_PROBLEMS;
+}
+
+static const char *
+stk_label(const struct stk_result *r)
+{
+	return r->by_rank ? "rank" : "task";
+}
+
+/* Processes that cannot take part: stopped, zombie, gone, unreadable. */
+static void
+stk_states(const struct stk_result *r, struct stk_verdict *v)
+{
+	for (int i = 0; i < r->ntasks; i++) {
+		const struct stk_task *t = &r->tasks[i];
+		const char *what = NULL;
+
+		if (t->state == 'T')
+			what = "is stopped (SIGSTOP or SIGTSTP: send SIGCONT to resume it)";
+		else if (t->state == 't')
+			what = "is stopped by a debugger";
+		else if (t->state == 'Z')
+			what = "is a zombie: it exited and was not reaped";
+		else if (t->state == 'G')
+			what = "is gone";
+		if (what != NULL) {
+			stk_say(v, "%s %d (%s, pid %d) %s", stk_label(r), t->id, t->host, t->pid,
+			    what);
+			stk_culprit(v, i);
+		} else if (t->err != NULL) {
+			stk_say(v, "%s %d (%s, pid %d): no stacks: %s", stk_label(r), t->id, t->host,
+			    t->pid, t->err);
+		}
+	}
+}
+
+static void
+stk_missing(const struct stk_result *r, struct stk_verdict *v)
+{
+	struct stack_rankset miss = { 0 };
+	char buf[256];
+	int k = 0;
+
+	if (!r->by_rank || r->size <= 0)
+		return;
+	for (int rank = 0; rank < r->size; rank++) {
+		while (k < r->ntasks && r->tasks[k].id < rank)
+			k++;
+		if (k == r->ntasks || r->tasks[k].id != rank)
+			stack_rankset_add(&miss, rank);
+	}
+	if (miss.n > 0) {
+		stack_rankset_fold(&miss, buf, sizeof buf);
+		stk_say(v, "rank%s %s of %d %s missing: no process carries %s on the hosts searched",
+		    stack_rankset_count(&miss) > 1 ? "s" : "", buf, r->size,
+		    stack_rankset_count(&miss) > 1 ? "are" : "is",
+		    stack_rankset_count(&miss) > 1 ? "them" : "it");
+		v->code = EXIT_PROBLEMS;
+	}
+	stack_rankset_free(&miss);
+}
+
+struct stk_member {
+	int task;
+	const struct stk_page *pg;
+};
+
+/* Where a behind rank is: its op, or outside any. */
+static void
+stk_behind_line(const struct stk_result *r, struct stk_verdict *v, const struct stk_member *m,
+    const char *tail)
+{
+	const struct stk_task *t = &r->tasks[m->task];
+	const struct stk_page *p = m->pg;
+	char at[320];
+
+	if (p->state == 3)
+		snprintf(at, sizeof at, "is in %s seq %llu", stk_kind_name(p->kind_started),
+		    (unsigned long long)p->seq_started);
+	else if (p->state == 4 || p->state == 5)
+		snprintf(at, sizeof at, "%s at seq %llu: %s", p->state == 4 ? "failed" : "aborted",
+		    (unsigned long long)p->seq_done, p->error);
+	else
+		snprintf(at, sizeof at, "is at seq %llu outside any collective",
+		    (unsigned long long)p->seq_done);
+	stk_say(v, "%s %d (%s, pid %d) %s%s%s; %s", stk_label(r), t->id, t->host, t->pid, at,
+	    t->where ? ", in " : "", t->where ? t->where : "", tail);
+}
+
+/* The peer most of the waiting ranks wait on. */
+static int
+stk_common_peer(const struct stk_member *m, int n, uint64_t seq, int *count)
+{
+	int best = -1, bestn = 0;
+
+	for (int i = 0; i < n; i++) {
+		int p = m[i].pg->wait_peer, c = 0;
+
+		if (p < 0 || m[i].pg->seq_started != seq || m[i].pg->state != 3)
+			continue;
+		for (int k = 0; k < n; k++)
+			c += m[k].pg->wait_peer == p && m[k].pg->state == 3 &&
+			    m[k].pg->seq_started == seq;
+		if (c > bestn) {
+			bestn = c;
+			best = p;
+		}
+	}
+	*count = bestn;
+	return best;
+}
+
+/* The member of comm rank cr, or -1. */
+static int
+stk_member_of(const struct stk_member *m, int n, int cr)
+{
+	for (int i = 0; i < n; i++)
+		if (m[i].pg->rank == cr)
+			return i;
+	return -1;
+}
+
+/*
+ * Inside the op all are in, follow who waits on whom: a rank the others
+ * wait on, directly or down a chain, that itself waits on no peer is stuck
+ * outside communication (computing, or hung) while everyone waits for it.
+ * Only once the op has made no progress for a while: a running job's waits
+ * come and go.
+ */
+static void
+stk_sinks(const struct stk_result *r, struct stk_verdict *v, const struct stk_member *m, int n,
+    uint64_t top, const char *comm)
+{
+	double idle = 0;
+
+	for (int i = 0; i < n; i++)
+		idle = m[i].pg->idle_s > idle ? m[i].pg->idle_s : idle;
+	if (idle < STK_IDLE_S)
+		return;
+	for (int s = 0; s < n; s++) {
+		const struct stk_task *t = &r->tasks[m[s].task];
+		int waiters = 0;
+
+		if (m[s].pg->state != 3 || m[s].pg->seq_started != top || m[s].pg->wait_peer >= 0)
+			continue;
+		for (int i = 0; i < n; i++) {
+			int k = i, hops = 0;
+
+			while (k >= 0 && k != s && hops++ < n && m[k].pg->wait_peer >= 0)
+				k = stk_member_of(m, n, m[k].pg->wait_peer);
+			waiters += k == s && i != s;
+		}
+		if (waiters == 0)
+			continue;
+		stk_say(v, "%s %d (%s, pid %d) is in %s seq %llu but waits on no peer: it is stuck "
+		    "outside communication%s%s; %d rank%s wait on it (comm %s)", stk_label(r), t->id,
+		    t->host, t->pid, stk_kind_name(m[s].pg->kind_started),
+		    (unsigned long long)top, t->where ? ", in " : "", t->where ? t->where : "",
+		    waiters, waiters == 1 ? "" : "s", comm);
+		stk_culprit(v, m[s].task);
+	}
+}
+
+static void
+stk_comm(const struct stk_result *r, struct stk_verdict *v, const struct stk_member *m, int n)
+{
+	uint64_t top = 0;
+	int waiting = 0, behind = 0, peer, npeer, nranks = m[0].pg->nranks;
+	unsigned kind = 0;
+	char tail[256], comm[16];
+
+	for (int i = 0; i < n; i++)
+		if (m[i].pg->seq_started > top) {
+			top = m[i].pg->seq_started;
+			kind = m[i].pg->kind_started;
+		}
+	for (int i = 0; i < n; i++)
+		waiting += m[i].pg->state == 3 && m[i].pg->seq_started == top;
+	behind = n - waiting;
+	snprintf(comm, sizeof comm, "%.8s", m[0].pg->commid);
+	peer = stk_common_peer(m, n, top, &npeer);
+	snprintf(tail, sizeof tail, "%d rank%s wait%s in %s seq %llu (comm %s)", waiting,
+	    waiting == 1 ? "" : "s", waiting == 1 ? "s" : "", stk_kind_name(kind),
+	    (unsigned long long)top, comm);
+	for (int i = 0; i < n && top > 0; i++)
+		if (!(m[i].pg->state == 3 && m[i].pg->seq_started == top)) {
+			stk_behind_line(r, v, &m[i], tail);
+			stk_culprit(v, m[i].task);
+		}
+	if (n < nranks)
+		stk_say(v, "comm %s: %d of its %d ranks have no status page here", comm, nranks - n,
+		    nranks);
+	if (behind == 0 && waiting > 0)
+		stk_sinks(r, v, m, n, top, comm);
+	if (behind == 0 && waiting > 0 && v->code == 0) {
+		double idle = 0;
+
+		for (int i = 0; i < n; i++)
+			idle = m[i].pg->idle_s > idle ? m[i].pg->idle_s : idle;
+		stk_say(v, "comm %s: all %d ranks seen are in %s seq %llu, none behind; no "
+		    "progress for %.1f s", comm, n, stk_kind_name(kind), (unsigned long long)top,
+		    idle);
+	}
+	if (peer >= 0 && waiting > 0)
+		stk_say(v, "comm %s: %d of the waiting ranks wait on comm rank %d", comm, npeer,
+		    peer);
+}
+
+static int
+stk_member_cmp(const void *a, const void *b)
+{
+	const struct stk_member *x = a, *y = b;
+	int c = strcmp(x->pg->commid, y->pg->commid);
+
+	return c != 0 ? c : (x->pg->rank > y->pg->rank) - (x->pg->rank < y->pg->rank);
+}
+
+void
+stk_verdict(const struct stk_result *r, struct stk_verdict *v)
+{
+	struct stk_member *m = NULL;
+	int n = 0;
+
+	memset(v, 0, sizeof *v);
+	for (int i = 0; i < r->ntasks; i++)
+		for (int k = 0; k < r->tasks[i].npages; k++) {
+			m = xreallocarray(m, (size_t)n + 1, sizeof *m);
+			m[n++] = (struct stk_member){ i, &r->tasks[i].pages[k] };
+		}
+	if (r->ntasks == 0)
+		stk_say(v, "no process of the job was found");
+	stk_states(r, v);
+	stk_missing(r, v);
+	qsort(m, (size_t)n, sizeof *m, stk_member_cmp);
+	for (int a = 0, b; a < n; a = b) {
+		for (b = a; b < n && strcmp(m[b].pg->commid, m[a].pg->commid) == 0; b++)
+			;
+		stk_comm(r, v, &m[a], b - a);
+	}
+	if (n == 0 && r->ntasks > 0)
+		stk_say(v, "no status pages: these processes publish no collective sequence "
+		    "numbers; the stacks below are all there is");
+	if (v->code == 0 && n > 0)
+		stk_say(v, "no rank is behind");
+	free(m);
+}
+
+void
+stk_verdict_free(struct stk_verdict *v)
+{
+	for (int i = 0; i < v->n; i++)
+		free(v->line[i]);
+	free(v->line);
+	free(v->culprits);
+	memset(v, 0, sizeof *v);
+}

@@ -1,0 +1,370 @@
+/*
+ * The worker role, one per host: join the job, find the job's processes here,
+ * agree with rank 0 on how they are labelled (their ranks when every process
+ * has a distinct one, else task numbers by host and pid), take every
+ * process's stacks in parallel, build this host's tree, merge the trees up a
+ * binomial tree through the core (each step one send of a packed tree, so
+ * rank 0 receives log2(hosts) trees, not every stack), and gather the
+ * per-process facts to rank 0, which writes the record (or, under collrun,
+ * judges and prints it itself).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "coll.h"
+#include "collstack.h"
+#include "comm.h"
+#include "err.h"
+#include "xmalloc.h"
+
+struct stk_worker {
+	struct stk_args *a;
+	struct comm *c;
+	struct stk_local loc;
+	struct stack_proc *procs;
+	int *ids;
+	int by_rank, size;
+	char host[256];
+	char err[512];
+	struct stack_node tree;
+	struct stk_result r;	/* rank 0 */
+	uint64_t t0;
+	struct stack_syms *sy;
+};
+
+/* Rank 0 sees every process's rank and decides the labels; everyone learns them. */
+static int
+stk_agree_ids(struct stk_worker *w)
+{
+	int n = comm_size(w->c), me = comm_rank(w->c), rc;
+	struct coll_blobs b = { 0 };
+	int64_t *plan = xcalloc((size_t)n + 2, sizeof *plan);
+	int32_t *mine = xcalloc((size_t)w->loc.n + 1, sizeof *mine);
+
+	for (int i = 0; i < w->loc.n; i++)
+		mine[i + 1] = w->loc.pi[i].rank;
+	mine[0] = w->loc.n > 0 ? w->loc.pi[0].size : 0;
+	rc = coll_gatherv(w->c, mine, sizeof *mine * ((size_t)w->loc.n + 1), 0, &b);
+	if (rc == COLL_OK && me == 0) {
+		/* plan: [by_rank, size, first task number of each worker...] */
+		int total = 0, unique = 1, maxr = -1;
+		char *seen;
+
+		for (int k = 0; k < n; k++) {
+			const int32_t *v = (const int32_t *)(b.data + b.off[k]);
+			int cnt = (int)(b.len[k] / sizeof *v) - 1;
+
+			plan[2 + k] = total;
+			total += cnt > 0 ? cnt : 0;
+			if (cnt >= 0 && v[0] > plan[1])
+				plan[1] = v[0];
+			for (int i = 1; i <= cnt; i++)
+				maxr = v[i] > maxr ? v[i] : maxr;
+		}
+		seen = xcalloc((size_t)maxr + 2, 1);
+		for (int k = 0; k < n && unique; k++) {
+			const int32_t *v = (const int32_t *)(b.data + b.off[k]);
+
+			for (int i = 1; i < (int)(b.len[k] / sizeof *v) && unique; i++)
+				unique = v[i] >= 0 && !seen[v[i]]++;
+		}
+		plan[0] = unique && total > 0;
+		free(seen);
+	}
+	coll_blobs_free(&b);
+	if (rc == COLL_OK)
+		rc = coll_broadcast(w->c, plan, plan, (size_t)n + 2, DT_INT64, 0);
+	if (rc == COLL_OK) {
+		w->by_rank = (int)plan[0];
+		w->size = (int)plan[1];
+		w->ids = xcalloc((size_t)w->loc.n + 1, sizeof *w->ids);
+		for (int i = 0; i < w->loc.n; i++)
+			w->ids[i] = w->by_rank ? w->loc.pi[i].rank : (int)plan[2 + me] + i;
+	}
+	free(plan);
+	free(mine);
+	return rc;
+}
+
+static int
+stk_system_module(const char *m)
+{
+	static const char *const sys[] = { "libc.so", "libc-", "ld-linux", "ld64.so", "libpthread",
+		"linux-vdso", "[vdso", "libgcc_s", "libstdc++", "libm.so", "[kernel]" };
+
+	if (m == NULL)
+		return 1;
+	for (size_t i = 0; i < sizeof sys / sizeof *sys; i++)
+		if (strncmp(m, sys[i], strlen(sys[i])) == 0)
+			return 1;
+	return 0;
+}
+
+/* The innermost frame of the main thread outside the system's libraries. */
+static char *
+stk_where(const struct stack_proc *p)
+{
+	for (int i = 0; i < p->nthreads; i++) {
+		const struct stack_thread *t = &p->threads[i];
+
+		if (t->tid != p->pid)
+			continue;
+		for (int k = 0; k < t->nframes; k++) {
+			const struct stack_frame *f = &t->frames[k];
+
+			if (stk_system_module(f->module) || f->func == NULL)
+				continue;
+			if (f->file != NULL)
+				return xasprintf("%s (%s:%d)", f->func, f->file, f->line);
+			return xasprintf("%s (%s)", f->func, f->module);
+		}
+	}
+	return NULL;
+}
+
+static void
+stk_task_fill(struct stk_worker *w, int i, struct stk_task *t, struct stk_pageset *ps)
+{
+	const struct stack_pinfo *pi = &w->loc.pi[i];
+	const struct stack_proc *p = &w->procs[i];
+
+	memset(t, 0, sizeof *t);
+	t->id = w->ids[i];
+	t->rank = pi->rank;
+	t->host = w->host;
+	t->pid = pi->pid;
+	t->state = pi->state ? pi->state : 'G';
+	t->comm = (char *)pi->comm;
+	t->cmdline = (char *)pi->cmdline;
+	t->nthreads = p->nthreads;
+	t->pause_ms = p->pause_ms;
+	if (pi->state == 0)
+		t->err = xasprintf("pid %d is not running here", (int)pi->pid);
+	else if (p->err != COLL_OK)
+		t->err = xstrdup(p->why);
+	t->where = stk_where(p);
+	stk_pages_load(ps, pi->status_dir);
+	t->npages = stk_pages_of(ps, pi->pid, pi->uid, &t->pages);
+}
+
+/* This host's stacks, tree and tasks (as the JSON blob rank 0 gathers). */
+static char *
+stk_local_work(struct stk_worker *w, size_t *len)
+{
+	struct stack_opts o = { .max_frames = STACK_MAX_FRAMES, .stop_wait_ms = 500 };
+	pid_t *pids = xcalloc((size_t)w->loc.n + 1, sizeof *pids);
+	json_t *tasks = json_array(), *blob;
+	struct stk_pageset ps = { 0 };
+	uint64_t hits, misses, t = clock_now_ns();
+	double pmax = 0;
+	char *s, *hold = getenv("COLL_TEST_STACK_HOLD_MS");
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+	o.hold_ms = hold ? atoi(hold) : 0;
+	for (int i = 0; i < w->loc.n; i++)
+		pids[i] = w->loc.pi[i].pid;
+	w->procs = xcalloc((size_t)w->loc.n + 1, sizeof *w->procs);
+	stack_read_many(w->sy, pids, w->loc.n, w->a->threads > 0 ? (int)w->a->threads :
+	    (int)(ncpu > 16 ? 16 : ncpu > 0 ? ncpu : 1), &o, w->procs);
+	for (int i = 0; i < w->loc.n; i++) {
+		struct stk_task tk;
+		struct stack_thread none = { .err = "", .syscall = -1 };
+
+		stk_task_fill(w, i, &tk, &ps);
+		for (int k = 0; k < w->procs[i].nthreads; k++)
+			stack_tree_add(&w->tree, w->ids[i], &w->procs[i].threads[k]);
+		if (w->procs[i].nthreads == 0) {
+			snprintf(none.err, sizeof none.err, "%s", tk.err ? tk.err : "no threads");
+			stack_tree_add(&w->tree, w->ids[i], &none);
+		}
+		pmax = w->procs[i].pause_ms > pmax ? w->procs[i].pause_ms : pmax;
+		json_array_append_new(tasks, stk_task_json(&tk));
+		free(tk.err);
+		free(tk.where);
+		free(tk.pages);
+	}
+	stk_pages_free(&ps);
+	stack_syms_stats(w->sy, &hits, &misses);
+	blob = json_pack("{s:s, s:o, s:f, s:f, s:I, s:I}", "host", w->host, "tasks", tasks,
+	    "ms", (double)(clock_now_ns() - t) / 1e6, "pause_max_ms", pmax,
+	    "hits", (json_int_t)hits, "misses", (json_int_t)misses);
+	s = json_dumps(blob, JSON_COMPACT);
+	json_decref(blob);
+	free(pids);
+	*len = strlen(s);
+	return s;
+}
+
+/* Merge the trees up a binomial tree: log2(n) steps, each a packed tree or nothing. */
+static int
+stk_reduce_tree(struct stk_worker *w)
+{
+	int me = comm_rank(w->c), n = comm_size(w->c), rc = COLL_OK;
+
+	for (int mask = 1; mask < n && rc == COLL_OK; mask <<= 1) {
+		uint64_t len = 0;
+		char *buf;
+
+		if (me & mask) {
+			buf = stack_tree_pack(&w->tree, (size_t *)&len);
+			rc = coll_send(w->c, &len, 1, DT_UINT64, me - mask);
+			if (rc == COLL_OK && len > 0)
+				rc = coll_send(w->c, buf, len, DT_UINT8, me - mask);
+			free(buf);
+			return rc;
+		}
+		if (me + mask >= n)
+			continue;
+		if ((rc = coll_recv(w->c, &len, 1, DT_UINT64, me + mask)) != COLL_OK)
+			break;
+		if (len > COLL_GATHERV_MAX) {
+			snprintf(w->err, sizeof w->err, "rank %d sent a tree of %llu bytes", me + mask,
+			    (unsigned long long)len);
+			return COLL_ETOOBIG;
+		}
+		buf = xmalloc(len + 1);
+		rc = len > 0 ? coll_recv(w->c, buf, len, DT_UINT8, me + mask) : COLL_OK;
+		if (rc == COLL_OK) {
+			struct stack_node t;
+
+			stack_tree_init(&t);
+			if (stack_tree_parse(&t, buf, len, w->err, sizeof w->err) != COLL_OK)
+				rc = COLL_EPROTO;
+			else
+				stack_tree_merge(&w->tree, &t);
+			stack_tree_free(&t);
+		}
+		free(buf);
+	}
+	return rc;
+}
+
+static int
+stk_task_cmp(const void *a, const void *b)
+{
+	const struct stk_task *x = a, *y = b;
+
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+/* Rank 0: the record from every worker's blob. */
+static int
+stk_assemble(struct stk_worker *w, const struct coll_blobs *b)
+{
+	struct stk_result *r = &w->r;
+
+	r->by_rank = w->by_rank;
+	r->size = w->size;
+	r->hosts = xcalloc((size_t)b->n + 1, sizeof *r->hosts);
+	for (int k = 0; k < b->n; k++) {
+		json_t *o = json_loadb((const char *)b->data + b->off[k], b->len[k], 0, NULL);
+		json_t *tasks = json_object_get(o, "tasks");
+		double pm = json_number_value(json_object_get(o, "pause_max_ms"));
+
+		if (!json_is_array(tasks) || !json_is_string(json_object_get(o, "host"))) {
+			snprintf(w->err, sizeof w->err, "rank %d sent a malformed task list", k);
+			json_decref(o);
+			return COLL_EPROTO;
+		}
+		r->hosts[r->nhosts++] = xstrdup(json_string_value(json_object_get(o, "host")));
+		r->pause_max_ms = pm > r->pause_max_ms ? pm : r->pause_max_ms;
+		r->cache_hits += (uint64_t)json_integer_value(json_object_get(o, "hits"));
+		r->cache_misses += (uint64_t)json_integer_value(json_object_get(o, "misses"));
+		r->tasks = xreallocarray(r->tasks, (size_t)r->ntasks + json_array_size(tasks) + 1,
+		    sizeof *r->tasks);
+		for (size_t i = 0; i < json_array_size(tasks); i++)
+			if (stk_task_read(&r->tasks[r->ntasks], json_array_get(tasks, i)) == 0)
+				r->ntasks++;
+		json_decref(o);
+	}
+	qsort(r->tasks, (size_t)r->ntasks, sizeof *r->tasks, stk_task_cmp);
+	if (!r->by_rank && r->ntasks > 0)
+		r->note = xstrdup("the processes do not all carry a distinct rank in their "
+		    "environment: they are numbered by host and pid");
+	r->tree = w->tree;
+	stack_tree_init(&w->tree);
+	r->ms = (double)(clock_now_ns() - w->t0) / 1e6;
+	return COLL_OK;
+}
+
+static int
+stk_steps(struct stk_worker *w)
+{
+	struct coll_blobs b = { 0 };
+	size_t len;
+	char *blob;
+	int rc;
+
+	if (stk_find(w->a, &w->loc, w->err, sizeof w->err) != 0)
+		return COLL_EINVAL;
+	if ((rc = stk_agree_ids(w)) != COLL_OK)
+		return rc;
+	blob = stk_local_work(w, &len);
+	rc = stk_reduce_tree(w);
+	if (rc == COLL_OK)
+		rc = coll_gatherv(w->c, blob, len, 0, &b);
+	free(blob);
+	if (rc == COLL_OK && comm_rank(w->c) == 0)
+		rc = stk_assemble(w, &b);
+	coll_blobs_free(&b);
+	return rc;
+}
+
+static void
+stk_worker_free(struct stk_worker *w)
+{
+	for (int i = 0; i < w->loc.n && w->procs != NULL; i++)
+		stack_proc_free(&w->procs[i]);
+	free(w->procs);
+	free(w->ids);
+	stk_local_free(&w->loc);
+	stack_tree_free(&w->tree);
+	stk_result_free(&w->r);
+	stack_syms_free(w->sy);
+	comm_destroy(w->c);
+}
+
+int
+stk_worker(struct stk_args *a)
+{
+	struct stk_worker w = { .a = a, .t0 = clock_now_ns() };
+	struct coll_config cfg = COLL_CONFIG_INIT;
+	int rc, code = EXIT_CANNOT;
+
+	stack_tree_init(&w.tree);
+	w.sy = stack_syms_new();
+	if (gethostname(w.host, sizeof w.host - 1) != 0)
+		snprintf(w.host, sizeof w.host, "?");
+	cfg.timeout_ms = (int)(a->timeout_s * 500);
+	if ((rc = comm_init_env(&w.c, &cfg)) != COLL_OK) {
+		fprintf(stderr, "collstack: cannot join the job: %s\n", w.c != NULL ?
+		    comm_last_error(w.c) : "COLL_UNIQUE_ID, COLL_RANK or COLL_SIZE is malformed");
+		goto out;
+	}
+	if ((rc = stk_steps(&w)) != COLL_OK) {
+		fprintf(stderr, "collstack: %s\n", w.err[0] ? w.err : comm_last_error(w.c));
+		goto out;
+	}
+	code = EXIT_OK;
+	if (comm_rank(w.c) != 0)
+		goto out;
+	if (a->worker) {
+		json_t *rec = stk_record(&w.r);
+
+		json_dumpf(rec, stdout, JSON_COMPACT);
+		fputc('\n', stdout);
+		json_decref(rec);
+	} else {
+		struct stk_verdict v;
+
+		stk_verdict(&w.r, &v);
+		code = stk_render(&w.r, &v, a);
+		stk_verdict_free(&v);
+	}
+out:
+	stk_worker_free(&w);
+	return code;
+}
