@@ -70,6 +70,12 @@ stk_check(struct stk_args *a, int nsel, char *err, size_t len)
 		snprintf(err, len, "give one of --job, --pid, --match and --slurm");
 		return -1;
 	}
+	if (a->sel == SEL_JOB && a->job != NULL && (a->job[0] == '\0' || strlen(a->job) > 16 ||
+	    strspn(a->job, "0123456789abcdef") != strlen(a->job))) {
+		snprintf(err, len, "--job '%s' is not a job id: give the 16 hex digits collrun "
+		    "printed (or their start)", a->job);
+		return -1;
+	}
 	if (a->sel == SEL_SLURM && (a->slurm[0] == '\0' ||
 	    strspn(a->slurm, "0123456789_") != strlen(a->slurm) || strlen(a->slurm) > 20)) {
 		snprintf(err, len, "--slurm '%s' is not a Slurm job id", a->slurm);

@@ -122,12 +122,6 @@ stk_job_find(const char *want, char *jobid, size_t idlen, char **hosts, char **l
 	int r;
 
 	*hosts = *launcher = NULL;
-	if (want != NULL && (strlen(want) == 0 || strlen(want) > 16 ||
-	    strspn(want, "0123456789abcdef") != strlen(want))) {
-		snprintf(err, len, "--job '%s' is not a job id: give the 16 hex digits collrun "
-		    "printed (or their start)", want);
-		return -1;
-	}
 	if ((r = jobrec_dir(dir, sizeof dir)) != COLL_OK) {
 		snprintf(err, len, "job directory %s: %s", dir, coll_strerror(r));
 		return -1;

@@ -77,7 +77,8 @@ stk_states(const struct stk_result *r, struct stk_verdict *v)
 			stk_say(v, "%s %d (%s, pid %d) %s", stk_label(r), t->id, t->host, t->pid,
 			    what);
 			stk_culprit(v, i);
-		} else if (t->err != NULL) {
+		}
+		if (t->err != NULL && t->state != 'Z' && t->state != 'G') {
 			stk_say(v, "%s %d (%s, pid %d): no stacks: %s", stk_label(r), t->id, t->host,
 			    t->pid, t->err);
 		}
@@ -217,7 +218,7 @@ stk_comm(const struct stk_result *r, struct stk_verdict *v, const struct stk_mem
 	uint64_t top = 0;
 	int waiting = 0, behind = 0, peer, npeer, nranks = m[0].pg->nranks;
 	unsigned kind = 0;
-	char tail[256], comm[16];
+	char tail[256], comm[20];
 
 	for (int i = 0; i < n; i++)
 		if (m[i].pg->seq_started > top) {
@@ -227,7 +228,7 @@ stk_comm(const struct stk_result *r, struct stk_verdict *v, const struct stk_mem
 	for (int i = 0; i < n; i++)
 		waiting += m[i].pg->state == 3 && m[i].pg->seq_started == top;
 	behind = n - waiting;
-	snprintf(comm, sizeof comm, "%.8s", m[0].pg->commid);
+	snprintf(comm, sizeof comm, "%s", m[0].pg->commid);
 	peer = stk_common_peer(m, n, top, &npeer);
 	snprintf(tail, sizeof tail, "%d rank%s wait%s in %s seq %llu (comm %s)", waiting,
 	    waiting == 1 ? "" : "s", waiting == 1 ? "s" : "", stk_kind_name(kind),
@@ -251,7 +252,7 @@ stk_comm(const struct stk_result *r, struct stk_verdict *v, const struct stk_mem
 		    "progress for %.1f s", comm, n, stk_kind_name(kind), (unsigned long long)top,
 		    idle);
 	}
-	if (peer >= 0 && waiting > 0)
+	if (peer >= 0 && npeer > 1)
 		stk_say(v, "comm %s: %d of the waiting ranks wait on comm rank %d", comm, npeer,
 		    peer);
 }
@@ -269,7 +270,7 @@ void
 stk_verdict(const struct stk_result *r, struct stk_verdict *v)
 {
 	struct stk_member *m = NULL;
-	int n = 0;
+	int n = 0, unread = 0;
 
 	memset(v, 0, sizeof *v);
 	for (int i = 0; i < r->ntasks; i++)
@@ -292,6 +293,12 @@ stk_verdict(const struct stk_result *r, struct stk_verdict *v)
 		    "numbers; the stacks below are all there is");
 	if (v->code == 0 && n > 0)
 		stk_say(v, "no rank is behind");
+	/* Nothing could be read at all: that is no verdict. */
+	for (int i = 0; i < r->ntasks; i++)
+		unread += r->tasks[i].err != NULL && r->tasks[i].state != 'Z' &&
+		    r->tasks[i].state != 'G';
+	if (r->ntasks > 0 && unread == r->ntasks)
+		v->code = EXIT_CANNOT;
 	free(m);
 }
 

@@ -8,6 +8,8 @@
  * per-process facts to rank 0, which writes the record (or, under collrun,
  * judges and prints it itself).
  */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,7 +143,11 @@ stk_task_fill(struct stk_worker *w, int i, struct stk_task *t, struct stk_pagese
 	t->cmdline = (char *)pi->cmdline;
 	t->nthreads = p->nthreads;
 	t->pause_ms = p->pause_ms;
-	if (pi->state == 0)
+	/* It may have ended while we read it. */
+	if (pi->state != 0 && p->err != COLL_OK && kill(pi->pid, 0) != 0 && errno == ESRCH) {
+		t->state = 'G';
+		t->err = xasprintf("pid %d ended while its stacks were read", (int)pi->pid);
+	} else if (pi->state == 0)
 		t->err = xasprintf("pid %d is not running here", (int)pi->pid);
 	else if (p->err != COLL_OK)
 		t->err = xstrdup(p->why);
