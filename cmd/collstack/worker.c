@@ -25,6 +25,7 @@
 struct stk_worker {
 	struct stk_args *a;
 	struct comm *c;
+	struct comm *pc;	/* for the tree's point-to-point steps, apart from c's sequence */
 	struct stk_local loc;
 	struct stack_proc *procs;
 	int *ids;
@@ -204,11 +205,17 @@ stk_local_work(struct stk_worker *w, size_t *len)
 	return s;
 }
 
-/* Merge the trees up a binomial tree: log2(n) steps, each a packed tree or nothing. */
+/*
+ * Merge the trees up a binomial tree: log2(n) steps, each a packed tree or
+ * nothing. Ranks take part in different numbers of sends and receives, so
+ * this runs on a communicator of its own: c's sequence stays the same on
+ * every rank for the gather that follows.
+ */
 static int
 stk_reduce_tree(struct stk_worker *w)
 {
-	int me = comm_rank(w->c), n = comm_size(w->c), rc = COLL_OK;
+	struct comm *c = w->pc;
+	int me = comm_rank(c), n = comm_size(c), rc = COLL_OK;
 
 	for (int mask = 1; mask < n && rc == COLL_OK; mask <<= 1) {
 		uint64_t len = 0;
@@ -216,15 +223,15 @@ stk_reduce_tree(struct stk_worker *w)
 
 		if (me & mask) {
 			buf = stack_tree_pack(&w->tree, (size_t *)&len);
-			rc = coll_send(w->c, &len, 1, DT_UINT64, me - mask);
+			rc = coll_send(c, &len, 1, DT_UINT64, me - mask);
 			if (rc == COLL_OK && len > 0)
-				rc = coll_send(w->c, buf, len, DT_UINT8, me - mask);
+				rc = coll_send(c, buf, len, DT_UINT8, me - mask);
 			free(buf);
 			return rc;
 		}
 		if (me + mask >= n)
 			continue;
-		if ((rc = coll_recv(w->c, &len, 1, DT_UINT64, me + mask)) != COLL_OK)
+		if ((rc = coll_recv(c, &len, 1, DT_UINT64, me + mask)) != COLL_OK)
 			break;
 		if (len > COLL_GATHERV_MAX) {
 			snprintf(w->err, sizeof w->err, "rank %d sent a tree of %llu bytes", me + mask,
@@ -232,7 +239,7 @@ stk_reduce_tree(struct stk_worker *w)
 			return COLL_ETOOBIG;
 		}
 		buf = xmalloc(len + 1);
-		rc = len > 0 ? coll_recv(w->c, buf, len, DT_UINT8, me + mask) : COLL_OK;
+		rc = len > 0 ? coll_recv(c, buf, len, DT_UINT8, me + mask) : COLL_OK;
 		if (rc == COLL_OK) {
 			struct stack_node t;
 
@@ -304,9 +311,13 @@ stk_steps(struct stk_worker *w)
 	char *blob;
 	int rc;
 
-	if (stk_find(w->a, &w->loc, w->err, sizeof w->err) != 0)
-		return COLL_EINVAL;
-	if ((rc = stk_agree_ids(w)) != COLL_OK)
+	/* A host that cannot list its processes still takes part, with none. */
+	if (stk_find(w->a, &w->loc, w->err, sizeof w->err) != 0) {
+		fprintf(stderr, "collstack: %s\n", w->err);
+		w->err[0] = '\0';
+	}
+	if ((rc = stk_agree_ids(w)) != COLL_OK ||
+	    (rc = comm_split(w->c, 0, comm_rank(w->c), &w->pc, NULL)) != COLL_OK)
 		return rc;
 	blob = stk_local_work(w, &len);
 	rc = stk_reduce_tree(w);
@@ -330,6 +341,7 @@ stk_worker_free(struct stk_worker *w)
 	stack_tree_free(&w->tree);
 	stk_result_free(&w->r);
 	stack_syms_free(w->sy);
+	comm_destroy(w->pc);
 	comm_destroy(w->c);
 }
 
