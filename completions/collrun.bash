@@ -111,3 +111,32 @@ _coll_collcheck()
 }
 complete -F _coll_collcheck collcheck
 
+_coll_collstack()
+{
+	local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
+	case "$prev" in
+		-j|--job) return ;;
+		-p|--pid) return ;;
+		-m|--match) return ;;
+		--slurm) return ;;
+		-T|--timeout) return ;;
+		--threads) return ;;
+		-H|--hosts) return ;;
+		-x|--exclude) return ;;
+		--hostfile) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+		-N|--per-host) return ;;
+		--place) COMPREPLY=($(compgen -W "block roundrobin" -- "$cur")); return ;;
+		--launcher) COMPREPLY=($(compgen -W "auto local ssh slurm" -- "$cur")); return ;;
+		--connect-timeout) return ;;
+		-f|--fanout) return ;;
+		-F|--ssh-config) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+		--prefix) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
+	esac
+	if [[ "$cur" == -* ]]; then
+		COMPREPLY=($(compgen -W " -j --job -p --pid -m --match --slurm --json --dot --svg --no-color -T --timeout --threads --worker -H --hosts -x --exclude --hostfile -N --per-host --place --launcher --connect-timeout -f --fanout --accept-new -F --ssh-config --prefix -h --help" -- "$cur"))
+	else
+		COMPREPLY=($(compgen -c -- "$cur"))
+	fi
+}
+complete -o default -F _coll_collstack collstack
+

@@ -349,14 +349,19 @@ stack_parse_line(const char *s, const char *end, struct stack_node *n)
 	return (int)depth;
 }
 
-static void
+/* Attach k under p; -1 if p has a child for the same frame (a tree we pack never does). */
+static int
 stack_tree_attach(struct stack_node *p, struct stack_node *k)
 {
+	for (int i = 0; i < p->nkids; i++)
+		if (stack_node_same(p->kids[i], k->func, k->module, k->offset))
+			return -1;
 	if (p->nkids == p->capkids) {
 		p->capkids = p->capkids ? p->capkids * 2 : 2;
 		p->kids = xreallocarray(p->kids, (size_t)p->capkids, sizeof *p->kids);
 	}
 	p->kids[p->nkids++] = k;
+	return 0;
 }
 
 int
@@ -374,14 +379,13 @@ stack_tree_parse(struct stack_node *root, const char *buf, size_t len, char *err
 		int d;
 
 		if (nl == NULL || (d = stack_parse_line(p, nl, n)) < 0 || d > depth + 1 ||
-		    ++nodes > STACK_TREE_MAX_NODES) {
+		    ++nodes > STACK_TREE_MAX_NODES || stack_tree_attach(path[d], n) != 0) {
 			snprintf(err, errlen, "stack tree line %d is malformed", nodes + 1);
 			stack_node_free(n);
 			free(n);
 			r = COLL_EPROTO;
 			break;
 		}
-		stack_tree_attach(path[d], n);
 		path[d + 1] = n;
 		depth = d;
 		p = nl + 1;

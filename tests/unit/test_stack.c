@@ -291,6 +291,7 @@ test_stack_tree_bad(void **state)
 		"0 1 0 1 0 0\tf\x1b[2J\t\tm\n",		/* a control byte */
 		"0 1 2 1 0 0\tf\t\tm\n",		/* inlined is 0 or 1 */
 		"0 99999999999 0 1 0 0\tf\t\tm\n",	/* too many digits */
+		"0 1 0 1 0 0\tf\t\tm\n0 1 0 1 0 1\tf\t\tm\n",	/* the same frame twice */
 	};
 	char err[128];
 
