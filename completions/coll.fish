@@ -123,3 +123,4 @@ complete -c collstack -l accept-new -d 'add unknown host keys to known_hosts (ch
 complete -c collstack -s F -l ssh-config -r -F -d 'ssh client configuration (default ~/.ssh/config)'
 complete -c collstack -l prefix -x -a '(__fish_complete_directories)' -d 'remote ranks run DIR/bin/collrun with DIR/bin and DIR/lib first in PATH and LD_LIBRARY_PATH (default  this program s own, when started by a path)'
 complete -c collstack -s h -l help -d 'show this help'
+complete -c collstack -s V -l version -d 'show the version'

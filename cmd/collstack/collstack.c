@@ -10,7 +10,7 @@
 #include "collstack.h"
 
 enum { O_JOB = 1, O_PID, O_MATCH, O_SLURM, O_JSON, O_DOT, O_SVG, O_NO_COLOR, O_TIMEOUT,
-	O_THREADS, O_WORKER, O_HELP };
+	O_THREADS, O_WORKER, O_HELP, O_VERSION };
 
 static const struct opt stk_opts[] = {
 	{ O_JOB, 'j', "job", OPT_VALUE, "ID", "the collrun job with this id (or the start of "
@@ -34,6 +34,7 @@ static const struct opt stk_opts[] = {
 	    "hands rank 0's record to it", NULL },
 	HOSTOPT_TABLE("workers per host (default 1; more only split the processes of a host)"),
 	{ O_HELP, 'h', "help", OPT_FLAG, NULL, "show this help", NULL },
+	{ O_VERSION, 'V', "version", OPT_FLAG, NULL, "show the version", NULL },
 	OPT_END_TABLE,
 };
 
@@ -119,6 +120,10 @@ stk_parse(struct stk_args *a, int argc, char **argv)
 			return cmd_usage_error(a->cmd, st.err);
 		if (id == O_HELP) {
 			cmd_usage(a->cmd, stdout);
+			return -1;
+		}
+		if (id == O_VERSION) {
+			printf("collstack %s\n", COLL_VERSION);
 			return -1;
 		}
 		if (stk_value(a, id, val, &nsel, err, sizeof err) != 0)

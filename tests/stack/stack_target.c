@@ -6,12 +6,17 @@
  * merged tree that each stack is whole and right. target_nap is inlined into
  * target_sleep, for the inlined frames. "ready" on stdout once all run.
  *
- *   stack_target [exit-after-ms]
+ *   stack_target [EXIT_AFTER_MS [THREADS [nospin]]]
+ *
+ * EXIT_AFTER_MS 0 runs until killed; THREADS (at least 6, the default) adds
+ * threads asleep in target_sleep; nospin makes the busy thread sleep too (the
+ * benchmark's 64 processes should not fight it for the CPUs).
  */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -69,12 +74,16 @@ target_spin(void)
 		spins++;
 }
 
+static int nospin;
+
 static void *
 target_thread(void *arg)
 {
 	static const char *const names[] = { "t-mutex", "t-cond", "t-read", "t-sleep", "t-spin" };
 	long which = (long)arg;
 
+	if (which > 4 || (which == 4 && nospin))
+		which = 3;
 	pthread_setname_np(pthread_self(), names[which]);
 	__atomic_add_fetch(&started, 1, __ATOMIC_SEQ_CST);
 	switch (which) {
@@ -97,18 +106,20 @@ target_alarm(int sig)
 int
 main(int argc, char **argv)
 {
-	pthread_t t[5];
+	long nthreads = argc > 2 ? atol(argv[2]) - 1 : 5;
+	pthread_t t;
 
-	if (pipe(pipefd) != 0)
+	nospin = argc > 3 && strcmp(argv[3], "nospin") == 0;
+	if (pipe(pipefd) != 0 || nthreads < 5 || nthreads > 1000)
 		return 1;
 	pthread_mutex_lock(&held);
-	for (long i = 0; i < 5; i++)
-		if (pthread_create(&t[i], NULL, target_thread, (void *)i) != 0)
+	for (long i = 0; i < nthreads; i++)
+		if (pthread_create(&t, NULL, target_thread, (void *)i) != 0)
 			return 1;
-	while (__atomic_load_n(&started, __ATOMIC_SEQ_CST) < 5)
+	while (__atomic_load_n(&started, __ATOMIC_SEQ_CST) < nthreads)
 		usleep(1000);
 	usleep(20000);	/* each is in its wait by now */
-	if (argc > 1) {
+	if (argc > 1 && atol(argv[1]) > 0) {
 		long ms = atol(argv[1]);
 		struct itimerval it = { { 0, 0 }, { ms / 1000, (ms % 1000) * 1000 } };
 
