@@ -52,7 +52,7 @@ stk_job_hosts(json_t *rec, const char *launcher)
 static json_t *
 stk_job_load(const char *dir, const char *name, char *err, size_t len)
 {
-	char path[4096];
+	char path[8192];
 	json_error_t je;
 	json_t *rec;
 
@@ -83,7 +83,7 @@ stk_job_pick(const char *dir, const char *want, char *name, size_t namelen, char
 		return -1;
 	}
 	while ((de = readdir(d)) != NULL) {
-		char path[4096];
+		char path[8192];
 		struct stat sb;
 		size_t l = strlen(de->d_name);
 

@@ -136,10 +136,14 @@ stk_leaf_sigs(const struct stack_node *n, const struct stk_result *r, uint64_t *
 static void
 stk_print_classes(const struct stk_out *o, const struct stk_result *r)
 {
-	uint64_t *sig = xcalloc((size_t)r->ntasks + 1, sizeof *sig), leaf = 0;
-	char *done = xcalloc((size_t)r->ntasks + 1, 1), buf[512];
+	uint64_t *sig, leaf = 0;
+	char *done, buf[512];
 	int classes = 0;
 
+	if (r->ntasks <= 0)
+		return;
+	sig = xcalloc((size_t)r->ntasks + 1, sizeof *sig);
+	done = xcalloc((size_t)r->ntasks + 1, 1);
 	stk_leaf_sigs(&r->tree, r, sig, &leaf);
 	for (int i = 0; i < r->ntasks; i++) {
 		int first = 1;
@@ -148,7 +152,6 @@ stk_print_classes(const struct stk_out *o, const struct stk_result *r)
 			first = sig[k] != sig[i];
 		classes += first;
 	}
-	memset(done, 0, (size_t)r->ntasks);
 	fprintf(o->f, "%d equivalence class%s (%ss with the same stacks):", classes,
 	    classes == 1 ? "" : "es", o->label);
 	for (int i = 0; i < r->ntasks; i++) {
