@@ -32,7 +32,7 @@ static const struct opt stk_opts[] = {
 	    "(default: one per CPU, at most 16)", NULL },
 	{ O_WORKER, 0, "worker", OPT_FLAG, NULL, "(set by the front end) be a worker that "
 	    "hands rank 0's record to it", NULL },
-	HOSTOPT_TABLE("workers per host (default 1; more only split the processes of a host)"),
+	HOSTOPT_TABLE("workers per host: 1, the only value (one worker reads a whole host)"),
 	{ O_HELP, 'h', "help", OPT_FLAG, NULL, "show this help", NULL },
 	{ O_VERSION, 'V', "version", OPT_FLAG, NULL, "show the version", NULL },
 	OPT_END_TABLE,
@@ -67,6 +67,12 @@ stk_check(struct stk_args *a, int nsel, char *err, size_t len)
 {
 	struct stk_local l;
 
+	if (a->ho.per_host > 1) {
+		snprintf(err, len, "-N %ld: collstack runs one worker per host", a->ho.per_host);
+		return -1;
+	}
+	/* Slots in a host list or file are for ranks, not for collstack's workers. */
+	a->ho.per_host = 1;
 	if (nsel > 1 && !a->worker) {
 		snprintf(err, len, "give one of --job, --pid, --match and --slurm");
 		return -1;

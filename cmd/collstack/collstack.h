@@ -123,6 +123,7 @@ int stk_record_read(struct stk_result *r, const char *buf, size_t len, char *err
     size_t errlen);
 json_t *stk_task_json(const struct stk_task *t);
 int stk_task_read(struct stk_task *t, json_t *o);
+void stk_task_free(struct stk_task *t);
 void stk_result_free(struct stk_result *r);
 
 /* verdict.c */

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -138,6 +139,19 @@ stk_is_ours(const struct stk_filter *f, const struct stack_pinfo *pi)
 	return strcmp(pi->comm, "collstack") == 0 || strcmp(pi->comm, "collrun") == 0;
 }
 
+/* Launchers that carry a job's variables without being one of its ranks. */
+static int
+stk_launcher(const struct stack_pinfo *pi)
+{
+	static const char *const names[] = { "srun", "slurmstepd", "collrun", "collstack",
+		"mpirun", "mpiexec", "torchrun", "sshd" };
+
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+		if (strcmp(pi->comm, names[i]) == 0)
+			return 1;
+	return 0;
+}
+
 static int
 stk_wanted(const struct stk_filter *f, const struct stack_pinfo *pi)
 {
@@ -145,10 +159,9 @@ stk_wanted(const struct stk_filter *f, const struct stack_pinfo *pi)
 
 	switch (a->sel) {
 	case SEL_JOB:
-		return pi->rank >= 0 && strcmp(pi->jobid, a->jobid) == 0;
+		return pi->rank >= 0 && strcmp(pi->jobid, a->jobid) == 0 && !stk_launcher(pi);
 	case SEL_SLURM:
-		return strcmp(pi->slurm_job, a->slurm) == 0 && pi->rank >= 0 &&
-		    strcmp(pi->comm, "slurmstepd") != 0;
+		return strcmp(pi->slurm_job, a->slurm) == 0 && pi->rank >= 0 && !stk_launcher(pi);
 	case SEL_MATCH:
 		return regexec(&f->re, pi->cmdline, 0, NULL, 0) == 0 && !stk_is_ours(f, pi);
 	case SEL_PID:
@@ -177,22 +190,38 @@ stk_is_ancestor(const struct stk_local *l, pid_t anc, pid_t pid)
 	return 0;
 }
 
-/* Drop a wrapper whose child (or grandchild) carries the same rank. */
+/*
+ * A rank's process and another process with the same rank, one above the
+ * other: a wrapper (a shell, env, an agent: one thread, waiting for its
+ * child) gives way to the child; otherwise the children are the rank's own
+ * (a data loader's workers, a compiler pool, subprocess) and give way to it.
+ */
+static int
+stk_is_waiting_wrapper(const struct stack_pinfo *pi)
+{
+	return pi->nthreads == 1 && (pi->syscall == SYS_wait4 || pi->syscall == SYS_waitid);
+}
+
 static void
 stk_drop_wrappers(struct stk_local *l)
 {
+	char *drop = xcalloc((size_t)l->n + 1, 1);
 	int w = 0;
 
-	for (int i = 0; i < l->n; i++) {
-		int wrapper = 0;
+	for (int i = 0; i < l->n; i++)
+		for (int k = 0; k < l->n; k++) {
+			const struct stack_pinfo *anc = &l->pi[i], *desc = &l->pi[k];
 
-		for (int k = 0; k < l->n && !wrapper; k++)
-			wrapper = k != i && l->pi[i].rank >= 0 && l->pi[k].rank == l->pi[i].rank &&
-			    stk_is_ancestor(l, l->pi[i].pid, l->pi[k].pid);
-		if (!wrapper)
+			if (k == i || anc->rank < 0 || desc->rank != anc->rank ||
+			    !stk_is_ancestor(l, anc->pid, desc->pid))
+				continue;
+			drop[stk_is_waiting_wrapper(anc) ? i : k] = 1;
+		}
+	for (int i = 0; i < l->n; i++)
+		if (!drop[i])
 			l->pi[w++] = l->pi[i];
-	}
 	l->n = w;
+	free(drop);
 }
 
 static void

@@ -6,6 +6,8 @@
  * launcher, and the hosts the workers must go to.
  */
 #include <dirent.h>
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +69,27 @@ stk_job_load(const char *dir, const char *name, char *err, size_t len)
 	return rec;
 }
 
+/* Is the collrun that wrote the record still there? A crashed one leaves its record behind. */
+static int
+stk_job_alive(const char *dir, const char *name)
+{
+	char path[8192];
+	json_t *rec, *lp;
+	int alive = 0;
+
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	if ((rec = json_load_file(path, 0, NULL)) == NULL)
+		return 1;	/* malformed: stk_job_load says so */
+	lp = json_object_get(rec, "launcher_pid");
+	if (!json_is_integer(lp) || json_integer_value(lp) <= 0 ||
+	    json_integer_value(lp) > INT32_MAX)
+		alive = 1;
+	else
+		alive = kill((pid_t)json_integer_value(lp), 0) == 0 || errno == EPERM;
+	json_decref(rec);
+	return alive;
+}
+
 /* The record's file among the directory's: the newest, or the one whose id starts with want. */
 static int
 stk_job_pick(const char *dir, const char *want, char *name, size_t namelen, char *err,
@@ -75,7 +98,7 @@ stk_job_pick(const char *dir, const char *want, char *name, size_t namelen, char
 	struct dirent *de;
 	DIR *d = opendir(dir);
 	long long best = -1;
-	int found = 0;
+	int found = 0, stale = 0;
 
 	if (d == NULL) {
 		snprintf(err, len, "no job to look at: no collrun job is running as this user "
@@ -92,6 +115,10 @@ stk_job_pick(const char *dir, const char *want, char *name, size_t namelen, char
 		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
 		if (lstat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
 			continue;
+		if (want == NULL && !stk_job_alive(dir, de->d_name)) {
+			stale++;
+			continue;
+		}
 		if (want != NULL ? strncmp(de->d_name, want, strlen(want)) == 0 :
 		    (long long)sb.st_mtime * 1000000000LL + sb.st_mtim.tv_nsec > best) {
 			best = (long long)sb.st_mtime * 1000000000LL + sb.st_mtim.tv_nsec;
@@ -100,6 +127,11 @@ stk_job_pick(const char *dir, const char *want, char *name, size_t namelen, char
 		}
 	}
 	closedir(d);
+	if (want != NULL && found == 1 && !stk_job_alive(dir, name)) {
+		snprintf(err, len, "job %s has ended (its collrun is gone); remove %s/%s", want, dir,
+		    name);
+		return -1;
+	}
 	if (found == 1 || (want == NULL && found > 0))
 		return 0;
 	if (want != NULL && found > 1)
@@ -108,8 +140,9 @@ stk_job_pick(const char *dir, const char *want, char *name, size_t namelen, char
 		snprintf(err, len, "no job %s in %s: collrun keeps a record only while the job "
 		    "runs; give --pid, --match or --slurm", want, dir);
 	else
-		snprintf(err, len, "no collrun job is running as this user (nothing in %s); name "
-		    "the processes with --pid, --match or --slurm", dir);
+		snprintf(err, len, "no collrun job is running as this user (%s holds %d record%s "
+		    "of ended jobs); name the processes with --pid, --match or --slurm", dir, stale,
+		    stale == 1 ? "" : "s");
 	return -1;
 }
 

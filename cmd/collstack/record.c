@@ -14,15 +14,41 @@
 
 #define STK_MAX_TASKS (1 << 22)
 
+/*
+ * Text that came from the processes read (command lines, names, errors in
+ * their status pages) as printable ASCII: nothing reaches a terminal as an
+ * escape, and JSON always takes it.
+ */
+static char *
+stk_clean(const char *s)
+{
+	char *d = xstrdup(s ? s : "");
+
+	for (char *p = d; *p; p++)
+		if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
+			*p = '?';
+	return d;
+}
+
+static json_t *
+stk_clean_json(const char *s)
+{
+	char *c = stk_clean(s);
+	json_t *j = json_string(c);
+
+	free(c);
+	return j;
+}
+
 static json_t *
 stk_page_json(const struct stk_page *p)
 {
-	return json_pack("{s:s, s:i, s:i, s:i, s:I, s:I, s:i, s:i, s:I, s:i, s:i, s:f, s:s}",
-	    "comm", p->commid, "nranks", p->nranks, "rank", p->rank, "state", p->state,
-	    "seq_started", (json_int_t)p->seq_started, "seq_done", (json_int_t)p->seq_done,
-	    "kind_started", (int)p->kind_started, "kind_done", (int)p->kind_done,
-	    "bytes", (json_int_t)p->bytes, "wait_peer", p->wait_peer, "wait_dir", p->wait_dir,
-	    "idle_s", p->idle_s, "error", p->error);
+	return json_pack("{s:o, s:i, s:i, s:i, s:I, s:I, s:i, s:i, s:I, s:i, s:i, s:f, s:o}",
+	    "comm", stk_clean_json(p->commid), "nranks", p->nranks, "rank", p->rank, "state",
+	    p->state, "seq_started", (json_int_t)p->seq_started, "seq_done",
+	    (json_int_t)p->seq_done, "kind_started", (int)p->kind_started, "kind_done",
+	    (int)p->kind_done, "bytes", (json_int_t)p->bytes, "wait_peer", p->wait_peer,
+	    "wait_dir", p->wait_dir, "idle_s", p->idle_s, "error", stk_clean_json(p->error));
 }
 
 json_t *
@@ -33,14 +59,16 @@ stk_task_json(const struct stk_task *t)
 
 	for (int i = 0; i < t->npages; i++)
 		json_array_append_new(pages, stk_page_json(&t->pages[i]));
-	o = json_pack("{s:i, s:i, s:s, s:i, s:s, s:s, s:s, s:i, s:f, s:o}", "id", t->id,
-	    "rank", t->rank, "host", t->host ? t->host : "", "pid", t->pid, "state", st,
-	    "comm", t->comm ? t->comm : "", "cmdline", t->cmdline ? t->cmdline : "",
+	if (st[0] < 'A' || st[0] > 'z')
+		st[0] = '?';
+	o = json_pack("{s:i, s:i, s:o, s:i, s:s, s:o, s:o, s:i, s:f, s:o}", "id", t->id,
+	    "rank", t->rank, "host", stk_clean_json(t->host), "pid", t->pid, "state", st,
+	    "comm", stk_clean_json(t->comm), "cmdline", stk_clean_json(t->cmdline),
 	    "threads", t->nthreads, "pause_ms", t->pause_ms, "pages", pages);
 	if (t->err != NULL)
-		json_object_set_new(o, "error", json_string(t->err));
+		json_object_set_new(o, "error", stk_clean_json(t->err));
 	if (t->where != NULL)
-		json_object_set_new(o, "where", json_string(t->where));
+		json_object_set_new(o, "where", stk_clean_json(t->where));
 	return o;
 }
 
@@ -60,7 +88,7 @@ stk_str(json_t *o, const char *k)
 {
 	json_t *x = json_object_get(o, k);
 
-	return json_is_string(x) ? xstrdup(json_string_value(x)) : NULL;
+	return json_is_string(x) ? stk_clean(json_string_value(x)) : NULL;
 }
 
 static int
@@ -79,6 +107,9 @@ stk_page_read(struct stk_page *p, json_t *o)
 	    v[1] < 0 || v[1] >= v[0] || !json_is_number(json_object_get(o, "idle_s")))
 		return -1;
 	snprintf(p->commid, sizeof p->commid, "%s", comm);
+	for (char *c = p->commid; *c; c++)
+		if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
+			*c = '?';
 	p->nranks = (int)v[0];
 	p->rank = (int)v[1];
 	p->state = (int)v[2];
@@ -91,6 +122,9 @@ stk_page_read(struct stk_page *p, json_t *o)
 	p->wait_dir = (int)(v[9] & 3);
 	p->idle_s = json_number_value(json_object_get(o, "idle_s"));
 	snprintf(p->error, sizeof p->error, "%s", e ? e : "");
+	for (char *c = p->error; *c; c++)
+		if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
+			*c = '?';
 	return 0;
 }
 
@@ -217,7 +251,7 @@ stk_record_read(struct stk_result *r, const char *buf, size_t len, char *err, si
 	return 0;
 }
 
-static void
+void
 stk_task_free(struct stk_task *t)
 {
 	free(t->host);

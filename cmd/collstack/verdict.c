@@ -74,8 +74,9 @@ stk_states(const struct stk_result *r, struct stk_verdict *v)
 		else if (t->state == 'G')
 			what = "is gone";
 		if (what != NULL) {
-			stk_say(v, "%s %d (%s, pid %d) %s", stk_label(r), t->id, t->host, t->pid,
-			    what);
+			stk_say(v, "%s %d (%s, pid %d) %s%s%s", stk_label(r), t->id, t->host, t->pid,
+			    what, (t->state == 'G' || t->state == 'Z') && t->err ? ": " : "",
+			    (t->state == 'G' || t->state == 'Z') && t->err ? t->err : "");
 			stk_culprit(v, i);
 		}
 		if (t->err != NULL && t->state != 'Z' && t->state != 'G') {
@@ -225,23 +226,27 @@ stk_comm(const struct stk_result *r, struct stk_verdict *v, const struct stk_mem
 			top = m[i].pg->seq_started;
 			kind = m[i].pg->kind_started;
 		}
-	for (int i = 0; i < n; i++)
+	/* Ranks that finished the op already (a root, a sender) are neither waiting nor behind. */
+	for (int i = 0; i < n; i++) {
 		waiting += m[i].pg->state == 3 && m[i].pg->seq_started == top;
-	behind = n - waiting;
+		behind += !(m[i].pg->state == 3 && m[i].pg->seq_started == top) &&
+		    m[i].pg->seq_done < top;
+	}
 	snprintf(comm, sizeof comm, "%s", m[0].pg->commid);
 	peer = stk_common_peer(m, n, top, &npeer);
 	snprintf(tail, sizeof tail, "%d rank%s wait%s in %s seq %llu (comm %s)", waiting,
 	    waiting == 1 ? "" : "s", waiting == 1 ? "s" : "", stk_kind_name(kind),
 	    (unsigned long long)top, comm);
 	for (int i = 0; i < n && top > 0; i++)
-		if (!(m[i].pg->state == 3 && m[i].pg->seq_started == top)) {
+		if (!(m[i].pg->state == 3 && m[i].pg->seq_started == top) &&
+		    m[i].pg->seq_done < top) {
 			stk_behind_line(r, v, &m[i], tail);
 			stk_culprit(v, m[i].task);
 		}
 	if (n < nranks)
 		stk_say(v, "comm %s: %d of its %d ranks have no status page here", comm, nranks - n,
 		    nranks);
-	if (behind == 0 && waiting > 0)
+	if (waiting > 0)
 		stk_sinks(r, v, m, n, top, comm);
 	if (behind == 0 && waiting > 0 && v->code == 0) {
 		double idle = 0;
@@ -278,8 +283,10 @@ stk_verdict(const struct stk_result *r, struct stk_verdict *v)
 			m = xreallocarray(m, (size_t)n + 1, sizeof *m);
 			m[n++] = (struct stk_member){ i, &r->tasks[i].pages[k] };
 		}
-	if (r->ntasks == 0)
-		stk_say(v, "no process of the job was found");
+	if (r->ntasks == 0) {
+		stk_say(v, "no process of the job was found on the hosts searched");
+		v->code = EXIT_CANNOT;
+	}
 	stk_states(r, v);
 	stk_missing(r, v);
 	qsort(m, (size_t)n, sizeof *m, stk_member_cmp);
@@ -291,13 +298,13 @@ stk_verdict(const struct stk_result *r, struct stk_verdict *v)
 	if (n == 0 && r->ntasks > 0)
 		stk_say(v, "no status pages: these processes publish no collective sequence "
 		    "numbers; the stacks below are all there is");
-	if (v->code == 0 && n > 0)
-		stk_say(v, "no rank is behind");
-	/* Nothing could be read at all: that is no verdict. */
+	/* Ranks that could not be read leave no verdict, unless a culprit was named anyway. */
 	for (int i = 0; i < r->ntasks; i++)
 		unread += r->tasks[i].err != NULL && r->tasks[i].state != 'Z' &&
 		    r->tasks[i].state != 'G';
-	if (r->ntasks > 0 && unread == r->ntasks)
+	if (v->code == 0 && n > 0 && unread == 0)
+		stk_say(v, "no rank is behind");
+	if (unread > 0 && v->code == EXIT_OK)
 		v->code = EXIT_CANNOT;
 	free(m);
 }

@@ -49,7 +49,9 @@ stk_agree_ids(struct stk_worker *w)
 
 	for (int i = 0; i < w->loc.n; i++)
 		mine[i + 1] = w->loc.pi[i].rank;
-	mine[0] = w->loc.n > 0 ? w->loc.pi[0].size : 0;
+	/* The job's size says which ranks are missing: only when the whole job was asked for. */
+	mine[0] = w->loc.n > 0 && (w->a->sel == SEL_JOB || w->a->sel == SEL_SLURM) ?
+	    w->loc.pi[0].size : 0;
 	rc = coll_gatherv(w->c, mine, sizeof *mine * ((size_t)w->loc.n + 1), 0, &b);
 	if (rc == COLL_OK && me == 0) {
 		/* plan: [by_rank, size, first task number of each worker...] */
@@ -133,6 +135,7 @@ stk_task_fill(struct stk_worker *w, int i, struct stk_task *t, struct stk_pagese
 {
 	const struct stack_pinfo *pi = &w->loc.pi[i];
 	const struct stack_proc *p = &w->procs[i];
+	struct stack_pinfo now = { 0 };
 
 	memset(t, 0, sizeof *t);
 	t->id = w->ids[i];
@@ -144,9 +147,10 @@ stk_task_fill(struct stk_worker *w, int i, struct stk_task *t, struct stk_pagese
 	t->cmdline = (char *)pi->cmdline;
 	t->nthreads = p->nthreads;
 	t->pause_ms = p->pause_ms;
-	/* It may have ended while we read it. */
-	if (pi->state != 0 && p->err != COLL_OK && kill(pi->pid, 0) != 0 && errno == ESRCH) {
-		t->state = 'G';
+	/* It may have ended while we read it (gone, or a zombie its parent has not reaped). */
+	if (pi->state != 0 && p->err != COLL_OK && (stack_pinfo_read(pi->pid, &now) != COLL_OK ||
+	    now.state == 'Z')) {
+		t->state = now.state == 'Z' ? 'Z' : 'G';
 		t->err = xasprintf("pid %d ended while its stacks were read", (int)pi->pid);
 	} else if (pi->state == 0)
 		t->err = xasprintf("pid %d is not running here", (int)pi->pid);
@@ -181,8 +185,14 @@ stk_local_work(struct stk_worker *w, size_t *len)
 		struct stack_thread none = { .err = "", .syscall = -1 };
 
 		stk_task_fill(w, i, &tk, &ps);
-		for (int k = 0; k < w->procs[i].nthreads; k++)
-			stack_tree_add(&w->tree, w->ids[i], &w->procs[i].threads[k]);
+		for (int k = 0; k < w->procs[i].nthreads; k++) {
+			struct stack_thread *th = &w->procs[i].threads[k];
+
+			/* Why a thread of a process that could not be read has no stack. */
+			if (th->nframes == 0 && th->err[0] == '\0' && tk.err != NULL)
+				snprintf(th->err, sizeof th->err, "%s", tk.err);
+			stack_tree_add(&w->tree, w->ids[i], th);
+		}
 		if (w->procs[i].nthreads == 0) {
 			snprintf(none.err, sizeof none.err, "%s", tk.err ? tk.err : "no threads");
 			stack_tree_add(&w->tree, w->ids[i], &none);
@@ -244,8 +254,14 @@ stk_reduce_tree(struct stk_worker *w)
 			struct stack_node t;
 
 			stack_tree_init(&t);
-			if (stack_tree_parse(&t, buf, len, w->err, sizeof w->err) != COLL_OK)
+			char why[256];
+
+			if (stack_tree_parse(&t, buf, len, why, sizeof why) != COLL_OK) {
+				snprintf(w->err, sizeof w->err, "rank %d sent a stack tree that does "
+				    "not parse (%s): use the same coll version on every host",
+				    me + mask, why);
 				rc = COLL_EPROTO;
+			}
 			else
 				stack_tree_merge(&w->tree, &t);
 			stack_tree_free(&t);
@@ -288,9 +304,15 @@ stk_assemble(struct stk_worker *w, const struct coll_blobs *b)
 		r->cache_misses += (uint64_t)json_integer_value(json_object_get(o, "misses"));
 		r->tasks = xreallocarray(r->tasks, (size_t)r->ntasks + json_array_size(tasks) + 1,
 		    sizeof *r->tasks);
-		for (size_t i = 0; i < json_array_size(tasks); i++)
-			if (stk_task_read(&r->tasks[r->ntasks], json_array_get(tasks, i)) == 0)
+		for (size_t i = 0; i < json_array_size(tasks); i++) {
+			if (stk_task_read(&r->tasks[r->ntasks], json_array_get(tasks, i)) == 0) {
 				r->ntasks++;
+				continue;
+			}
+			stk_task_free(&r->tasks[r->ntasks]);
+			fprintf(stderr, "collstack: rank %d sent a malformed task %zu: use the same "
+			    "coll version on every host\n", k, i);
+		}
 		json_decref(o);
 	}
 	qsort(r->tasks, (size_t)r->ntasks, sizeof *r->tasks, stk_task_cmp);

@@ -129,6 +129,11 @@ stack_pinfo_status(struct stack_pinfo *pi)
 		pi->uid = u;	/* the effective uid: what ptrace compares */
 	if ((p = strstr(buf, "\nTracerPid:")) != NULL && sscanf(p + 11, "%d", &t) == 1)
 		pi->tracer = t;
+	if ((p = strstr(buf, "\nThreads:")) != NULL && sscanf(p + 9, "%d", &t) == 1)
+		pi->nthreads = t;
+	snprintf(path, sizeof path, "/proc/%d/syscall", (int)pi->pid);
+	if (stack__read_file(path, buf, sizeof buf) > 0 && buf[0] >= '0' && buf[0] <= '9')
+		pi->syscall = strtol(buf, NULL, 10);
 }
 
 static void
@@ -194,7 +199,11 @@ stack_pinfo_read(pid_t pid, struct stack_pinfo *pi)
 		pi->state = 0;
 		return r;
 	}
+	pi->syscall = -1;
 	stack_pinfo_status(pi);
+	/* A main thread that exited leaves the process 'Z' while its other threads run. */
+	if (pi->state == 'Z' && pi->nthreads > 1)
+		pi->state = 'S';
 	stack_pinfo_cmdline(pi);
 	stack_pinfo_env(pi);
 	snprintf(path, sizeof path, "/proc/%d/ns/uts", (int)pid);

@@ -2,7 +2,9 @@
  * Reading processes: snapshot, unwind and name one (stack_read), or many in
  * parallel (stack_read_many). ptrace ties a tracee to the thread that seized
  * it, so each worker thread takes whole processes, from seize to detach; the
- * symbol cache is the one thing they share.
+ * symbol cache is the one thing they share. The reading is done by threads
+ * started for it, never the caller: a thread that stopped too late to be
+ * detached (it was in uninterruptible sleep) is released when they exit.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -65,10 +67,11 @@ stack_read_many(struct stack_syms *sy, const pid_t *pids, int n, int nthreads,
 	if (nthreads < 1)
 		nthreads = 1;
 	th = xcalloc((size_t)nthreads, sizeof *th);
-	for (int i = 1; i < nthreads; i++)
+	for (int i = 0; i < nthreads; i++)
 		if (pthread_create(&th[started], NULL, stack_pool_run, &pl) == 0)
 			started++;
-	stack_pool_run(&pl);	/* this thread works too, and alone if none could start */
+	if (started == 0)
+		stack_pool_run(&pl);	/* no thread could start: read here after all */
 	for (int i = 0; i < started; i++)
 		pthread_join(th[i], NULL);
 	free(th);

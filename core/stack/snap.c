@@ -10,8 +10,10 @@
  * Threads are read from /proc before the stop (name, state, wait channel,
  * system call: what they were doing, not what the stop made of it). Threads
  * born during the stop are seized in a second round. A thread that does not
- * stop within stop_wait_ms (uninterruptible sleep) is left out, named so; the
- * kernel detaches it when it stops or when we exit.
+ * stop within stop_wait_ms (uninterruptible sleep) is left out, named so; it
+ * stops when it wakes and stays stopped until its tracer thread exits, which
+ * is why stack_read_many always reads from threads of its own that end when
+ * the reading does (the kernel detaches a dead tracer's tracees).
  */
 #include <dirent.h>
 #include <elf.h>
@@ -36,9 +38,25 @@
 #define STACK_SNAP_ROUNDS 3
 #define STACK_MAPS_MAX (4u << 20)
 
+/* A stop that delivered a signal (not our interrupt, not a group stop): give it back. */
+static int
+stack_stop_signal(int st)
+{
+	return (st >> 16) == 0 ? WSTOPSIG(st) : 0;
+}
+
 struct stack_map {
 	uint64_t lo, hi;
 };
+
+/* How many threads pid has; 0 if unknown. */
+int
+stack__nthreads(pid_t pid)
+{
+	struct stack_pinfo pi;
+
+	return stack_pinfo_read(pid, &pi) == COLL_OK ? pi.nthreads : 0;
+}
 
 /* Threads of pid now, as tids; the count. */
 static int
@@ -164,9 +182,8 @@ stack_wait_stops(struct stack_snap *s, uint64_t deadline_ns)
 			r = waitpid(t->tid, &st, __WALL | WNOHANG);
 			if (r == t->tid && WIFSTOPPED(st)) {
 				t->stopped = 1;
-				/* A signal-delivery stop: the signal goes back on detach. */
-				if ((st >> 16) == 0 && WSTOPSIG(st) != SIGTRAP)
-					t->sig = WSTOPSIG(st);
+				/* Under PTRACE_SEIZE our interrupt and group stops are event stops. */
+				t->sig = stack_stop_signal(st);
 			} else if (r == t->tid || (r == -1 && errno == ECHILD)) {
 				t->stopped = -1;	/* it ended */
 			} else {
@@ -249,13 +266,17 @@ stack_copy(pid_t pid, struct stack_snap_thread *t, const struct stack_map *m, in
 static void
 stack_detach(struct stack_snap *s)
 {
-	for (int i = 0; i < s->n; i++)
-		if (s->t[i].stopped == 1)
-			(void)ptrace(PTRACE_DETACH, s->t[i].tid, 0, s->t[i].sig);
-		else if (s->t[i].stopped == 0)
-			/* Not stopped yet: detach works only on a stopped tracee; try once more. */
-			if (waitpid(s->t[i].tid, NULL, __WALL | WNOHANG) == s->t[i].tid)
-				(void)ptrace(PTRACE_DETACH, s->t[i].tid, 0, 0);
+	for (int i = 0; i < s->n; i++) {
+		struct stack_snap_thread *t = &s->t[i];
+		int st;
+
+		/* Not stopped yet: detach works only on a stopped tracee; look once more. */
+		if (t->stopped == 0 && waitpid(t->tid, &st, __WALL | WNOHANG) == t->tid &&
+		    WIFSTOPPED(st))
+			(void)ptrace(PTRACE_DETACH, t->tid, 0, stack_stop_signal(st));
+		else if (t->stopped == 1)
+			(void)ptrace(PTRACE_DETACH, t->tid, 0, t->sig);
+	}
 }
 
 /* The threads as /proc listed them, in p; 0 or COLL_ENOTFOUND. */
@@ -292,17 +313,17 @@ stack_snap_stop(struct stack_snap *s, struct stack_proc *p, const struct stack_o
 			n = stack_tids(p->pid, &tids);
 		}
 		r = stack_seize(s, tids, n);
+		/* Even when a seize was refused: those seized must stop to be detached. */
+		stack_wait_stops(s, t0 + wait_ns);
 		if (s->n == before)
 			break;	/* no thread appeared since the last round */
-		stack_wait_stops(s, t0 + wait_ns);
 	}
 	free(tids);
-	for (int i = 0; i < s->n && r == 0; i++) {
-		if (s->t[i].stopped == 1 && stack_regs(&s->t[i]) == 0)
+	for (int i = 0; i < s->n && r == 0; i++)
+		if (s->t[i].stopped == 1 && stack_regs(&s->t[i]) == 0) {
+			s->t[i].have_regs = 1;
 			stack_copy(s->pid, &s->t[i], maps, nm);
-		else if (s->t[i].stopped == 1)
-			s->t[i].stopped = -1;
-	}
+		}
 	if (r == 0 && o->hold_ms > 0) {
 		struct timespec hold = { o->hold_ms / 1000, (o->hold_ms % 1000) * 1000000L };
 
@@ -326,7 +347,8 @@ stack__snap(struct stack_snap *s, struct stack_proc *p, const struct stack_opts 
 	memset(s, 0, sizeof *s);
 	s->pid = p->pid;
 	snprintf(path, sizeof path, "/proc/%d/stat", (int)p->pid);
-	if (stack__stat(path, &state, &ppid, NULL, 0) == COLL_OK && state == 'Z') {
+	if (stack__stat(path, &state, &ppid, NULL, 0) == COLL_OK && state == 'Z' &&
+	    stack__nthreads(p->pid) <= 1) {
 		snprintf(p->why, sizeof p->why, "pid %d is a zombie: it exited and its parent "
 		    "(pid %d) has not reaped it", (int)p->pid, (int)ppid);
 		return COLL_ENOTFOUND;
@@ -361,7 +383,7 @@ stack__snap(struct stack_snap *s, struct stack_proc *p, const struct stack_opts 
 		t->stopped = 0;
 		for (int k = 0; k < s->n; k++)
 			if (s->t[k].tid == t->tid)
-				t->stopped = s->t[k].stopped == 1;
+				t->stopped = s->t[k].have_regs;
 		if (!t->stopped)
 			snprintf(t->err, sizeof t->err, "%s", t->state == 'D' ? "did not stop: "
 			    "in uninterruptible sleep" : "ended or did not stop");

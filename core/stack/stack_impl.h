@@ -17,7 +17,8 @@
 
 struct stack_snap_thread {
 	pid_t tid;
-	int stopped;
+	int stopped;		/* 1 stopped, 0 not (yet), -1 ended */
+	int have_regs;		/* its registers were read: it can be unwound */
 	int sig;		/* a signal it stopped for: given back on detach */
 	uint64_t regs[STACK_NREGS];
 	uint64_t pc, sp;
@@ -36,6 +37,8 @@ struct stack_snap {
 ssize_t stack__read_file(const char *path, char *buf, size_t len);
 /* /proc/.../stat: state letter, parent, name. */
 int stack__stat(const char *path, char *state, pid_t *ppid, char *comm, size_t commlen);
+/* How many threads pid has; 0 if unknown. */
+int stack__nthreads(pid_t pid);
 /* Stop every thread of p->pid, copy registers and stacks, resume; fills p's threads. */
 int stack__snap(struct stack_snap *s, struct stack_proc *p, const struct stack_opts *o);
 void stack__snap_free(struct stack_snap *s);

@@ -51,7 +51,11 @@ stack_tree_free(struct stack_node *root)
 	memset(root, 0, sizeof *root);
 }
 
-/* A copy fit for the packed form: no tabs, newlines or control bytes, bounded. */
+/*
+ * A copy fit for the packed form and a terminal: printable ASCII only (no
+ * tabs, newlines, escape or 8-bit control bytes, no invalid UTF-8 for JSON),
+ * bounded. Names come from the target's own binaries.
+ */
 static char *
 stack_text(const char *s)
 {
@@ -63,7 +67,7 @@ stack_text(const char *s)
 	n = strnlen(s, STACK_TEXT_MAX);
 	d = xmalloc(n + 1);
 	for (size_t i = 0; i < n; i++)
-		d[i] = (unsigned char)s[i] < 0x20 ? '?' : s[i];
+		d[i] = (unsigned char)s[i] < 0x20 || (unsigned char)s[i] >= 0x7f ? '?' : s[i];
 	d[n] = '\0';
 	return d;
 }
@@ -309,7 +313,11 @@ stack_pack_field(const char **p, const char *end, char stop)
 
 	if (e == NULL)
 		e = end;
-	if (e > s && e - s <= STACK_TEXT_MAX) {
+	if (e - s > STACK_TEXT_MAX) {
+		*p = NULL;	/* longer than stack_text makes it: refused */
+		return NULL;
+	}
+	if (e > s) {
 		out = xmalloc((size_t)(e - s) + 1);
 		memcpy(out, s, (size_t)(e - s));
 		out[e - s] = '\0';
@@ -333,18 +341,20 @@ stack_parse_line(const char *s, const char *end, struct stack_node *n)
 	    stack_rankset_parse(&n->ranks, s, (size_t)(tab - s)) != COLL_OK)
 		return -1;
 	for (const char *c = tab; c < end; c++)
-		if ((unsigned char)*c < 0x20 && *c != '\t')
-			return -1;	/* no control bytes reach a terminal */
+		if (((unsigned char)*c < 0x20 && *c != '\t') || (unsigned char)*c >= 0x7f)
+			return -1;	/* printable ASCII only, as stack_text makes it */
 	n->threads = (uint32_t)threads;
 	n->inlined = (int)inl;
 	n->line = (int)line;
 	s = tab + 1;
 	n->func = stack_pack_field(&s, end, '\t');
-	n->file = stack_pack_field(&s, end, '\t');
-	if (s == end || s[-1] != '\t')
-		return -1;	/* three fields, two tabs */
+	if (s != NULL)
+		n->file = stack_pack_field(&s, end, '\t');
+	if (s == NULL || s == end || s[-1] != '\t')
+		return -1;	/* three fields, two tabs, none too long */
 	n->module = stack_pack_field(&s, end, '\t');
-	if (s != end || (end > tab && end[-1] == '\t') || (n->func == NULL && n->module == NULL))
+	if (s == NULL || s != end || (end > tab && end[-1] == '\t') ||
+	    (n->func == NULL && n->module == NULL))
 		return -1;
 	return (int)depth;
 }

@@ -38,7 +38,7 @@ stack_uw_next(Dwfl *dwfl, void *arg, void **targ)
 	struct stack_uw *u = arg;
 
 	(void)dwfl;
-	while (u->next < u->s->n && u->s->t[u->next].stopped != 1)
+	while (u->next < u->s->n && !u->s->t[u->next].have_regs)
 		u->next++;
 	if (u->next >= u->s->n)
 		return 0;
@@ -53,7 +53,7 @@ stack_uw_get(Dwfl *dwfl, pid_t tid, void *arg, void **targ)
 
 	(void)dwfl;
 	for (int i = 0; i < u->s->n; i++)
-		if (u->s->t[i].tid == tid && u->s->t[i].stopped == 1) {
+		if (u->s->t[i].tid == tid && u->s->t[i].have_regs) {
 			*targ = &u->s->t[i];
 			return true;
 		}
@@ -68,8 +68,9 @@ stack_uw_mem(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
 	struct iovec local = { result, sizeof *result }, remote;
 
 	(void)dwfl;
-	if (t != NULL && t->stk != NULL && addr >= t->stk_lo &&
-	    addr + sizeof *result <= t->stk_lo + t->stk_len) {
+	/* addr comes from the target's registers and stack: no sum that can wrap. */
+	if (t != NULL && t->stk != NULL && addr >= t->stk_lo && t->stk_len >= sizeof *result &&
+	    addr - t->stk_lo <= t->stk_len - sizeof *result) {
 		memcpy(result, t->stk + (addr - t->stk_lo), sizeof *result);
 		return true;
 	}
@@ -175,7 +176,7 @@ stack__unwind(struct stack_syms *sy, struct stack_snap *s, struct stack_proc *p,
 	for (int i = 0; i < s->n; i++) {
 		struct stack_thread *th = stack_uw_thread(p, s->t[i].tid);
 
-		if (s->t[i].stopped != 1 || th == NULL)
+		if (!s->t[i].have_regs || th == NULL)
 			continue;
 		u->cur = &s->t[i];
 		stack_uw_one(sy, dwfl, u, th);

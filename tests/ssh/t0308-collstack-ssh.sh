@@ -18,9 +18,9 @@ trap 'for j in $JOBS; do rm -f /dev/shm/coll.$j.*; done; cleanup' EXIT
 wait_job() { # until every rank's pid is in the record and all 8 pages exist
 	for _ in $(seq 300); do
 		j=$(jobid)
+		[ -n "$j" ] && case " $JOBS " in *" $j "*) ;; *) JOBS="$JOBS $j" ;; esac
 		if [ -n "$j" ] && [ "$(ls /dev/shm/coll.$j.* 2>/dev/null | wc -l)" -ge 8 ] &&
 		    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(not all(r["pid"] > 0 for r in d["ranks"]))' "$COLL_JOB_DIR/$j.json" 2>/dev/null; then
-			JOBS="$JOBS $j"
 			return 0
 		fi
 		sleep 0.1
@@ -57,7 +57,7 @@ EOPY
 check "hang: --json: culprit, hosts, seqs" grep -q 'json ok' "$TMP/py"
 kill $JOB; wait $JOB 2>/dev/null
 sleep 0.5
-check "hang: no worker left on any host" test "$(pgrep -fc 'collstack --worker')" -eq 0
+check "hang: no worker left on any host" test "$(pgrep -fc "collstack --worker -F $CFG")" -eq 0
 rm -f "$COLL_JOB_DIR"/*.json
 
 "$BIN/collrun" -F "$CFG" -H "$HOSTS" -N 2 env "$MARK=1" "$BIN/collcheck" allreduce -b 8 -e 8 \

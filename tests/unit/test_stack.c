@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -38,6 +39,8 @@ target_start(const char *path)
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
+		/* Dies with the test, even one a failed assertion cut short. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		dup2(fd[1], 1);
 		close(fd[0]);
 		execl(path, path, (char *)NULL);

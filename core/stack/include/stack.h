@@ -37,6 +37,8 @@ struct stack_pinfo {
 	char status_dir[256];	/* COLL_STATUS_DIR; "" none */
 	uint64_t uts_ns;	/* inode of its UTS namespace: which host it belongs to */
 	pid_t tracer;		/* TracerPid: another debugger attached */
+	int nthreads;
+	long syscall;		/* the main thread's system call; -1 none or unknown */
 	int env_read;		/* its environment could be read */
 };
 
