@@ -114,7 +114,7 @@ complete -c collstack -l worker -d '(set by the front end) be a worker that hand
 complete -c collstack -s H -l hosts -r -d 'hosts as node 01-16 ,n 1-3,7  with optional  slots'
 complete -c collstack -s x -l exclude -r -d 'leave these hosts out (ranges too)'
 complete -c collstack -l hostfile -r -F -d 'hosts from a file   host slots=N  or  host N  lines'
-complete -c collstack -s N -l per-host -r -d 'workers per host (default 1; more only split the processes of a host)'
+complete -c collstack -s N -l per-host -r -d 'workers per host  1, the only value (one worker reads a whole host)'
 complete -c collstack -l place -x -a 'block roundrobin' -d 'block (fill each host first, the default) or roundrobin'
 complete -c collstack -l launcher -x -a 'auto local ssh slurm' -d 'auto (the default  local or ssh), local, ssh or slurm (srun)'
 complete -c collstack -l connect-timeout -r -d 'give up on a host after this long connecting (default 10)'
