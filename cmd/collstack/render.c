@@ -46,7 +46,8 @@ stk_kid_cmp(const void *a, const void *b)
 static void
 stk_sort_tree(struct stack_node *n)
 {
-	qsort(n->kids, (size_t)n->nkids, sizeof *n->kids, stk_kid_cmp);
+	if (n->nkids > 1)
+		qsort(n->kids, (size_t)n->nkids, sizeof *n->kids, stk_kid_cmp);
 	for (int i = 0; i < n->nkids; i++)
 		stk_sort_tree(n->kids[i]);
 }
@@ -56,6 +57,8 @@ stk_same_ranks(const struct stack_node *a, const struct stack_node *b)
 {
 	if (a->ranks.n != b->ranks.n)
 		return 0;
+	if (a->ranks.n == 0)
+		return 1;
 	return memcmp(a->ranks.r, b->ranks.r, sizeof *a->ranks.r * (size_t)a->ranks.n) == 0;
 }
 

@@ -289,7 +289,8 @@ stk_verdict(const struct stk_result *r, struct stk_verdict *v)
 	}
 	stk_states(r, v);
 	stk_missing(r, v);
-	qsort(m, (size_t)n, sizeof *m, stk_member_cmp);
+	if (n > 1)
+		qsort(m, (size_t)n, sizeof *m, stk_member_cmp);
 	for (int a = 0, b; a < n; a = b) {
 		for (b = a; b < n && strcmp(m[b].pg->commid, m[a].pg->commid) == 0; b++)
 			;

@@ -138,7 +138,11 @@ done
 wait_lines "$TMP/t1" ready 2
 V=$(awk '{print $2}' "$TMP/t1" | sort -n | head -1)
 O=$(awk '{print $2}' "$TMP/t1" | sort -n | tail -1)
-(sleep 0.3; kill -9 "$V") &
+# Killed once it is held: traced, mid-snapshot.
+(for _ in $(seq 400); do
+	grep -q '^TracerPid:[[:space:]]*[1-9]' /proc/$V/status 2>/dev/null && break
+	sleep 0.01
+done; kill -9 "$V") &
 COLL_TEST_STACK_HOLD_MS=1000 collstack --pid "$V,$O" --threads 1 --no-color >"$TMP/o" 2>&1
 code=$?
 check "ended mid-snapshot: no crash (exit $code)" test $code -le 3
