@@ -148,8 +148,8 @@ stk_task_fill(struct stk_worker *w, int i, struct stk_task *t, struct stk_pagese
 	t->nthreads = p->nthreads;
 	t->pause_ms = p->pause_ms;
 	/* It may have ended while we read it (gone, or a zombie its parent has not reaped). */
-	if (pi->state != 0 && pi->state != 'Z' && (stack_pinfo_read(pi->pid, &now) != COLL_OK ||
-	    now.state == 'Z')) {
+	if (pi->state != 0 && pi->state != 'Z' && (p->err == COLL_ENOTFOUND ||
+	    stack_pinfo_read(pi->pid, &now) != COLL_OK || now.state == 'Z')) {
 		t->state = now.state == 'Z' ? 'Z' : 'G';
 		t->err = xasprintf("pid %d ended while its stacks were read", (int)pi->pid);
 	} else if (pi->state == 0)

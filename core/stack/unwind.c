@@ -6,6 +6,7 @@
  * read from the live process, which is rarely needed and may have moved on).
  */
 #include <elfutils/libdwfl.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,6 +97,17 @@ stack_uw_regs(Dwfl_Thread *thread, void *targ)
 #endif
 }
 
+static int
+stack_uw_count(Dwfl_Module *m, void **ud, const char *name, Dwarf_Addr start, void *arg)
+{
+	(void)m;
+	(void)ud;
+	(void)name;
+	(void)start;
+	++*(int *)arg;
+	return DWARF_CB_OK;
+}
+
 static const Dwfl_Thread_Callbacks stack_thread_cb = {
 	.next_thread = stack_uw_next,
 	.get_thread = stack_uw_get,
@@ -159,17 +171,32 @@ stack__unwind(struct stack_syms *sy, struct stack_snap *s, struct stack_proc *p,
 {
 	struct stack_uw *u = xcalloc(1, sizeof *u);
 	Dwfl *dwfl = dwfl_begin(&stack_dwfl_cb);
-	int r = COLL_OK;
+	int r = COLL_OK, nmod = 0, rep;
 
 	u->s = s;
 	u->max = o->max_frames > 0 && o->max_frames < STACK_MAX_FRAMES ? o->max_frames :
 	    STACK_MAX_FRAMES;
 	dwfl_report_begin(dwfl);
-	if (dwfl_linux_proc_report(dwfl, s->pid) != 0 ||
-	    dwfl_report_end(dwfl, NULL, NULL) != 0 ||
-	    !dwfl_attach_state(dwfl, NULL, s->pid, &stack_thread_cb, u)) {
+	rep = dwfl_linux_proc_report(dwfl, s->pid);
+	/* Its /proc entry gone (ENOENT, ESRCH) counts as no modules: it ended. */
+	if (rep == 0 && dwfl_report_end(dwfl, NULL, NULL) == 0) {
+		(void)dwfl_getmodules(dwfl, stack_uw_count, &nmod, 0);
+	} else if (rep != ENOENT && rep != ESRCH) {
 		snprintf(p->why, sizeof p->why, "cannot read the modules of pid %d: %s",
-		    (int)s->pid, dwfl_errmsg(-1));
+		    (int)s->pid, rep > 0 ? strerror(rep) : dwfl_errmsg(-1));
+		r = COLL_EPROTO;
+		goto out;
+	}
+	if (nmod == 0) {
+		/* No mappings left: its address space went away, it ended while we read it. */
+		snprintf(p->why, sizeof p->why, "pid %d ended while its stacks were read",
+		    (int)s->pid);
+		r = COLL_ENOTFOUND;
+		goto out;
+	}
+	if (!dwfl_attach_state(dwfl, NULL, s->pid, &stack_thread_cb, u)) {
+		snprintf(p->why, sizeof p->why, "cannot unwind pid %d: %s", (int)s->pid,
+		    dwfl_errmsg(-1));
 		r = COLL_EPROTO;
 		goto out;
 	}

@@ -160,9 +160,10 @@ pkill -9 -f "collstack --worker --pid $B\$"; kill -9 $CS 2>/dev/null; wait $CS 2
 sleep 0.3
 check "killed mid-snapshot: no tracer left" grep -q '^TracerPid:[[:space:]]*0$' /proc/$B/status
 check "killed mid-snapshot: no thread left stopped" sh -c "! grep -q '^State:[[:space:]]*t' /proc/$B/task/*/status"
-S1=$(awk '{print $14}' "/proc/$B/task/$(ls /proc/$B/task | tail -1)/stat")
+SPIN=$(dirname "$(grep -l '^t-spin$' /proc/$B/task/*/comm | head -1)")
+S1=$(awk '{print $14}' "$SPIN/stat")
 sleep 0.5
-S2=$(awk '{print $14}' "/proc/$B/task/$(ls /proc/$B/task | tail -1)/stat")
+S2=$(awk '{print $14}' "$SPIN/stat")
 check "killed mid-snapshot: the busy thread still runs ($S1 -> $S2 ticks)" test "$S2" -gt "$S1"
 
 # 7. ptrace refused: another tracer attached, another user.
