@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "xmalloc.h"
 
 const struct cmd *const cmd_table[] = {
 	&cmd_collrun,
@@ -15,6 +16,18 @@ const struct cmd *const cmd_table[] = {
 	&cmd_collstack,
 	NULL,
 };
+
+char *
+cmd_self(void)
+{
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+
+	if (n <= 0)
+		return NULL;
+	self[n] = '\0';
+	return xstrdup(self);
+}
 
 const struct cmd *
 cmd_find(const char *tool, const char *name)

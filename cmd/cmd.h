@@ -36,6 +36,8 @@ extern const struct cmd cmd_collcheck_all, cmd_collcheck_env, cmd_collcheck_link
 extern const struct cmd cmd_collstack;
 extern const struct cmd *const cmd_table[];
 
+/* This program's own file (what a front end starts its workers as); NULL if unknown. */
+char *cmd_self(void);
 /* Find tool's command (subcommand name or NULL). */
 const struct cmd *cmd_find(const char *tool, const char *name);
 /* Print usage, summary and options. */

@@ -672,25 +672,25 @@ out:
 static int
 ar_front(const struct ar_args *a, int argc, char **argv)
 {
-	char self[4096], **wargv = calloc((size_t)argc + 2, sizeof *wargv);
+	char *self = cmd_self(), **wargv = calloc((size_t)argc + 2, sizeof *wargv);
 	struct job_opts jo = { .tool = "collcheck", .nranks = (int)a->ranks, .label = 1,
 	    .rank0_stdout_only = 1, .grace_s = 3, .join_timeout_ms = comm_env_timeout_ms(),
 	    .keep_going = a->on_failure == AR_SHRINK };
-	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
 	int code;
 
-	if (n <= 0 || wargv == NULL) {
+	if (self == NULL || wargv == NULL) {
 		fprintf(stderr, "collcheck: cannot find its own executable\n");
+		free(self);
 		free(wargv);
 		return EXIT_CANNOT;
 	}
-	self[n] = '\0';
 	wargv[0] = self;
 	wargv[1] = "allreduce";
 	for (int i = 1; i < argc; i++)
 		wargv[i + 1] = argv[i];
 	jo.argv = wargv;
 	code = job_run(&jo);
+	free(self);
 	free(wargv);
 	return code;
 }

@@ -130,18 +130,6 @@ check_front_host_failed(void *arg, int host, const char *why)
 	f->why[host] = xstrdup(why);
 }
 
-static char *
-check_self(void)
-{
-	char self[4096];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-
-	if (n <= 0)
-		return NULL;
-	self[n] = '\0';
-	return xstrdup(self);
-}
-
 /* One attempt: the job over the hosts left; 0 with a record, 1 to retry without some, -1. */
 static int
 check_front_attempt(struct check_front *f, char **wargv, int *jobcode)
@@ -276,7 +264,7 @@ check_front(struct check_args *a, int argc, char **argv)
 		code = cmd_usage_error(a->cmd, err);
 		goto out;
 	}
-	if ((wargv[0] = check_self()) == NULL) {
+	if ((wargv[0] = cmd_self()) == NULL) {
 		fprintf(stderr, "collcheck: cannot find its own executable\n");
 		goto out;
 	}

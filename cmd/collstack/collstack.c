@@ -65,8 +65,6 @@ stk_value(struct stk_args *a, int id, const char *val, int *nsel, char *err, siz
 static int
 stk_check(struct stk_args *a, int nsel, char *err, size_t len)
 {
-	struct stk_local l;
-
 	if (a->ho.per_host > 1) {
 		snprintf(err, len, "-N %ld: collstack runs one worker per host", a->ho.per_host);
 		return -1;
@@ -99,11 +97,9 @@ stk_check(struct stk_args *a, int nsel, char *err, size_t len)
 		}
 	}
 	/* A bad regular expression or pid list is said here, once, not by every worker. */
-	if ((a->sel == SEL_MATCH || a->sel == SEL_PID) && !a->worker) {
-		if (stk_find(a, &l, err, len) != 0)
-			return -1;
-		stk_local_free(&l);
-	}
+	if ((a->sel == SEL_MATCH || a->sel == SEL_PID) && !a->worker &&
+	    stk_select_check(a, err, len) != 0)
+		return -1;
 	if (a->fmt == FMT_SVG && !a->worker && system("command -v dot >/dev/null 2>&1") != 0) {
 		snprintf(err, len, "--svg needs Graphviz's dot: install graphviz, or use --dot and "
 		    "draw it elsewhere");

@@ -95,6 +95,8 @@ struct stk_local {
 	struct stack_pinfo *pi;
 };
 int stk_find(const struct stk_args *a, struct stk_local *out, char *err, size_t len);
+/* The selection's regex and pid list, checked without looking at any process. */
+int stk_select_check(const struct stk_args *a, char *err, size_t len);
 void stk_local_free(struct stk_local *l);
 /* Status pages, read once per directory, then matched to processes. */
 struct stk_pageset {

@@ -36,7 +36,7 @@ struct stk_filter {
 	pid_t *mine;		/* this process and its ancestors */
 	int nmine;
 	uint64_t uts;
-	char exe[4096];
+	char *exe;		/* this program: its other processes are ours */
 };
 
 static int
@@ -85,14 +85,12 @@ stk_ancestors(struct stk_filter *f)
 static int
 stk_filter_init(struct stk_filter *f, const struct stk_args *a, char *err, size_t len)
 {
-	ssize_t n;
 	int rc;
 
 	memset(f, 0, sizeof *f);
 	f->a = a;
 	f->uts = stack_self_uts();
-	n = readlink("/proc/self/exe", f->exe, sizeof f->exe - 1);
-	f->exe[n > 0 ? n : 0] = '\0';
+	f->exe = cmd_self();
 	stk_ancestors(f);
 	if (a->sel == SEL_MATCH) {
 		if ((rc = regcomp(&f->re, a->match, REG_EXTENDED | REG_NOSUB)) != 0) {
@@ -117,6 +115,7 @@ stk_filter_free(struct stk_filter *f)
 		regfree(&f->re);
 	free(f->pids);
 	free(f->mine);
+	free(f->exe);
 }
 
 /* One of ours: collstack itself, its workers, the agents that started them. */
@@ -133,7 +132,7 @@ stk_is_ours(const struct stk_filter *f, const struct stack_pinfo *pi)
 	n = readlink(path, exe, sizeof exe - 1);
 	if (n > 0) {
 		exe[n] = '\0';
-		if (strcmp(exe, f->exe) == 0)
+		if (f->exe != NULL && strcmp(exe, f->exe) == 0)
 			return 1;
 	}
 	return strcmp(pi->comm, "collstack") == 0 || strcmp(pi->comm, "collrun") == 0;
@@ -229,6 +228,16 @@ stk_local_add(struct stk_local *out, const struct stack_pinfo *pi)
 {
 	out->pi = xreallocarray(out->pi, (size_t)out->n + 1, sizeof *out->pi);
 	out->pi[out->n++] = *pi;
+}
+
+int
+stk_select_check(const struct stk_args *a, char *err, size_t len)
+{
+	struct stk_filter f;
+	int r = stk_filter_init(&f, a, err, len);
+
+	stk_filter_free(&f);
+	return r;
 }
 
 int

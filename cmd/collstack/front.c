@@ -66,18 +66,6 @@ stk_front_host_failed(void *arg, int host, const char *why)
 		f->host_why[host] = xstrdup(why);
 }
 
-static char *
-stk_self(void)
-{
-	char self[4096];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-
-	if (n <= 0)
-		return NULL;
-	self[n] = '\0';
-	return xstrdup(self);
-}
-
 /* Which job, and where: fills a->jobid and, from the record, the hosts. */
 static int
 stk_front_job(struct stk_args *a, char **hosts)
@@ -158,7 +146,7 @@ stk_front(struct stk_args *a, int argc, char **argv)
 		code = cmd_usage_error(a->cmd, err);
 		goto out;
 	}
-	if ((wargv[k++] = stk_self()) == NULL) {
+	if ((wargv[k++] = cmd_self()) == NULL) {
 		fprintf(stderr, "collstack: cannot find its own executable\n");
 		goto out;
 	}

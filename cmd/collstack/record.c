@@ -19,14 +19,20 @@
  * their status pages) as printable ASCII: nothing reaches a terminal as an
  * escape, and JSON always takes it.
  */
+static void
+stk_clean_here(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f)
+			*s = '?';
+}
+
 static char *
 stk_clean(const char *s)
 {
 	char *d = xstrdup(s ? s : "");
 
-	for (char *p = d; *p; p++)
-		if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
-			*p = '?';
+	stk_clean_here(d);
 	return d;
 }
 
@@ -107,9 +113,7 @@ stk_page_read(struct stk_page *p, json_t *o)
 	    v[1] < 0 || v[1] >= v[0] || !json_is_number(json_object_get(o, "idle_s")))
 		return -1;
 	snprintf(p->commid, sizeof p->commid, "%s", comm);
-	for (char *c = p->commid; *c; c++)
-		if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
-			*c = '?';
+	stk_clean_here(p->commid);
 	p->nranks = (int)v[0];
 	p->rank = (int)v[1];
 	p->state = (int)v[2];
@@ -122,9 +126,7 @@ stk_page_read(struct stk_page *p, json_t *o)
 	p->wait_dir = (int)(v[9] & 3);
 	p->idle_s = json_number_value(json_object_get(o, "idle_s"));
 	snprintf(p->error, sizeof p->error, "%s", e ? e : "");
-	for (char *c = p->error; *c; c++)
-		if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
-			*c = '?';
+	stk_clean_here(p->error);
 	return 0;
 }
 

@@ -66,12 +66,10 @@ static void
 stk_print_frame(const struct stk_out *o, const struct stack_node *n, int show_ranks)
 {
 	char name[600], *ranks;
-	size_t rl = 32 + (size_t)n->ranks.n * 24;
 	int cnt = stack_rankset_count(&n->ranks);
 
 	if (show_ranks) {
-		ranks = xmalloc(rl);
-		stack_rankset_fold(&n->ranks, ranks, rl);
+		ranks = stack_rankset_str(&n->ranks);
 		fprintf(o->f, "%s[%s]%s (%d) ", stk_c(o, C_RANK), ranks, stk_c(o, C_OFF), cnt);
 		free(ranks);
 	}
@@ -179,6 +177,8 @@ stk_print_classes(const struct stk_out *o, const struct stk_result *r)
 static void
 stk_print_text(const struct stk_out *o, const struct stk_result *r, const struct stk_verdict *v)
 {
+	char *ranks;
+
 	fprintf(o->f, "collstack: %d %s%s on %d host%s, read in %.2f s (longest pause %.2f ms)\n",
 	    r->ntasks, o->label, r->ntasks == 1 ? "" : "s", r->nhosts, r->nhosts == 1 ? "" : "s",
 	    r->ms / 1000, r->pause_max_ms);
@@ -190,16 +190,10 @@ stk_print_text(const struct stk_out *o, const struct stk_result *r, const struct
 	if (r->tree.nkids == 0)
 		return;
 	fputc('\n', o->f);
-	fprintf(o->f, "%s[", stk_c(o, C_RANK));
-	{
-		size_t rl = 32 + (size_t)r->tree.ranks.n * 24;
-		char *ranks = xmalloc(rl);
-
-		stack_rankset_fold(&r->tree.ranks, ranks, rl);
-		fprintf(o->f, "%s]%s (%d) %u threads\n", ranks, stk_c(o, C_OFF),
-		    stack_rankset_count(&r->tree.ranks), r->tree.threads);
-		free(ranks);
-	}
+	ranks = stack_rankset_str(&r->tree.ranks);
+	fprintf(o->f, "%s[%s]%s (%d) %u threads\n", stk_c(o, C_RANK), ranks, stk_c(o, C_OFF),
+	    stack_rankset_count(&r->tree.ranks), r->tree.threads);
+	free(ranks);
 	for (int i = 0; i < r->tree.nkids; i++) {
 		int last = i == r->tree.nkids - 1;
 
@@ -213,11 +207,9 @@ stk_print_text(const struct stk_out *o, const struct stk_result *r, const struct
 static json_t *
 stk_tree_json(const struct stack_node *n)
 {
-	size_t rl = 32 + (size_t)n->ranks.n * 24;
-	char *ranks = xmalloc(rl), name[600];
+	char *ranks = stack_rankset_str(&n->ranks), name[600];
 	json_t *o, *kids = json_array();
 
-	stack_rankset_fold(&n->ranks, ranks, rl);
 	stack_node_name(n, name, sizeof name);
 	for (int i = 0; i < n->nkids; i++)
 		json_array_append_new(kids, stk_tree_json(n->kids[i]));
@@ -277,11 +269,9 @@ stk_dot_text(FILE *f, const char *s)
 static void
 stk_dot_node(FILE *f, const struct stack_node *n, int *id, int parent)
 {
-	size_t rl = 32 + (size_t)n->ranks.n * 24;
-	char *ranks = xmalloc(rl), name[600];
+	char *ranks = stack_rankset_str(&n->ranks), name[600];
 	int me = (*id)++;
 
-	stack_rankset_fold(&n->ranks, ranks, rl);
 	stack_node_name(n, name, sizeof name);
 	fprintf(f, "  n%d [label=\"", me);
 	stk_dot_text(f, name);

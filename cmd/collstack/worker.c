@@ -8,8 +8,6 @@
  * per-process facts to rank 0, which writes the record (or, under collrun,
  * judges and prints it itself).
  */
-#include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,7 +133,7 @@ stk_task_fill(struct stk_worker *w, int i, struct stk_task *t, struct stk_pagese
 {
 	const struct stack_pinfo *pi = &w->loc.pi[i];
 	const struct stack_proc *p = &w->procs[i];
-	struct stack_pinfo now = { 0 };
+	char now = 0;
 
 	memset(t, 0, sizeof *t);
 	t->id = w->ids[i];
@@ -149,8 +147,8 @@ stk_task_fill(struct stk_worker *w, int i, struct stk_task *t, struct stk_pagese
 	t->pause_ms = p->pause_ms;
 	/* It may have ended while we read it (gone, or a zombie its parent has not reaped). */
 	if (pi->state != 0 && pi->state != 'Z' && (p->err == COLL_ENOTFOUND ||
-	    stack_pinfo_read(pi->pid, &now) != COLL_OK || now.state == 'Z')) {
-		t->state = now.state == 'Z' ? 'Z' : 'G';
+	    (now = stack_state(pi->pid, NULL)) == 0 || now == 'Z')) {
+		t->state = now == 'Z' ? 'Z' : 'G';
 		t->err = xasprintf("pid %d ended while its stacks were read", (int)pi->pid);
 	} else if (pi->state == 0)
 		t->err = xasprintf("pid %d is not running here", (int)pi->pid);

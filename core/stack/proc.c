@@ -115,6 +115,22 @@ stack_pinfo_env(struct stack_pinfo *pi)
 	free(buf);
 }
 
+/* A main thread that exited leaves the process 'Z' while its other threads run. */
+static char
+stack_live_state(char state, int nthreads)
+{
+	return state == 'Z' && nthreads > 1 ? 'S' : state;
+}
+
+static int
+stack_status_threads(const char *buf)
+{
+	const char *p = strstr(buf, "\nThreads:");
+	int t = 0;
+
+	return p != NULL && sscanf(p + 9, "%d", &t) == 1 ? t : 0;
+}
+
 static void
 stack_pinfo_status(struct stack_pinfo *pi)
 {
@@ -129,8 +145,7 @@ stack_pinfo_status(struct stack_pinfo *pi)
 		pi->uid = u;	/* the effective uid: what ptrace compares */
 	if ((p = strstr(buf, "\nTracerPid:")) != NULL && sscanf(p + 11, "%d", &t) == 1)
 		pi->tracer = t;
-	if ((p = strstr(buf, "\nThreads:")) != NULL && sscanf(p + 9, "%d", &t) == 1)
-		pi->nthreads = t;
+	pi->nthreads = stack_status_threads(buf);
 	snprintf(path, sizeof path, "/proc/%d/syscall", (int)pi->pid);
 	if (stack__read_file(path, buf, sizeof buf) > 0 && buf[0] >= '0' && buf[0] <= '9')
 		pi->syscall = strtol(buf, NULL, 10);
@@ -184,6 +199,21 @@ stack_self_uts(void)
 	return stack_ns_inode("/proc/self/ns/uts");
 }
 
+char
+stack_state(pid_t pid, pid_t *ppid)
+{
+	char path[64], buf[4096], state = 0;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if (stack__stat(path, &state, ppid, NULL, 0) != COLL_OK)
+		return 0;
+	if (state != 'Z')
+		return state;
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	return stack__read_file(path, buf, sizeof buf) < 0 ? state :
+	    stack_live_state(state, stack_status_threads(buf));
+}
+
 int
 stack_pinfo_read(pid_t pid, struct stack_pinfo *pi)
 {
@@ -201,9 +231,7 @@ stack_pinfo_read(pid_t pid, struct stack_pinfo *pi)
 	}
 	pi->syscall = -1;
 	stack_pinfo_status(pi);
-	/* A main thread that exited leaves the process 'Z' while its other threads run. */
-	if (pi->state == 'Z' && pi->nthreads > 1)
-		pi->state = 'S';
+	pi->state = stack_live_state(pi->state, pi->nthreads);
 	stack_pinfo_cmdline(pi);
 	stack_pinfo_env(pi);
 	snprintf(path, sizeof path, "/proc/%d/ns/uts", (int)pid);
@@ -220,16 +248,15 @@ stack_pid_cmp(const void *a, const void *b)
 }
 
 int
-stack_pids(pid_t **out)
+stack__list_ids(const char *dir, pid_t **out)
 {
 	struct dirent *de;
-	DIR *d = opendir("/proc");
-	int n = 0, cap = 256, v;
+	DIR *d = opendir(dir);
+	int n = 0, cap = 64, v;
 
-	*out = NULL;
-	if (d == NULL)
-		return COLL_ESYS;
 	*out = xcalloc((size_t)cap, sizeof **out);
+	if (d == NULL)
+		return -1;
 	while ((de = readdir(d)) != NULL) {
 		if (stack_parse_int(de->d_name, strlen(de->d_name), &v) != 0 || v <= 0)
 			continue;
@@ -242,4 +269,12 @@ stack_pids(pid_t **out)
 	closedir(d);
 	qsort(*out, (size_t)n, sizeof **out, stack_pid_cmp);
 	return n;
+}
+
+int
+stack_pids(pid_t **out)
+{
+	int n = stack__list_ids("/proc", out);
+
+	return n < 0 ? COLL_ESYS : n;
 }

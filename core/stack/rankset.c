@@ -127,6 +127,17 @@ stack_rankset_fold(const struct stack_rankset *s, char *buf, size_t len)
 	}
 }
 
+char *
+stack_rankset_str(const struct stack_rankset *s)
+{
+	/* A range is at most "16777215-16777215," (18 bytes): never cut short. */
+	size_t len = 16 + (size_t)s->n * 24;
+	char *buf = xmalloc(len);
+
+	stack_rankset_fold(s, buf, len);
+	return buf;
+}
+
 static int
 stack_rankset_num(const char **p, const char *end, int32_t *v)
 {

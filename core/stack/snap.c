@@ -15,7 +15,6 @@
  * is why stack_read_many always reads from threads of its own that end when
  * the reading does (the kernel detaches a dead tracer's tracees).
  */
-#include <dirent.h>
 #include <elf.h>
 #include <errno.h>
 #include <signal.h>
@@ -49,41 +48,16 @@ struct stack_map {
 	uint64_t lo, hi;
 };
 
-/* How many threads pid has; 0 if unknown. */
-int
-stack__nthreads(pid_t pid)
-{
-	struct stack_pinfo pi;
-
-	return stack_pinfo_read(pid, &pi) == COLL_OK ? pi.nthreads : 0;
-}
-
 /* Threads of pid now, as tids; the count. */
 static int
 stack_tids(pid_t pid, pid_t **out)
 {
 	char path[64];
-	struct dirent *de;
-	DIR *d;
-	int n = 0, cap = 16;
+	int n;
 
 	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
-	*out = xcalloc((size_t)cap, sizeof **out);
-	if ((d = opendir(path)) == NULL)
-		return 0;
-	while ((de = readdir(d)) != NULL) {
-		int tid = atoi(de->d_name);
-
-		if (tid <= 0)
-			continue;
-		if (n == cap) {
-			cap *= 2;
-			*out = xreallocarray(*out, (size_t)cap, sizeof **out);
-		}
-		(*out)[n++] = tid;
-	}
-	closedir(d);
-	return n;
+	n = stack__list_ids(path, out);
+	return n < 0 ? 0 : n;
 }
 
 /* What a thread is doing, from /proc, before it is stopped. */
@@ -341,14 +315,11 @@ stack__snap(struct stack_snap *s, struct stack_proc *p, const struct stack_opts 
 	pid_t *tids = NULL;
 	int n, nm, r;
 
-	char path[64], state = 0;
 	pid_t ppid = 0;
 
 	memset(s, 0, sizeof *s);
 	s->pid = p->pid;
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)p->pid);
-	if (stack__stat(path, &state, &ppid, NULL, 0) == COLL_OK && state == 'Z' &&
-	    stack__nthreads(p->pid) <= 1) {
+	if (stack_state(p->pid, &ppid) == 'Z') {
 		snprintf(p->why, sizeof p->why, "pid %d is a zombie: it exited and its parent "
 		    "(pid %d) has not reaped it", (int)p->pid, (int)ppid);
 		return COLL_ENOTFOUND;

@@ -37,8 +37,8 @@ struct stack_snap {
 ssize_t stack__read_file(const char *path, char *buf, size_t len);
 /* /proc/.../stat: state letter, parent, name. */
 int stack__stat(const char *path, char *state, pid_t *ppid, char *comm, size_t commlen);
-/* How many threads pid has; 0 if unknown. */
-int stack__nthreads(pid_t pid);
+/* The numeric entries of a /proc directory (pids, tids), ascending; -1 if it cannot be read. */
+int stack__list_ids(const char *dir, pid_t **out);
 /* Stop every thread of p->pid, copy registers and stacks, resume; fills p's threads. */
 int stack__snap(struct stack_snap *s, struct stack_proc *p, const struct stack_opts *o);
 void stack__snap_free(struct stack_snap *s);

@@ -86,24 +86,39 @@ stack_node_same(const struct stack_node *n, const char *func, const char *module
 	    (func != NULL || n->offset == offset);
 }
 
+/* p's child for this frame, or NULL. */
+static struct stack_node *
+stack_node_find(const struct stack_node *p, const char *func, const char *module,
+    uint64_t offset)
+{
+	for (int i = 0; i < p->nkids; i++)
+		if (stack_node_same(p->kids[i], func, module, offset))
+			return p->kids[i];
+	return NULL;
+}
+
+static void
+stack_node_append(struct stack_node *p, struct stack_node *k)
+{
+	if (p->nkids == p->capkids) {
+		p->capkids = p->capkids ? p->capkids * 2 : 2;
+		p->kids = xreallocarray(p->kids, (size_t)p->capkids, sizeof *p->kids);
+	}
+	p->kids[p->nkids++] = k;
+}
+
 static struct stack_node *
 stack_node_kid(struct stack_node *p, const struct stack_frame *f)
 {
 	struct stack_node *k;
 	char *func = stack_text(f->func), *module = stack_text(f->module);
 
-	for (int i = 0; i < p->nkids; i++)
-		if (stack_node_same(p->kids[i], func, module, f->offset)) {
-			k = p->kids[i];
-			if (k->line != f->line)
-				k->line = -1;
-			free(func);
-			free(module);
-			return k;
-		}
-	if (p->nkids == p->capkids) {
-		p->capkids = p->capkids ? p->capkids * 2 : 2;
-		p->kids = xreallocarray(p->kids, (size_t)p->capkids, sizeof *p->kids);
+	if ((k = stack_node_find(p, func, module, f->offset)) != NULL) {
+		if (k->line != f->line)
+			k->line = -1;
+		free(func);
+		free(module);
+		return k;
 	}
 	k = xcalloc(1, sizeof *k);
 	k->func = func;
@@ -112,7 +127,7 @@ stack_node_kid(struct stack_node *p, const struct stack_frame *f)
 	k->line = f->line;
 	k->offset = f->offset;
 	k->inlined = f->inlined;
-	p->kids[p->nkids++] = k;
+	stack_node_append(p, k);
 	return k;
 }
 
@@ -170,18 +185,11 @@ stack_tree_merge(struct stack_node *dst, struct stack_node *src)
 	stack_rankset_union(&dst->ranks, &src->ranks);
 	dst->threads += src->threads;
 	for (int i = 0; i < src->nkids; i++) {
-		struct stack_node *s = src->kids[i], *d = NULL;
+		struct stack_node *s = src->kids[i];
+		struct stack_node *d = stack_node_find(dst, s->func, s->module, s->offset);
 
-		for (int k = 0; k < dst->nkids && d == NULL; k++)
-			if (stack_node_same(dst->kids[k], s->func, s->module, s->offset))
-				d = dst->kids[k];
 		if (d == NULL) {
-			if (dst->nkids == dst->capkids) {
-				dst->capkids = dst->capkids ? dst->capkids * 2 : 2;
-				dst->kids = xreallocarray(dst->kids, (size_t)dst->capkids,
-				    sizeof *dst->kids);
-			}
-			dst->kids[dst->nkids++] = s;
+			stack_node_append(dst, s);
 			continue;
 		}
 		if (d->line != s->line)
@@ -225,12 +233,9 @@ stack_buf_add(struct stack_buf *b, const char *s, size_t n)
 static void
 stack_pack_node(struct stack_buf *b, const struct stack_node *n, int depth)
 {
-	char head[96], *ranks;
-	size_t rl = 16 + (size_t)n->ranks.n * 24;
+	char head[96], *ranks = stack_rankset_str(&n->ranks);
 	int w;
 
-	ranks = xmalloc(rl);
-	stack_rankset_fold(&n->ranks, ranks, rl);
 	w = snprintf(head, sizeof head, "%d %u %d %d %llx ", depth, n->threads, n->inlined,
 	    n->line, (unsigned long long)n->offset);
 	stack_buf_add(b, head, (size_t)w);
@@ -363,14 +368,9 @@ stack_parse_line(const char *s, const char *end, struct stack_node *n)
 static int
 stack_tree_attach(struct stack_node *p, struct stack_node *k)
 {
-	for (int i = 0; i < p->nkids; i++)
-		if (stack_node_same(p->kids[i], k->func, k->module, k->offset))
-			return -1;
-	if (p->nkids == p->capkids) {
-		p->capkids = p->capkids ? p->capkids * 2 : 2;
-		p->kids = xreallocarray(p->kids, (size_t)p->capkids, sizeof *p->kids);
-	}
-	p->kids[p->nkids++] = k;
+	if (stack_node_find(p, k->func, k->module, k->offset) != NULL)
+		return -1;
+	stack_node_append(p, k);
 	return 0;
 }
 

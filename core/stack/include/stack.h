@@ -44,6 +44,8 @@ struct stack_pinfo {
 
 /* Read pid's facts; COLL_ENOTFOUND if it is gone. */
 int stack_pinfo_read(pid_t pid, struct stack_pinfo *pi);
+/* pid's state letter (a process whose main thread alone exited is not 'Z'); 0: gone. */
+char stack_state(pid_t pid, pid_t *ppid);
 /* Every pid under /proc, ascending; the count or a negative error. */
 int stack_pids(pid_t **out);
 /* Inode of this process's UTS namespace (0 if unknown). */
@@ -116,6 +118,8 @@ int stack_rankset_has(const struct stack_rankset *s, int rank);
 /* "0-3,5"; cut short with "..." if buf is small. */
 void stack_rankset_fold(const struct stack_rankset *s, char *buf, size_t len);
 /* Parse the folded form; COLL_EPROTO if it is not ascending ranges below STACK_RANK_MAX. */
+/* The whole folded form, malloc'ed. */
+char *stack_rankset_str(const struct stack_rankset *s);
 int stack_rankset_parse(struct stack_rankset *s, const char *str, size_t len);
 void stack_rankset_free(struct stack_rankset *s);
 
