@@ -51,7 +51,8 @@ hostopt_value(struct hostopt *a, int id, const char *val, char *err, size_t len)
 int
 hostopt_given(const struct hostopt *a)
 {
-	return a->hosts != NULL || a->hostfile != NULL || getenv("SLURM_JOB_NODELIST") != NULL;
+	return a->hosts != NULL || a->hostfile != NULL || a->slurm_nodes != NULL ||
+	    getenv("SLURM_JOB_NODELIST") != NULL;
 }
 
 /* Is every host this machine? Then the local launcher does. */
@@ -73,7 +74,7 @@ hostopt_all_local(const struct hostlist *hl)
 static int
 hostopt_hosts(struct hostopt *a, struct hostlist *hl, char *err, size_t len)
 {
-	const char *nodes = getenv("SLURM_JOB_NODELIST");
+	const char *nodes = a->slurm_nodes ? a->slurm_nodes : getenv("SLURM_JOB_NODELIST");
 
 	if (a->hosts != NULL && a->hostfile != NULL) {
 		snprintf(err, len, "give hosts with -H or --hostfile, not both");
@@ -84,7 +85,8 @@ hostopt_hosts(struct hostopt *a, struct hostlist *hl, char *err, size_t len)
 	if (a->hostfile != NULL && hostlist_parse_file(hl, a->hostfile, err, len) != COLL_OK)
 		return -1;
 	if (a->hosts == NULL && a->hostfile == NULL && nodes != NULL &&
-	    hostlist_parse_slurm(hl, nodes, getenv("SLURM_TASKS_PER_NODE"), err, len) != COLL_OK)
+	    hostlist_parse_slurm(hl, nodes, a->slurm_nodes ? NULL : getenv("SLURM_TASKS_PER_NODE"),
+	    err, len) != COLL_OK)
 		return -1;
 	if (a->exclude != NULL && hostlist_exclude(hl, a->exclude, err, len) != COLL_OK)
 		return -1;
@@ -106,6 +108,10 @@ hostopt_slurm(struct hostopt *a, const struct hostlist *hl, enum place_mode mode
 	a->jo.kind = LAUNCH_SLURM;
 	a->jo.per_host = (int)a->per_host;
 	a->jo.cyclic = mode == PLACE_ROUNDROBIN;
+	if (a->slurm_nodes != NULL && a->hosts == NULL && a->hostfile == NULL) {
+		a->jo.nodelist = a->slurm_nodes;
+		return 0;
+	}
 	if (a->hosts == NULL && a->hostfile == NULL)
 		return 0;
 	names = xcalloc((size_t)hl->n, sizeof *names);
@@ -145,8 +151,7 @@ hostopt_plan(struct hostopt *a, struct hostlist *hl, int **rank_host, char *err,
 		    COLL_MAX_RANKS);
 		return -1;
 	}
-	a->jo.nranks = (int)(a->np ? a->np : (a->hosts || a->hostfile ||
-	    getenv("SLURM_JOB_NODELIST") || a->per_host ? slots : 1));
+	a->jo.nranks = (int)(a->np ? a->np : (hostopt_given(a) || a->per_host ? slots : 1));
 	if (hl->n == 1 && hostopt_all_local(hl) && !a->per_host)
 		hl->hosts[0].slots = a->jo.nranks > hl->hosts[0].slots ? a->jo.nranks :
 		    hl->hosts[0].slots;

@@ -47,6 +47,8 @@ enum { HO_FIRST = 1000, HO_HOSTS = HO_FIRST, HO_EXCLUDE, HO_HOSTFILE, HO_PER_HOS
 struct hostopt {
 	struct job_opts jo;
 	const char *hosts, *exclude, *hostfile, *launcher, *place;
+	/* The nodes of a running Slurm job we are outside of (collstack --slurm). */
+	const char *slurm_nodes;
 	long np, per_host;
 	/* Made by hostopt_prepare, freed by hostopt_release. */
 	struct hostlist hl;
@@ -61,7 +63,7 @@ int hostopt_plan(struct hostopt *a, struct hostlist *hl, int **rank_host, char *
 /* hostopt_plan, then the job's hosts, placement and join timeout; 0 or -1 with err. */
 int hostopt_prepare(struct hostopt *a, char *err, size_t len);
 void hostopt_release(struct hostopt *a);
-/* Were hosts given (-H, --hostfile or a Slurm allocation)? */
+/* Were hosts given (-H, --hostfile, a Slurm allocation or a Slurm job's nodes)? */
 int hostopt_given(const struct hostopt *a);
 
 #endif

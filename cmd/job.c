@@ -494,6 +494,7 @@ job_start(struct job *j, struct root **root, struct coll_uid *uid, char *path, s
 	    .cwd = getcwd(cwd, sizeof cwd), .ssh_config = j->o->ssh_config,
 	    .connect_timeout_ms = j->o->connect_timeout_ms, .fanout = j->o->fanout,
 	    .accept_new = j->o->accept_new, .nodelist = j->o->nodelist,
+	    .jobid = j->o->slurm_jobid,
 	    .per_host = j->o->per_host, .cyclic = j->o->cyclic,
 	    .keep_going = j->o->keep_going };
 	job_install_dirs(j->o, &lo);

@@ -45,6 +45,7 @@ struct job_opts {
 	const char *prefix;	/* remote ranks run PREFIX/bin/collrun, PATH and LD_LIBRARY_PATH first */
 	int by_path;		/* we were started by a path: our own dirs go first remotely */
 	const char *nodelist;	/* slurm: srun --nodelist */
+	const char *slurm_jobid;	/* slurm: a step in this running job (srun --jobid --overlap) */
 	int per_host;		/* slurm: --ntasks-per-node */
 	int cyclic;		/* slurm: --distribution=cyclic */
 	const struct job_hooks *hooks;	/* NULL: none */

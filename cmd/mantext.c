@@ -184,9 +184,13 @@ static const char *const collstack_description[] = {
 	"first the rank(s) the others wait for: behind in sequence, outside any collective, "
 	"stopped, a zombie, gone or missing.",
 	"Without a selection it takes this user's newest collrun job (from collrun's job "
-	"record) on that job's hosts; --job names another. --pid, --match and --slurm select "
+	"record) on that job's hosts; --job names another. --pid and --match select "
 	"processes not started by collrun, on this host or on the hosts of -H, --hostfile or "
-	"a Slurm allocation. A process's rank comes from COLL_RANK, RANK, SLURM_PROCID, "
+	"a Slurm allocation. --slurm JOBID selects the tasks of a running Slurm job from "
+	"wherever squeue works: squeue names its nodes, and the workers run there as a step "
+	"of that job (srun --jobid --overlap, so they need no free CPU in it); an interrupt "
+	"ends that step alone, never the job. A process's rank comes from COLL_RANK, RANK, "
+	"SLURM_PROCID, "
 	"OMPI_COMM_WORLD_RANK or PMI_RANK in its environment; when the processes do not all "
 	"carry a distinct one they are numbered by host and pid instead, and the output says "
 	"so.",
@@ -223,6 +227,7 @@ static const struct mantext_item collstack_examples[] = {
 	{ "collstack --match 'python.*train.py' -H 'node[01-16]'", "Every training process "
 	    "on 16 hosts." },
 	{ "collstack --pid 4242,4243 --json", "Two processes here, as JSON." },
+	{ "collstack --slurm 81234", "Every task of Slurm job 81234, from a login node." },
 	{ "collstack --svg > hang.svg", "The merged tree drawn by Graphviz." },
 	{ NULL, NULL },
 };

@@ -19,8 +19,8 @@ static const struct opt stk_opts[] = {
 	    "given", NULL },
 	{ O_MATCH, 'm', "match", OPT_VALUE, "REGEX", "processes whose command line matches "
 	    "(extended regular expression)", NULL },
-	{ O_SLURM, 0, "slurm", OPT_VALUE, "JOBID", "the tasks of this Slurm job, on the nodes "
-	    "of its allocation (run inside it, or give -H)", NULL },
+	{ O_SLURM, 0, "slurm", OPT_VALUE, "JOBID", "the tasks of this running Slurm job, on "
+	    "the nodes squeue names (workers run as a step of it)", NULL },
 	{ O_JSON, 0, "json", OPT_FLAG, NULL, "write the verdict, tasks and tree as JSON", NULL },
 	{ O_DOT, 0, "dot", OPT_FLAG, NULL, "write the tree for Graphviz", NULL },
 	{ O_SVG, 0, "svg", OPT_FLAG, NULL, "draw the tree as SVG (needs Graphviz's dot)", NULL },
@@ -85,16 +85,6 @@ stk_check(struct stk_args *a, int nsel, char *err, size_t len)
 	    strspn(a->slurm, "0123456789_") != strlen(a->slurm) || strlen(a->slurm) > 20)) {
 		snprintf(err, len, "--slurm '%s' is not a Slurm job id", a->slurm);
 		return -1;
-	}
-	if (a->sel == SEL_SLURM && !hostopt_given(&a->ho) && !a->worker) {
-		const char *id = getenv("SLURM_JOB_ID");
-
-		if (id == NULL || strcmp(id, a->slurm) != 0) {
-			snprintf(err, len, "--slurm %s: run collstack inside that job's allocation "
-			    "(srun --jobid=%s --overlap --pty collstack --slurm %s), or give its "
-			    "nodes with -H", a->slurm, a->slurm, a->slurm);
-			return -1;
-		}
 	}
 	/* A bad regular expression or pid list is said here, once, not by every worker. */
 	if ((a->sel == SEL_MATCH || a->sel == SEL_PID) && !a->worker &&

@@ -114,6 +114,8 @@ int stk_worker(struct stk_args *a);
 
 /* front.c */
 int stk_front(struct stk_args *a, int argc, char **argv);
+/* slurm.c: the nodes of running Slurm job id (Slurm's bracket form), or -1 with why. */
+int stk_slurm_nodes(const char *id, char **nodes, char *err, size_t len);
 
 /* job.c: the newest job record of this user, or the one named; its hosts. */
 int stk_job_find(const char *want, char *jobid, size_t idlen, char **hosts, char **launcher,

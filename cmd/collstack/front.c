@@ -90,6 +90,33 @@ stk_front_job(struct stk_args *a, char **hosts)
 	return 0;
 }
 
+/*
+ * --slurm: the job's nodes from squeue unless we run inside it (then they
+ * are in our environment), and the workers as a step of that job.
+ */
+static int
+stk_front_slurm(struct stk_args *a, char **nodes)
+{
+	const char *id = getenv("SLURM_JOB_ID");
+	char err[512];
+
+	*nodes = NULL;
+	if (a->sel != SEL_SLURM || a->ho.hosts != NULL || a->ho.hostfile != NULL)
+		return 0;
+	if (id == NULL || strcmp(id, a->slurm) != 0) {
+		if (stk_slurm_nodes(a->slurm, nodes, err, sizeof err) != 0) {
+			fprintf(stderr, "collstack: %s\n", err);
+			return -1;
+		}
+		a->ho.slurm_nodes = *nodes;
+	}
+	if (a->ho.launcher == NULL || strcmp(a->ho.launcher, "auto") == 0) {
+		a->ho.launcher = "slurm";
+		a->ho.jo.slurm_jobid = a->slurm;
+	}
+	return 0;
+}
+
 static int
 stk_front_report(struct stk_args *a, struct stk_front *f, int jobcode)
 {
@@ -135,12 +162,13 @@ stk_front(struct stk_args *a, int argc, char **argv)
 	struct job_hooks hooks = { stk_front_output, stk_front_exited, stk_front_host_failed,
 		&f, 1 };
 	char **wargv = xcalloc((size_t)argc + 6, sizeof *wargv), err[512], *hosts = NULL;
+	char *nodes = NULL;
 	int code = EXIT_CANNOT, jobcode, k = 0;
 
 	a->ho.jo.by_path = 1;
 	a->ho.jo.timeout_s = a->timeout_s;
 	a->ho.jo.label = 1;
-	if (stk_front_job(a, &hosts) != 0)
+	if (stk_front_job(a, &hosts) != 0 || stk_front_slurm(a, &nodes) != 0)
 		goto out;
 	if (hostopt_prepare(&a->ho, err, sizeof err) != 0) {
 		code = cmd_usage_error(a->cmd, err);
@@ -173,6 +201,7 @@ out:
 	free(wargv[0]);
 	free(wargv);
 	free(hosts);
+	free(nodes);
 	hostopt_release(&a->ho);
 	return code;
 }

@@ -1,6 +1,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,20 @@
 
 #define AUTH_LABEL "coll-auth"
 
+static pthread_once_t auth_once = PTHREAD_ONCE_INIT;
+
+/*
+ * A program that exits (exit(3) after a failed op) while our threads still
+ * handshake would otherwise have libcrypto tear itself down at exit under
+ * them: the threads crash in HMAC before the process is gone. Our libcrypto
+ * state lives as long as the process.
+ */
+static void
+auth_init(void)
+{
+	(void)OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, NULL);
+}
+
 int
 auth_mac(const struct coll_uid *uid, enum auth_side side, uint8_t role, const uint8_t *nonce_c,
     const uint8_t *nonce_a, uint8_t out[WIRE_MAC_LEN])
@@ -18,6 +33,8 @@ auth_mac(const struct coll_uid *uid, enum auth_side side, uint8_t role, const ui
 	uint8_t msg[sizeof AUTH_LABEL - 1 + 1 + 8 + 1 + 2 * WIRE_NONCE_LEN];
 	unsigned int len = 0;
 	struct wbuf b;
+
+	pthread_once(&auth_once, auth_init);
 
 	wbuf_init(&b, msg, sizeof msg);
 	wbuf_put_bytes(&b, AUTH_LABEL, sizeof AUTH_LABEL - 1);

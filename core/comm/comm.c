@@ -99,6 +99,23 @@ comm_verdict(struct comm *c, char *buf, size_t len)
 	return have;
 }
 
+/* The refusal of a retry of the op this rank is in, unless a death was its reason. */
+static int
+comm_refused_why(struct comm *c, char *why, size_t len, int *code)
+{
+	int refused;
+
+	pthread_mutex_lock(&c->lock);
+	refused = c->in_op && c->rt.verdict == 2 && c->rt.verdict_seq == c->seq &&
+	    c->rt.why_code != COLL_ERANKDEAD;
+	if (refused) {
+		snprintf(why, len, "%s", c->rt.why);
+		*code = c->rt.why_code < 0 ? c->rt.why_code : COLL_EPEER;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return refused;
+}
+
 int
 comm_fail_peer(struct comm *c, int peer, int code, const char *doing)
 {
@@ -111,6 +128,17 @@ comm_fail_peer(struct comm *c, int peer, int code, const char *doing)
 	while (code != COLL_EABORTED && !comm_verdict(c, verdict, sizeof verdict) &&
 	    clock_now_ms() < until && !atomic_load(&c->aborted))
 		nanosleep(&ts, NULL);
+	/*
+	 * A refused retry of this op lets the ranks that heard it first exit, so
+	 * others find them gone; the refusal came before the deaths it caused
+	 * (one stream from the root), and it is the reason.
+	 */
+	if (code != COLL_EABORTED && comm_refused_why(c, verdict, sizeof verdict, &st)) {
+		code = comm_fail(c, st, "rank %d: %s seq %" PRIu64 " stopped for a retry that was "
+		    "refused: %s", c->rank, comm_op_name(c), c->seq, verdict);
+		atomic_store(&c->state, code);
+		return code;
+	}
 	if (atomic_load(&c->cancelled) && !comm_verdict(c, verdict, sizeof verdict))
 		code = comm_fail(c, COLL_EABORTED, "rank %d: %s seq %" PRIu64 " cancelled by a "
 		    "shrink (COLL_SHRINK_ABORT)", c->rank, comm_op_name(c), c->seq);

@@ -32,6 +32,7 @@ struct slurm {
 	struct agentrx *rx;	/* per rank: its records, pid and end */
 	char **argv;
 	char scancel_spec[64];
+	int step;		/* a step in someone's running job: never scancel it */
 };
 
 static void
@@ -123,6 +124,11 @@ slurm_argv(const struct launch_opts *o, const char *uidstr)
 	slurm_argv_add(&argv, &n, xstrdup("srun"));
 	slurm_argv_add(&argv, &n, xasprintf("--job-name=coll-%016llx",
 	    (unsigned long long)o->uid->jobid));
+	/* A step beside the job's own, on CPUs its tasks hold: it must not wait for them. */
+	if (o->jobid != NULL) {
+		slurm_argv_add(&argv, &n, xasprintf("--jobid=%s", o->jobid));
+		slurm_argv_add(&argv, &n, xstrdup("--overlap"));
+	}
 	slurm_argv_add(&argv, &n, xasprintf("--ntasks=%d", o->nranks));
 	if (o->per_host > 0)
 		slurm_argv_add(&argv, &n, xasprintf("--ntasks-per-node=%d", o->per_host));
@@ -182,6 +188,7 @@ slurm_start(struct launch *l, const struct launch_opts *o)
 		agentrx_init(&sl->rx[i], l, i);
 	uid_format(o->uid, uidstr, sizeof uidstr);
 	sl->argv = slurm_argv(o, uidstr);
+	sl->step = o->jobid != NULL;
 	if (getenv("SLURM_JOB_ID") != NULL)
 		snprintf(sl->scancel_spec, sizeof sl->scancel_spec, "%s", getenv("SLURM_JOB_ID"));
 	else
@@ -215,7 +222,11 @@ slurm_poll(struct launch *l, int timeout_ms, int wake_fd)
 	return left + launch_local_ops.running(&sl->srun);
 }
 
-/* srun shows status on SIGINT rather than passing it on: scancel delivers it. */
+/*
+ * srun shows status on SIGINT rather than passing it on: scancel delivers it.
+ * In someone else's job scancel would reach their tasks too; there srun is
+ * told to end our step (it passes SIGTERM to our tasks alone).
+ */
 static void
 slurm_scancel(struct slurm *sl, int sig)
 {
@@ -240,7 +251,9 @@ slurm_signal(struct launch *l, int sig)
 {
 	struct slurm *sl = l->impl;
 
-	if (sig == SIGINT || sig == SIGUSR1 || sig == SIGUSR2)
+	if (sl->step && sig == SIGINT)
+		launch_local_ops.signal(&sl->srun, SIGTERM);
+	else if (!sl->step && (sig == SIGINT || sig == SIGUSR1 || sig == SIGUSR2))
 		slurm_scancel(sl, sig);
 	else
 		launch_local_ops.signal(&sl->srun, sig);

@@ -203,4 +203,18 @@ collstack --slurm x1 >"$TMP/o" 2>&1
 expect_code 2 $? "--slurm x1"
 collstack -N 2 >"$TMP/o" 2>&1
 expect_code 2 $? "-N 2: one worker per host"
+
+# 9. A rank that finished the op the others wait in (a broadcast's root) and
+# computes is not behind; the one at the op before is.
+rm -f "$COLL_STATUS_DIR"/coll.*
+"$BIN/collrun" -n 4 "$COLL_BUILD/tests/stack_pager" 7 2 3 >"$TMP/job.out" 2>&1 &
+echo $! >>"$TMP/pids"
+JOB=$!
+for _ in $(seq 100); do [ "$(ls "$COLL_STATUS_DIR" | wc -l)" -ge 4 ] && break; sleep 0.1; done
+sleep 1.2
+collstack --no-color >"$TMP/o" 2>&1
+expect_code 1 $? "ahead and behind: a culprit"
+check "ahead and behind: rank 2, at seq 6, is behind" grep -q '^rank 2 (.*) is at seq 6 outside any collective, in train_step' "$TMP/o"
+check "ahead and behind: rank 3, done with seq 7, is not named" test "$(grep -c '^rank ' "$TMP/o")" -eq 1
+kill $JOB
 finish

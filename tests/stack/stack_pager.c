@@ -3,10 +3,11 @@
  * 1,024-rank mesh: it publishes a real status page from its environment
  * (COLL_JOBID, COLL_RANK, COLL_SIZE) as a job hung in an all-reduce would:
  * every rank in allreduce seq SEQ waiting on its left neighbour, except rank
- * BEHIND, which finished seq SEQ-1 and computes in train_step. Then each
- * waits in its own function until killed.
+ * BEHIND, which finished seq SEQ-1 and computes in train_step, and rank
+ * AHEAD (if given), which finished seq SEQ itself (a broadcast's root does)
+ * and computes too. Then each waits in its own function until killed.
  *
- *   stack_pager SEQ BEHIND
+ *   stack_pager SEQ BEHIND [AHEAD]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,8 +43,8 @@ main(int argc, char **argv)
 	int r, n;
 	unsigned long long seq;
 
-	if (argc != 3 || job == NULL || rank == NULL || size == NULL) {
-		fprintf(stderr, "usage: stack_pager SEQ BEHIND (under collrun)\n");
+	if (argc < 3 || argc > 4 || job == NULL || rank == NULL || size == NULL) {
+		fprintf(stderr, "usage: stack_pager SEQ BEHIND [AHEAD] (under collrun)\n");
 		return 2;
 	}
 	seq = strtoull(argv[1], NULL, 10);
@@ -57,6 +58,10 @@ main(int argc, char **argv)
 	status_begin(&st, seq - 1, KIND_ALLREDUCE, 4096);
 	status_end(&st, seq - 1, KIND_ALLREDUCE);
 	if (r == atoi(argv[2])) {
+		train_step();
+	} else if (argc == 4 && r == atoi(argv[3])) {
+		status_begin(&st, seq, KIND_ALLREDUCE, 4096);
+		status_end(&st, seq, KIND_ALLREDUCE);
 		train_step();
 	} else {
 		status_begin(&st, seq, KIND_ALLREDUCE, 4096);

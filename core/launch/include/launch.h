@@ -61,6 +61,7 @@ struct launch_opts {
 	int accept_new;			/* add unknown host keys instead of refusing */
 	/* slurm */
 	const char *nodelist;		/* srun --nodelist; NULL: the allocation's */
+	const char *jobid;		/* a step in this running job (--jobid, --overlap), not a new job */
 	int per_host;			/* srun --ntasks-per-node; 0: Slurm decides */
 	int cyclic;			/* srun --distribution=cyclic instead of block */
 	int keep_going;			/* a failed rank leaves the others be (srun too) */
