@@ -208,6 +208,14 @@ static const char *const collstack_description[] = {
 	"the call and the kernel function it sleeps in. The equivalence classes below it "
 	"group the ranks whose stacks are all the same. --json, --dot and --svg give the "
 	"same for scripts and for Graphviz.",
+	"--fr reads PyTorch's flight recorder instead, offline: the dumps its NCCL process "
+	"groups write (TORCH_FR_DUMP_TEMP_FILE, one per rank, named PREFIX<rank>), given as "
+	"files, a directory or the prefix. Each is a pickle; collstack reads plain data only "
+	"(no class is named, nothing runs) within limits on size and nesting. Entries are "
+	"matched per process group by collective_seq_id: it names the ranks that did not "
+	"join the newest collective, with the op each was last in and the Python frames it "
+	"came from, ranks of the group with no dump, and the first sequence number where two "
+	"ranks disagree on the op, its sizes or its dtypes.",
 	"ptrace must be allowed: run as the job's user (or root); a refusal is explained "
 	"(Yama ptrace_scope, another user's process, a debugger already attached, a container "
 	"without CAP_SYS_PTRACE).",
@@ -228,6 +236,8 @@ static const struct mantext_item collstack_examples[] = {
 	    "on 16 hosts." },
 	{ "collstack --pid 4242,4243 --json", "Two processes here, as JSON." },
 	{ "collstack --slurm 81234", "Every task of Slurm job 81234, from a login node." },
+	{ "collstack --fr /tmp/nccl_trace_rank_", "Which rank the others waited for, from "
+	    "PyTorch's flight recorder dumps." },
 	{ "collstack --svg > hang.svg", "The merged tree drawn by Graphviz." },
 	{ NULL, NULL },
 };

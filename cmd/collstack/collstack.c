@@ -8,8 +8,9 @@
 #include <unistd.h>
 
 #include "collstack.h"
+#include "xmalloc.h"
 
-enum { O_JOB = 1, O_PID, O_MATCH, O_SLURM, O_JSON, O_DOT, O_SVG, O_NO_COLOR, O_TIMEOUT,
+enum { O_JOB = 1, O_PID, O_MATCH, O_SLURM, O_FR, O_JSON, O_DOT, O_SVG, O_NO_COLOR, O_TIMEOUT,
 	O_THREADS, O_WORKER, O_HELP, O_VERSION };
 
 static const struct opt stk_opts[] = {
@@ -21,6 +22,8 @@ static const struct opt stk_opts[] = {
 	    "(extended regular expression)", NULL },
 	{ O_SLURM, 0, "slurm", OPT_VALUE, "JOBID", "the tasks of this running Slurm job, on "
 	    "the nodes squeue names (workers run as a step of it)", NULL },
+	{ O_FR, 0, "fr", OPT_VALUE, "PATH", "read PyTorch flight recorder dumps instead: files, "
+	    "a directory or a PREFIX of PREFIX<rank> (more paths may follow)", NULL },
 	{ O_JSON, 0, "json", OPT_FLAG, NULL, "write the verdict, tasks and tree as JSON", NULL },
 	{ O_DOT, 0, "dot", OPT_FLAG, NULL, "write the tree for Graphviz", NULL },
 	{ O_SVG, 0, "svg", OPT_FLAG, NULL, "draw the tree as SVG (needs Graphviz's dot)", NULL },
@@ -50,6 +53,7 @@ stk_value(struct stk_args *a, int id, const char *val, int *nsel, char *err, siz
 	case O_PID: a->sel = SEL_PID; a->pids = val; ++*nsel; return 0;
 	case O_MATCH: a->sel = SEL_MATCH; a->match = val; ++*nsel; return 0;
 	case O_SLURM: a->sel = SEL_SLURM; a->slurm = val; ++*nsel; return 0;
+	case O_FR: a->sel = SEL_FR; a->fr_first = val; ++*nsel; return 0;
 	case O_JSON: a->fmt = FMT_JSON; return 0;
 	case O_DOT: a->fmt = FMT_DOT; return 0;
 	case O_SVG: a->fmt = FMT_SVG; return 0;
@@ -72,7 +76,11 @@ stk_check(struct stk_args *a, int nsel, char *err, size_t len)
 	/* Slots in a host list or file are for ranks, not for collstack's workers. */
 	a->ho.per_host = 1;
 	if (nsel > 1 && !a->worker) {
-		snprintf(err, len, "give one of --job, --pid, --match and --slurm");
+		snprintf(err, len, "give one of --job, --pid, --match, --slurm and --fr");
+		return -1;
+	}
+	if (a->sel == SEL_FR && (a->fmt == FMT_DOT || a->fmt == FMT_SVG)) {
+		snprintf(err, len, "--fr writes text or --json, not a tree for Graphviz");
 		return -1;
 	}
 	if (a->sel == SEL_JOB && a->job != NULL && (a->job[0] == '\0' || strlen(a->job) > 16 ||
@@ -104,10 +112,16 @@ stk_parse(struct stk_args *a, int argc, char **argv)
 	struct opt_state st;
 	const char *val;
 	char err[512];
-	int id, nsel = 0;
+	int id, nsel = 0, nops = 0;
 
-	opt_init(&st, a->cmd->opts, argc, argv, 0);
-	while ((id = opt_next(&st, &val)) != OPT_DONE) {
+	/* Operands are --fr's further dumps: collected here, refused below for the rest. */
+	a->fr = xcalloc((size_t)argc + 1, sizeof *a->fr);
+	opt_init(&st, a->cmd->opts, argc, argv, 1);
+	while ((id = opt_next(&st, &val)) != OPT_DONE || st.ind < argc) {
+		if (id == OPT_DONE) {
+			a->fr[1 + nops++] = argv[st.ind++];
+			continue;
+		}
 		if (id == OPT_ERROR)
 			return cmd_usage_error(a->cmd, st.err);
 		if (id == O_HELP) {
@@ -121,10 +135,12 @@ stk_parse(struct stk_args *a, int argc, char **argv)
 		if (stk_value(a, id, val, &nsel, err, sizeof err) != 0)
 			return cmd_usage_error(a->cmd, err);
 	}
-	if (st.ind < argc) {
-		snprintf(err, sizeof err, "unexpected argument '%s'", argv[st.ind]);
+	if (nops > 0 && a->sel != SEL_FR) {
+		snprintf(err, sizeof err, "unexpected argument '%s'", a->fr[1]);
 		return cmd_usage_error(a->cmd, err);
 	}
+	a->fr[0] = a->fr_first;
+	a->nfr = 1 + nops;
 	if (stk_check(a, nsel, err, sizeof err) != 0)
 		return cmd_usage_error(a->cmd, err);
 	if (a->sel == SEL_JOB && a->job != NULL)
@@ -140,14 +156,19 @@ stk_main(int argc, char **argv)
 	const char *nc = getenv("NO_COLOR");
 	int code;
 
-	if ((code = stk_parse(&a, argc, argv)) != EXIT_OK)
+	if ((code = stk_parse(&a, argc, argv)) != EXIT_OK) {
+		free(a.fr);
 		return code < 0 ? cmd_finish_stdout(EXIT_OK) : code;
+	}
 	if ((nc != NULL && nc[0] != '\0') || !isatty(STDOUT_FILENO))
 		a.color = 0;
-	if (getenv("COLL_UNIQUE_ID") != NULL)
+	if (a.sel == SEL_FR)
+		code = stk_fr(&a);
+	else if (getenv("COLL_UNIQUE_ID") != NULL)
 		code = stk_worker(&a);
 	else
 		code = stk_front(&a, argc, argv);
+	free(a.fr);
 	return cmd_finish_stdout(code);
 }
 
@@ -155,7 +176,8 @@ const struct cmd cmd_collstack = {
 	.tool = "collstack",
 	.name = NULL,
 	.usage = "collstack [--job ID | --pid PIDS | --match REGEX | --slurm JOBID] "
-	    "[-H HOSTS | --hostfile FILE] [--json | --dot | --svg] [options]",
+	    "[-H HOSTS | --hostfile FILE] [--json | --dot | --svg] [options]\n"
+	    "       collstack --fr PATH [PATH...] [--json]",
 	.summary = "Every thread's stack of every rank of a job, merged into one tree labelled "
 	    "by rank sets,\nwith each rank's collective sequence numbers and a verdict naming "
 	    "the rank(s) the others\nwait for; exit 0 nothing behind, 1 a culprit named, 3 the "

@@ -24,7 +24,7 @@
 #include "stack.h"
 #include "status.h"
 
-enum stk_select { SEL_JOB, SEL_PID, SEL_MATCH, SEL_SLURM };
+enum stk_select { SEL_JOB, SEL_PID, SEL_MATCH, SEL_SLURM, SEL_FR };
 enum stk_format { FMT_TEXT, FMT_JSON, FMT_DOT, FMT_SVG };
 
 struct stk_args {
@@ -35,6 +35,9 @@ struct stk_args {
 	const char *pids;	/* --pid LIST */
 	const char *match;	/* --match REGEX */
 	const char *slurm;	/* --slurm JOBID */
+	const char *fr_first;	/* --fr PATH */
+	const char **fr;	/* it and the paths after it */
+	int nfr;
 	enum stk_format fmt;
 	int color, worker, verbose;
 	double timeout_s;
@@ -114,8 +117,14 @@ int stk_worker(struct stk_args *a);
 
 /* front.c */
 int stk_front(struct stk_args *a, int argc, char **argv);
-/* slurm.c: the nodes of running Slurm job id (Slurm's bracket form), or -1 with why. */
-int stk_slurm_nodes(const char *id, char **nodes, char *err, size_t len);
+/* offline.c: collstack --fr, PyTorch flight recorder dumps read here. */
+int stk_fr(const struct stk_args *a);
+/*
+ * slurm.c: the running Slurm job id (an array's task as 123_4): its own job
+ * id, as its tasks see it in SLURM_JOB_ID, and its nodes (Slurm's bracket
+ * form); or -1 with why.
+ */
+int stk_slurm_nodes(const char *id, char **jobid, char **nodes, char *err, size_t len);
 
 /* job.c: the newest job record of this user, or the one named; its hosts. */
 int stk_job_find(const char *want, char *jobid, size_t idlen, char **hosts, char **launcher,

@@ -168,6 +168,8 @@ stk_wanted(const struct stk_filter *f, const struct stack_pinfo *pi)
 			if (f->pids[i] == pi->pid)
 				return 1;
 		return 0;
+	case SEL_FR:		/* offline: no process is read */
+		return 0;
 	}
 	return 0;
 }

@@ -95,22 +95,25 @@ stk_front_job(struct stk_args *a, char **hosts)
  * are in our environment), and the workers as a step of that job.
  */
 static int
-stk_front_slurm(struct stk_args *a, char **nodes)
+stk_front_slurm(struct stk_args *a, char **nodes, char **jobid)
 {
 	const char *id = getenv("SLURM_JOB_ID");
 	char err[512];
 
-	*nodes = NULL;
+	*nodes = *jobid = NULL;
 	if (a->sel != SEL_SLURM || a->ho.hosts != NULL || a->ho.hostfile != NULL)
 		return 0;
 	if (id == NULL || strcmp(id, a->slurm) != 0) {
-		if (stk_slurm_nodes(a->slurm, nodes, err, sizeof err) != 0) {
+		if (stk_slurm_nodes(a->slurm, jobid, nodes, err, sizeof err) != 0) {
 			fprintf(stderr, "collstack: %s\n", err);
 			return -1;
 		}
 		a->ho.slurm_nodes = *nodes;
+		a->slurm = *jobid;	/* an array's task: the id its tasks carry */
 	}
-	if (a->ho.launcher == NULL || strcmp(a->ho.launcher, "auto") == 0) {
+	/* srun always as a step of the job: a new job would wait, and scancel would reach theirs. */
+	if (a->ho.launcher == NULL || strcmp(a->ho.launcher, "auto") == 0 ||
+	    strcmp(a->ho.launcher, "slurm") == 0) {
 		a->ho.launcher = "slurm";
 		a->ho.jo.slurm_jobid = a->slurm;
 	}
@@ -162,13 +165,13 @@ stk_front(struct stk_args *a, int argc, char **argv)
 	struct job_hooks hooks = { stk_front_output, stk_front_exited, stk_front_host_failed,
 		&f, 1 };
 	char **wargv = xcalloc((size_t)argc + 6, sizeof *wargv), err[512], *hosts = NULL;
-	char *nodes = NULL;
+	char *nodes = NULL, *slurm_id = NULL;
 	int code = EXIT_CANNOT, jobcode, k = 0;
 
 	a->ho.jo.by_path = 1;
 	a->ho.jo.timeout_s = a->timeout_s;
 	a->ho.jo.label = 1;
-	if (stk_front_job(a, &hosts) != 0 || stk_front_slurm(a, &nodes) != 0)
+	if (stk_front_job(a, &hosts) != 0 || stk_front_slurm(a, &nodes, &slurm_id) != 0)
 		goto out;
 	if (hostopt_prepare(&a->ho, err, sizeof err) != 0) {
 		code = cmd_usage_error(a->cmd, err);
@@ -185,6 +188,9 @@ stk_front(struct stk_args *a, int argc, char **argv)
 	if (a->sel == SEL_JOB) {
 		wargv[k++] = "--job";
 		wargv[k++] = a->jobid;
+	} else if (a->sel == SEL_SLURM) {
+		wargv[k++] = "--slurm";
+		wargv[k++] = (char *)a->slurm;
 	}
 	f.nhosts = a->ho.jo.nhosts;
 	f.host_why = xcalloc((size_t)f.nhosts + 1, sizeof *f.host_why);
@@ -202,6 +208,7 @@ out:
 	free(wargv);
 	free(hosts);
 	free(nodes);
+	free(slurm_id);
 	hostopt_release(&a->ho);
 	return code;
 }

@@ -4,6 +4,7 @@
  * (srun --jobid --overlap, so they do not wait for the CPUs its tasks hold).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -21,24 +22,27 @@
 #define STK_SQUEUE_MAX (1u << 20)
 #define STK_SQUEUE_MS 30000
 
-/* Read both pipes to their ends (or the deadline); 0, or -1 when cut short. */
+/* Read both pipes to their ends (or the deadline), and close them; 0, or -1 if cut short. */
 static int
 stk_drain(int fds[2], char *buf[2], size_t cap)
 {
 	uint64_t until = clock_now_ms() + STK_SQUEUE_MS;
 	size_t len[2] = { 0, 0 };
-	int open = 2;
+	int left_open = 2, r = 0;
 
-	while (open > 0) {
+	while (left_open > 0 && r == 0) {
 		struct pollfd p[2];
 		int n = 0, left = (int)(until - clock_now_ms());
 
-		if (clock_now_ms() >= until)
-			return -1;
+		if (clock_now_ms() >= until) {
+			r = -1;
+			break;
+		}
 		for (int i = 0; i < 2; i++)
 			p[i] = (struct pollfd){ fds[i], POLLIN, 0 };
+		/* An error here cannot come from good descriptors: treated as no answer. */
 		if ((n = poll(p, 2, left)) < 0 && errno != EINTR)
-			return -1;
+			r = -1;
 		for (int i = 0; i < 2 && n > 0; i++) {
 			ssize_t k;
 
@@ -52,18 +56,39 @@ stk_drain(int fds[2], char *buf[2], size_t cap)
 			buf[i][len[i]] = '\0';
 			close(fds[i]);
 			fds[i] = -1;	/* poll skips a negative descriptor */
-			open--;
+			left_open--;
 		}
 	}
-	return 0;
+	for (int i = 0; i < 2; i++) {
+		buf[i][len[i]] = '\0';
+		if (fds[i] >= 0)
+			close(fds[i]);
+	}
+	return r;
 }
 
-/* Run squeue for the job: its "STATE NODES" on out, or -1 with why. */
+/* The child: squeue with none of the user's SQUEUE_* filters, which could hide the job. */
+static void
+stk_squeue_exec(const char *path, const char *id, int out, int err)
+{
+	static const char *const filters[] = { "SQUEUE_USERS", "SQUEUE_STATES",
+		"SQUEUE_PARTITION", "SQUEUE_NAMES", "SQUEUE_ACCOUNT", "SQUEUE_QOS",
+		"SQUEUE_FORMAT", "SQUEUE_FORMAT2", "SQUEUE_SORT", "SQUEUE_ALL" };
+
+	dup2(out, STDOUT_FILENO);
+	dup2(err, STDERR_FILENO);
+	for (size_t i = 0; i < sizeof filters / sizeof *filters; i++)
+		unsetenv(filters[i]);
+	execl(path, "squeue", "--noheader", "--jobs", id, "--format", "%A %T %N", (char *)NULL);
+	_exit(127);
+}
+
+/* Run squeue for the job: its lines "JOBID STATE NODES" on out, or -1 with why. */
 static int
 stk_squeue(const char *id, char **out, char *err, size_t len)
 {
 	char path[4096], *buf[2], *nl;
-	int po[2], pe[2], fds[2], status = 0, r;
+	int po[2] = { -1, -1 }, pe[2] = { -1, -1 }, status = -1, r;
 	pid_t pid;
 
 	*out = NULL;
@@ -72,45 +97,35 @@ stk_squeue(const char *id, char **out, char *err, size_t len)
 		    "give the job's nodes with -H", id);
 		return -1;
 	}
-	if (pipe(po) == -1 || pipe(pe) == -1) {
-		snprintf(err, len, "--slurm %s: cannot make a pipe: %s", id, strerror(errno));
+	if (pipe2(po, O_CLOEXEC) == -1 || pipe2(pe, O_CLOEXEC) == -1 || (pid = fork()) < 0) {
+		snprintf(err, len, "--slurm %s: cannot start squeue: %s", id, strerror(errno));
+		for (int i = 0; i < 2; i++) {
+			if (po[i] >= 0)
+				close(po[i]);
+			if (pe[i] >= 0)
+				close(pe[i]);
+		}
 		return -1;
 	}
-	if ((pid = fork()) == 0) {
-		dup2(po[1], STDOUT_FILENO);
-		dup2(pe[1], STDERR_FILENO);
-		close(po[0]); close(po[1]); close(pe[0]); close(pe[1]);
-		execl(path, "squeue", "--noheader", "--jobs", id, "--format", "%T %N",
-		    (char *)NULL);
-		_exit(127);
-	}
+	if (pid == 0)
+		stk_squeue_exec(path, id, po[1], pe[1]);
 	close(po[1]);
 	close(pe[1]);
-	if (pid < 0) {
-		close(po[0]);
-		close(pe[0]);
-		snprintf(err, len, "--slurm %s: cannot start squeue: %s", id, strerror(errno));
-		return -1;
-	}
 	buf[0] = xmalloc(STK_SQUEUE_MAX);
 	buf[1] = xmalloc(STK_SQUEUE_MAX);
 	buf[0][0] = buf[1][0] = '\0';
-	fds[0] = po[0];
-	fds[1] = pe[0];
-	r = stk_drain(fds, buf, STK_SQUEUE_MAX);
-	for (int i = 0; i < 2; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
+	r = stk_drain((int[2]){ po[0], pe[0] }, buf, STK_SQUEUE_MAX);
 	if (r != 0)
 		kill(pid, SIGKILL);
-	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
+	while ((r == 0 ? waitpid(pid, &status, 0) : waitpid(pid, NULL, 0)) == -1 &&
+	    errno == EINTR)
 		;
 	if ((nl = strchr(buf[1], '\n')) != NULL)
 		*nl = '\0';
 	if (r != 0)
 		snprintf(err, len, "--slurm %s: squeue did not answer in %d s: is slurmctld up?",
 		    id, STK_SQUEUE_MS / 1000);
-	else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+	else if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		snprintf(err, len, "--slurm %s: squeue failed: %.300s", id,
 		    buf[1][0] ? buf[1] : "(it said nothing)");
 	else
@@ -121,25 +136,35 @@ stk_squeue(const char *id, char **out, char *err, size_t len)
 }
 
 int
-stk_slurm_nodes(const char *id, char **nodes, char *err, size_t len)
+stk_slurm_nodes(const char *id, char **jobid, char **nodes, char *err, size_t len)
 {
-	char *out, *state, *list, *save = NULL;
+	char *out, *line = NULL, *job, *state, *list, *save = NULL, *ls = NULL;
+	int lines = 0;
 
-	*nodes = NULL;
+	*nodes = *jobid = NULL;
 	if (stk_squeue(id, &out, err, len) != 0)
 		return -1;
-	state = strtok_r(out, " \n", &save);
-	list = state ? strtok_r(NULL, " \n", &save) : NULL;
+	for (char *t = strtok_r(out, "\n", &ls); t != NULL; t = strtok_r(NULL, "\n", &ls))
+		if (lines++ == 0)
+			line = t;
+	job = line ? strtok_r(line, " ", &save) : NULL;
+	state = job ? strtok_r(NULL, " ", &save) : NULL;
+	list = state ? strtok_r(NULL, " ", &save) : NULL;
 	if (state == NULL)
 		snprintf(err, len, "--slurm %s: Slurm knows no such job now (it ended, or the id "
 		    "is wrong: see squeue)", id);
+	else if (lines > 1)
+		snprintf(err, len, "--slurm %s: that is %d jobs (an array or a heterogeneous job): "
+		    "name one, as squeue -r shows it (%s_N)", id, lines, id);
 	else if (strcmp(state, "RUNNING") != 0 && strcmp(state, "COMPLETING") != 0)
 		snprintf(err, len, "--slurm %s: the job is %s, not running: it has no stacks to "
 		    "read", id, state);
 	else if (list == NULL || list[0] == '\0' || strcmp(list, "(null)") == 0)
 		snprintf(err, len, "--slurm %s: squeue names no nodes for the job", id);
-	else
+	else {
 		*nodes = xstrdup(list);
+		*jobid = xstrdup(job);
+	}
 	free(out);
 	return *nodes != NULL ? 0 : -1;
 }

@@ -2,9 +2,11 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "auth.h"
 #include "err.h"
@@ -12,18 +14,34 @@
 
 #define AUTH_LABEL "coll-auth"
 
+#define AUTH_EXIT_WAIT_MS 1000
+
 static pthread_once_t auth_once = PTHREAD_ONCE_INIT;
+static atomic_int auth_busy, auth_closing;
 
 /*
  * A program that exits (exit(3) after a failed op) while our threads still
- * handshake would otherwise have libcrypto tear itself down at exit under
- * them: the threads crash in HMAC before the process is gone. Our libcrypto
- * state lives as long as the process.
+ * handshake has libcrypto tear itself down at exit under them: they crash
+ * in HMAC before the process is gone. So libcrypto is asked not to (which
+ * holds when we are its first user), and, for when someone else was first,
+ * our own exit handler, registered after libcrypto's and so run before it,
+ * stops new MACs and waits (a bounded while) for those under way.
  */
+static void
+auth_at_exit(void)
+{
+	struct timespec ts = { 0, 1000000 };
+
+	atomic_store(&auth_closing, 1);
+	for (int i = 0; i < AUTH_EXIT_WAIT_MS && atomic_load(&auth_busy) > 0; i++)
+		nanosleep(&ts, NULL);
+}
+
 static void
 auth_init(void)
 {
 	(void)OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, NULL);
+	atexit(auth_at_exit);
 }
 
 int
@@ -35,7 +53,6 @@ auth_mac(const struct coll_uid *uid, enum auth_side side, uint8_t role, const ui
 	struct wbuf b;
 
 	pthread_once(&auth_once, auth_init);
-
 	wbuf_init(&b, msg, sizeof msg);
 	wbuf_put_bytes(&b, AUTH_LABEL, sizeof AUTH_LABEL - 1);
 	wbuf_put_u8(&b, (uint8_t)side);
@@ -45,12 +62,20 @@ auth_mac(const struct coll_uid *uid, enum auth_side side, uint8_t role, const ui
 	wbuf_put_bytes(&b, nonce_a, WIRE_NONCE_LEN);
 	if (b.err || b.off != sizeof msg)
 		return COLL_EINVAL;
+	/* Busy first, then look: the exit handler either sees us or we see it. */
+	atomic_fetch_add(&auth_busy, 1);
+	if (atomic_load(&auth_closing)) {
+		atomic_fetch_sub(&auth_busy, 1);
+		return COLL_ESYS;
+	}
 	/* A MAC that was not computed must never be compared: fail the handshake. */
 	if (HMAC(EVP_sha256(), uid->secret, UID_SECRET_LEN, msg, sizeof msg, out, &len) == NULL ||
 	    len != WIRE_MAC_LEN) {
 		OPENSSL_cleanse(out, WIRE_MAC_LEN);
+		atomic_fetch_sub(&auth_busy, 1);
 		return COLL_ESYS;
 	}
+	atomic_fetch_sub(&auth_busy, 1);
 	return COLL_OK;
 }
 

@@ -283,8 +283,8 @@ root_on_retry_req(struct root *root, struct root_conn *rc, const uint8_t *p, uin
 void
 root_on_retry_state(struct root *root, struct root_conn *rc, const uint8_t *p, uint32_t len)
 {
-	static const char *why[] = { "", "its in-place buffer was already partly overwritten "
-	    "(pass separate buffers, or raise COLL_RETRY_SAVE_BYTES)", "it had already completed the op",
+	static const char *why[] = { "", ("its in-place buffer was already partly overwritten "
+	    "(pass separate buffers, or raise COLL_RETRY_SAVE_BYTES)"), "it had already completed the op",
 	    "it is past the op" };
 	struct root_group *g = rc->g;
 	char msg[WIRE_MSG_LEN];

@@ -126,6 +126,7 @@ comm_fail_peer(struct comm *c, int peer, int code, const char *doing)
 
 	/* A root verdict always comes before the wake-up it causes: an abort needs no wait. */
 	while (code != COLL_EABORTED && !comm_verdict(c, verdict, sizeof verdict) &&
+	    !comm_refused_why(c, verdict, sizeof verdict, &st) &&
 	    clock_now_ms() < until && !atomic_load(&c->aborted))
 		nanosleep(&ts, NULL);
 	/*

@@ -217,4 +217,5 @@ expect_code 1 $? "ahead and behind: a culprit"
 check "ahead and behind: rank 2, at seq 6, is behind" grep -q '^rank 2 (.*) is at seq 6 outside any collective, in train_step' "$TMP/o"
 check "ahead and behind: rank 3, done with seq 7, is not named" test "$(grep -c '^rank ' "$TMP/o")" -eq 1
 kill $JOB
+wait $JOB 2>/dev/null
 finish

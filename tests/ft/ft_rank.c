@@ -23,6 +23,7 @@
  * Lines start with "ft: " for the test to read.
  */
 #include <inttypes.h>
+#include <openssl/crypto.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -441,6 +442,12 @@ main(int argc, char **argv)
 	int iters = argc > 2 ? atoi(argv[2]) : 10;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	/*
+	 * libcrypto started before libcoll, as Python's hashlib does under
+	 * PyTorch: its exit-time cleanup is then registered, and a rank that
+	 * exits while handshakes run must still not crash (die() exits so).
+	 */
+	OPENSSL_init_crypto(0, NULL);
 	if (argc < 2)
 		return 64;
 	if (strcmp(argv[1], "kill") == 0)

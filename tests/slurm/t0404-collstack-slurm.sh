@@ -16,7 +16,7 @@ trap cleanup_slurm EXIT
 # Shims that log how srun and squeue were called, then run the real ones.
 mkdir -p "$TMP/shim" "$TMP/empty"
 for t in srun squeue; do
-	printf '#!/bin/sh\necho "$*" >>"%s/%s.args"\nexec %s "$@"\n' "$TMP" "$t" "$(command -v $t)" >"$TMP/shim/$t"
+	printf '#!/bin/sh\necho "$*" >>"%s/%s.args"\nexec "%s" "$@"\n' "$TMP" "$t" "$(command -v $t)" >"$TMP/shim/$t"
 	chmod +x "$TMP/shim/$t"
 done
 
@@ -51,6 +51,11 @@ expect_code 1 $? "--slurm $id inside its allocation"
 check "... asks squeue nothing" test ! -s "$TMP/squeue.args"
 check "... runs its worker as a step of the job" grep -q -- "--jobid=$id --overlap" "$TMP/srun.args"
 check "... and names rank 1" grep -q '^rank 1 (' "$TMP/o"
+: >"$TMP/srun.args"
+SLURM_JOB_ID=$id SLURM_JOB_NODELIST=$(hostname -s) PATH=$TMP/shim:$PATH \
+	"$BIN/collstack" --slurm "$id" --launcher slurm --no-color >"$TMP/o" 2>"$TMP/e"
+expect_code 1 $? "--launcher slurm, inside the allocation"
+check "... a step of the job all the same (never scancel's reach)" grep -q -- "--jobid=$id --overlap" "$TMP/srun.args"
 
 # An interrupt ends collstack's step; the job's own step and tasks live on.
 COLL_TEST_STACK_HOLD_MS=20000 "$BIN/collstack" --slurm "$id" >"$TMP/o" 2>"$TMP/e" &

@@ -1,0 +1,522 @@
+/*
+ * collstack --fr: PyTorch's flight recorder dumps (one pickle per rank,
+ * named PREFIX<rank>), matched across ranks as PyTorch's own analyzer does:
+ * per process group, entries by collective_seq_id. It says which ranks did
+ * not join the newest collective the others are in, where the op, sizes or
+ * dtypes of one sequence number differ between ranks, and the Python frames
+ * each rank's entry was made from. It works offline, on dumps copied off a
+ * cluster.
+ */
+#include <ctype.h>
+#include <limits.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "collstack.h"
+#include "fr.h"
+#include "pickle.h"
+#include "xmalloc.h"
+
+#define FR_FILE_MAX (512u << 20)
+#define FR_FRAMES_SHOWN 4
+
+struct fr_dump {
+	int rank;
+	char *path;
+	json_t *root;
+};
+
+/* One collective entry of one rank in one process group. */
+struct fr_ent {
+	int rank;
+	long long seq;
+	const char *op, *state;
+	json_t *e;
+};
+
+static int
+fr_dump_cmp(const void *a, const void *b)
+{
+	const struct fr_dump *x = a, *y = b;
+
+	return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/* The rank in a dump's name: the digits it ends in. */
+static int
+fr_rank_of(const char *path)
+{
+	size_t n = strlen(path), k = n;
+
+	while (k > 0 && isdigit((unsigned char)path[k - 1]))
+		k--;
+	if (k == n || n - k > 6)
+		return -1;
+	return atoi(path + k);
+}
+
+static int
+fr_load(struct fr_set *s, const char *path, char *err, size_t len)
+{
+	char why[256];
+	struct stat sb;
+	json_t *root;
+	size_t got = 0;
+	uint8_t *buf;
+	FILE *f;
+	int rank = fr_rank_of(path);
+
+	if (rank < 0) {
+		snprintf(err, len, "%s: cannot tell its rank: PyTorch names a dump PREFIX<rank> "
+		    "(TORCH_FR_DUMP_TEMP_FILE)", path);
+		return -1;
+	}
+	if ((f = fopen(path, "rb")) == NULL || fstat(fileno(f), &sb) != 0) {
+		snprintf(err, len, "%s: %s", path, strerror(errno));
+		if (f != NULL)
+			fclose(f);
+		return -1;
+	}
+	if (!S_ISREG(sb.st_mode) || (uint64_t)sb.st_size > FR_FILE_MAX) {
+		snprintf(err, len, "%s: not a regular file of at most %u MiB", path,
+		    FR_FILE_MAX >> 20);
+		fclose(f);
+		return -1;
+	}
+	buf = xmalloc((size_t)sb.st_size + 1);
+	got = fread(buf, 1, (size_t)sb.st_size, f);
+	fclose(f);
+	root = pickle_read(buf, got, why, sizeof why);
+	free(buf);
+	if (root == NULL || !json_is_object(root)) {
+		snprintf(err, len, "%s: not a flight recorder dump: %s", path,
+		    root == NULL ? why : "its value is not a dict");
+		json_decref(root);
+		return -1;
+	}
+	for (int i = 0; i < s->n; i++)
+		if (s->d[i].rank == rank) {
+			snprintf(err, len, "%s: rank %d's dump is given twice (also %s)", path, rank,
+			    s->d[i].path);
+			json_decref(root);
+			return -1;
+		}
+	s->d = xreallocarray(s->d, (size_t)s->n + 1, sizeof *s->d);
+	s->d[s->n++] = (struct fr_dump){ rank, xstrdup(path), root };
+	return 0;
+}
+
+/* A file, a directory of dumps, or a prefix: every PREFIX<digits> beside it. */
+static int
+fr_add(struct fr_set *s, const char *path, char *err, size_t len)
+{
+	char *dir, *base, *slash, *full;
+	struct stat sb;
+	struct dirent *de;
+	int n0 = s->n, is_dir;
+	DIR *d;
+
+	if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode))
+		return fr_load(s, path, err, len);
+	is_dir = stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+	dir = xstrdup(is_dir ? path : ".");
+	base = xstrdup("");
+	if (!is_dir && (slash = strrchr(path, '/')) != NULL) {
+		free(dir);
+		dir = xasprintf("%.*s", (int)(slash - path) + (slash == path), path);
+		free(base);
+		base = xstrdup(slash + 1);
+	} else if (!is_dir) {
+		free(base);
+		base = xstrdup(path);
+	}
+	if ((d = opendir(dir)) == NULL) {
+		snprintf(err, len, "%s: no such dump, directory or prefix (%s)", path,
+		    strerror(errno));
+		free(dir);
+		free(base);
+		return -1;
+	}
+	while ((de = readdir(d)) != NULL) {
+		const char *tail = de->d_name + strlen(base);
+
+		/* In a directory, every file whose name ends in its rank. */
+		if (is_dir)
+			tail = de->d_name + strlen(de->d_name) - 1;
+		if (strncmp(de->d_name, base, strlen(base)) != 0 || *tail == '\0' ||
+		    strspn(tail, "0123456789") != strlen(tail) || de->d_name[0] == '.')
+			continue;
+		full = xasprintf("%s/%s", dir, de->d_name);
+		if (fr_load(s, full, err, len) != 0) {
+			free(full);
+			closedir(d);
+			free(dir);
+			free(base);
+			return -1;
+		}
+		free(full);
+	}
+	closedir(d);
+	if (s->n == n0)
+		snprintf(err, len, "%s: no dump found (files named %s<rank>%s)", path,
+		    base[0] ? base : "<digits>", is_dir ? " in that directory" : "");
+	free(dir);
+	free(base);
+	return s->n > n0 ? 0 : -1;
+}
+
+int
+fr_open(struct fr_set *s, const char *const *paths, int npaths, char *err, size_t len)
+{
+	memset(s, 0, sizeof *s);
+	for (int i = 0; i < npaths; i++)
+		if (fr_add(s, paths[i], err, len) != 0) {
+			fr_close(s);
+			return -1;
+		}
+	if (s->n > 1)
+		qsort(s->d, (size_t)s->n, sizeof *s->d, fr_dump_cmp);
+	return 0;
+}
+
+void
+fr_close(struct fr_set *s)
+{
+	for (int i = 0; i < s->n; i++) {
+		free(s->d[i].path);
+		json_decref(s->d[i].root);
+	}
+	free(s->d);
+	memset(s, 0, sizeof *s);
+}
+
+static const char *
+fr_str(json_t *o, const char *key, const char *dflt)
+{
+	const char *v = json_string_value(json_object_get(o, key));
+
+	return v != NULL ? v : dflt;
+}
+
+/* The process group's name of an entry: the first of its (name, desc) tuple. */
+static const char *
+fr_pg_of(json_t *e)
+{
+	json_t *pg = json_object_get(e, "process_group");
+
+	if (json_is_array(pg))
+		return json_string_value(json_array_get(pg, 0));
+	return json_string_value(pg);
+}
+
+/* Every process group named in any dump, once. */
+static int
+fr_pg_names(const struct fr_set *s, const char ***out)
+{
+	const char **names = NULL;
+	int n = 0;
+
+	for (int i = 0; i < s->n; i++) {
+		json_t *ents = json_object_get(s->d[i].root, "entries"), *e;
+		size_t k;
+
+		json_array_foreach(ents, k, e) {
+			const char *pg = fr_pg_of(e);
+			int seen = 0;
+
+			if (pg == NULL || json_is_true(json_object_get(e, "is_p2p")))
+				continue;
+			for (int j = 0; j < n && !seen; j++)
+				seen = strcmp(names[j], pg) == 0;
+			if (!seen) {
+				names = xreallocarray(names, (size_t)n + 1, sizeof *names);
+				names[n++] = pg;
+			}
+		}
+	}
+	*out = names;
+	return n;
+}
+
+/* The ranks of a process group, from pg_config's "[0, 1, 2]" in any dump, and its desc. */
+static void
+fr_pg_ranks(const struct fr_set *s, const char *pg, struct stack_rankset *rs,
+    const char **desc)
+{
+	*desc = NULL;
+	for (int i = 0; i < s->n && rs->n == 0; i++) {
+		json_t *cfg = json_object_get(json_object_get(s->d[i].root, "pg_config"), pg);
+		const char *r = fr_str(cfg, "ranks", NULL);
+		char *end;
+
+		if (*desc == NULL)
+			*desc = fr_str(cfg, "desc", NULL);
+		for (const char *p = r; p != NULL && *p != '\0'; p++) {
+			long v;
+
+			if (!isdigit((unsigned char)*p))
+				continue;
+			v = strtol(p, &end, 10);
+			if (v >= 0 && v < STACK_RANK_MAX)
+				stack_rankset_add(rs, (int)v);
+			p = end - 1;
+		}
+	}
+}
+
+static int
+fr_ent_cmp(const void *a, const void *b)
+{
+	const struct fr_ent *x = a, *y = b;
+
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* Rank d's collective entries in pg, by seq. */
+static int
+fr_list(const struct fr_dump *d, const char *pg, struct fr_ent **out)
+{
+	json_t *ents = json_object_get(d->root, "entries"), *e;
+	struct fr_ent *l = NULL;
+	size_t k;
+	int n = 0;
+
+	json_array_foreach(ents, k, e) {
+		const char *p = fr_pg_of(e);
+		json_t *seq = json_object_get(e, "collective_seq_id");
+
+		if (p == NULL || strcmp(p, pg) != 0 || !json_is_integer(seq) ||
+		    json_is_true(json_object_get(e, "is_p2p")))
+			continue;
+		l = xreallocarray(l, (size_t)n + 1, sizeof *l);
+		l[n++] = (struct fr_ent){ d->rank, json_integer_value(seq),
+		    fr_str(e, "profiling_name", "?"), fr_str(e, "state", "?"), e };
+	}
+	if (n > 1)
+		qsort(l, (size_t)n, sizeof *l, fr_ent_cmp);
+	*out = l;
+	return n;
+}
+
+static const struct fr_ent *
+fr_at(const struct fr_ent *l, int n, long long seq)
+{
+	struct fr_ent key = { .seq = seq };
+
+	return n > 0 ? bsearch(&key, l, (size_t)n, sizeof *l, fr_ent_cmp) : NULL;
+}
+
+static void
+fr_frames(json_t *e, char *buf, size_t len)
+{
+	json_t *frames = json_object_get(e, "frames"), *f;
+	size_t k, off = 0;
+	int shown = 0;
+
+	buf[0] = '\0';
+	json_array_foreach(frames, k, f) {
+		const char *file = fr_str(f, "filename", "?"), *slash = strrchr(file, '/');
+		int n;
+
+		if (shown == FR_FRAMES_SHOWN)
+			break;
+		n = snprintf(buf + off, len - off, "%s%s (%s:%lld)", shown ? " < " : "",
+		    fr_str(f, "name", "?"), slash ? slash + 1 : file,
+		    (long long)json_integer_value(json_object_get(f, "line")));
+		if (n < 0 || (size_t)n >= len - off)
+			break;
+		off += (size_t)n;
+		shown++;
+	}
+}
+
+/* Do two ranks' entries of one seq agree on what the op is? NULL, or what differs. */
+static const char *
+fr_differ(json_t *a, json_t *b)
+{
+	static const char *const keys[] = { "profiling_name", "input_sizes", "input_dtypes",
+		"output_sizes", "output_dtypes" };
+
+	for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+		if (!json_equal(json_object_get(a, keys[i]), json_object_get(b, keys[i])))
+			return keys[i];
+	return NULL;
+}
+
+static void
+fr_say(struct fr_report *r, json_t *item, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+fr_say(struct fr_report *r, json_t *item, const char *fmt, ...)
+{
+	va_list ap;
+	char buf[1024];
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	json_array_append_new(r->lines, json_string(buf));
+	if (item != NULL)
+		json_array_append_new(r->findings, item);
+}
+
+/* The first seq both ranks recorded where they disagree on the op: -1 when none. */
+static long long
+fr_first_mismatch(const struct fr_ent *a, int na, const struct fr_ent *b, int nb,
+    const char **what)
+{
+	for (int i = 0, k = 0; i < na && k < nb;) {
+		if (a[i].seq < b[k].seq)
+			i++;
+		else if (a[i].seq > b[k].seq)
+			k++;
+		else if ((*what = fr_differ(a[i].e, b[k].e)) != NULL)
+			return a[i].seq;
+		else
+			i++, k++;
+	}
+	return -1;
+}
+
+/* Ranks that did not reach the newest collective of the group. */
+static void
+fr_behind(const struct fr_set *s, const char *pg, struct fr_ent **l, const int *n,
+    long long top, const char *op, struct fr_report *r)
+{
+	char frames[512];
+
+	for (int i = 0; i < s->n; i++) {
+		const struct fr_ent *last = n[i] > 0 ? &l[i][n[i] - 1] : NULL;
+
+		if (last == NULL || last->seq >= top)
+			continue;
+		fr_frames(last->e, frames, sizeof frames);
+		fr_say(r, json_pack("{s:s, s:s, s:i, s:I, s:s, s:I, s:s, s:s}", "kind", "not_joined",
+		    "pg", pg, "rank", s->d[i].rank, "seq", top, "op", op, "last_seq", last->seq,
+		    "last_op", last->op, "last_state", last->state),
+		    "rank %d did not join %s seq %lld: its newest is %s seq %lld (%s)%s%s",
+		    s->d[i].rank, op, top, last->op, last->seq, last->state,
+		    frames[0] ? ", from " : "", frames);
+		r->problems++;
+	}
+}
+
+/* Ranks of the group with no entry of it at all: no dump given, or nothing recorded. */
+static void
+fr_absent(const struct fr_set *s, const char *pg, const struct stack_rankset *rs,
+    const int *n, struct fr_report *r)
+{
+	for (int k = 0; k < rs->n; k++)
+		for (int rank = rs->r[k][0]; rank <= rs->r[k][1]; rank++) {
+			int have = 0;
+
+			for (int i = 0; i < s->n && !have; i++)
+				have = s->d[i].rank == rank && n[i] > 0;
+			if (have)
+				continue;
+			fr_say(r, json_pack("{s:s, s:s, s:i}", "kind", "no_dump", "pg", pg, "rank", rank),
+			    "rank %d of the group has no dump here (or no entry of the group in it)",
+			    rank);
+			r->problems++;
+		}
+}
+
+static void
+fr_pg(const struct fr_set *s, const char *pg, struct fr_report *r)
+{
+	struct stack_rankset rs = { 0 };
+	struct fr_ent **l = xcalloc((size_t)s->n, sizeof *l);
+	const struct fr_ent *ref = NULL, *at;
+	int *n = xcalloc((size_t)s->n, sizeof *n), joined = 0, base = -1;
+	long long top = LLONG_MIN, bad;
+	char ranks[256], frames[512];
+	const char *what, *desc;
+
+	fr_pg_ranks(s, pg, &rs, &desc);
+	stack_rankset_fold(&rs, ranks, sizeof ranks);
+	for (int i = 0; i < s->n; i++) {
+		n[i] = fr_list(&s->d[i], pg, &l[i]);
+		if (n[i] > 0 && l[i][n[i] - 1].seq > top)
+			top = l[i][n[i] - 1].seq;
+	}
+	for (int i = 0; i < s->n; i++)
+		if ((at = fr_at(l[i], n[i], top)) != NULL) {
+			ref = ref ? ref : at;
+			joined++;
+		}
+	if (ref == NULL) {	/* cannot be: the group was named by an entry */
+		free(n);
+		free(l);
+		stack_rankset_free(&rs);
+		return;
+	}
+	fr_say(r, NULL, "process group %s%s%s%s (ranks %s): newest collective %s seq %lld, in %d "
+	    "of the %d dumps", pg, desc ? " '" : "", desc ? desc : "", desc ? "'" : "",
+	    rs.n ? ranks : "?", ref->op, top, joined, s->n);
+	fr_behind(s, pg, l, n, top, ref->op, r);
+	fr_absent(s, pg, &rs, n, r);
+	for (int i = 0; i < s->n; i++) {
+		if ((at = fr_at(l[i], n[i], top)) == NULL)
+			continue;
+		fr_frames(at->e, frames, sizeof frames);
+		fr_say(r, NULL, "  rank %d: %s seq %lld %s%s%s", s->d[i].rank, at->op, top,
+		    at->state, frames[0] ? ", from " : "", frames);
+	}
+	/* Desync: each rank against the lowest one with entries, from the first seq they differ. */
+	for (int i = 0; i < s->n; i++) {
+		if (n[i] == 0)
+			continue;
+		if (base < 0) {
+			base = i;
+			continue;
+		}
+		if ((bad = fr_first_mismatch(l[base], n[base], l[i], n[i], &what)) < 0)
+			continue;
+		fr_say(r, json_pack("{s:s, s:s, s:I, s:s, s:i, s:i, s:s, s:s}", "kind", "mismatch",
+		    "pg", pg, "seq", bad, "field", what, "rank", s->d[i].rank, "versus",
+		    s->d[base].rank, "op", fr_at(l[i], n[i], bad)->op, "versus_op",
+		    fr_at(l[base], n[base], bad)->op),
+		    "mismatch in process group %s at seq %lld: rank %d's %s differs from rank %d's "
+		    "(%s against %s)",
+		    pg, bad, s->d[i].rank, what, s->d[base].rank, fr_at(l[i], n[i], bad)->op,
+		    fr_at(l[base], n[base], bad)->op);
+		r->problems++;
+	}
+	for (int i = 0; i < s->n; i++)
+		free(l[i]);
+	free(l);
+	free(n);
+	stack_rankset_free(&rs);
+}
+
+void
+fr_analyze(const struct fr_set *s, struct fr_report *r)
+{
+	const char **pgs = NULL;
+	int npg;
+
+	memset(r, 0, sizeof *r);
+	r->lines = json_array();
+	r->findings = json_array();
+	npg = fr_pg_names(s, &pgs);
+	for (int i = 0; i < npg; i++)
+		fr_pg(s, pgs[i], r);
+	if (npg == 0)
+		fr_say(r, NULL, "no collective entries in the dumps (PyTorch records them with "
+		    "TORCH_NCCL_TRACE_BUFFER_SIZE > 0)");
+	free(pgs);
+}
+
+void
+fr_report_free(struct fr_report *r)
+{
+	json_decref(r->lines);
+	json_decref(r->findings);
+	memset(r, 0, sizeof *r);
+}

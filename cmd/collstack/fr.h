@@ -1,0 +1,29 @@
+/*
+ * fr.c: PyTorch flight recorder dumps, matched across ranks (collstack --fr).
+ */
+#ifndef COLL_FR_H
+#define COLL_FR_H
+
+#include <jansson.h>
+
+struct fr_dump;
+
+struct fr_set {
+	struct fr_dump *d;	/* by rank */
+	int n;
+};
+
+struct fr_report {
+	json_t *lines;		/* the report, line by line */
+	json_t *findings;	/* what is wrong, one object each: kind, pg, rank, seq... */
+	int problems;
+};
+
+/* Read the dumps: files, directories of them, or PREFIXes of PREFIX<rank>; -1 with why. */
+int fr_open(struct fr_set *s, const char *const *paths, int npaths, char *err, size_t len);
+void fr_close(struct fr_set *s);
+/* Match the ranks' entries per process group by collective_seq_id. */
+void fr_analyze(const struct fr_set *s, struct fr_report *r);
+void fr_report_free(struct fr_report *r);
+
+#endif

@@ -1,0 +1,432 @@
+/*
+ * A bounded reader of the pickles PyTorch's flight recorder writes (its
+ * torch::jit::Pickler, protocol 2, and Python's pickle of plain data up to
+ * protocol 5), into jansson values. It knows only the opcodes of plain data:
+ * dicts, lists, tuples, strings, bytes, ints, floats, bools and None, with
+ * the memo. Nothing names a class or a function (GLOBAL, REDUCE, BUILD...),
+ * so nothing runs; anything else is refused with its offset. Limits on the
+ * stack, the nesting and the values made keep a hostile file from costing
+ * more than its own size in memory.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pickle.h"
+#include "xmalloc.h"
+
+#define PK_DEPTH_MAX 64		/* MARKs open at once */
+#define PK_STACK_MAX (1u << 22)
+#define PK_MEMO_MAX (1u << 22)
+/*
+ * Values made, copies of memo entries included: a few per byte of input at
+ * most (a dump's shared frames are copied into each entry), so that a file
+ * of memo fetches cannot multiply itself.
+ */
+#define PK_VALUES_PER_BYTE 16
+#define PK_VALUES_MAX (1u << 24)
+
+struct pk {
+	const uint8_t *p;
+	size_t len, off;
+	json_t **stack;
+	size_t n, cap;
+	size_t marks[PK_DEPTH_MAX];
+	int nmarks;
+	json_t **memo;
+	size_t nmemo, nset;		/* slots, and entries stored (MEMOIZE's next index) */
+	size_t made, budget;
+	char *err;
+	size_t errlen;
+};
+
+static int
+pk_fail(struct pk *k, const char *fmt, size_t at)
+{
+	snprintf(k->err, k->errlen, fmt, at);
+	return -1;
+}
+
+static int
+pk_need(struct pk *k, size_t n)
+{
+	if (k->len - k->off < n)
+		return pk_fail(k, "it ends in the middle of a value at byte %zu (a truncated "
+		    "dump?)", k->off);
+	return 0;
+}
+
+static uint64_t
+pk_le(const uint8_t *b, int n)
+{
+	uint64_t v = 0;
+
+	for (int i = n - 1; i >= 0; i--)
+		v = v << 8 | b[i];
+	return v;
+}
+
+static int
+pk_push(struct pk *k, json_t *v)
+{
+	if (v == NULL)
+		return pk_fail(k, "out of memory at byte %zu", k->off);
+	if (k->n == PK_STACK_MAX || ++k->made > k->budget) {
+		json_decref(v);
+		return pk_fail(k, "too many values (over the reader's limit) at byte %zu", k->off);
+	}
+	if (k->n == k->cap) {
+		k->cap = k->cap ? k->cap * 2 : 64;
+		k->stack = xreallocarray(k->stack, k->cap, sizeof *k->stack);
+	}
+	k->stack[k->n++] = v;
+	return 0;
+}
+
+/* The values above the innermost MARK: their first index, or -1. */
+static int
+pk_mark_pop(struct pk *k, size_t *first, size_t at)
+{
+	if (k->nmarks == 0)
+		return pk_fail(k, "a container closes with no MARK open at byte %zu", at);
+	*first = k->marks[--k->nmarks];
+	return 0;
+}
+
+/* Values under the innermost open MARK are out of reach until it closes. */
+static size_t
+pk_floor(const struct pk *k)
+{
+	return k->nmarks > 0 ? k->marks[k->nmarks - 1] : 0;
+}
+
+/* Are there n values above the floor? */
+static int
+pk_have(const struct pk *k, size_t n)
+{
+	return k->n >= pk_floor(k) + n;
+}
+
+/* Dict keys are text: a string as it is, an int or float in decimal, None as "None". */
+static int
+pk_key(json_t *key, char *buf, size_t len, const char **out)
+{
+	if (json_is_string(key))
+		*out = json_string_value(key);
+	else if (json_is_integer(key))
+		snprintf(buf, len, "%lld", (long long)json_integer_value(key)), *out = buf;
+	else if (json_is_real(key))
+		snprintf(buf, len, "%.17g", json_real_value(key)), *out = buf;
+	else if (json_is_null(key))
+		*out = "None";
+	else if (json_is_boolean(key))
+		*out = json_is_true(key) ? "True" : "False";
+	else
+		return -1;
+	return 0;
+}
+
+static int
+pk_setitems(struct pk *k, size_t first, size_t at)
+{
+	json_t *d;
+	char buf[40];
+	const char *key;
+
+	if (first <= pk_floor(k) || (k->n - first) % 2 != 0 ||
+	    !json_is_object(d = k->stack[first - 1]))
+		return pk_fail(k, "dict items with no dict under them at byte %zu", at);
+	for (size_t i = first; i < k->n; i += 2) {
+		if (pk_key(k->stack[i], buf, sizeof buf, &key) != 0)
+			return pk_fail(k, "a dict key that is a container at byte %zu", at);
+		if (json_object_set(d, key, k->stack[i + 1]) != 0)
+			return pk_fail(k, "a dict key that is not text at byte %zu", at);
+	}
+	while (k->n > first)
+		json_decref(k->stack[--k->n]);
+	return 0;
+}
+
+static int
+pk_appends(struct pk *k, size_t first, size_t at)
+{
+	json_t *l;
+
+	if (first <= pk_floor(k) || !json_is_array(l = k->stack[first - 1]))
+		return pk_fail(k, "list items with no list under them at byte %zu", at);
+	for (size_t i = first; i < k->n; i++)
+		if (json_array_append(l, k->stack[i]) != 0)
+			return pk_fail(k, "out of memory at byte %zu", at);
+	while (k->n > first)
+		json_decref(k->stack[--k->n]);
+	return 0;
+}
+
+/* The top n values become one tuple (a JSON array). */
+static int
+pk_tuple(struct pk *k, size_t first, size_t at)
+{
+	json_t *t = json_array();
+
+	if (t == NULL)
+		return pk_fail(k, "out of memory at byte %zu", at);
+	for (size_t i = first; i < k->n; i++)
+		json_array_append(t, k->stack[i]);
+	while (k->n > first)
+		json_decref(k->stack[--k->n]);
+	return pk_push(k, t);
+}
+
+/* Values in v, counted no further than past max. */
+static size_t
+pk_count(json_t *v, size_t max)
+{
+	size_t n = 1, i;
+	const char *key;
+	json_t *x;
+
+	if (json_is_array(v))
+		json_array_foreach(v, i, x) {
+			if (n > max)
+				break;
+			n += pk_count(x, max - n);
+		}
+	else if (json_is_object(v))
+		json_object_foreach(v, key, x) {
+			if (n > max)
+				break;
+			n += pk_count(x, max - n);
+		}
+	return n;
+}
+
+/*
+ * A memo entry fetched: a scalar is shared; a container is copied, so that
+ * no container can come to hold itself (a cycle jansson could not free or
+ * print), and the copy counts against the limit on values.
+ */
+static int
+pk_get(struct pk *k, size_t idx, size_t at)
+{
+	json_t *v;
+	size_t n;
+
+	if (idx >= k->nmemo || k->memo[idx] == NULL)
+		return pk_fail(k, "a memo entry that was never stored is fetched at byte %zu", at);
+	v = k->memo[idx];
+	if (!json_is_array(v) && !json_is_object(v))
+		return pk_push(k, json_incref(v));
+	if ((n = pk_count(v, k->budget - k->made)) > k->budget - k->made)
+		return pk_fail(k, "too many values (over the reader's limit) at byte %zu", at);
+	k->made += n - 1;
+	return pk_push(k, json_deep_copy(v));
+}
+
+static int
+pk_put(struct pk *k, size_t idx, size_t at)
+{
+	json_t *v;
+
+	if (!pk_have(k, 1))
+		return pk_fail(k, "a memo store with nothing to store at byte %zu", at);
+	v = k->stack[k->n - 1];
+	if (idx >= PK_MEMO_MAX)
+		return pk_fail(k, "a memo index over the reader's limit at byte %zu", at);
+	if (idx >= k->nmemo) {
+		size_t n = idx + 1 > k->nmemo * 2 ? idx + 1 : k->nmemo * 2;
+
+		k->memo = xreallocarray(k->memo, n, sizeof *k->memo);
+		memset(k->memo + k->nmemo, 0, (n - k->nmemo) * sizeof *k->memo);
+		k->nmemo = n;
+	}
+	if (k->memo[idx] == NULL)
+		k->nset++;
+	json_decref(k->memo[idx]);
+	k->memo[idx] = json_incref(v);
+	return 0;
+}
+
+/* A length-prefixed string or bytes; bytes that are not UTF-8 are refused. */
+static int
+pk_text(struct pk *k, int lenbytes, int is_bytes, size_t at)
+{
+	uint64_t n;
+	json_t *s;
+
+	if (pk_need(k, (size_t)lenbytes) != 0)
+		return -1;
+	n = pk_le(k->p + k->off, lenbytes);
+	k->off += (size_t)lenbytes;
+	if (n > k->len - k->off)
+		return pk_fail(k, "a string runs past the end at byte %zu", at);
+	s = json_stringn((const char *)k->p + k->off, (size_t)n);
+	k->off += (size_t)n;
+	if (s == NULL && is_bytes)
+		s = json_string("<bytes>");
+	if (s == NULL)
+		return pk_fail(k, "a string that is not UTF-8 at byte %zu", at);
+	return pk_push(k, s);
+}
+
+static int
+pk_long(struct pk *k, size_t at)
+{
+	uint64_t v;
+	int n;
+
+	if (pk_need(k, 1) != 0)
+		return -1;
+	n = k->p[k->off++];
+	if (n > 8)
+		return pk_fail(k, "an integer wider than 64 bits at byte %zu", at);
+	if (pk_need(k, (size_t)n) != 0)
+		return -1;
+	v = pk_le(k->p + k->off, n);
+	/* Two's complement of n bytes, sign-extended. */
+	if (n > 0 && n < 8 && (k->p[k->off + n - 1] & 0x80))
+		v |= ~(uint64_t)0 << (8 * n);
+	k->off += (size_t)n;
+	return pk_push(k, json_integer((json_int_t)(int64_t)v));
+}
+
+static int
+pk_fixed_int(struct pk *k, int n, int is_signed)
+{
+	uint64_t v;
+
+	if (pk_need(k, (size_t)n) != 0)
+		return -1;
+	v = pk_le(k->p + k->off, n);
+	k->off += (size_t)n;
+	if (is_signed)
+		return pk_push(k, json_integer((json_int_t)(int32_t)(uint32_t)v));
+	return pk_push(k, json_integer((json_int_t)v));
+}
+
+static int
+pk_float(struct pk *k)
+{
+	uint64_t bits = 0;
+	double d;
+
+	if (pk_need(k, 8) != 0)
+		return -1;
+	for (int i = 0; i < 8; i++)
+		bits = bits << 8 | k->p[k->off + i];	/* big-endian */
+	k->off += 8;
+	memcpy(&d, &bits, sizeof d);
+	/* JSON has no NaN or infinity: keep the place with null. */
+	return pk_push(k, isfinite(d) ? json_real(d) : json_null());
+}
+
+/* One opcode; 1 at STOP. */
+static int
+pk_op(struct pk *k)
+{
+	size_t at = k->off, first;
+	uint8_t op = k->p[k->off++];
+
+	switch (op) {
+	case 0x80:		/* PROTO */
+		return pk_need(k, 1) != 0 ? -1 : (k->p[k->off++] > 5 ?
+		    pk_fail(k, "pickle protocol over 5 at byte %zu", at) : 0);
+	case 0x95:		/* FRAME: a length we do not need */
+		if (pk_need(k, 8) != 0)
+			return -1;
+		k->off += 8;
+		return 0;
+	case '.':		/* STOP */
+		return 1;
+	case '(':		/* MARK */
+		if (k->nmarks == PK_DEPTH_MAX)
+			return pk_fail(k, "containers nested deeper than the reader's limit at byte %zu",
+			    at);
+		k->marks[k->nmarks++] = k->n;
+		return 0;
+	case '}': return pk_push(k, json_object());
+	case ']': return pk_push(k, json_array());
+	case ')': return pk_push(k, json_array());
+	case 'N': return pk_push(k, json_null());
+	case 0x88: return pk_push(k, json_true());
+	case 0x89: return pk_push(k, json_false());
+	case 'J': return pk_fixed_int(k, 4, 1);
+	case 'K': return pk_fixed_int(k, 1, 0);
+	case 'M': return pk_fixed_int(k, 2, 0);
+	case 0x8a: return pk_long(k, at);
+	case 'G': return pk_float(k);
+	case 'X': return pk_text(k, 4, 0, at);
+	case 0x8c: return pk_text(k, 1, 0, at);
+	case 0x8d: return pk_text(k, 8, 0, at);
+	case 'C': return pk_text(k, 1, 1, at);
+	case 'B': return pk_text(k, 4, 1, at);
+	case 0x8e: return pk_text(k, 8, 1, at);
+	case 't':		/* TUPLE */
+		return pk_mark_pop(k, &first, at) != 0 ? -1 : pk_tuple(k, first, at);
+	case 0x85: case 0x86: case 0x87:	/* TUPLE1..3 */
+		if (!pk_have(k, (size_t)(op - 0x84)))
+			return pk_fail(k, "a tuple of more values than there are at byte %zu", at);
+		return pk_tuple(k, k->n - (size_t)(op - 0x84), at);
+	case 's':		/* SETITEM */
+		if (!pk_have(k, 3))
+			return pk_fail(k, "a dict item with no dict under it at byte %zu", at);
+		return pk_setitems(k, k->n - 2, at);
+	case 'u':		/* SETITEMS */
+		return pk_mark_pop(k, &first, at) != 0 ? -1 : pk_setitems(k, first, at);
+	case 'a':		/* APPEND */
+		if (!pk_have(k, 2))
+			return pk_fail(k, "a list item with no list under it at byte %zu", at);
+		return pk_appends(k, k->n - 1, at);
+	case 'e':		/* APPENDS */
+		return pk_mark_pop(k, &first, at) != 0 ? -1 : pk_appends(k, first, at);
+	case 'q':		/* BINPUT */
+		return pk_need(k, 1) != 0 ? -1 : pk_put(k, k->p[k->off++], at);
+	case 'r':		/* LONG_BINPUT */
+		if (pk_need(k, 4) != 0)
+			return -1;
+		k->off += 4;
+		return pk_put(k, (size_t)pk_le(k->p + k->off - 4, 4), at);
+	case 0x94:		/* MEMOIZE */
+		return pk_put(k, k->nset, at);
+	case 'h':		/* BINGET */
+		return pk_need(k, 1) != 0 ? -1 : pk_get(k, k->p[k->off++], at);
+	case 'j':		/* LONG_BINGET */
+		if (pk_need(k, 4) != 0)
+			return -1;
+		k->off += 4;
+		return pk_get(k, (size_t)pk_le(k->p + k->off - 4, 4), at);
+	default:
+		snprintf(k->err, k->errlen, "opcode 0x%02x at byte %zu is not plain data (a "
+		    "class, a call or an unknown op): not a flight recorder dump, or one this "
+		    "reader does not know", op, at);
+		return -1;
+	}
+}
+
+json_t *
+pickle_read(const void *buf, size_t len, char *err, size_t errlen)
+{
+	struct pk k = { .p = buf, .len = len, .err = err, .errlen = errlen,
+	    .budget = len < PK_VALUES_MAX / PK_VALUES_PER_BYTE - 4096 ?
+	    len * PK_VALUES_PER_BYTE + 4096 : PK_VALUES_MAX };
+	json_t *out = NULL;
+	int r = 0;
+
+	err[0] = '\0';
+	while (k.off < k.len && (r = pk_op(&k)) == 0)
+		;
+	if (r == 0)
+		pk_fail(&k, "no STOP: the pickle ends at byte %zu unfinished", k.off);
+	else if (r == 1 && (k.n != 1 || k.nmarks != 0))
+		pk_fail(&k, "the pickle stops with other than one value at byte %zu", k.off);
+	else if (r == 1)
+		out = json_incref(k.stack[0]);
+	while (k.n > 0)
+		json_decref(k.stack[--k.n]);
+	for (size_t i = 0; i < k.nmemo; i++)
+		json_decref(k.memo[i]);
+	free(k.stack);
+	free(k.memo);
+	return out;
+}
