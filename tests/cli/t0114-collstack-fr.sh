@@ -28,6 +28,13 @@ collstack --fr "${P}0" "${P}1" >"$TMP/o2"
 expect_code 1 $? "hang, the two files named"
 check "... the same report" cmp -s "$TMP/o" "$TMP/o2"
 
+# Dumps PyTorch 2.11 wrote on an H200 pair (tests/gpu/fr_hang.sh): its own pickler.
+collstack --fr "$COLL_SRC/tests/stack/fr_torch/x_" >"$TMP/o" 2>"$TMP/e"
+expect_code 1 $? "PyTorch's own dumps: a culprit"
+check "PyTorch's own dumps: rank 1 did not join all-reduce seq 6 (as fr_trace says)" grep -q "^rank 1 did not join nccl:all_reduce seq 6: its newest is nccl:all_reduce seq 5 (completed), from all_reduce (distributed_c10d.py:[0-9]*) < wrapper (c10d_logger.py:[0-9]*) < train_step (fr_hang.py:18) < main (fr_hang.py:34)$" "$TMP/o"
+check "PyTorch's own dumps: rank 0 waits in it, scheduled, from train_step" grep -q "^  rank 0: nccl:all_reduce seq 6 scheduled, from .* train_step (fr_hang.py:18) < main (fr_hang.py:41)$" "$TMP/o"
+check "PyTorch's own dumps: nothing on stderr" test ! -s "$TMP/e"
+
 mk mismatch
 collstack --fr "$P" >"$TMP/o" 2>&1
 expect_code 1 $? "mismatch: a culprit"

@@ -1,0 +1,53 @@
+#!/bin/bash
+# On the GPU machine (device tool, nvidia-h200-x2), from the repository root:
+#   tests/gpu/fr_hang.sh BUILD OUT
+# BUILD holds collrun and collstack (cmd/) and the libraries the machine lacks
+# (lib/). A 2-rank PyTorch NCCL job (fr_hang.py) hangs with rank 1 outside
+# any collective; collstack reads it live, then the flight recorder's dumps
+# written on the watchdog timeout are read with collstack --fr, beside
+# PyTorch's own analyzer where it runs. Everything lands in OUT.
+set -u
+B=$(cd "$1" && pwd); OUT=$2
+mkdir -p "$OUT/fr"
+export LD_LIBRARY_PATH=$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export NCCL_NVLS_ENABLE=0 COLL_STATUS_DIR=$OUT/shm COLL_JOB_DIR=$OUT/jobs
+mkdir -p "$COLL_STATUS_DIR" "$COLL_JOB_DIR"
+export TORCH_NCCL_TRACE_BUFFER_SIZE=2000 TORCH_NCCL_DUMP_ON_TIMEOUT=1 \
+	TORCH_FR_DUMP_TEMP_FILE=$OUT/fr/x_ FR_HANG_TIMEOUT_S=${FR_HANG_TIMEOUT_S:-40}
+nvidia-smi -L >"$OUT/gpus.txt" 2>&1
+"$B/cmd/collrun" -n 2 python3 tests/gpu/fr_hang.py >"$OUT/job.txt" 2>&1 &
+job=$!
+for _ in $(seq 300); do
+	[ "$(grep -c 'in \(train\|eval\)_step' "$OUT/job.txt")" -ge 2 ] && break
+	kill -0 $job 2>/dev/null || break
+	sleep 0.2
+done
+sleep 3
+start=$(date +%s%N)
+"$B/cmd/collstack" --no-color -T 120 >"$OUT/live.txt" 2>"$OUT/live.err"
+echo "collstack live: exit $? in $(( ($(date +%s%N) - start) / 1000000 )) ms" >>"$OUT/summary.txt"
+"$B/cmd/collstack" --json -T 120 >"$OUT/live.json" 2>>"$OUT/live.err"
+# The watchdog fires at the timeout and dumps; give it time to write both files.
+for _ in $(seq 600); do
+	[ "$(ls "$OUT/fr" | wc -l)" -ge 2 ] && sleep 5 && break
+	kill -0 $job 2>/dev/null || break
+	sleep 0.2
+done
+kill $job 2>/dev/null; sleep 1; kill -9 $job 2>/dev/null
+pkill -9 -f tests/gpu/fr_hang.py 2>/dev/null
+wait 2>/dev/null
+ls -la "$OUT/fr" >>"$OUT/summary.txt"
+"$B/cmd/collstack" --fr "$OUT/fr/x_" >"$OUT/fr.txt" 2>&1
+echo "collstack --fr: exit $?" >>"$OUT/summary.txt"
+"$B/cmd/collstack" --fr "$OUT/fr/x_" --json >"$OUT/fr.json" 2>&1
+python3 -m torch.distributed.flight_recorder.fr_trace "$OUT/fr" -p x_ >"$OUT/fr_trace.txt" 2>&1
+echo "torch fr_trace: exit $?" >>"$OUT/summary.txt"
+python3 - "$OUT/fr/x_0" >"$OUT/fr_keys.txt" 2>&1 <<'PY'
+import pickle, sys
+d = pickle.load(open(sys.argv[1], "rb"))
+print(sorted(d.keys()))
+e = d.get("entries", [])
+print(len(e), "entries; keys of the last:", sorted(e[-1].keys()) if e else None)
+print({k: e[-1][k] for k in ("collective_seq_id", "profiling_name", "state", "process_group")} if e else None)
+PY
+cat "$OUT/summary.txt"
