@@ -1,0 +1,140 @@
+/*
+ * The flight recorder's pickle reader on hand-made pickles: each kind of
+ * value torch's pickler writes (ints of every width with their signs, big-
+ * endian floats, strings, None and bools, dicts, lists, tuples, the memo),
+ * and the refusals that keep a hostile file harmless: a class or a call, a
+ * container that would hold itself, values hidden under a MARK, a string
+ * running past the end, no STOP.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "pickle.h"
+
+static json_t *
+read_ok(const char *p, size_t len)
+{
+	char err[256];
+	json_t *v = pickle_read(p, len, err, sizeof err);
+
+	if (v == NULL)
+		fail_msg("refused: %s", err);
+	return v;
+}
+
+static void
+refused(const char *p, size_t len, const char *why)
+{
+	char err[256];
+	json_t *v = pickle_read(p, len, err, sizeof err);
+
+	assert_null(v);
+	if (strstr(err, why) == NULL)
+		fail_msg("'%s' does not say '%s'", err, why);
+}
+
+#define PK(s) s, sizeof(s) - 1
+
+static void
+test_scalars(void **state)
+{
+	json_t *v;
+
+	(void)state;
+	/* (-1 LONG1 1 byte, -1 LONG1 8 bytes, 2**40 LONG1, -70000 BININT, 255 BININT1, 65535 BININT2) */
+	v = read_ok(PK("\x80\x02(\x8a\x01\xff\x8a\x08\xff\xff\xff\xff\xff\xff\xff\xff"
+	    "\x8a\x06\x00\x00\x00\x00\x00\x01J\x90\xee\xfe\xffK\xffM\xff\xfft."));
+	assert_int_equal(json_array_size(v), 6);
+	assert_int_equal(json_integer_value(json_array_get(v, 0)), -1);
+	assert_int_equal(json_integer_value(json_array_get(v, 1)), -1);
+	assert_int_equal(json_integer_value(json_array_get(v, 2)), 1LL << 40);
+	assert_int_equal(json_integer_value(json_array_get(v, 3)), -70000);
+	assert_int_equal(json_integer_value(json_array_get(v, 4)), 255);
+	assert_int_equal(json_integer_value(json_array_get(v, 5)), 65535);
+	json_decref(v);
+	/* 1.5 as BINFLOAT, None, True, False, "ab" BINUNICODE, "c" SHORT_BINUNICODE: a tuple. */
+	v = read_ok(PK("\x80\x02(G?\xf8\x00\x00\x00\x00\x00\x00N\x88\x89X\x02\x00\x00\x00" "ab"
+	    "\x8c\x01" "ct."));
+	assert_true(json_real_value(json_array_get(v, 0)) == 1.5);
+	assert_true(json_is_null(json_array_get(v, 1)));
+	assert_true(json_is_true(json_array_get(v, 2)));
+	assert_true(json_is_false(json_array_get(v, 3)));
+	assert_string_equal(json_string_value(json_array_get(v, 4)), "ab");
+	assert_string_equal(json_string_value(json_array_get(v, 5)), "c");
+	json_decref(v);
+}
+
+static void
+test_containers(void **state)
+{
+	json_t *v;
+
+	(void)state;
+	/* {"k": [1, (2, 3)], 7: "x"} with memo puts, and the memo string fetched again. */
+	v = read_ok(PK("\x80\x02}q\x00(X\x01\x00\x00\x00kq\x01]q\x02(K\x01K\x02K\x03\x86" "e"
+	    "K\x07X\x01\x00\x00\x00xq\x03u" "h\x03" "K\x08s."));
+	assert_non_null(v);
+	assert_true(json_is_object(v));
+	assert_int_equal(json_array_size(json_object_get(v, "k")), 2);
+	assert_int_equal(json_integer_value(json_array_get(json_array_get(
+	    json_object_get(v, "k"), 1), 1)), 3);
+	assert_string_equal(json_string_value(json_object_get(v, "7")), "x");
+	/* SETITEM with the memo's "x" as key. */
+	assert_int_equal(json_integer_value(json_object_get(v, "x")), 8);
+	json_decref(v);
+	/* A list fetched from the memo into itself is a copy: [[]], no cycle. */
+	v = read_ok(PK("\x80\x02]q\x00h\x00" "a."));
+	assert_int_equal(json_array_size(v), 1);
+	assert_int_equal(json_array_size(json_array_get(v, 0)), 0);
+	json_decref(v);
+	/* MEMOIZE (protocol 4) numbers entries as Python does: 0, 1, ... */
+	v = read_ok(PK("\x80\x04\x95\x10\x00\x00\x00\x00\x00\x00\x00(\x8c\x01" "a\x94\x8c\x01"
+	    "b\x94h\x00h\x01t."));
+	assert_string_equal(json_string_value(json_array_get(v, 2)), "a");
+	assert_string_equal(json_string_value(json_array_get(v, 3)), "b");
+	json_decref(v);
+}
+
+static void
+test_refusals(void **state)
+{
+	(void)state;
+	refused(PK("\x80\x02" "cdatetime\ndate\nq\x00."), "opcode 0x63");
+	refused(PK("\x80\x02}(K\x01K\x02" "s."), "no dict under it");
+	refused(PK("\x80\x02]K\x01(a."), "no list under it");
+	refused(PK("\x80\x02X\xff\x00\x00\x00" "ab."), "runs past the end");
+	refused(PK("\x80\x02K\x01"), "no STOP");
+	refused(PK("\x80\x02h\x05."), "never stored");
+	refused(PK("\x80\x02K\x01K\x02."), "other than one value");
+	refused(PK("\x80\x02X\x02\x00\x00\x00\xc3(."), "not UTF-8");
+	refused(PK("\x80\x06N."), "protocol over 5");
+	refused(PK("\x80\x02\x8a\x09\x01\x01\x01\x01\x01\x01\x01\x01\x01."), "wider than 64");
+}
+
+static void
+test_nesting_limit(void **state)
+{
+	char buf[200];
+
+	(void)state;
+	memset(buf, '(', sizeof buf);
+	refused(buf, sizeof buf, "nested deeper");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_scalars),
+		cmocka_unit_test(test_containers),
+		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_nesting_limit),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
