@@ -108,9 +108,13 @@ hostopt_slurm(struct hostopt *a, const struct hostlist *hl, enum place_mode mode
 	a->jo.kind = LAUNCH_SLURM;
 	a->jo.per_host = (int)a->per_host;
 	a->jo.cyclic = mode == PLACE_ROUNDROBIN;
-	/* A job's nodes are folded back after -x; an allocation's are srun's own. */
+	/* An allocation's nodes are srun's own; a job's go as squeue gave them, unless -x cut some. */
 	if (a->hosts == NULL && a->hostfile == NULL && a->slurm_nodes == NULL)
 		return 0;
+	if (a->hosts == NULL && a->hostfile == NULL && a->exclude == NULL) {
+		a->jo.nodelist = a->slurm_nodes;
+		return 0;
+	}
 	names = xcalloc((size_t)hl->n, sizeof *names);
 	for (int i = 0; i < hl->n; i++)
 		names[i] = hl->hosts[i].name;

@@ -60,8 +60,9 @@ fr_rank_of(const char *path)
 	return atoi(path + k);
 }
 
+/* Load one dump as rank (-1: from the digits its name ends in). */
 static int
-fr_load(struct fr_set *s, const char *path, char *err, size_t len)
+fr_load(struct fr_set *s, const char *path, int rank, char *err, size_t len)
 {
 	char why[256];
 	struct stat sb;
@@ -69,8 +70,8 @@ fr_load(struct fr_set *s, const char *path, char *err, size_t len)
 	size_t got = 0;
 	uint8_t *buf;
 	FILE *f;
-	int rank = fr_rank_of(path);
-
+	if (rank < 0)
+		rank = fr_rank_of(path);
 	if (rank < 0) {
 		snprintf(err, len, "%s: cannot tell its rank: PyTorch names a dump PREFIX<rank> "
 		    "(TORCH_FR_DUMP_TEMP_FILE)", path);
@@ -118,11 +119,11 @@ fr_add(struct fr_set *s, const char *path, char *err, size_t len)
 	char *dir, *base, *slash, *full;
 	struct stat sb;
 	struct dirent *de;
-	int n0 = s->n, is_dir;
+	int n0 = s->n, is_dir, r;
 	DIR *d;
 
 	if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode))
-		return fr_load(s, path, err, len);
+		return fr_load(s, path, -1, err, len);
 	is_dir = stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
 	dir = xstrdup(is_dir ? path : ".");
 	base = xstrdup("");
@@ -149,17 +150,24 @@ fr_add(struct fr_set *s, const char *path, char *err, size_t len)
 		if (is_dir)
 			tail = de->d_name + strlen(de->d_name) - 1;
 		if (strncmp(de->d_name, base, strlen(base)) != 0 || *tail == '\0' ||
-		    strspn(tail, "0123456789") != strlen(tail) || de->d_name[0] == '.')
+		    strspn(tail, "0123456789") != strlen(tail) || strlen(tail) > 6 ||
+		    de->d_name[0] == '.')
 			continue;
 		full = xasprintf("%s/%s", dir, de->d_name);
-		if (fr_load(s, full, err, len) != 0) {
-			free(full);
+		/* A prefix's rank is what follows it (the prefix may end in a digit). */
+		r = fr_load(s, full, is_dir ? -1 : atoi(tail), err, len);
+		free(full);
+		/* A directory may hold other files too: they are passed over, and said. */
+		if (r != 0 && is_dir) {
+			s->skipped = xreallocarray(s->skipped, (size_t)s->nskipped + 1,
+			    sizeof *s->skipped);
+			s->skipped[s->nskipped++] = xstrdup(err);
+		} else if (r != 0) {
 			closedir(d);
 			free(dir);
 			free(base);
 			return -1;
 		}
-		free(full);
 	}
 	closedir(d);
 	if (s->n == n0)
@@ -191,6 +199,9 @@ fr_close(struct fr_set *s)
 		free(s->d[i].path);
 		json_decref(s->d[i].root);
 	}
+	for (int i = 0; i < s->nskipped; i++)
+		free(s->skipped[i]);
+	free(s->skipped);
 	free(s->d);
 	memset(s, 0, sizeof *s);
 }
@@ -273,8 +284,13 @@ static int
 fr_ent_cmp(const void *a, const void *b)
 {
 	const struct fr_ent *x = a, *y = b;
+	long long rx = json_integer_value(json_object_get(x->e, "record_id")),
+	    ry = json_integer_value(json_object_get(y->e, "record_id"));
 
-	return (x->seq > y->seq) - (x->seq < y->seq);
+	/* Ops of one seq (coalesced) in the order they were recorded, on every rank. */
+	if (x->seq != y->seq)
+		return (x->seq > y->seq) - (x->seq < y->seq);
+	return (rx > ry) - (rx < ry);
 }
 
 /* Rank d's collective entries in pg, by seq. */
@@ -303,12 +319,20 @@ fr_list(const struct fr_dump *d, const char *pg, struct fr_ent **out)
 	return n;
 }
 
+static int
+fr_seq_cmp(const void *a, const void *b)
+{
+	const struct fr_ent *x = a, *y = b;
+
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
 static const struct fr_ent *
 fr_at(const struct fr_ent *l, int n, long long seq)
 {
 	struct fr_ent key = { .seq = seq };
 
-	return n > 0 ? bsearch(&key, l, (size_t)n, sizeof *l, fr_ent_cmp) : NULL;
+	return n > 0 ? bsearch(&key, l, (size_t)n, sizeof *l, fr_seq_cmp) : NULL;
 }
 
 static void
@@ -361,6 +385,10 @@ fr_say(struct fr_report *r, json_t *item, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
+	/* Names and files come from the dumps: printable ASCII only reaches a terminal. */
+	for (char *c = buf; *c != '\0'; c++)
+		if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
+			*c = '?';
 	json_array_append_new(r->lines, json_string(buf));
 	if (item != NULL)
 		json_array_append_new(r->findings, item);
@@ -450,7 +478,12 @@ fr_pg(const struct fr_set *s, const char *pg, struct fr_report *r)
 			ref = ref ? ref : at;
 			joined++;
 		}
-	if (ref == NULL) {	/* cannot be: the group was named by an entry */
+	if (ref == NULL) {
+		/* Entries that name the group but carry no collective_seq_id: an older format. */
+		fr_say(r, json_pack("{s:s, s:s}", "kind", "unreadable", "pg", pg), "process group %s: "
+		    "its entries carry no collective_seq_id (a flight recorder format older than "
+		    "this reader knows): nothing matched", pg);
+		r->unreadable++;
 		free(n);
 		free(l);
 		stack_rankset_free(&rs);

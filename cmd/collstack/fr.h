@@ -11,12 +11,15 @@ struct fr_dump;
 struct fr_set {
 	struct fr_dump *d;	/* by rank */
 	int n;
+	char **skipped;		/* files of a directory that are not dumps, and why */
+	int nskipped;
 };
 
 struct fr_report {
 	json_t *lines;		/* the report, line by line */
 	json_t *findings;	/* what is wrong, one object each: kind, pg, rank, seq... */
 	int problems;
+	int unreadable;		/* groups that could not be matched */
 };
 
 /* Read the dumps: files, directories of them, or PREFIXes of PREFIX<rank>; -1 with why. */

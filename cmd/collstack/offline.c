@@ -22,6 +22,8 @@ stk_fr(const struct stk_args *a)
 		fprintf(stderr, "collstack: %s\n", err);
 		return EXIT_CANNOT;
 	}
+	for (int k = 0; k < s.nskipped; k++)
+		fprintf(stderr, "collstack: passed over %s\n", s.skipped[k]);
 	fr_analyze(&s, &r);
 	if (a->fmt == FMT_JSON) {
 		json_t *o = json_pack("{s:i, s:O, s:O}", "dumps", s.n, "findings", r.findings,
@@ -34,11 +36,11 @@ stk_fr(const struct stk_args *a)
 		printf("collstack: flight recorder dumps of %d rank%s\n", s.n, s.n == 1 ? "" : "s");
 		json_array_foreach(r.lines, i, line)
 			printf("%s\n", json_string_value(line));
-		if (r.problems == 0)
+		if (r.problems == 0 && r.unreadable == 0)
 			printf("every rank of every process group reached the newest collective, and "
 			    "they agree on each op\n");
 	}
-	code = r.problems > 0 ? EXIT_PROBLEMS : EXIT_OK;
+	code = r.problems > 0 ? EXIT_PROBLEMS : r.unreadable > 0 ? EXIT_CANNOT : EXIT_OK;
 	fr_report_free(&r);
 	fr_close(&s);
 	return code;

@@ -18,6 +18,7 @@
 #include "xmalloc.h"
 
 #define PK_DEPTH_MAX 64		/* MARKs open at once */
+#define PK_NEST_MAX 256		/* containers in containers: jansson frees and prints recursively */
 #define PK_STACK_MAX (1u << 22)
 #define PK_MEMO_MAX (1u << 22)
 /*
@@ -25,17 +26,19 @@
  * most (a dump's shared frames are copied into each entry), so that a file
  * of memo fetches cannot multiply itself.
  */
-#define PK_VALUES_PER_BYTE 16
+#define PK_VALUES_PER_BYTE 8
 #define PK_VALUES_MAX (1u << 24)
 
 struct pk {
 	const uint8_t *p;
 	size_t len, off;
 	json_t **stack;
+	uint16_t *depth;		/* per slot: how deep its containers nest */
 	size_t n, cap;
 	size_t marks[PK_DEPTH_MAX];
 	int nmarks;
 	json_t **memo;
+	uint16_t *memo_depth;
 	size_t nmemo, nset;		/* slots, and entries stored (MEMOIZE's next index) */
 	size_t made, budget;
 	char *err;
@@ -69,7 +72,7 @@ pk_le(const uint8_t *b, int n)
 }
 
 static int
-pk_push(struct pk *k, json_t *v)
+pk_push_at(struct pk *k, json_t *v, unsigned depth)
 {
 	if (v == NULL)
 		return pk_fail(k, "out of memory at byte %zu", k->off);
@@ -77,11 +80,40 @@ pk_push(struct pk *k, json_t *v)
 		json_decref(v);
 		return pk_fail(k, "too many values (over the reader's limit) at byte %zu", k->off);
 	}
+	if (depth > PK_NEST_MAX) {
+		json_decref(v);
+		return pk_fail(k, "containers nested deeper than the reader's limit at byte %zu",
+		    k->off);
+	}
 	if (k->n == k->cap) {
 		k->cap = k->cap ? k->cap * 2 : 64;
 		k->stack = xreallocarray(k->stack, k->cap, sizeof *k->stack);
+		k->depth = xreallocarray(k->depth, k->cap, sizeof *k->depth);
 	}
+	k->depth[k->n] = (uint16_t)depth;
 	k->stack[k->n++] = v;
+	return 0;
+}
+
+/* A new value: a scalar nests nothing, an empty container one level. */
+static int
+pk_push(struct pk *k, json_t *v)
+{
+	return pk_push_at(k, v, v != NULL && (json_is_array(v) || json_is_object(v)));
+}
+
+/* The container at slot c now holds the values from first up: its depth grows to fit. */
+static int
+pk_deepen(struct pk *k, size_t c, size_t first, size_t at)
+{
+	unsigned d = k->depth[c];
+
+	for (size_t i = first; i < k->n; i++)
+		if (k->depth[i] + 1u > d)
+			d = k->depth[i] + 1u;
+	if (d > PK_NEST_MAX)
+		return pk_fail(k, "containers nested deeper than the reader's limit at byte %zu", at);
+	k->depth[c] = (uint16_t)d;
 	return 0;
 }
 
@@ -138,6 +170,8 @@ pk_setitems(struct pk *k, size_t first, size_t at)
 	if (first <= pk_floor(k) || (k->n - first) % 2 != 0 ||
 	    !json_is_object(d = k->stack[first - 1]))
 		return pk_fail(k, "dict items with no dict under them at byte %zu", at);
+	if (pk_deepen(k, first - 1, first, at) != 0)
+		return -1;
 	for (size_t i = first; i < k->n; i += 2) {
 		if (pk_key(k->stack[i], buf, sizeof buf, &key) != 0)
 			return pk_fail(k, "a dict key that is a container at byte %zu", at);
@@ -156,6 +190,8 @@ pk_appends(struct pk *k, size_t first, size_t at)
 
 	if (first <= pk_floor(k) || !json_is_array(l = k->stack[first - 1]))
 		return pk_fail(k, "list items with no list under them at byte %zu", at);
+	if (pk_deepen(k, first - 1, first, at) != 0)
+		return -1;
 	for (size_t i = first; i < k->n; i++)
 		if (json_array_append(l, k->stack[i]) != 0)
 			return pk_fail(k, "out of memory at byte %zu", at);
@@ -169,14 +205,17 @@ static int
 pk_tuple(struct pk *k, size_t first, size_t at)
 {
 	json_t *t = json_array();
+	unsigned d = 1;
 
 	if (t == NULL)
 		return pk_fail(k, "out of memory at byte %zu", at);
-	for (size_t i = first; i < k->n; i++)
+	for (size_t i = first; i < k->n; i++) {
 		json_array_append(t, k->stack[i]);
+		d = k->depth[i] + 1u > d ? k->depth[i] + 1u : d;
+	}
 	while (k->n > first)
 		json_decref(k->stack[--k->n]);
-	return pk_push(k, t);
+	return pk_push_at(k, t, d);
 }
 
 /* Values in v, counted no further than past max. */
@@ -202,6 +241,28 @@ pk_count(json_t *v, size_t max)
 	return n;
 }
 
+/* A copy of the containers of v, sharing its scalars (depth is bounded). */
+static json_t *
+pk_copy(json_t *v)
+{
+	const char *key;
+	json_t *c, *x;
+	size_t i;
+
+	if (json_is_array(v)) {
+		c = json_array();
+		json_array_foreach(v, i, x)
+			json_array_append_new(c, pk_copy(x));
+	} else if (json_is_object(v)) {
+		c = json_object();
+		json_object_foreach(v, key, x)
+			json_object_set_new(c, key, pk_copy(x));
+	} else {
+		c = json_incref(v);
+	}
+	return c;
+}
+
 /*
  * A memo entry fetched: a scalar is shared; a container is copied, so that
  * no container can come to hold itself (a cycle jansson could not free or
@@ -221,7 +282,7 @@ pk_get(struct pk *k, size_t idx, size_t at)
 	if ((n = pk_count(v, k->budget - k->made)) > k->budget - k->made)
 		return pk_fail(k, "too many values (over the reader's limit) at byte %zu", at);
 	k->made += n - 1;
-	return pk_push(k, json_deep_copy(v));
+	return pk_push_at(k, pk_copy(v), k->memo_depth[idx]);
 }
 
 static int
@@ -232,12 +293,14 @@ pk_put(struct pk *k, size_t idx, size_t at)
 	if (!pk_have(k, 1))
 		return pk_fail(k, "a memo store with nothing to store at byte %zu", at);
 	v = k->stack[k->n - 1];
-	if (idx >= PK_MEMO_MAX)
+	/* Each store takes a byte or more: a real pickle's indexes stay below its length. */
+	if (idx >= PK_MEMO_MAX || idx >= k->len)
 		return pk_fail(k, "a memo index over the reader's limit at byte %zu", at);
 	if (idx >= k->nmemo) {
 		size_t n = idx + 1 > k->nmemo * 2 ? idx + 1 : k->nmemo * 2;
 
 		k->memo = xreallocarray(k->memo, n, sizeof *k->memo);
+		k->memo_depth = xreallocarray(k->memo_depth, n, sizeof *k->memo_depth);
 		memset(k->memo + k->nmemo, 0, (n - k->nmemo) * sizeof *k->memo);
 		k->nmemo = n;
 	}
@@ -245,6 +308,7 @@ pk_put(struct pk *k, size_t idx, size_t at)
 		k->nset++;
 	json_decref(k->memo[idx]);
 	k->memo[idx] = json_incref(v);
+	k->memo_depth[idx] = k->depth[k->n - 1];
 	return 0;
 }
 
@@ -427,6 +491,8 @@ pickle_read(const void *buf, size_t len, char *err, size_t errlen)
 	for (size_t i = 0; i < k.nmemo; i++)
 		json_decref(k.memo[i]);
 	free(k.stack);
+	free(k.depth);
 	free(k.memo);
+	free(k.memo_depth);
 	return out;
 }

@@ -13,6 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+extern char **environ;
+
 #include "clock.h"
 #include "collstack.h"
 #include "err.h"
@@ -67,19 +69,32 @@ stk_drain(int fds[2], char *buf[2], size_t cap)
 	return r;
 }
 
-/* The child: squeue with none of the user's SQUEUE_* filters, which could hide the job. */
-static void
-stk_squeue_exec(const char *path, const char *id, int out, int err)
+/* The environment less every SQUEUE_* setting: a user's filters could hide the job. */
+static char **
+stk_squeue_env(void)
 {
-	static const char *const filters[] = { "SQUEUE_USERS", "SQUEUE_STATES",
-		"SQUEUE_PARTITION", "SQUEUE_NAMES", "SQUEUE_ACCOUNT", "SQUEUE_QOS",
-		"SQUEUE_FORMAT", "SQUEUE_FORMAT2", "SQUEUE_SORT", "SQUEUE_ALL" };
+	size_t n = 0, k = 0;
+	char **env;
+
+	while (environ[n] != NULL)
+		n++;
+	env = xcalloc(n + 1, sizeof *env);
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(environ[i], "SQUEUE_", 7) != 0)
+			env[k++] = environ[i];
+	return env;
+}
+
+/* The child: squeue for the job, one line per job. */
+static void
+stk_squeue_exec(const char *path, const char *id, char **env, int out, int err)
+{
+	char *argv[] = { "squeue", "--noheader", "--jobs", (char *)id, "--format", "%A %T %N",
+		NULL };
 
 	dup2(out, STDOUT_FILENO);
 	dup2(err, STDERR_FILENO);
-	for (size_t i = 0; i < sizeof filters / sizeof *filters; i++)
-		unsetenv(filters[i]);
-	execl(path, "squeue", "--noheader", "--jobs", id, "--format", "%A %T %N", (char *)NULL);
+	execve(path, argv, env);
 	_exit(127);
 }
 
@@ -89,6 +104,7 @@ stk_squeue(const char *id, char **out, char *err, size_t len)
 {
 	char path[4096], *buf[2], *nl;
 	int po[2] = { -1, -1 }, pe[2] = { -1, -1 }, status = -1, r;
+	char **env;
 	pid_t pid;
 
 	*out = NULL;
@@ -97,6 +113,8 @@ stk_squeue(const char *id, char **out, char *err, size_t len)
 		    "give the job's nodes with -H", id);
 		return -1;
 	}
+	/* Made before the fork: the child only execs. */
+	env = stk_squeue_env();
 	if (pipe2(po, O_CLOEXEC) == -1 || pipe2(pe, O_CLOEXEC) == -1 || (pid = fork()) < 0) {
 		snprintf(err, len, "--slurm %s: cannot start squeue: %s", id, strerror(errno));
 		for (int i = 0; i < 2; i++) {
@@ -105,10 +123,12 @@ stk_squeue(const char *id, char **out, char *err, size_t len)
 			if (pe[i] >= 0)
 				close(pe[i]);
 		}
+		free(env);
 		return -1;
 	}
 	if (pid == 0)
-		stk_squeue_exec(path, id, po[1], pe[1]);
+		stk_squeue_exec(path, id, env, po[1], pe[1]);
+	free(env);
 	close(po[1]);
 	close(pe[1]);
 	buf[0] = xmalloc(STK_SQUEUE_MAX);

@@ -35,6 +35,30 @@ check "PyTorch's own dumps: rank 1 did not join all-reduce seq 6 (as fr_trace sa
 check "PyTorch's own dumps: rank 0 waits in it, scheduled, from train_step" grep -q "^  rank 0: nccl:all_reduce seq 6 scheduled, from .* train_step (fr_hang.py:18) < main (fr_hang.py:41)$" "$TMP/o"
 check "PyTorch's own dumps: nothing on stderr" test ! -s "$TMP/e"
 
+# A directory that holds other files too: they are passed over, and said.
+mk hang
+echo "not a dump" >"$TMP/fr/notes.1"
+collstack --fr "$TMP/fr" >"$TMP/o" 2>"$TMP/e"
+expect_code 1 $? "a directory with a stray file: still read"
+check "... the stray file is passed over, and said" grep -q "^collstack: passed over $TMP/fr/notes.1: not a flight recorder dump" "$TMP/e"
+check "... the dumps are matched all the same" grep -q '^rank 1 did not join nccl:all_reduce seq 5' "$TMP/o"
+# A prefix that ends in a digit: the rank is what follows it.
+rm -rf "$TMP/fr"; mkdir -p "$TMP/fr"; python3 "$GEN" "$TMP/fr/job4" hang
+collstack --fr "$TMP/fr/job4" >"$TMP/o" 2>&1
+expect_code 1 $? "prefix job4: a culprit"
+check "... ranks 0 and 1, not 40 and 41" grep -q '^rank 1 did not join nccl:all_reduce seq 5' "$TMP/o"
+# An older format (seq_id, no collective_seq_id): said, not taken for agreement.
+mk ok
+python3 -c '
+import pickle,sys
+for f in sys.argv[1:]:
+    d=pickle.load(open(f,"rb"))
+    for e in d["entries"]: e["seq_id"]=e.pop("collective_seq_id")
+    pickle.dump(d,open(f,"wb"),protocol=2)' "${P}0" "${P}1"
+collstack --fr "$P" >"$TMP/o" 2>&1
+expect_code 3 $? "entries with no collective_seq_id"
+check "... said, and no agreement claimed" sh -c "grep -q 'carry no collective_seq_id' '$TMP/o' && ! grep -q '^every rank' '$TMP/o'"
+
 mk mismatch
 collstack --fr "$P" >"$TMP/o" 2>&1
 expect_code 1 $? "mismatch: a culprit"

@@ -42,6 +42,10 @@ check "rank 1 is named behind, in train_step" grep -q "^rank 1 ($(hostname -s)\|
 check "the tree parts at rank 1" sh -c "grep -q '\[1\] (1) train_step' '$TMP/o' && grep -q '\[0\] (1) wait_allreduce' '$TMP/o'"
 check "nothing on stderr" test ! -s "$TMP/e"
 check "the job still runs" test "$(squeue -h -j "$id" -o %T)" = RUNNING
+# A user's squeue filters (SQUEUE_USERS here) do not hide the job from collstack.
+SQUEUE_USERS=nobody SQUEUE_STATES=PENDING "$BIN/collstack" --slurm "$id" --no-color >"$TMP/o" 2>"$TMP/e"
+expect_code 1 $? "with SQUEUE_USERS=nobody SQUEUE_STATES=PENDING set"
+check "... the job is found all the same" grep -q '^rank 1 (' "$TMP/o"
 
 # Inside the allocation the nodes are in the environment: no squeue, still a step of it.
 : >"$TMP/squeue.args"; : >"$TMP/srun.args"

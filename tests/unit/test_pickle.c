@@ -124,6 +124,17 @@ test_nesting_limit(void **state)
 	(void)state;
 	memset(buf, '(', sizeof buf);
 	refused(buf, sizeof buf, "nested deeper");
+	/* Nesting without MARKs: a list wrapped in 300 one-tuples (jansson frees recursively). */
+	{
+		char deep[304];
+
+		memcpy(deep, "\x80\x02]", 3);
+		memset(deep + 3, 0x85, 300);
+		deep[303] = '.';
+		refused(deep, sizeof deep, "nested deeper");
+		deep[3 + 200] = '.';
+		json_decref(read_ok(deep, 3 + 201));
+	}
 }
 
 int
