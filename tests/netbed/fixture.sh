@@ -15,6 +15,16 @@ up)
 	;;
 down)
 	[ -f "$2/unavailable" ] && exit 0
+	# Ranks on the bed's hosts write their status pages to the one shared /dev/shm
+	# (COLL_* is not forwarded over SSH), and a killed rank leaves its page: remove
+	# those made since the bed came up by one of its hosts, whatever test left them.
+	if [ -f "$2/hosts" ]; then
+		names=$(awk '{print $2}' "$2/hosts" | paste -sd'|')
+		find /dev/shm -maxdepth 1 -type f -name 'coll.*' -newer "$2/hosts" 2>/dev/null |
+			while read -r f; do
+				grep -qaE "(^|[^a-z0-9])($names)([^a-z0-9]|\$)" "$f" && rm -f "$f"
+			done
+	fi
 	exec bash "$here/netbed.sh" down "$2"
 	;;
 esac
