@@ -132,6 +132,8 @@ int stk_job_find(const char *want, char *jobid, size_t idlen, char **hosts, char
 
 /* record.c */
 json_t *stk_record(const struct stk_result *r);
+/* Untrusted text made printable ASCII in place: no escape reaches a terminal. */
+void stk_clean_here(char *s);
 int stk_record_read(struct stk_result *r, const char *buf, size_t len, char *err,
     size_t errlen);
 json_t *stk_task_json(const struct stk_task *t);

@@ -385,10 +385,8 @@ fr_say(struct fr_report *r, json_t *item, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
-	/* Names and files come from the dumps: printable ASCII only reaches a terminal. */
-	for (char *c = buf; *c != '\0'; c++)
-		if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
-			*c = '?';
+	/* Names and files come from the dumps. */
+	stk_clean_here(buf);
 	json_array_append_new(r->lines, json_string(buf));
 	if (item != NULL)
 		json_array_append_new(r->findings, item);

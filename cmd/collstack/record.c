@@ -19,7 +19,7 @@
  * their status pages) as printable ASCII: nothing reaches a terminal as an
  * escape, and JSON always takes it.
  */
-static void
+void
 stk_clean_here(char *s)
 {
 	for (; *s; s++)
