@@ -64,6 +64,7 @@ struct stk_task {
 	int pid;
 	char state;		/* /proc letter; 'G' gone */
 	char *comm, *cmdline, *err, *where;
+	char *note;		/* read, but not all of it (a Python whose frames we cannot read) */
 	int nthreads;
 	double pause_ms;
 	int npages;

@@ -75,6 +75,8 @@ stk_task_json(const struct stk_task *t)
 		json_object_set_new(o, "error", stk_clean_json(t->err));
 	if (t->where != NULL)
 		json_object_set_new(o, "where", stk_clean_json(t->where));
+	if (t->note != NULL)
+		json_object_set_new(o, "note", stk_clean_json(t->note));
 	return o;
 }
 
@@ -155,6 +157,7 @@ stk_task_read(struct stk_task *t, json_t *o)
 	t->cmdline = stk_str(o, "cmdline");
 	t->err = stk_str(o, "error");
 	t->where = stk_str(o, "where");
+	t->note = stk_str(o, "note");
 	if (t->host == NULL || t->comm == NULL || t->cmdline == NULL)
 		return -1;
 	t->pages = xcalloc(json_array_size(pages) + 1, sizeof *t->pages);
@@ -260,6 +263,7 @@ stk_task_free(struct stk_task *t)
 	free(t->comm);
 	free(t->cmdline);
 	free(t->err);
+	free(t->note);
 	free(t->where);
 	free(t->pages);
 }

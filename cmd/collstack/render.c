@@ -81,7 +81,7 @@ stk_print_frame(const struct stk_out *o, const struct stack_node *n, int show_ra
 		fprintf(o->f, " %s(%s)%s", stk_c(o, C_DIM), n->file, stk_c(o, C_OFF));
 	else if (n->func != NULL && n->module != NULL)
 		fprintf(o->f, " %s(%s)%s", stk_c(o, C_DIM), n->module, stk_c(o, C_OFF));
-	if (n->inlined)
+	if (n->kind == STACK_FRAME_INLINED)
 		fprintf(o->f, " %s[inlined]%s", stk_c(o, C_DIM), stk_c(o, C_OFF));
 	if (n->threads > (uint32_t)cnt)
 		fprintf(o->f, " %s%u threads%s", stk_c(o, C_DIM), n->threads, stk_c(o, C_OFF));
@@ -174,6 +174,28 @@ stk_print_classes(const struct stk_out *o, const struct stk_result *r)
 	free(done);
 }
 
+/* What could not be read of the tasks that were: the first few, then a count. */
+static void
+stk_print_notes(const struct stk_out *o, const struct stk_result *r)
+{
+	int shown = 0, more = 0;
+
+	for (int i = 0; i < r->ntasks; i++) {
+		const struct stk_task *t = &r->tasks[i];
+
+		if (t->note == NULL)
+			continue;
+		if (shown++ < 4)
+			fprintf(o->f, "note: %s %d (%s, pid %d): %s\n", r->by_rank ? "rank" :
+			    "task", t->id, t->host, t->pid, t->note);
+		else
+			more++;
+	}
+	if (more > 0)
+		fprintf(o->f, "note: and %d more %s like that (--json lists them)\n", more,
+		    r->by_rank ? "ranks" : "tasks");
+}
+
 static void
 stk_print_text(const struct stk_out *o, const struct stk_result *r, const struct stk_verdict *v)
 {
@@ -184,6 +206,7 @@ stk_print_text(const struct stk_out *o, const struct stk_result *r, const struct
 	    r->ms / 1000, r->pause_max_ms);
 	if (r->note != NULL)
 		fprintf(o->f, "note: %s\n", r->note);
+	stk_print_notes(o, r);
 	for (int i = 0; i < v->n; i++)
 		fprintf(o->f, "%s%s%s\n", v->code ? stk_c(o, C_BAD) : "", v->line[i],
 		    v->code ? stk_c(o, C_OFF) : "");
@@ -213,9 +236,10 @@ stk_tree_json(const struct stack_node *n)
 	stack_node_name(n, name, sizeof name);
 	for (int i = 0; i < n->nkids; i++)
 		json_array_append_new(kids, stk_tree_json(n->kids[i]));
-	o = json_pack("{s:s, s:s, s:i, s:i, s:i, s:b, s:o}", "frame", name, "ranks", ranks,
+	o = json_pack("{s:s, s:s, s:i, s:i, s:i, s:b, s:b, s:o}", "frame", name, "ranks", ranks,
 	    "count", stack_rankset_count(&n->ranks), "threads", (int)n->threads, "line",
-	    n->line, "inlined", n->inlined, "children", kids);
+	    n->line, "inlined", n->kind == STACK_FRAME_INLINED, "python",
+	    n->kind == STACK_FRAME_PYTHON, "children", kids);
 	if (n->file)
 		json_object_set_new(o, "file", json_string(n->file));
 	if (n->module)

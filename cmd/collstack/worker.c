@@ -106,7 +106,26 @@ stk_system_module(const char *m)
 	return 0;
 }
 
-/* The innermost frame of the main thread outside the system's libraries. */
+/* A Python function of the user's own, not of the standard library or an installed package. */
+static int
+stk_user_python(const struct stack_frame *f)
+{
+	static const char *const lib[] = { "/site-packages/", "/dist-packages/", "/lib/python3",
+		"<frozen " };
+
+	if (f->kind != STACK_FRAME_PYTHON)
+		return 0;
+	for (size_t i = 0; i < sizeof lib / sizeof *lib; i++)
+		if (f->module != NULL && strstr(f->module, lib[i]) != NULL)
+			return 0;
+	return 1;
+}
+
+/*
+ * Where the main thread is: its innermost Python function of the user's
+ * own, else its innermost Python function, else its innermost frame
+ * outside the system's libraries.
+ */
 static char *
 stk_where(const struct stack_proc *p)
 {
@@ -115,6 +134,13 @@ stk_where(const struct stack_proc *p)
 
 		if (t->tid != p->pid)
 			continue;
+		for (int pass = 0; pass < 2; pass++)
+			for (int k = 0; k < t->nframes; k++) {
+				const struct stack_frame *f = &t->frames[k];
+
+				if (pass == 0 ? stk_user_python(f) : f->kind == STACK_FRAME_PYTHON)
+					return xasprintf("%s (%s:%d)", f->func, f->file, f->line);
+			}
 		for (int k = 0; k < t->nframes; k++) {
 			const struct stack_frame *f = &t->frames[k];
 
@@ -155,6 +181,8 @@ stk_task_fill(struct stk_worker *w, int i, struct stk_task *t, struct stk_pagese
 	else if (p->err != COLL_OK)
 		t->err = xstrdup(p->why);
 	t->where = stk_where(p);
+	if (p->note[0] != '\0')
+		t->note = xstrdup(p->note);
 	stk_pages_load(ps, pi->status_dir);
 	t->npages = stk_pages_of(ps, pi->pid, pi->uid, &t->pages);
 }
@@ -199,6 +227,7 @@ stk_local_work(struct stk_worker *w, size_t *len)
 		json_array_append_new(tasks, stk_task_json(&tk));
 		free(tk.err);
 		free(tk.where);
+		free(tk.note);
 		free(tk.pages);
 	}
 	stk_pages_free(&ps);

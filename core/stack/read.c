@@ -20,15 +20,21 @@ int
 stack_read(struct stack_syms *sy, pid_t pid, const struct stack_opts *o, struct stack_proc *p)
 {
 	struct stack_snap s;
+	struct stack_py py;
 	int r;
 
 	memset(p, 0, sizeof *p);
 	p->pid = pid;
-	r = stack__snap(&s, p, o);
+	/* Found before the stop, which then only walks the frames. */
+	if (stack__py_find(pid, &py) && py.why[0] != '\0')
+		snprintf(p->note, sizeof p->note, "%s", py.why);
+	r = stack__snap(&s, p, o, &py);
 	if (r == COLL_ENOTFOUND && p->why[0] == '\0')
 		snprintf(p->why, sizeof p->why, "pid %d is gone", (int)pid);
 	if (r == COLL_OK)
 		r = stack__unwind(sy, &s, p, o);
+	if (r == COLL_OK)
+		stack__py_merge(sy, &py, &s, p);
 	stack__snap_free(&s);
 	p->err = r;
 	return r;

@@ -273,7 +273,7 @@ stack_snap_list(struct stack_proc *p, pid_t **tids)
 /* Stop, copy, resume. Everything between the first seize and the detach counts as pause. */
 static int
 stack_snap_stop(struct stack_snap *s, struct stack_proc *p, const struct stack_opts *o,
-    pid_t *tids, int n, const struct stack_map *maps, int nm)
+    pid_t *tids, int n, const struct stack_map *maps, int nm, const struct stack_py *py)
 {
 	uint64_t t0 = clock_now_ns(), wait_ns = (uint64_t)(o->stop_wait_ms > 0 ?
 	    o->stop_wait_ms : 500) * 1000000u;
@@ -298,6 +298,8 @@ stack_snap_stop(struct stack_snap *s, struct stack_proc *p, const struct stack_o
 			s->t[i].have_regs = 1;
 			stack_copy(s->pid, &s->t[i], maps, nm);
 		}
+	if (r == 0 && py != NULL)
+		stack__py_walk(py, s);
 	if (r == 0 && o->hold_ms > 0) {
 		struct timespec hold = { o->hold_ms / 1000, (o->hold_ms % 1000) * 1000000L };
 
@@ -309,7 +311,8 @@ stack_snap_stop(struct stack_snap *s, struct stack_proc *p, const struct stack_o
 }
 
 int
-stack__snap(struct stack_snap *s, struct stack_proc *p, const struct stack_opts *o)
+stack__snap(struct stack_snap *s, struct stack_proc *p, const struct stack_opts *o,
+    const struct stack_py *py)
 {
 	struct stack_map *maps = NULL;
 	pid_t *tids = NULL;
@@ -330,7 +333,7 @@ stack__snap(struct stack_snap *s, struct stack_proc *p, const struct stack_opts 
 	}
 	n = p->nthreads;
 	nm = stack_maps(p->pid, &maps);
-	r = stack_snap_stop(s, p, o, tids, n, maps, nm);
+	r = stack_snap_stop(s, p, o, tids, n, maps, nm, py);
 	free(maps);
 	if (r < 0) {
 		stack_perm_why(p->pid, -r, p->why, sizeof p->why);
@@ -365,8 +368,10 @@ stack__snap(struct stack_snap *s, struct stack_proc *p, const struct stack_opts 
 void
 stack__snap_free(struct stack_snap *s)
 {
-	for (int i = 0; i < s->n; i++)
+	for (int i = 0; i < s->n; i++) {
 		free(s->t[i].stk);
+		free(s->t[i].py);
+	}
 	free(s->t);
 	s->t = NULL;
 	s->n = 0;

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "stack.h"
+#include "stack_py.h"
 
 #define STACK_NREGS 33		/* DWARF registers kept: x86-64 uses 17, aarch64 33 */
 #define STACK_COPY_MAX (256u << 10)	/* of each thread's stack, from its stack pointer up */
@@ -25,6 +26,8 @@ struct stack_snap_thread {
 	uint8_t *stk;		/* copy of [stk_lo, stk_lo + stk_len) */
 	uint64_t stk_lo;
 	size_t stk_len;
+	struct stack_pyframe *py;	/* its Python frames, innermost first (py.c) */
+	int npy;
 };
 
 struct stack_snap {
@@ -39,8 +42,12 @@ ssize_t stack__read_file(const char *path, char *buf, size_t len);
 int stack__stat(const char *path, char *state, pid_t *ppid, char *comm, size_t commlen);
 /* The numeric entries of a /proc directory (pids, tids), ascending; -1 if it cannot be read. */
 int stack__list_ids(const char *dir, pid_t **out);
-/* Stop every thread of p->pid, copy registers and stacks, resume; fills p's threads. */
-int stack__snap(struct stack_snap *s, struct stack_proc *p, const struct stack_opts *o);
+/*
+ * Stop every thread of p->pid, copy registers and stacks (and walk py's
+ * Python frames, py may be NULL), resume; fills p's threads.
+ */
+int stack__snap(struct stack_snap *s, struct stack_proc *p, const struct stack_opts *o,
+    const struct stack_py *py);
 void stack__snap_free(struct stack_snap *s);
 /* Unwind and name the snapshot's threads into p. */
 int stack__unwind(struct stack_syms *sy, struct stack_snap *s, struct stack_proc *p,

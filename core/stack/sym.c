@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "stack.h"
+#include "stack_py.h"
 #include "stack_sym.h"
 #include "xmalloc.h"
 
@@ -69,6 +70,17 @@ stack_intern(struct stack_syms *sy, const char *s)
 	e->next = *b;
 	*b = e;
 	return e->s;
+}
+
+const char *
+stack__intern(struct stack_syms *sy, const char *s)
+{
+	const char *r;
+
+	pthread_mutex_lock(&sy->mu);
+	r = stack_intern(sy, s);
+	pthread_mutex_unlock(&sy->mu);
+	return r;
 }
 
 struct stack_syms *
@@ -175,15 +187,15 @@ stack_sym_dwarf(Dwfl_Module *mod, uint64_t pc, const char *symname, struct stack
 			break;
 		}
 		/* The next (outer) frame is at this one's call site. */
-		out[n].inlined = 1;
+		out[n].kind = STACK_FRAME_INLINED;
 		if (n + 1 < max)
 			stack_call_site(cu, &chain[i], &out[n + 1].file, &out[n + 1].line);
 		n++;
 	}
 	free(chain);
 	free(sc);
-	if (n > 0 && out[n - 1].inlined)
-		out[n - 1].inlined = 0;	/* its outer function was not found: no caller to show */
+	if (n > 0 && out[n - 1].kind == STACK_FRAME_INLINED)
+		out[n - 1].kind = STACK_FRAME_NATIVE;	/* its outer function was not found: no caller to show */
 	return n > 0 ? n : 1;
 }
 

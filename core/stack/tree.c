@@ -126,7 +126,7 @@ stack_node_kid(struct stack_node *p, const struct stack_frame *f)
 	k->file = stack_text(f->file);
 	k->line = f->line;
 	k->offset = f->offset;
-	k->inlined = f->inlined;
+	k->kind = f->kind;
 	stack_node_append(p, k);
 	return k;
 }
@@ -236,7 +236,7 @@ stack_pack_node(struct stack_buf *b, const struct stack_node *n, int depth)
 	char head[96], *ranks = stack_rankset_str(&n->ranks);
 	int w;
 
-	w = snprintf(head, sizeof head, "%d %u %d %d %llx ", depth, n->threads, n->inlined,
+	w = snprintf(head, sizeof head, "%d %u %d %d %llx ", depth, n->threads, n->kind,
 	    n->line, (unsigned long long)n->offset);
 	stack_buf_add(b, head, (size_t)w);
 	stack_buf_add(b, ranks, strlen(ranks));
@@ -341,7 +341,7 @@ stack_parse_line(const char *s, const char *end, struct stack_node *n)
 	if (stack_pack_num(&s, end, 0, &depth) || stack_pack_num(&s, end, 0, &threads) ||
 	    stack_pack_num(&s, end, 0, &inl) || stack_pack_num(&s, end, 1, &line) ||
 	    stack_pack_hex(&s, end, &n->offset) || depth >= STACK_TREE_MAX_DEPTH ||
-	    threads < 1 || threads > UINT32_MAX || inl > 1 || line < -1 || line > INT32_MAX ||
+	    threads < 1 || threads > UINT32_MAX || inl > STACK_FRAME_PYTHON || line < -1 || line > INT32_MAX ||
 	    (tab = memchr(s, '\t', (size_t)(end - s))) == NULL ||
 	    stack_rankset_parse(&n->ranks, s, (size_t)(tab - s)) != COLL_OK)
 		return -1;
@@ -349,7 +349,7 @@ stack_parse_line(const char *s, const char *end, struct stack_node *n)
 		if (((unsigned char)*c < 0x20 && *c != '\t') || (unsigned char)*c >= 0x7f)
 			return -1;	/* printable ASCII only, as stack_text makes it */
 	n->threads = (uint32_t)threads;
-	n->inlined = (int)inl;
+	n->kind = (int)inl;
 	n->line = (int)line;
 	s = tab + 1;
 	n->func = stack_pack_field(&s, end, '\t');

@@ -129,7 +129,7 @@ test_stack_threads(void **state)
 	expect_in(t, "target_sleep", NULL);
 	nap = frame_of(t, "target_nap");
 	assert_true(nap >= 0);
-	assert_int_equal(t->frames[nap].inlined, 1);
+	assert_int_equal(t->frames[nap].kind, STACK_FRAME_INLINED);
 	assert_int_equal(frame_of(t, "target_sleep"), nap + 1);
 	assert_int_equal(t->frames[nap].offset, t->frames[nap + 1].offset);
 	assert_true(p.pause_ms >= 0);
@@ -292,7 +292,7 @@ test_stack_tree_bad(void **state)
 		"0 1 0 1 0 0\tf\tm\n",			/* a field short */
 		"0 1 0 1 0 0\t\t\t\n",			/* no name at all */
 		"0 1 0 1 0 0\tf\x1b[2J\t\tm\n",		/* a control byte */
-		"0 1 2 1 0 0\tf\t\tm\n",		/* inlined is 0 or 1 */
+		"0 1 3 1 0 0\tf\t\tm\n",		/* kind is 0, 1 or 2 */
 		"0 99999999999 0 1 0 0\tf\t\tm\n",	/* too many digits */
 		"0 1 0 1 0 0\tf\t\tm\n0 1 0 1 0 1\tf\t\tm\n",	/* the same frame twice */
 	};

@@ -51,13 +51,18 @@ int stack_pids(pid_t **out);
 /* Inode of this process's UTS namespace (0 if unknown). */
 uint64_t stack_self_uts(void);
 
+/* What a frame is: machine code, a function inlined into it, or a Python function. */
+#define STACK_FRAME_NATIVE 0
+#define STACK_FRAME_INLINED 1
+#define STACK_FRAME_PYTHON 2	/* func: qualified name, file: script base name, module: its path */
+
 struct stack_frame {
 	const char *func;	/* NULL: no symbol (then module+offset) */
 	const char *file;	/* base name of the source file; NULL: no line */
 	const char *module;	/* base name of the module; NULL: not in one */
 	int line;
 	uint64_t offset;	/* pc - the module's load address */
-	int inlined;		/* inlined into the next (outer) frame */
+	int kind;		/* STACK_FRAME_*: native, inlined into the next (outer) frame, Python */
 };
 
 struct stack_thread {
@@ -79,6 +84,7 @@ struct stack_proc {
 	double pause_ms;	/* first thread stopped to last resumed */
 	int err;		/* COLL_OK, or why nothing was read (see why) */
 	char why[256];		/* the cause and what to do */
+	char note[160];		/* read, but something is missing (frames of a Python we cannot read) */
 };
 
 struct stack_opts {
@@ -128,7 +134,7 @@ struct stack_node {
 	char *func, *file, *module;
 	int line;		/* -1: the ranks here are at different lines */
 	uint64_t offset;	/* where func is NULL */
-	int inlined;
+	int kind;		/* STACK_FRAME_* */
 	struct stack_rankset ranks;
 	uint32_t threads;	/* threads through this frame */
 	int nkids, capkids;
