@@ -203,6 +203,13 @@ static const char *const collstack_description[] = {
 	"was stopped stays stopped; if collstack is killed, the kernel resumes the job. Names "
 	"are cached per host across processes. The workers merge their trees through the "
 	"core's collectives, a binomial tree of merges, so the front end receives one tree.",
+	"In a CPython 3.11, 3.12 or 3.13 process each thread's Python functions are read too, "
+	"from its memory during the same pause (nothing runs in it; 3.13's own "
+	"_Py_DebugOffsets say where its fields are), and take the place of the evaluation-"
+	"loop frames that run them: Python and native frames interleave, each Python one as "
+	"function (file:line). A rank's place in the verdict is its main thread's innermost "
+	"Python function of the user's own (not of the standard library or site-packages). "
+	"An older or unknown interpreter is said in a note, and its native frames are shown.",
 	"The tree indents only where stacks part; each branch starts with its rank set and "
 	"count, the largest first. A thread in a system call ends in a [kernel] frame naming "
 	"the call and the kernel function it sleeps in. The equivalence classes below it "

@@ -199,6 +199,26 @@ stack_sym_dwarf(Dwfl_Module *mod, uint64_t pc, const char *symname, struct stack
 	return n > 0 ? n : 1;
 }
 
+/* libstdc++'s demangler (the C++ ABI's own, present wherever C++ code runs). */
+extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
+
+/* A C++ symbol's readable name, malloc'ed; NULL if name is not one. */
+static char *
+stack_demangle(const char *name)
+{
+	int st = 0;
+	char *d;
+
+	if (name == NULL || strncmp(name, "_Z", 2) != 0)
+		return NULL;
+	d = __cxa_demangle(name, NULL, NULL, &st);
+	if (st != 0) {
+		free(d);
+		return NULL;
+	}
+	return d;
+}
+
 /* Look pc up in mod, outside the lock; names point into the module's data. */
 static int
 stack_sym_lookup(Dwfl_Module *mod, uint64_t pc, uint64_t start, const char *path,
@@ -238,6 +258,7 @@ stack__sym(struct stack_syms *sy, Dwfl_Module *mod, uint64_t pc, struct stack_fr
 	const char *path = mod ? dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, NULL,
 	    NULL) : NULL;
 	struct stack_sym_ent *e;
+	char *dm[STACK_SYM_INLINE_MAX] = { NULL };
 	size_t b;
 	int n;
 
@@ -257,9 +278,13 @@ stack__sym(struct stack_syms *sy, Dwfl_Module *mod, uint64_t pc, struct stack_fr
 	sy->misses++;
 	pthread_mutex_unlock(&sy->mu);
 	n = stack_sym_lookup(mod, pc, start, path, out, max);
+	for (int i = 0; i < n; i++)
+		if ((dm[i] = stack_demangle(out[i].func)) != NULL)
+			out[i].func = dm[i];
 	pthread_mutex_lock(&sy->mu);
 	for (int i = 0; i < n; i++) {
 		out[i].func = stack_intern(sy, out[i].func);
+		free(dm[i]);
 		out[i].file = stack_intern(sy, out[i].file);
 		out[i].module = stack_intern(sy, out[i].module);
 	}

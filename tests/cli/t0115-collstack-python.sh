@@ -3,7 +3,7 @@
 # lines, in place of the evaluation-loop frames that run them, so native and
 # Python frames interleave (a key function called back from C's sorted(), a
 # generator, 30 frames of recursion); the rank's "where" is the user's own
-# function. Every CPython this machine has from 3.11 on is tried (python3,
+# function; C++ names are demangled. Every CPython this machine has from 3.11 on is tried (python3,
 # and 3.12/3.13 where found); an older one is said, not misread.
 . "$(dirname "$0")/lib.sh"
 collstack() { "$BIN/collstack" "$@"; }
@@ -112,4 +112,22 @@ expect_code 0 $? "a program named python3.11 that is not one: read"
 check "... its missing interpreter said" grep -q "note: task 0 .*: Python frames not read: no _PyRuntime, PyCode_Type or PyUnicode_Type symbol in python3.11$" "$TMP/o"
 check "... its native frames shown" grep -q "target_sleep" "$TMP/o"
 stop
+
+# C++ symbols read as C++ (libtorch's are what users see most): demangled.
+if command -v c++ >/dev/null && c++ -O0 -g0 -x c++ -o "$TMP/cx" - <<'CXX'
+#include <unistd.h>
+namespace ns { template <class T> struct W { static void run(T) { for (;;) pause(); } }; }
+int main() { ns::W<int>::run(1); }
+CXX
+then
+	"$TMP/cx" &
+	pid=$!
+	echo $pid >>"$TMP/pids"
+	sleep 0.5
+	collstack --pid "$pid" --no-color >"$TMP/o" 2>&1
+	check "C++: a template's static member, demangled" grep -q "ns::W<int>::run(int) (cx)$" "$TMP/o"
+	stop
+else
+	echo "skip - no C++ compiler here: demangling not tried"
+fi
 finish
