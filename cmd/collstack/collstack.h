@@ -82,6 +82,9 @@ struct stk_result {
 	double ms, pause_max_ms;
 	uint64_t cache_hits, cache_misses;
 	char *note;		/* why ids are not ranks, or NULL */
+	json_t *ras;		/* NCCL RAS's report (ras.h's shape), the fullest one; NULL none */
+	char *ras_host;		/* the host whose service gave it */
+	char *ras_note;		/* why a host that runs NCCL gave none */
 };
 
 /* The verdict: lines to print first, and the exit code. */

@@ -191,6 +191,11 @@ stk_record(const struct stk_result *r)
 	json_object_set_new(rec, "cache_misses", json_integer((json_int_t)r->cache_misses));
 	if (r->note != NULL)
 		json_object_set_new(rec, "note", json_string(r->note));
+	if (r->ras != NULL)
+		json_object_set_new(rec, "ras", json_pack("{s:O, s:s}", "report", r->ras, "host",
+		    r->ras_host ? r->ras_host : ""));
+	if (r->ras_note != NULL)
+		json_object_set_new(rec, "ras_note", json_string(r->ras_note));
 	json_object_set_new(rec, "tree", json_stringn(tree, len));
 	free(tree);
 	return rec;
@@ -249,6 +254,11 @@ stk_record_read(struct stk_result *r, const char *buf, size_t len, char *err, si
 	r->cache_hits = (uint64_t)json_integer_value(json_object_get(rec, "cache_hits"));
 	r->cache_misses = (uint64_t)json_integer_value(json_object_get(rec, "cache_misses"));
 	r->note = stk_str(rec, "note");
+	r->ras_note = stk_str(rec, "ras_note");
+	if (json_is_object(json_object_get(json_object_get(rec, "ras"), "report"))) {
+		r->ras = json_incref(json_object_get(json_object_get(rec, "ras"), "report"));
+		r->ras_host = stk_str(json_object_get(rec, "ras"), "host");
+	}
 	if (stack_tree_parse(&r->tree, json_string_value(tree), json_string_length(tree), err,
 	    errlen) != COLL_OK)
 		return stk_record_fail(rec, err, errlen, "has a malformed tree");
@@ -278,6 +288,9 @@ stk_result_free(struct stk_result *r)
 		free(r->hosts[i]);
 	free(r->hosts);
 	free(r->note);
+	json_decref(r->ras);
+	free(r->ras_host);
+	free(r->ras_note);
 	stack_tree_free(&r->tree);
 	memset(r, 0, sizeof *r);
 }

@@ -206,6 +206,8 @@ stk_print_text(const struct stk_out *o, const struct stk_result *r, const struct
 	    r->ms / 1000, r->pause_max_ms);
 	if (r->note != NULL)
 		fprintf(o->f, "note: %s\n", r->note);
+	if (r->ras_note != NULL)
+		fprintf(o->f, "note: NCCL RAS skipped on %s\n", r->ras_note);
 	stk_print_notes(o, r);
 	for (int i = 0; i < v->n; i++)
 		fprintf(o->f, "%s%s%s\n", v->code ? stk_c(o, C_BAD) : "", v->line[i],
@@ -275,6 +277,11 @@ stk_print_json(const struct stk_out *o, const struct stk_result *r, const struct
 	json_object_set_new(rec, "pause_max_ms", json_real(r->pause_max_ms));
 	if (r->note)
 		json_object_set_new(rec, "note", json_string(r->note));
+	if (r->ras != NULL)
+		json_object_set_new(rec, "ras", json_pack("{s:s, s:O}", "host", r->ras_host ?
+		    r->ras_host : "", "report", r->ras));
+	if (r->ras_note != NULL)
+		json_object_set_new(rec, "ras_note", json_string(r->ras_note));
 	json_dumpf(rec, o->f, JSON_INDENT(1));
 	fputc('\n', o->f);
 	json_decref(rec);

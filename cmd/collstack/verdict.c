@@ -262,6 +262,111 @@ stk_comm(const struct stk_result *r, struct stk_verdict *v, const struct stk_mem
 		    peer);
 }
 
+/* The task of pid, where exactly one has it; -1 otherwise. */
+static int
+stk_task_of_pid(const struct stk_result *r, json_int_t pid)
+{
+	int found = -1;
+
+	for (int i = 0; i < r->ntasks; i++)
+		if (r->tasks[i].pid == pid) {
+			if (found >= 0)
+				return -1;	/* two hosts, one pid: RAS's host is an address */
+			found = i;
+		}
+	return found;
+}
+
+/* One op of one communicator: the ranks whose count is below the newest are behind. */
+static int
+stk_ras_op(const struct stk_result *r, struct stk_verdict *v, json_t *c, const char *op)
+{
+	json_t *ranks = json_object_get(c, "ranks"), *x;
+	json_int_t top = -1;
+	int ahead = 0, behind = 0;
+	size_t i;
+
+	json_array_foreach(ranks, i, x) {
+		json_t *n = json_object_get(json_object_get(x, "counts"), op);
+
+		if (json_is_integer(n) && json_integer_value(n) > top)
+			top = json_integer_value(n);
+	}
+	json_array_foreach(ranks, i, x)
+		ahead += json_integer_value(json_object_get(json_object_get(x, "counts"), op)) == top;
+	json_array_foreach(ranks, i, x) {
+		json_t *n = json_object_get(json_object_get(x, "counts"), op);
+		json_int_t pid = json_integer_value(json_object_get(x, "pid"));
+		int t;
+
+		if (!json_is_integer(n) || json_integer_value(n) == top)
+			continue;
+		t = stk_task_of_pid(r, pid);
+		stk_say(v, "NCCL RAS: communicator %s: rank %lld (pid %lld) launched %s up to "
+		    "%lld while %d other%s %s at %lld: it is behind%s%s",
+		    json_string_value(json_object_get(c, "hash")),
+		    (long long)json_integer_value(json_object_get(x, "rank")), (long long)pid, op,
+		    (long long)json_integer_value(n), ahead, ahead == 1 ? "" : "s",
+		    ahead == 1 ? "is" : "are", (long long)top,
+		    t >= 0 && r->tasks[t].where ? ", in " : "",
+		    t >= 0 && r->tasks[t].where ? r->tasks[t].where : "");
+		if (t >= 0)
+			stk_culprit(v, t);
+		v->code = EXIT_PROBLEMS;
+		behind++;
+	}
+	return behind;
+}
+
+/* NCCL RAS's view: ranks behind in an op's count, missing ranks, errors. */
+static void
+stk_ras(const struct stk_result *r, struct stk_verdict *v)
+{
+	json_t *c, *x, *v1;
+	size_t i, k;
+	int behind = 0, ncomm = 0;
+	const char *op;
+
+	json_array_foreach(json_object_get(r->ras, "comms"), i, c) {
+		const char *hash = json_string_value(json_object_get(c, "hash"));
+		json_t *ops = json_object();
+
+		ncomm++;
+		json_array_foreach(json_object_get(c, "ranks"), k, x) {
+			json_object_foreach(json_object_get(x, "counts"), op, v1)
+				json_object_set_new(ops, op, json_true());
+			if (json_integer_value(json_object_get(x, "async_error")) != 0 ||
+			    json_is_true(json_object_get(x, "abort")))
+				stk_say(v, "NCCL RAS: communicator %s: rank %lld (pid %lld) has async "
+				    "error %lld%s", hash ? hash : "?",
+				    (long long)json_integer_value(json_object_get(x, "rank")),
+				    (long long)json_integer_value(json_object_get(x, "pid")),
+				    (long long)json_integer_value(json_object_get(x, "async_error")),
+				    json_is_true(json_object_get(x, "abort")) ? ", aborted" : "");
+		}
+		json_object_foreach(ops, op, v1)
+			behind += stk_ras_op(r, v, c, op);
+		json_decref(ops);
+		if (json_array_size(json_object_get(c, "missing")) > 0) {
+			struct stack_rankset miss = { 0 };
+			char buf[256];
+
+			json_array_foreach(json_object_get(c, "missing"), k, x)
+				if (json_integer_value(x) >= 0 && json_integer_value(x) < STACK_RANK_MAX)
+					stack_rankset_add(&miss, (int)json_integer_value(x));
+			stack_rankset_fold(&miss, buf, sizeof buf);
+			stk_say(v, "NCCL RAS: communicator %s: rank%s %s did not answer it (their "
+			    "process or host is gone or unreachable)", hash ? hash : "?",
+			    stack_rankset_count(&miss) == 1 ? "" : "s", buf);
+			stack_rankset_free(&miss);
+			v->code = EXIT_PROBLEMS;
+		}
+	}
+	if (behind == 0 && ncomm > 0)
+		stk_say(v, "NCCL RAS: in each of its %d communicator%s every rank launched as many "
+		    "collectives", ncomm, ncomm == 1 ? "" : "s");
+}
+
 static int
 stk_member_cmp(const void *a, const void *b)
 {
@@ -296,7 +401,9 @@ stk_verdict(const struct stk_result *r, struct stk_verdict *v)
 			;
 		stk_comm(r, v, &m[a], b - a);
 	}
-	if (n == 0 && r->ntasks > 0)
+	if (r->ras != NULL)
+		stk_ras(r, v);
+	if (n == 0 && r->ntasks > 0 && r->ras == NULL)
 		stk_say(v, "no status pages: these processes publish no collective sequence "
 		    "numbers; the stacks below are all there is");
 	/* Ranks that could not be read leave no verdict, unless a culprit was named anyway. */

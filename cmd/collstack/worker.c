@@ -18,6 +18,7 @@
 #include "collstack.h"
 #include "comm.h"
 #include "err.h"
+#include "ras.h"
 #include "xmalloc.h"
 
 struct stk_worker {
@@ -90,6 +91,52 @@ stk_agree_ids(struct stk_worker *w)
 	free(plan);
 	free(mine);
 	return rc;
+}
+
+/* Does pid run NCCL (libnccl mapped)? */
+static int
+stk_runs_nccl(pid_t pid)
+{
+	char path[64], line[512];
+	FILE *f;
+	int yes = 0;
+
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return 0;
+	while (!yes && fgets(line, sizeof line, f) != NULL)
+		yes = strstr(line, "/libnccl") != NULL;
+	fclose(f);
+	return yes;
+}
+
+/*
+ * NCCL's RAS service on this host, where a process here runs NCCL (or
+ * NCCL_RAS_ADDR names one): its report into blob, or why there is none.
+ */
+static void
+stk_ras_here(struct stk_worker *w, json_t *blob)
+{
+	const char *addr = getenv("NCCL_RAS_ADDR");
+	int want = addr != NULL, ms = (int)(w->a->timeout_s * 1000 / 4);
+	char why[256], *rep;
+	json_t *ras;
+
+	for (int i = 0; i < w->loc.n && !want; i++)
+		want = stk_runs_nccl(w->loc.pi[i].pid);
+	if (!want)
+		return;
+	if (ms < 1000 || ms > 15000)
+		ms = ms < 1000 ? 1000 : 15000;
+	if ((rep = stk_ras_fetch(addr ? addr : STK_RAS_DEFAULT, ms, why, sizeof why)) == NULL) {
+		json_object_set_new(blob, "ras_skipped", json_string(why));
+		return;
+	}
+	if ((ras = stk_ras_parse(rep, strlen(rep), why, sizeof why)) == NULL)
+		json_object_set_new(blob, "ras_skipped", json_string(why));
+	else
+		json_object_set_new(blob, "ras", ras);
+	free(rep);
 }
 
 static int
@@ -235,6 +282,7 @@ stk_local_work(struct stk_worker *w, size_t *len)
 	blob = json_pack("{s:s, s:o, s:f, s:f, s:I, s:I}", "host", w->host, "tasks", tasks,
 	    "ms", (double)(clock_now_ns() - t) / 1e6, "pause_max_ms", pmax,
 	    "hits", (json_int_t)hits, "misses", (json_int_t)misses);
+	stk_ras_here(w, blob);
 	s = json_dumps(blob, JSON_COMPACT);
 	json_decref(blob);
 	free(pids);
@@ -298,6 +346,35 @@ stk_reduce_tree(struct stk_worker *w)
 	return rc;
 }
 
+static size_t
+stk_ras_ranks(json_t *ras)
+{
+	size_t n = 0, i;
+	json_t *c;
+
+	json_array_foreach(json_object_get(ras, "comms"), i, c)
+		n += json_array_size(json_object_get(c, "ranks"));
+	return n;
+}
+
+/* A host's RAS report: every host's service speaks for the job, the fullest is kept. */
+static void
+stk_ras_keep(struct stk_result *r, json_t *o)
+{
+	json_t *ras = json_object_get(o, "ras");
+	const char *skip = json_string_value(json_object_get(o, "ras_skipped"));
+	const char *host = json_string_value(json_object_get(o, "host"));
+
+	if (json_is_object(ras) && (r->ras == NULL || stk_ras_ranks(ras) > stk_ras_ranks(r->ras))) {
+		json_decref(r->ras);
+		free(r->ras_host);
+		r->ras = json_incref(ras);
+		r->ras_host = xstrdup(host);
+	}
+	if (skip != NULL && r->ras_note == NULL)
+		r->ras_note = xasprintf("%s: %s", host, skip);
+}
+
 static int
 stk_task_cmp(const void *a, const void *b)
 {
@@ -326,6 +403,7 @@ stk_assemble(struct stk_worker *w, const struct coll_blobs *b)
 			return COLL_EPROTO;
 		}
 		r->hosts[r->nhosts++] = xstrdup(json_string_value(json_object_get(o, "host")));
+		stk_ras_keep(r, o);
 		r->pause_max_ms = pm > r->pause_max_ms ? pm : r->pause_max_ms;
 		r->cache_hits += (uint64_t)json_integer_value(json_object_get(o, "hits"));
 		r->cache_misses += (uint64_t)json_integer_value(json_object_get(o, "misses"));
