@@ -3,9 +3,11 @@
 #   tests/gpu/fr_hang.sh BUILD OUT
 # BUILD holds collrun and collstack (cmd/) and the libraries the machine lacks
 # (lib/). A 2-rank PyTorch NCCL job (fr_hang.py) hangs with rank 1 outside
-# any collective; collstack reads it live, then the flight recorder's dumps
-# written on the watchdog timeout are read with collstack --fr, beside
-# PyTorch's own analyzer where it runs. Everything lands in OUT.
+# any collective; collstack reads it live (each rank's Python and native
+# frames, and NCCL's RAS service, which names the rank behind), then the
+# flight recorder's dumps written on the watchdog timeout are read with
+# collstack --fr, beside PyTorch's own analyzer where it runs. Everything
+# lands in OUT; summary.txt says what each source named.
 set -u
 B=$(cd "$1" && pwd); OUT=$2
 mkdir -p "$OUT/fr"
@@ -27,6 +29,10 @@ start=$(date +%s%N)
 "$B/cmd/collstack" --no-color -T 120 >"$OUT/live.txt" 2>"$OUT/live.err"
 echo "collstack live: exit $? in $(( ($(date +%s%N) - start) / 1000000 )) ms" >>"$OUT/summary.txt"
 "$B/cmd/collstack" --json -T 120 >"$OUT/live.json" 2>>"$OUT/live.err"
+{
+	echo "live verdict:"; sed -n '/^collstack:/,/^$/p' "$OUT/live.txt"
+	echo "Python frames in the live tree:"; grep -E '\((fr_hang|__init__|distributed_c10d)\.py:' "$OUT/live.txt"
+} >>"$OUT/summary.txt"
 # The watchdog fires at the timeout and dumps; give it time to write both files.
 for _ in $(seq 600); do
 	[ "$(ls "$OUT/fr" | wc -l)" -ge 2 ] && sleep 5 && break
