@@ -24,8 +24,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (line < -1 || line == 0)
 		abort();
 	if (stack__py_debug_offsets(data, size, &l, why, sizeof why) == 0) {
-		/* Reads of 512 (thread state) and 128 (frame) bytes hold what is used. */
-		if (l.ts_size > 512 || l.fr_size > 128 || l.str_compact_size > 128)
+		/* The reads py.c makes of each object hold every field it uses. */
+		if (l.ts_size > STACK_PY_TS_READ || l.fr_size > STACK_PY_FR_READ ||
+		    l.co_code > STACK_PY_CODE_READ || l.str_compact_size > STACK_PY_HDR_READ ||
+		    l.ts_native_tid + 8 > l.ts_size || l.fr_owner >= l.fr_size ||
+		    l.co_qualname + 8 > l.co_code || l.bytes_size + 8 > l.bytes_data)
 			abort();
 	} else if (why[0] == '\0') {
 		abort();

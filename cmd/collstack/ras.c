@@ -237,6 +237,16 @@ stk_ras_comm(json_t *comms, const char *hash)
 	return c;
 }
 
+/* A word of the report we keep: printable ASCII only (jansson takes UTF-8 alone). */
+static int
+stk_ras_word(const char *s)
+{
+	for (; *s != '\0'; s++)
+		if ((unsigned char)*s < 0x21 || (unsigned char)*s > 0x7e)
+			return 0;
+	return 1;
+}
+
 /*
  * The text report: its MISMATCH warnings name each rank's count, under a
  * "#G-C (hash) MISMATCH" line and a "different OP operation counts" line.
@@ -257,8 +267,11 @@ stk_ras_from_text(const char *buf, size_t len, char *why, size_t whylen)
 
 		snprintf(line, sizeof line, "%.*s", (int)(n < sizeof line ? n : sizeof line - 1), p);
 		p = nl ? nl + 1 : end;
-		if (ver[0] == '\0' && sscanf(line, "NCCL version %31s", ver) == 1)
+		if (ver[0] == '\0' && sscanf(line, "NCCL version %31s", ver) == 1) {
+			if (!stk_ras_word(ver))
+				ver[0] = '\0';
 			continue;
+		}
 		if (sscanf(line, "#%d-%d (%20[0-9a-fA-F]) MISMATCH", &g, &c, hash) == 3) {
 			char h[32];
 
@@ -267,10 +280,11 @@ stk_ras_from_text(const char *buf, size_t len, char *why, size_t whylen)
 			op[0] = '\0';
 		} else if (sscanf(line, " Communicator ranks have different %31s operation counts",
 		    op) == 1) {
-			continue;
+			if (!stk_ras_word(op))
+				op[0] = '\0';
 		} else if (cur != NULL && op[0] != '\0' && sscanf(line, " Rank %d has launched up "
 		    "to operation %lld -- GPU %d managed by process %d on node %63s", &rank, &cnt,
-		    &g, &pid, host) == 5 && rank >= 0 && cnt >= 0) {
+		    &g, &pid, host) == 5 && rank >= 0 && cnt >= 0 && stk_ras_word(host)) {
 			json_array_append_new(json_object_get(cur, "ranks"), json_pack("{s:i, s:i, "
 			    "s:s, s:b, s:{s:I}}", "rank", rank, "pid", pid, "host", host, "abort", 0,
 			    "counts", op, (json_int_t)cnt));

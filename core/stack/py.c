@@ -242,7 +242,7 @@ static void
 stack_py_chain(pid_t pid, const struct stack_py_layout *l, uint64_t cframe,
     struct stack_snap_thread *t)
 {
-	uint8_t fr[128];
+	uint8_t fr[STACK_PY_FR_READ];
 	uint64_t f;
 	int n = 0;
 
@@ -280,7 +280,7 @@ stack__py_walk(const struct stack_py *py, struct stack_snap *s)
 {
 	const struct stack_py_layout *l = py->l;
 	uint64_t interp, ts;
-	uint8_t tb[512];
+	uint8_t tb[STACK_PY_TS_READ];
 	int nts = 0;
 
 	if (l == NULL || l->ts_size > sizeof tb || stack_py_ptr(s->pid, py->runtime + l->rt_interp_head, &interp) != 0)
@@ -325,7 +325,7 @@ static int
 stack_py_str(struct stack_py_names *nm, uint64_t addr, char *out, size_t len)
 {
 	const struct stack_py_layout *l = nm->py->l;
-	uint8_t h[128], data[STACK_PY_NAME_MAX * 4];
+	uint8_t h[STACK_PY_HDR_READ], data[STACK_PY_NAME_MAX * 4];
 	uint64_t n;
 	uint32_t state;
 	int kind;
@@ -375,7 +375,7 @@ static void
 stack_py_code_read(struct stack_py_names *nm, struct stack_py_code *c)
 {
 	const struct stack_py_layout *l = nm->py->l;
-	uint8_t h[256], bh[64];
+	uint8_t h[STACK_PY_CODE_READ], bh[STACK_PY_HDR_READ];
 	char name[STACK_PY_NAME_MAX * 4 + 8], file[STACK_PY_NAME_MAX * 4 + 8];
 	int32_t first, trace;
 	uint64_t tlen;
@@ -399,7 +399,8 @@ stack_py_code_read(struct stack_py_names *nm, struct stack_py_code *c)
 	c->traceable = trace;
 	c->ok = 1;
 	/* The location table is a bytes object; a code object without one has no lines. */
-	if (stack_py_read(nm->pid, stack_py_u64(h, l->co_linetable), bh, l->bytes_data) != 0)
+	if (l->bytes_data > sizeof bh ||
+	    stack_py_read(nm->pid, stack_py_u64(h, l->co_linetable), bh, l->bytes_data) != 0)
 		return;
 	tlen = stack_py_u64(bh, l->bytes_size);
 	if (tlen == 0 || tlen > STACK_PY_TABLE_MAX)

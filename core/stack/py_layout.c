@@ -76,6 +76,25 @@ enum {
 	PYDBG_WORDS = 73
 };
 
+/* Every field read lies inside what is read of its object. */
+static int
+stack_py_fits(const struct stack_py_layout *l)
+{
+	const uint16_t code[] = { l->co_filename, l->co_name, l->co_qualname, l->co_linetable,
+		l->co_firstlineno, l->co_firsttraceable, l->ob_type };
+
+	if (l->ts_size > STACK_PY_TS_READ || l->fr_size > STACK_PY_FR_READ ||
+	    l->co_code > STACK_PY_CODE_READ || l->str_compact_size > STACK_PY_HDR_READ ||
+	    l->bytes_data > STACK_PY_HDR_READ || l->bytes_size + 8 > l->bytes_data ||
+	    l->str_length + 8 > l->str_ascii_size || l->str_state + 4 > l->str_ascii_size ||
+	    l->ob_type + 8 > l->str_ascii_size || l->ob_type + 8 > l->bytes_data)
+		return 0;
+	for (size_t i = 0; i < sizeof code / sizeof *code; i++)
+		if (code[i] + 8 > l->co_code)
+			return 0;
+	return 1;
+}
+
 int
 stack__py_debug_offsets(const uint8_t *buf, size_t len, struct stack_py_layout *l, char *why,
     size_t whylen)
@@ -139,8 +158,18 @@ stack__py_debug_offsets(const uint8_t *buf, size_t len, struct stack_py_layout *
 	/* What we read of each must reach the fields we use in it. */
 	l->ts_size = (uint16_t)((l->ts_native_tid > l->ts_cframe ? l->ts_native_tid :
 	    l->ts_cframe) + 8);
+	if (l->ts_next + 8 > l->ts_size)
+		l->ts_size = (uint16_t)(l->ts_next + 8);
 	l->fr_size = (uint16_t)((l->fr_owner > l->fr_instr ? l->fr_owner : l->fr_instr) + 8);
+	if (l->fr_code + 8 > l->fr_size || l->fr_previous + 8 > l->fr_size)
+		l->fr_size = (uint16_t)((l->fr_code > l->fr_previous ? l->fr_code :
+		    l->fr_previous) + 8);
 	l->str_compact_size = (uint16_t)(l->str_ascii_size + 16);	/* utf8_length, utf8 */
+	if (!stack_py_fits(l)) {
+		snprintf(why, whylen, "Python 3.%d: its _Py_DebugOffsets put a field past what "
+		    "collstack reads of its objects", minor);
+		return -1;
+	}
 	return 0;
 }
 

@@ -51,6 +51,12 @@ int stack__py_debug_offsets(const uint8_t *buf, size_t len, struct stack_py_layo
     char *why, size_t whylen);
 #define STACK_PY_DEBUG_LEN 584	/* bytes of it read */
 
+/* The most read of each object: a layout whose fields lie further is refused. */
+#define STACK_PY_TS_READ 512	/* a thread state */
+#define STACK_PY_FR_READ 128	/* an interpreter frame */
+#define STACK_PY_CODE_READ 256	/* a code object, up to its first instruction */
+#define STACK_PY_HDR_READ 128	/* a str's or bytes' header */
+
 /* The line of the code unit lasti in a location table (co_linetable, 3.11+); -1 if none. */
 int stack__py_line(const uint8_t *tab, size_t len, int firstline, int lasti);
 
