@@ -28,7 +28,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (l.ts_size > STACK_PY_TS_READ || l.fr_size > STACK_PY_FR_READ ||
 		    l.co_code > STACK_PY_CODE_READ || l.str_compact_size > STACK_PY_HDR_READ ||
 		    l.ts_native_tid + 8 > l.ts_size || l.fr_owner >= l.fr_size ||
-		    l.co_qualname + 8 > l.co_code || l.bytes_size + 8 > l.bytes_data)
+		    l.co_qualname + 8 > l.co_code || l.bytes_size + 8 > l.bytes_data ||
+		    l.ts_next + 8 > l.ts_size || l.fr_previous + 8 > l.fr_size ||
+		    l.fr_code + 8 > l.fr_size || l.str_state + 4 > l.str_ascii_size ||
+		    l.str_length + 8 > l.str_ascii_size || l.co_filename + 8 > l.co_code)
 			abort();
 	} else if (why[0] == '\0') {
 		abort();

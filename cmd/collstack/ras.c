@@ -32,6 +32,16 @@ struct stk_ras_conn {
 	int eof;
 };
 
+/* A word of the report we keep: printable ASCII only (jansson takes UTF-8 alone). */
+static int
+stk_ras_word(const char *s)
+{
+	for (; *s != '\0'; s++)
+		if ((unsigned char)*s < 0x21 || (unsigned char)*s > 0x7e)
+			return 0;
+	return 1;
+}
+
 /* More bytes in; 0, or -1 at the deadline or an error (EOF sets eof). */
 static int
 stk_ras_more(struct stk_ras_conn *c)
@@ -134,7 +144,7 @@ stk_ras_fetch(const char *addr, int timeout_ms, char *why, size_t whylen)
 		goto lost;
 	while (!c.eof)
 		if (stk_ras_more(&c) != 0) {
-			snprintf(why, whylen, c.len >= STK_RAS_MAX ? "the NCCL RAS report at %s "
+			snprintf(why, whylen, c.cap >= STK_RAS_MAX ? "the NCCL RAS report at %s "
 			    "is over 8 MiB" : "the NCCL RAS service at %s did not finish its "
 			    "report in time", addr);
 			goto fail;
@@ -172,13 +182,14 @@ stk_ras_rank(json_t *r)
 		return NULL;
 	}
 	json_object_foreach(cc, op, v)
-		if (json_is_integer(v) && json_integer_value(v) >= 0)
+		if (json_is_integer(v) && json_integer_value(v) >= 0 && stk_ras_word(op))
 			json_object_set_new(counts, op, json_integer(json_integer_value(v)));
 	out = json_pack("{s:I, s:o}", "rank", json_integer_value(json_object_get(r, "rank")),
 	    "counts", counts);
 	if ((v = stk_ras_int(r, "pid")) != NULL)
 		json_object_set_new(out, "pid", v);
-	if (json_is_string(json_object_get(r, "host")))
+	if (json_is_string(json_object_get(r, "host")) &&
+	    stk_ras_word(json_string_value(json_object_get(r, "host"))))
 		json_object_set(out, "host", json_object_get(r, "host"));
 	if ((v = stk_ras_int(st, "async_error")) != NULL)
 		json_object_set_new(out, "async_error", v);
@@ -190,7 +201,7 @@ stk_ras_rank(json_t *r)
 static json_t *
 stk_ras_from_json(json_t *in, char *why, size_t whylen)
 {
-	json_t *comms = json_object_get(in, "communicators"), *out = json_array(), *c;
+	json_t *comms = json_object_get(in, "communicators"), *out = json_array(), *c, *v;
 	size_t i;
 
 	if (!json_is_array(comms)) {
@@ -211,15 +222,17 @@ stk_ras_from_json(json_t *in, char *why, size_t whylen)
 			if (json_is_integer(m))
 				json_array_append_new(miss, json_integer(json_integer_value(m)));
 		}
-		oc = json_pack("{s:o, s:o}", "ranks", ranks, "missing", miss);
-		if (json_is_string(json_object_get(c, "hash")))
-			json_object_set(oc, "hash", json_object_get(c, "hash"));
+		oc = json_pack("{s:o, s:o, s:s}", "ranks", ranks, "missing", miss, "hash",
+		    json_is_string(json_object_get(c, "hash")) &&
+		    stk_ras_word(json_string_value(json_object_get(c, "hash"))) ?
+		    json_string_value(json_object_get(c, "hash")) : "?");
 		if (json_is_integer(json_object_get(c, "size")))
 			json_object_set(oc, "size", json_object_get(c, "size"));
 		json_array_append_new(out, oc);
 	}
-	return json_pack("{s:s?, s:o}", "version", json_string_value(json_object_get(in,
-	    "nccl_version")), "comms", out);
+	v = json_object_get(in, "nccl_version");
+	return json_pack("{s:s, s:o}", "version", json_is_string(v) &&
+	    stk_ras_word(json_string_value(v)) ? json_string_value(v) : "?", "comms", out);
 }
 
 /* The communicator of the warning at hash in comms, made if new. */
@@ -235,16 +248,6 @@ stk_ras_comm(json_t *comms, const char *hash)
 	c = json_pack("{s:s, s:[], s:[]}", "hash", hash, "ranks", "missing");
 	json_array_append_new(comms, c);
 	return c;
-}
-
-/* A word of the report we keep: printable ASCII only (jansson takes UTF-8 alone). */
-static int
-stk_ras_word(const char *s)
-{
-	for (; *s != '\0'; s++)
-		if ((unsigned char)*s < 0x21 || (unsigned char)*s > 0x7e)
-			return 0;
-	return 1;
 }
 
 /*
@@ -304,6 +307,7 @@ stk_ras_parse(const char *buf, size_t len, char *why, size_t whylen)
 	json_t *in, *out;
 	size_t i = 0;
 
+	why[0] = '\0';
 	while (i < len && (buf[i] == ' ' || buf[i] == '\n' || buf[i] == '\r' || buf[i] == '\t'))
 		i++;
 	if (i == len || buf[i] != '{')
@@ -314,5 +318,7 @@ stk_ras_parse(const char *buf, size_t len, char *why, size_t whylen)
 	}
 	out = stk_ras_from_json(in, why, whylen);
 	json_decref(in);
+	if (out == NULL && why[0] == '\0')
+		snprintf(why, whylen, "the NCCL RAS report could not be read");
 	return out;
 }

@@ -279,7 +279,8 @@ stk_task_of_pid(const struct stk_result *r, json_int_t pid)
 
 /* One op of one communicator: the ranks whose count is below the newest are behind. */
 static int
-stk_ras_op(const struct stk_result *r, struct stk_verdict *v, json_t *c, const char *op)
+stk_ras_op(const struct stk_result *r, struct stk_verdict *v, json_t *c, const char *hash,
+    const char *op)
 {
 	json_t *ranks = json_object_get(c, "ranks"), *x;
 	json_int_t top = -1;
@@ -303,8 +304,7 @@ stk_ras_op(const struct stk_result *r, struct stk_verdict *v, json_t *c, const c
 			continue;
 		t = stk_task_of_pid(r, pid);
 		stk_say(v, "NCCL RAS: communicator %s: rank %lld (pid %lld) launched %s up to "
-		    "%lld while %d other%s %s at %lld: it is behind%s%s",
-		    json_string_value(json_object_get(c, "hash")),
+		    "%lld while %d other%s %s at %lld: it is behind%s%s", hash,
 		    (long long)json_integer_value(json_object_get(x, "rank")), (long long)pid, op,
 		    (long long)json_integer_value(n), ahead, ahead == 1 ? "" : "s",
 		    ahead == 1 ? "is" : "are", (long long)top,
@@ -331,6 +331,9 @@ stk_ras(const struct stk_result *r, struct stk_verdict *v)
 		const char *hash = json_string_value(json_object_get(c, "hash"));
 		json_t *ops = json_object();
 
+		if (hash == NULL)
+			hash = "?";
+
 		ncomm++;
 		json_array_foreach(json_object_get(c, "ranks"), k, x) {
 			json_object_foreach(json_object_get(x, "counts"), op, v1)
@@ -338,14 +341,14 @@ stk_ras(const struct stk_result *r, struct stk_verdict *v)
 			if (json_integer_value(json_object_get(x, "async_error")) != 0 ||
 			    json_is_true(json_object_get(x, "abort")))
 				stk_say(v, "NCCL RAS: communicator %s: rank %lld (pid %lld) has async "
-				    "error %lld%s", hash ? hash : "?",
+				    "error %lld%s", hash,
 				    (long long)json_integer_value(json_object_get(x, "rank")),
 				    (long long)json_integer_value(json_object_get(x, "pid")),
 				    (long long)json_integer_value(json_object_get(x, "async_error")),
 				    json_is_true(json_object_get(x, "abort")) ? ", aborted" : "");
 		}
 		json_object_foreach(ops, op, v1)
-			behind += stk_ras_op(r, v, c, op);
+			behind += stk_ras_op(r, v, c, hash, op);
 		json_decref(ops);
 		if (json_array_size(json_object_get(c, "missing")) > 0) {
 			struct stack_rankset miss = { 0 };
@@ -356,7 +359,7 @@ stk_ras(const struct stk_result *r, struct stk_verdict *v)
 					stack_rankset_add(&miss, (int)json_integer_value(x));
 			stack_rankset_fold(&miss, buf, sizeof buf);
 			stk_say(v, "NCCL RAS: communicator %s: rank%s %s did not answer it (their "
-			    "process or host is gone or unreachable)", hash ? hash : "?",
+			    "process or host is gone or unreachable)", hash,
 			    stack_rankset_count(&miss) == 1 ? "" : "s", buf);
 			stack_rankset_free(&miss);
 			v->code = EXIT_PROBLEMS;

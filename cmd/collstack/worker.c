@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -110,6 +111,24 @@ stk_runs_nccl(pid_t pid)
 	return yes;
 }
 
+/* Does any op's count differ between the ranks of a communicator? */
+static int
+stk_ras_uneven(json_t *ras)
+{
+	json_t *c, *x, *n, *first;
+	size_t i, k;
+	const char *op;
+
+	json_array_foreach(json_object_get(ras, "comms"), i, c) {
+		first = json_object_get(json_array_get(json_object_get(c, "ranks"), 0), "counts");
+		json_array_foreach(json_object_get(c, "ranks"), k, x)
+			json_object_foreach(json_object_get(x, "counts"), op, n)
+				if (!json_equal(n, json_object_get(first, op)))
+					return 1;
+	}
+	return 0;
+}
+
 /*
  * NCCL's RAS service on this host, where a process here runs NCCL (or
  * NCCL_RAS_ADDR names one): its report into blob, or why there is none.
@@ -119,8 +138,8 @@ stk_ras_here(struct stk_worker *w, json_t *blob)
 {
 	const char *addr = getenv("NCCL_RAS_ADDR");
 	int want = addr != NULL, ms = (int)(w->a->timeout_s * 1000 / 4);
-	char why[256], *rep;
-	json_t *ras;
+	char why[256] = "", *rep;
+	json_t *ras, *again;
 
 	for (int i = 0; i < w->loc.n && !want; i++)
 		want = stk_runs_nccl(w->loc.pi[i].pid);
@@ -132,11 +151,36 @@ stk_ras_here(struct stk_worker *w, json_t *blob)
 		json_object_set_new(blob, "ras_skipped", json_string(why));
 		return;
 	}
-	if ((ras = stk_ras_parse(rep, strlen(rep), why, sizeof why)) == NULL)
-		json_object_set_new(blob, "ras_skipped", json_string(why));
-	else
-		json_object_set_new(blob, "ras", ras);
+	ras = stk_ras_parse(rep, strlen(rep), why, sizeof why);
 	free(rep);
+	if (ras == NULL) {
+		json_object_set_new(blob, "ras_skipped", json_string(why));
+		return;
+	}
+	/*
+	 * Counts that differ may only be a running job caught mid-step: they
+	 * count against a rank only if a second report a moment later says the
+	 * same. Counts still moving mean the job progresses.
+	 */
+	if (stk_ras_uneven(ras)) {
+		struct timespec pause = { 0, 300 * 1000000L };
+
+		nanosleep(&pause, NULL);
+		rep = stk_ras_fetch(addr ? addr : STK_RAS_DEFAULT, ms, why, sizeof why);
+		again = rep ? stk_ras_parse(rep, strlen(rep), why, sizeof why) : NULL;
+		free(rep);
+		if (again == NULL || !json_equal(json_object_get(ras, "comms"),
+		    json_object_get(again, "comms"))) {
+			json_object_set_new(blob, "ras_skipped", json_string(again == NULL ? why :
+			    "its collective counts differ between ranks but still move: the job "
+			    "makes progress"));
+			json_decref(ras);
+			json_decref(again);
+			return;
+		}
+		json_decref(again);
+	}
+	json_object_set_new(blob, "ras", ras);
 }
 
 static int

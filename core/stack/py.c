@@ -28,6 +28,7 @@
 #define STACK_PY_NAME_MAX 512	/* bytes of a name read */
 #define STACK_PY_TABLE_MAX (256u << 10)	/* bytes of a location table read */
 #define STACK_PY_CODES 1024	/* code objects named per process */
+#define STACK_PY_TABLES_MAX (16u << 20)	/* bytes of location tables kept per process */
 
 static int
 stack_py_read(pid_t pid, uint64_t addr, void *buf, size_t len)
@@ -71,7 +72,9 @@ stack_py_name_minor(const char *base)
 	minor = strtol(v, &end, 10);
 	if (end == v || minor < 0 || minor > 99)
 		return -1;
-	/* The interpreter itself ends there (a debug or free-threaded one adds a letter). */
+	/* A debug (d) or free-threaded (t) build adds letters: taken, and said later. */
+	while (*end == 'd' || *end == 't')
+		end++;
 	if (base[0] == 'p' && *end != '\0')
 		return -1;
 	if (base[0] == 'l' && strncmp(end, ".so", 3) != 0)
@@ -187,13 +190,13 @@ stack__py_find(pid_t pid, struct stack_py *py)
 	struct stack_py_mod *m = xcalloc(STACK_PY_MODS, sizeof *m);
 	uint64_t vals[4], ver = 0;
 	uint8_t dbg[STACK_PY_DEBUG_LEN];
-	const char *base = NULL;
+	char base[NAME_MAX + 1] = "";
 	int nm = stack_py_map(pid, m), i;
 
 	memset(py, 0, sizeof *py);
 	for (i = 0; i < nm; i++) {
 		memset(vals, 0, sizeof vals);
-		base = strrchr(m[i].path, '/') + 1;
+		snprintf(base, sizeof base, "%s", strrchr(m[i].path, '/') + 1);
 		if (stack_py_syms(pid, m[i].path, m[i].lo, names, vals, 4) == 0 && vals[0] != 0)
 			break;
 	}
@@ -207,6 +210,12 @@ stack__py_find(pid_t pid, struct stack_py *py)
 		return 1;
 	}
 	py->minor = stack_py_name_minor(base);
+	if (strstr(base + 6, "d.so") != NULL || (base[0] == 'p' && base[strlen(base) - 1] == 'd')) {
+		/* A debug build's objects carry more fields: none of our layouts. */
+		snprintf(py->why, sizeof py->why, "%.40s is a debug build of Python: its frames "
+		    "are not read", base);
+		return 1;
+	}
 	/* Py_VERSION_HEX, where the interpreter says it (3.11 on): 0x030c04f0 is 3.12.4. */
 	if (vals[3] != 0 && stack_py_ptr(pid, vals[3], &ver) == 0 && (ver >> 24) == 3)
 		py->minor = (int)((ver >> 16) & 0xff);
@@ -243,7 +252,7 @@ stack_py_chain(pid_t pid, const struct stack_py_layout *l, uint64_t cframe,
     struct stack_snap_thread *t)
 {
 	uint8_t fr[STACK_PY_FR_READ];
-	uint64_t f;
+	uint64_t f, prev = 0;
 	int n = 0;
 
 	if (l->fr_size > sizeof fr)
@@ -254,10 +263,14 @@ stack_py_chain(pid_t pid, const struct stack_py_layout *l, uint64_t cframe,
 		return;
 	if (f == 0)
 		return;
-	t->py = xcalloc(STACK_MAX_FRAMES, sizeof *t->py);
-	while (f != 0 && n < STACK_MAX_FRAMES && stack_py_read(pid, f, fr, l->fr_size) == 0) {
+	if (t->py == NULL)
+		t->py = xcalloc(STACK_MAX_FRAMES, sizeof *t->py);
+	/* Frames visited are bounded too: entry shims are not kept, and a chain may loop. */
+	for (int steps = 0; f != 0 && f != prev && n < STACK_MAX_FRAMES &&
+	    steps < 2 * STACK_MAX_FRAMES && stack_py_read(pid, f, fr, l->fr_size) == 0; steps++) {
 		uint8_t owner = fr[l->fr_owner];
 
+		prev = f;
 		f = stack_py_u64(fr, l->fr_previous);
 		if (l->owner_cstack >= 0 && owner == l->owner_cstack) {
 			/* An entry shim: the frames since the last one ran in one C call. */
@@ -318,6 +331,7 @@ struct stack_py_names {
 	struct stack_syms *sy;
 	struct stack_py_code c[STACK_PY_CODES];
 	int n;
+	size_t tables;		/* bytes of location tables held */
 };
 
 /* A str object as UTF-8 into out; -1 if it is not one we can read. */
@@ -403,8 +417,9 @@ stack_py_code_read(struct stack_py_names *nm, struct stack_py_code *c)
 	    stack_py_read(nm->pid, stack_py_u64(h, l->co_linetable), bh, l->bytes_data) != 0)
 		return;
 	tlen = stack_py_u64(bh, l->bytes_size);
-	if (tlen == 0 || tlen > STACK_PY_TABLE_MAX)
-		return;
+	if (tlen == 0 || tlen > STACK_PY_TABLE_MAX || nm->tables + tlen > STACK_PY_TABLES_MAX)
+		return;	/* no line, rather than unbounded memory */
+	nm->tables += (size_t)tlen;
 	c->tab = xmalloc((size_t)tlen);
 	if (stack_py_read(nm->pid, stack_py_u64(h, l->co_linetable) + l->bytes_data, c->tab,
 	    (size_t)tlen) != 0) {
@@ -429,6 +444,16 @@ stack_py_code(struct stack_py_names *nm, uint64_t addr)
 	c->addr = addr;
 	stack_py_code_read(nm, c);
 	return c;
+}
+
+/* The evaluation loop's own frame (a compiler may split off its .cold part). */
+static int
+stack_py_eval_frame(const char *func)
+{
+	static const char ev[] = "_PyEval_EvalFrameDefault";
+
+	return func != NULL && strncmp(func, ev, sizeof ev - 1) == 0 &&
+	    (func[sizeof ev - 1] == '\0' || func[sizeof ev - 1] == '.');
 }
 
 /*
@@ -470,7 +495,7 @@ stack_py_thread_merge(struct stack_py_names *nm, struct stack_snap_thread *st,
 	for (int i = 0; i < th->nframes; i++) {
 		const struct stack_frame *f = &th->frames[i];
 
-		if (k < np && f->func != NULL && strcmp(f->func, "_PyEval_EvalFrameDefault") == 0) {
+		if (k < np && stack_py_eval_frame(f->func)) {
 			do {
 				if (keep[k])
 					out[no++] = pf[k];

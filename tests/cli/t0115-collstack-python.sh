@@ -22,7 +22,7 @@ stop() { kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; }
 
 # The first of each version that runs (a pyenv shim of a version not chosen does not).
 interpreters() {
-	for v in 3 3.12 3.13 3.10; do
+	for v in 3 3.11 3.12 3.13 3.10; do
 		for c in $(command -v "python$v") \
 		    $(ls "${PYENV_ROOT:-$HOME/.pyenv}"/versions/$v.*/bin/python$v 2>/dev/null); do
 			"$c" -c pass 2>/dev/null && { echo "$c"; break; }
@@ -30,7 +30,7 @@ interpreters() {
 	done
 }
 
-tried=0
+tried=0 old=0
 for py in $(interpreters); do
 	ver=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null) || continue
 	start "$py" 30
@@ -39,6 +39,7 @@ for py in $(interpreters); do
 	collstack --pid "$pid" --json >"$TMP/j" 2>>"$TMP/e"
 	stop
 	if [ "$ver" = 3.10 ]; then
+		old=1
 		check "$ver: said, not read" grep -q "^note: task 0 ($(hostname), pid $pid): Python 3.10: its frames are not read (collstack reads 3.11 to 3.13)$" "$TMP/o"
 		check "$ver: no Python frame made up" sh -c "! grep -q 'py_target.py' '$TMP/o'"
 		continue
@@ -98,6 +99,7 @@ PY
 	check "$ver: the text tree shows Python frames as file:line" grep -q "Trainer.train_step (py_target.py:$(at train_step))" "$TMP/o"
 done
 check "at least one Python from 3.11 on was tried (found $tried)" test "$tried" -ge 1
+[ "$old" = 1 ] || echo "skip - no Python 3.10 here: the note for an older one not tried"
 
 # A Python that is not what its name says (a copy of the interpreter that
 # exports no _PyRuntime is not possible to make here; a plain program named
@@ -123,7 +125,8 @@ then
 	"$TMP/cx" &
 	pid=$!
 	echo $pid >>"$TMP/pids"
-	sleep 0.5
+	for _ in $(seq 100); do grep -q pause "/proc/$pid/wchan" 2>/dev/null && break
+		[ "$(awk '{print $3}' /proc/$pid/stat 2>/dev/null)" = S ] && break; sleep 0.05; done
 	collstack --pid "$pid" --no-color >"$TMP/o" 2>&1
 	check "C++: a template's static member, demangled" grep -q "ns::W<int>::run(int) (cx)$" "$TMP/o"
 	stop

@@ -1,11 +1,12 @@
 # A Python process for collstack's Python frames (tests/cli/t0115): three
 # threads parked in known places, each line the test looks for marked with a
-# "# at:" comment. "ready" on stdout once all are there.
+# "# at:" comment. "ready" on stdout once all four reach their barrier, a few
+# instructions before their sleeps.
 import sys
 import threading
 import time
 
-parked = threading.Barrier(4)
+parked = threading.Barrier(4, action=lambda: print("ready", flush=True))
 
 
 def wait_for_peer():
@@ -52,7 +53,6 @@ def main():
     depth = int(sys.argv[1]) if len(sys.argv) > 1 else 0
     threading.Thread(target=deep if depth else inner, args=(depth,) if depth else (),
                      name="deep", daemon=True).start()
-    print("ready", flush=True)
     Trainer().train_step()  # at: main
 
 

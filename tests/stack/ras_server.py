@@ -3,7 +3,8 @@
 the client protocol as NCCL 2.28.9 did on the GPU machine and answers
 VERBOSE STATUS with a report NCCL wrote there (tests/stack/ras/), its pids
 replaced by the test's processes. Modes: json, text (an older server: no SET
-FORMAT json), old (protocol 1), silent (never answers), garbage.
+FORMAT json), old (protocol 1), silent (never answers), garbage, moving (each
+report one all-reduce further on for rank 0: a job making progress).
 usage: ras_server.py MODE REPORT PORTFILE [OLDPID=NEWPID...]"""
 import socket
 import sys
@@ -23,8 +24,10 @@ with open(portfile + ".tmp", "w") as f:
 import os
 os.rename(portfile + ".tmp", portfile)
 
+served = 0
 while True:
     c, _ = srv.accept()
+    served += 1
     f = c.makefile("rwb", buffering=0)
     try:
         if mode == "garbage":
@@ -39,9 +42,12 @@ while True:
             elif cmd.startswith("TIMEOUT"):
                 f.write(b"OK\n")
             elif cmd == "SET FORMAT json":
-                f.write(b"OK\n" if mode == "json" else b"ERROR: Invalid format json\n")
+                f.write(b"ERROR: Invalid format json\n" if mode == "text" else b"OK\n")
             elif cmd == "VERBOSE STATUS":
-                f.write(text.encode())
+                out = text
+                if mode == "moving":
+                    out = text.replace('"AllReduce": 6', '"AllReduce": %d' % (5 + served), 1)
+                f.write(out.encode())
                 break
             else:
                 f.write(b"ERROR: Unknown command %s\n" % cmd.encode())

@@ -241,6 +241,19 @@ debug_offsets_refused(void **state)
 	memcpy(w, dbg313, sizeof w);
 	w[30] = 1ull << 40;	/* interpreter_frame.executable */
 	refused(w, "word 30");
+	/* Offsets the process gives that lie past what is read of each object. */
+	memcpy(w, dbg313, sizeof w);
+	w[21] = 516;	/* thread_state.next */
+	refused(w, "past what collstack reads");
+	memcpy(w, dbg313, sizeof w);
+	w[66] = 200;	/* bytes_object.ob_sval */
+	refused(w, "past what collstack reads");
+	memcpy(w, dbg313, sizeof w);
+	w[68] = 126;	/* unicode_object.state */
+	refused(w, "past what collstack reads");
+	memcpy(w, dbg313, sizeof w);
+	w[35] = 4000;	/* code_object.filename */
+	refused(w, "past what collstack reads");
 	assert_int_equal(stack__py_debug_offsets((const uint8_t *)dbg313, 100, &l, why,
 	    sizeof why), -1);
 }
