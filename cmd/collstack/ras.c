@@ -322,3 +322,16 @@ stk_ras_parse(const char *buf, size_t len, char *why, size_t whylen)
 		snprintf(why, whylen, "the NCCL RAS report could not be read");
 	return out;
 }
+
+json_t *
+stk_ras_query(const char *addr, int timeout_ms, char *why, size_t whylen)
+{
+	char *rep = stk_ras_fetch(addr, timeout_ms, why, whylen);
+	json_t *r;
+
+	if (rep == NULL)
+		return NULL;
+	r = stk_ras_parse(rep, strlen(rep), why, whylen);
+	free(rep);
+	return r;
+}

@@ -28,4 +28,7 @@ char *stk_ras_fetch(const char *addr, int timeout_ms, char *why, size_t whylen);
  */
 json_t *stk_ras_parse(const char *buf, size_t len, char *why, size_t whylen);
 
+/* Fetch and parse: the report of the service at addr, or NULL with why. */
+json_t *stk_ras_query(const char *addr, int timeout_ms, char *why, size_t whylen);
+
 #endif

@@ -138,22 +138,18 @@ stk_ras_here(struct stk_worker *w, json_t *blob)
 {
 	const char *addr = getenv("NCCL_RAS_ADDR");
 	int want = addr != NULL, ms = (int)(w->a->timeout_s * 1000 / 4);
-	char why[256] = "", *rep;
+	char why[256] = "";
 	json_t *ras, *again;
 
 	for (int i = 0; i < w->loc.n && !want; i++)
 		want = stk_runs_nccl(w->loc.pi[i].pid);
 	if (!want)
 		return;
+	if (addr == NULL)
+		addr = STK_RAS_DEFAULT;
 	if (ms < 1000 || ms > 15000)
 		ms = ms < 1000 ? 1000 : 15000;
-	if ((rep = stk_ras_fetch(addr ? addr : STK_RAS_DEFAULT, ms, why, sizeof why)) == NULL) {
-		json_object_set_new(blob, "ras_skipped", json_string(why));
-		return;
-	}
-	ras = stk_ras_parse(rep, strlen(rep), why, sizeof why);
-	free(rep);
-	if (ras == NULL) {
+	if ((ras = stk_ras_query(addr, ms, why, sizeof why)) == NULL) {
 		json_object_set_new(blob, "ras_skipped", json_string(why));
 		return;
 	}
@@ -166,9 +162,7 @@ stk_ras_here(struct stk_worker *w, json_t *blob)
 		struct timespec pause = { 0, 300 * 1000000L };
 
 		nanosleep(&pause, NULL);
-		rep = stk_ras_fetch(addr ? addr : STK_RAS_DEFAULT, ms, why, sizeof why);
-		again = rep ? stk_ras_parse(rep, strlen(rep), why, sizeof why) : NULL;
-		free(rep);
+		again = stk_ras_query(addr, ms, why, sizeof why);
 		if (again == NULL || !json_equal(json_object_get(ras, "comms"),
 		    json_object_get(again, "comms"))) {
 			json_object_set_new(blob, "ras_skipped", json_string(again == NULL ? why :

@@ -22,7 +22,6 @@
 #include "stack_py.h"
 #include "xmalloc.h"
 
-#define STACK_PY_MAPS_MAX (4u << 20)
 #define STACK_PY_INTERPS 16	/* subinterpreters looked at */
 #define STACK_PY_TSTATES 4096	/* thread states looked at, over all of them */
 #define STACK_PY_NAME_MAX 512	/* bytes of a name read */
@@ -94,22 +93,18 @@ struct stack_py_mod {
  * holds the interpreter only when it was linked statically); their count.
  */
 static int
-stack_py_map(pid_t pid, struct stack_py_mod *m)
+stack_py_map(const char *maps, struct stack_py_mod *m)
 {
-	char mp[64], *buf = xmalloc(STACK_PY_MAPS_MAX), *line, *save = NULL;
+	char line[PATH_MAX + 128];
 	int found = 0;
 
-	snprintf(mp, sizeof mp, "/proc/%d/maps", (int)pid);
-	if (stack__read_file(mp, buf, STACK_PY_MAPS_MAX) < 0) {
-		free(buf);
-		return 0;
-	}
-	for (line = strtok_r(buf, "\n", &save); line && found < STACK_PY_MODS;
-	    line = strtok_r(NULL, "\n", &save)) {
+	for (const char *s = maps, *nl; *s != '\0' && found < STACK_PY_MODS; s = nl ? nl + 1 : "") {
 		unsigned long long a, b, off;
 		int at = 0;
 		char *p, *base;
 
+		nl = strchr(s, '\n');
+		snprintf(line, sizeof line, "%.*s", (int)(nl ? nl - s : (ptrdiff_t)strlen(s)), s);
 		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %n", &a, &b, &off, &at) != 3 ||
 		    at == 0 || off != 0 || line[at] != '/')
 			continue;
@@ -120,7 +115,6 @@ stack_py_map(pid_t pid, struct stack_py_mod *m)
 		memcpy(m[found].path, p, strlen(p) + 1);
 		m[found++].lo = a;
 	}
-	free(buf);
 	return found;
 }
 
@@ -183,7 +177,7 @@ stack_py_syms(pid_t pid, const char *path, uint64_t lo, const char *const *names
 }
 
 int
-stack__py_find(pid_t pid, struct stack_py *py)
+stack__py_find(pid_t pid, const char *maps, struct stack_py *py)
 {
 	static const char *const names[] = { "_PyRuntime", "PyCode_Type", "PyUnicode_Type",
 		"Py_Version" };
@@ -191,7 +185,7 @@ stack__py_find(pid_t pid, struct stack_py *py)
 	uint64_t vals[4], ver = 0;
 	uint8_t dbg[STACK_PY_DEBUG_LEN];
 	char base[NAME_MAX + 1] = "";
-	int nm = stack_py_map(pid, m), i;
+	int nm = stack_py_map(maps, m), i;
 
 	memset(py, 0, sizeof *py);
 	for (i = 0; i < nm; i++) {

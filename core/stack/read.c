@@ -25,9 +25,6 @@ stack_read(struct stack_syms *sy, pid_t pid, const struct stack_opts *o, struct 
 
 	memset(p, 0, sizeof *p);
 	p->pid = pid;
-	/* Found before the stop, which then only walks the frames. */
-	if (stack__py_find(pid, &py) && py.why[0] != '\0')
-		snprintf(p->note, sizeof p->note, "%s", py.why);
 	r = stack__snap(&s, p, o, &py);
 	if (r == COLL_ENOTFOUND && p->why[0] == '\0')
 		snprintf(p->why, sizeof p->why, "pid %d is gone", (int)pid);

@@ -79,19 +79,30 @@ stack_thread_proc(pid_t pid, struct stack_thread *t)
 		t->syscall = strtol(buf, NULL, 10);
 }
 
-/* Writable mappings, where stacks live: one read of /proc/PID/maps before the stop. */
-static int
-stack_maps(pid_t pid, struct stack_map **out)
+/* /proc/PID/maps, read once before the stop: NUL-terminated, malloc'ed; NULL if unreadable. */
+static char *
+stack_maps_text(pid_t pid)
 {
-	char path[64], *buf = xmalloc(STACK_MAPS_MAX), *line, *save = NULL;
-	int n = 0, cap = 64;
+	char path[64], *buf = xmalloc(STACK_MAPS_MAX);
 
 	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
-	*out = xcalloc((size_t)cap, sizeof **out);
 	if (stack__read_file(path, buf, STACK_MAPS_MAX) < 0) {
 		free(buf);
-		return 0;
+		return NULL;
 	}
+	return buf;
+}
+
+/* Writable mappings, where stacks live; the text is cut up as it is read. */
+static int
+stack_maps(char *buf, struct stack_map **out)
+{
+	char *line, *save = NULL;
+	int n = 0, cap = 64;
+
+	*out = xcalloc((size_t)cap, sizeof **out);
+	if (buf == NULL)
+		return 0;
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		unsigned long long lo, hi;
 		char perm[8];
@@ -104,7 +115,6 @@ stack_maps(pid_t pid, struct stack_map **out)
 		}
 		(*out)[n++] = (struct stack_map){ lo, hi };
 	}
-	free(buf);
 	return n;
 }
 
@@ -298,7 +308,7 @@ stack_snap_stop(struct stack_snap *s, struct stack_proc *p, const struct stack_o
 			s->t[i].have_regs = 1;
 			stack_copy(s->pid, &s->t[i], maps, nm);
 		}
-	if (r == 0 && py != NULL)
+	if (r == 0)
 		stack__py_walk(py, s);
 	if (r == 0 && o->hold_ms > 0) {
 		struct timespec hold = { o->hold_ms / 1000, (o->hold_ms % 1000) * 1000000L };
@@ -312,15 +322,17 @@ stack_snap_stop(struct stack_snap *s, struct stack_proc *p, const struct stack_o
 
 int
 stack__snap(struct stack_snap *s, struct stack_proc *p, const struct stack_opts *o,
-    const struct stack_py *py)
+    struct stack_py *py)
 {
 	struct stack_map *maps = NULL;
 	pid_t *tids = NULL;
+	char *text;
 	int n, nm, r;
 
 	pid_t ppid = 0;
 
 	memset(s, 0, sizeof *s);
+	memset(py, 0, sizeof *py);
 	s->pid = p->pid;
 	if (stack_state(p->pid, &ppid) == 'Z') {
 		snprintf(p->why, sizeof p->why, "pid %d is a zombie: it exited and its parent "
@@ -332,7 +344,12 @@ stack__snap(struct stack_snap *s, struct stack_proc *p, const struct stack_opts 
 		return r;
 	}
 	n = p->nthreads;
-	nm = stack_maps(p->pid, &maps);
+	/* One read of the maps serves both: the interpreter's modules and the stacks' mappings. */
+	text = stack_maps_text(p->pid);
+	if (text != NULL && stack__py_find(p->pid, text, py) && py->why[0] != '\0')
+		snprintf(p->note, sizeof p->note, "%s", py->why);
+	nm = stack_maps(text, &maps);
+	free(text);
 	r = stack_snap_stop(s, p, o, tids, n, maps, nm, py);
 	free(maps);
 	if (r < 0) {

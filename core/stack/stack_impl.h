@@ -43,11 +43,12 @@ int stack__stat(const char *path, char *state, pid_t *ppid, char *comm, size_t c
 /* The numeric entries of a /proc directory (pids, tids), ascending; -1 if it cannot be read. */
 int stack__list_ids(const char *dir, pid_t **out);
 /*
- * Stop every thread of p->pid, copy registers and stacks (and walk py's
- * Python frames, py may be NULL), resume; fills p's threads.
+ * Stop every thread of p->pid, copy registers and stacks, and walk its
+ * Python frames if it runs CPython (found into py before the stop), resume;
+ * fills p's threads.
  */
 int stack__snap(struct stack_snap *s, struct stack_proc *p, const struct stack_opts *o,
-    const struct stack_py *py);
+    struct stack_py *py);
 void stack__snap_free(struct stack_snap *s);
 /* Unwind and name the snapshot's threads into p. */
 int stack__unwind(struct stack_syms *sy, struct stack_snap *s, struct stack_proc *p,

@@ -79,8 +79,8 @@ struct stack_pyframe {
 	uint8_t seg_end;	/* the outermost frame of one evaluation-loop call */
 };
 
-/* Look for CPython in pid; 0 if it runs none (py->found says). */
-int stack__py_find(pid_t pid, struct stack_py *py);
+/* Look for CPython in pid, whose /proc/PID/maps is maps; 0 if it runs none (py->found says). */
+int stack__py_find(pid_t pid, const char *maps, struct stack_py *py);
 /* While s's threads are stopped: each thread's chain of Python frames. */
 void stack__py_walk(const struct stack_py *py, struct stack_snap *s);
 /* After: name the frames and put them in place of p's evaluation-loop frames. */
