@@ -55,6 +55,14 @@ struct stk_page {
 	int wait_peer, wait_dir;
 	double idle_s;		/* since its last progress */
 	char error[192];
+	/*
+	 * An NCCL communicator's page (the profiler plugin's): seq_started is
+	 * the op it enqueued, the one all ranks must call, and seq_kernel the op
+	 * whose GPU kernel began; without kernel events, seq_done is unknown and
+	 * is taken as the op before the one enqueued.
+	 */
+	int nccl, kernel;
+	uint64_t seq_kernel;
 };
 
 struct stk_task {
@@ -65,6 +73,8 @@ struct stk_task {
 	char state;		/* /proc letter; 'G' gone */
 	char *comm, *cmdline, *err, *where;
 	char *note;		/* read, but not all of it (a Python whose frames we cannot read) */
+	char *stack;		/* its main thread's frames, innermost first, " < " between */
+	int in_comm;		/* its main thread is in a collective or a device wait; -1 unknown */
 	int nthreads;
 	double pause_ms;
 	int npages;
@@ -85,6 +95,19 @@ struct stk_result {
 	json_t *ras;		/* NCCL RAS's report (ras.h's shape), the fullest one; NULL none */
 	char *ras_host;		/* the host whose service gave it */
 	char *ras_note;		/* why a host that runs NCCL gave none */
+	json_t *fr_lines;	/* the flight recorder's report on live dumps (fr.h); NULL none */
+	json_t *fr_findings;
+	char *fr_note;		/* why dumps were asked for and not all came */
+};
+
+/* The independent sources that can name a rank the others wait for. */
+enum stk_source {
+	STK_SRC_PROC = 1 << 0,		/* its process: stopped, gone, missing */
+	STK_SRC_PAGE = 1 << 1,		/* coll's status pages */
+	STK_SRC_PLUGIN = 1 << 2,	/* NCCL's, through the profiler plugin */
+	STK_SRC_RAS = 1 << 3,		/* NCCL's RAS service */
+	STK_SRC_FR = 1 << 4,		/* PyTorch's flight recorder */
+	STK_SRC_STACKS = 1 << 5,	/* its main thread is outside communication, the others' in it */
 };
 
 /* The verdict: lines to print first, and the exit code. */
@@ -94,6 +117,8 @@ struct stk_verdict {
 	char **line;
 	int nculprits;
 	int *culprits;		/* task indexes */
+	unsigned *sources;	/* per culprit, the enum stk_source bits that named it */
+	char **op;		/* per culprit, the op it is behind in, where a source said */
 };
 
 /* find.c: the processes of the job on this host. */

@@ -311,6 +311,18 @@ stk_page_from(struct stk_page *p, const struct status_page *pg)
 	p->idle_s = pg->progress_ns > 0 && now > pg->progress_ns ?
 	    (double)(now - pg->progress_ns) / 1e9 : 0;
 	snprintf(p->error, sizeof p->error, "%s", pg->error);
+	p->nccl = pg->source == STATUS_SRC_NCCL;
+	p->kernel = (pg->flags & STATUS_F_KERNEL) != 0;
+	if (p->nccl) {
+		/* Ranks meet at the op they call: NCCL's is the one enqueued. */
+		p->seq_kernel = pg->seq_started;
+		p->seq_started = pg->seq_queued;
+		p->kind_started = pg->kind_queued;
+		if (!p->kernel && pg->seq_queued > 0) {
+			p->seq_done = pg->seq_queued - 1;
+			p->state = STATUS_RUNNING;
+		}
+	}
 }
 
 void

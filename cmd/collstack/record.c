@@ -49,12 +49,17 @@ stk_clean_json(const char *s)
 static json_t *
 stk_page_json(const struct stk_page *p)
 {
-	return json_pack("{s:o, s:i, s:i, s:i, s:I, s:I, s:i, s:i, s:I, s:i, s:i, s:f, s:o}",
+	json_t *o = json_pack("{s:o, s:i, s:i, s:i, s:I, s:I, s:i, s:i, s:I, s:i, s:i, s:f, s:o}",
 	    "comm", stk_clean_json(p->commid), "nranks", p->nranks, "rank", p->rank, "state",
 	    p->state, "seq_started", (json_int_t)p->seq_started, "seq_done",
 	    (json_int_t)p->seq_done, "kind_started", (int)p->kind_started, "kind_done",
 	    (int)p->kind_done, "bytes", (json_int_t)p->bytes, "wait_peer", p->wait_peer,
 	    "wait_dir", p->wait_dir, "idle_s", p->idle_s, "error", stk_clean_json(p->error));
+
+	if (o != NULL && p->nccl)
+		json_object_set_new(o, "nccl", json_pack("{s:b, s:I}", "kernel", p->kernel,
+		    "seq_kernel", (json_int_t)p->seq_kernel));
+	return o;
 }
 
 json_t *
@@ -77,6 +82,9 @@ stk_task_json(const struct stk_task *t)
 		json_object_set_new(o, "where", stk_clean_json(t->where));
 	if (t->note != NULL)
 		json_object_set_new(o, "note", stk_clean_json(t->note));
+	if (t->stack != NULL)
+		json_object_set_new(o, "stack", stk_clean_json(t->stack));
+	json_object_set_new(o, "in_comm", json_integer(t->in_comm));
 	return o;
 }
 
@@ -107,6 +115,7 @@ stk_page_read(struct stk_page *p, json_t *o)
 		"kind_started", "kind_done", "bytes", "wait_peer", "wait_dir" };
 	const char *comm = json_string_value(json_object_get(o, "comm"));
 	const char *e = json_string_value(json_object_get(o, "error"));
+	json_t *nc;
 
 	for (int i = 0; i < 10; i++)
 		if (stk_int(o, k[i], -1, INT64_MAX, &v[i]) != 0)
@@ -129,6 +138,15 @@ stk_page_read(struct stk_page *p, json_t *o)
 	p->idle_s = json_number_value(json_object_get(o, "idle_s"));
 	snprintf(p->error, sizeof p->error, "%s", e ? e : "");
 	stk_clean_here(p->error);
+	if ((nc = json_object_get(o, "nccl")) != NULL) {
+		json_t *sk = json_object_get(nc, "seq_kernel");
+
+		if (!json_is_object(nc) || !json_is_integer(sk) || json_integer_value(sk) < 0)
+			return -1;
+		p->nccl = 1;
+		p->kernel = json_is_true(json_object_get(nc, "kernel"));
+		p->seq_kernel = (uint64_t)json_integer_value(sk);
+	}
 	return 0;
 }
 
@@ -158,6 +176,10 @@ stk_task_read(struct stk_task *t, json_t *o)
 	t->err = stk_str(o, "error");
 	t->where = stk_str(o, "where");
 	t->note = stk_str(o, "note");
+	t->stack = stk_str(o, "stack");
+	t->in_comm = json_is_integer(json_object_get(o, "in_comm")) ?
+	    (int)(json_integer_value(json_object_get(o, "in_comm")) > 0) -
+	    (json_integer_value(json_object_get(o, "in_comm")) < 0) : -1;
 	if (t->host == NULL || t->comm == NULL || t->cmdline == NULL)
 		return -1;
 	t->pages = xcalloc(json_array_size(pages) + 1, sizeof *t->pages);
@@ -275,6 +297,7 @@ stk_task_free(struct stk_task *t)
 	free(t->err);
 	free(t->note);
 	free(t->where);
+	free(t->stack);
 	free(t->pages);
 }
 

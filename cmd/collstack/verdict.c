@@ -40,15 +40,28 @@ stk_say(struct stk_verdict *v, const char *fmt, ...)
 	v->line[v->n++] = xstrdup(buf);
 }
 
+/* Task is one the others wait for, says source src; op is what it is behind in, if known. */
 static void
-stk_culprit(struct stk_verdict *v, int task)
+stk_blame(struct stk_verdict *v, int task, unsigned src, const char *op)
 {
-	for (int i = 0; i < v->nculprits; i++)
-		if (v->culprits[i] == task)
-			return;
-	v->culprits = xreallocarray(v->culprits, (size_t)v->nculprits + 1, sizeof *v->culprits);
-	v->culprits[v->nculprits++] = task;
+	int i;
+
 	v->code = EXIT_PROBLEMS;
+	for (i = 0; i < v->nculprits; i++)
+		if (v->culprits[i] == task)
+			break;
+	if (i == v->nculprits) {
+		v->culprits = xreallocarray(v->culprits, (size_t)i + 1, sizeof *v->culprits);
+		v->sources = xreallocarray(v->sources, (size_t)i + 1, sizeof *v->sources);
+		v->op = xreallocarray(v->op, (size_t)i + 1, sizeof *v->op);
+		v->culprits[i] = task;
+		v->sources[i] = 0;
+		v->op[i] = NULL;
+		v->nculprits++;
+	}
+	v->sources[i] |= src;
+	if (v->op[i] == NULL && op != NULL)
+		v->op[i] = xstrdup(op);
 }
 
 static const char *
@@ -77,7 +90,7 @@ stk_states(const struct stk_result *r, struct stk_verdict *v)
 			stk_say(v, "%s %d (%s, pid %d) %s%s%s", stk_label(r), t->id, t->host, t->pid,
 			    what, (t->state == 'G' || t->state == 'Z') && t->err ? ": " : "",
 			    (t->state == 'G' || t->state == 'Z') && t->err ? t->err : "");
-			stk_culprit(v, i);
+			stk_blame(v, i, STK_SRC_PROC, NULL);
 		}
 		if (t->err != NULL && t->state != 'Z' && t->state != 'G') {
 			stk_say(v, "%s %d (%s, pid %d): no stacks: %s", stk_label(r), t->id, t->host,
@@ -126,7 +139,10 @@ stk_behind_line(const struct stk_result *r, struct stk_verdict *v, const struct 
 	const struct stk_page *p = m->pg;
 	char at[320];
 
-	if (p->state == 3)
+	if (p->nccl && p->state != 4 && p->state != 5)
+		snprintf(at, sizeof at, "enqueued collectives up to seq %llu and not the next",
+		    (unsigned long long)p->seq_started);
+	else if (p->state == 3)
 		snprintf(at, sizeof at, "is in %s seq %llu", stk_kind_name(p->kind_started),
 		    (unsigned long long)p->seq_started);
 	else if (p->state == 4 || p->state == 5)
@@ -184,6 +200,7 @@ stk_sinks(const struct stk_result *r, struct stk_verdict *v, const struct stk_me
     uint64_t top, const char *comm)
 {
 	double idle = 0;
+	char op[96];
 
 	for (int i = 0; i < n; i++)
 		idle = m[i].pg->idle_s > idle ? m[i].pg->idle_s : idle;
@@ -209,7 +226,9 @@ stk_sinks(const struct stk_result *r, struct stk_verdict *v, const struct stk_me
 		    t->host, t->pid, stk_kind_name(m[s].pg->kind_started),
 		    (unsigned long long)top, t->where ? ", in " : "", t->where ? t->where : "",
 		    waiters, waiters == 1 ? "" : "s", comm);
-		stk_culprit(v, m[s].task);
+		snprintf(op, sizeof op, "%s seq %llu of comm %s", stk_kind_name(m[s].pg->kind_started),
+		    (unsigned long long)top, comm);
+		stk_blame(v, m[s].task, m[s].pg->nccl ? STK_SRC_PLUGIN : STK_SRC_PAGE, op);
 	}
 }
 
@@ -219,7 +238,7 @@ stk_comm(const struct stk_result *r, struct stk_verdict *v, const struct stk_mem
 	uint64_t top = 0;
 	int waiting = 0, behind = 0, peer, npeer, nranks = m[0].pg->nranks;
 	unsigned kind = 0;
-	char tail[256], comm[20];
+	char tail[256], comm[40], op[96];
 
 	for (int i = 0; i < n; i++)
 		if (m[i].pg->seq_started > top) {
@@ -232,7 +251,10 @@ stk_comm(const struct stk_result *r, struct stk_verdict *v, const struct stk_mem
 		behind += !(m[i].pg->state == 3 && m[i].pg->seq_started == top) &&
 		    m[i].pg->seq_done < top;
 	}
-	snprintf(comm, sizeof comm, "%s", m[0].pg->commid);
+	/* An NCCL communicator is named as NCCL's RAS names it. */
+	snprintf(comm, sizeof comm, "%s%s", m[0].pg->nccl ? "NCCL 0x" : "", m[0].pg->commid);
+	snprintf(op, sizeof op, "%s seq %llu of comm %s", stk_kind_name(kind),
+	    (unsigned long long)top, comm);
 	peer = stk_common_peer(m, n, top, &npeer);
 	snprintf(tail, sizeof tail, "%d rank%s wait%s in %s seq %llu (comm %s)", waiting,
 	    waiting == 1 ? "" : "s", waiting == 1 ? "s" : "", stk_kind_name(kind),
@@ -241,7 +263,7 @@ stk_comm(const struct stk_result *r, struct stk_verdict *v, const struct stk_mem
 		if (!(m[i].pg->state == 3 && m[i].pg->seq_started == top) &&
 		    m[i].pg->seq_done < top) {
 			stk_behind_line(r, v, &m[i], tail);
-			stk_culprit(v, m[i].task);
+			stk_blame(v, m[i].task, m[i].pg->nccl ? STK_SRC_PLUGIN : STK_SRC_PAGE, op);
 		}
 	if (n < nranks)
 		stk_say(v, "comm %s: %d of its %d ranks have no status page here", comm, nranks - n,
@@ -310,8 +332,12 @@ stk_ras_op(const struct stk_result *r, struct stk_verdict *v, json_t *c, const c
 		    ahead == 1 ? "is" : "are", (long long)top,
 		    t >= 0 && r->tasks[t].where ? ", in " : "",
 		    t >= 0 && r->tasks[t].where ? r->tasks[t].where : "");
-		if (t >= 0)
-			stk_culprit(v, t);
+		if (t >= 0) {
+			char what[160];
+
+			snprintf(what, sizeof what, "%s %lld of NCCL %s", op, (long long)top, hash);
+			stk_blame(v, t, STK_SRC_RAS, what);
+		}
 		v->code = EXIT_PROBLEMS;
 		behind++;
 	}
@@ -370,6 +396,103 @@ stk_ras(const struct stk_result *r, struct stk_verdict *v)
 		    "collectives", ncomm, ncomm == 1 ? "" : "s");
 }
 
+/* The flight recorder's findings (live dumps): ranks that did not join, or disagree. */
+static void
+stk_fr_blame(const struct stk_result *r, struct stk_verdict *v)
+{
+	json_t *x;
+	size_t i;
+
+	json_array_foreach(r->fr_lines, i, x)
+		stk_say(v, "flight recorder: %s", json_string_value(x));
+	json_array_foreach(r->fr_findings, i, x) {
+		const char *kind = json_string_value(json_object_get(x, "kind"));
+		json_int_t rank = json_integer_value(json_object_get(x, "rank"));
+		char what[160];
+
+		if (kind == NULL || (strcmp(kind, "not_joined") != 0 && strcmp(kind, "mismatch") != 0))
+			continue;
+		const char *op = json_string_value(json_object_get(x, "op"));
+		const char *pg = json_string_value(json_object_get(x, "pg"));
+
+		snprintf(what, sizeof what, "%s seq %lld of process group %s", op ? op : "op",
+		    (long long)json_integer_value(json_object_get(x, "seq")), pg ? pg : "?");
+		for (int t = 0; t < r->ntasks; t++)
+			if (r->tasks[t].rank == rank)
+				stk_blame(v, t, STK_SRC_FR, what);
+	}
+}
+
+/*
+ * The stacks as a source of their own: a culprit whose main thread is
+ * outside any collective or device wait while every other rank's is inside
+ * one (worker.c says which frames count).
+ */
+static void
+stk_stacks(const struct stk_result *r, struct stk_verdict *v)
+{
+	for (int i = 0; i < v->nculprits; i++) {
+		int others = 0, inside = 0;
+
+		if (r->tasks[v->culprits[i]].in_comm != 0)
+			continue;
+		for (int k = 0; k < r->ntasks; k++) {
+			int blamed = 0;
+
+			for (int c = 0; c < v->nculprits; c++)
+				blamed |= v->culprits[c] == k;
+			if (blamed || r->tasks[k].in_comm < 0)
+				continue;
+			others++;
+			inside += r->tasks[k].in_comm == 1;
+		}
+		if (others > 0 && inside == others)
+			v->sources[i] |= STK_SRC_STACKS;
+	}
+}
+
+static const char *const stk_source_names[] = {
+	"its process state", "coll status pages", "NCCL profiler plugin", "NCCL RAS",
+	"flight recorder", "stacks",
+};
+
+/* One line per culprit, first: who, in what, how many sources agree, and its stack. */
+static void
+stk_summary(const struct stk_result *r, struct stk_verdict *v)
+{
+	char **top = NULL, names[256];
+	int n = 0;
+
+	for (int i = 0; i < v->nculprits; i++) {
+		const struct stk_task *t = &r->tasks[v->culprits[i]];
+		int count = 0;
+		size_t len = 0;
+
+		names[0] = '\0';
+		for (int b = 0; b < 6; b++)
+			if (v->sources[i] & (1u << b)) {
+				len += (size_t)snprintf(names + len, sizeof names - len, "%s%s",
+				    count ? ", " : "", stk_source_names[b]);
+				len = len < sizeof names ? len : sizeof names - 1;
+				count++;
+			}
+		top = xreallocarray(top, (size_t)n + 2, sizeof *top);
+		top[n++] = xasprintf("=> %s %d (%s, pid %d) holds the others up%s%s: named by %d "
+		    "independent source%s (%s)", stk_label(r), t->id, t->host, t->pid,
+		    v->op[i] ? ", behind in " : "", v->op[i] ? v->op[i] : "", count,
+		    count == 1 ? "" : "s", names);
+		if (t->stack != NULL)
+			top[n++] = xasprintf("   its main thread, innermost first: %s", t->stack);
+	}
+	if (n == 0)
+		return;
+	top = xreallocarray(top, (size_t)n + (size_t)v->n, sizeof *top);
+	memcpy(top + n, v->line, (size_t)v->n * sizeof *top);
+	free(v->line);
+	v->line = top;
+	v->n += n;
+}
+
 static int
 stk_member_cmp(const void *a, const void *b)
 {
@@ -406,6 +529,8 @@ stk_verdict(const struct stk_result *r, struct stk_verdict *v)
 	}
 	if (r->ras != NULL)
 		stk_ras(r, v);
+	if (r->fr_lines != NULL)
+		stk_fr_blame(r, v);
 	if (n == 0 && r->ntasks > 0 && r->ras == NULL)
 		stk_say(v, "no status pages: these processes publish no collective sequence "
 		    "numbers; the stacks below are all there is");
@@ -417,6 +542,8 @@ stk_verdict(const struct stk_result *r, struct stk_verdict *v)
 		stk_say(v, "no rank is behind");
 	if (unread > 0 && v->code == EXIT_OK)
 		v->code = EXIT_CANNOT;
+	stk_stacks(r, v);
+	stk_summary(r, v);
 	free(m);
 }
 
@@ -426,6 +553,10 @@ stk_verdict_free(struct stk_verdict *v)
 	for (int i = 0; i < v->n; i++)
 		free(v->line[i]);
 	free(v->line);
+	for (int i = 0; i < v->nculprits; i++)
+		free(v->op[i]);
+	free(v->op);
+	free(v->sources);
 	free(v->culprits);
 	memset(v, 0, sizeof *v);
 }

@@ -239,6 +239,89 @@ stk_where(const struct stack_proc *p)
 	return NULL;
 }
 
+/* The process's main thread, or NULL. */
+static const struct stack_thread *
+stk_main_thread(const struct stack_proc *p)
+{
+	for (int i = 0; i < p->nthreads; i++)
+		if (p->threads[i].tid == p->pid && p->threads[i].nframes > 0)
+			return &p->threads[i];
+	return NULL;
+}
+
+/*
+ * A frame of a wait inside communication: a collective (NCCL's, coll's,
+ * MPI's, PyTorch's process group) or a wait for the device, which is where a
+ * rank sits while its collective's kernel waits for a peer.
+ */
+static int
+stk_comm_frame(const struct stack_frame *f)
+{
+	static const char *const prefix[] = { "nccl", "pnccl", "coll_", "MPI_", "PMPI_",
+		"c10d::", "all_reduce", "all_gather", "reduce_scatter", "broadcast", "barrier" };
+
+	if (f->func == NULL)
+		return 0;
+	for (size_t i = 0; i < sizeof prefix / sizeof *prefix; i++)
+		if (strncmp(f->func, prefix[i], strlen(prefix[i])) == 0)
+			return 1;
+	if (strstr(f->func, "Synchronize") != NULL || strcmp(f->func, "synchronize") == 0)
+		return 1;
+	return f->kind == STACK_FRAME_PYTHON && f->file != NULL &&
+	    strstr(f->file, "distributed_c10d.py") != NULL;
+}
+
+static int
+stk_in_comm(const struct stack_proc *p)
+{
+	const struct stack_thread *t = stk_main_thread(p);
+
+	if (t == NULL)
+		return -1;
+	for (int k = 0; k < t->nframes; k++)
+		if (stk_comm_frame(&t->frames[k]))
+			return 1;
+	return 0;
+}
+
+/* The interpreter's own frames, which the Python frames among them stand for. */
+static int
+stk_interp_module(const char *m)
+{
+	return m != NULL && (strncmp(m, "python3", 7) == 0 || strncmp(m, "libpython3", 10) == 0);
+}
+
+/* The main thread's frames as one line, innermost first, the interpreter's left out. */
+static char *
+stk_main_stack(const struct stack_proc *p)
+{
+	const struct stack_thread *t = stk_main_thread(p);
+	char buf[1024];
+	size_t len = 0;
+	int shown = 0;
+
+	if (t == NULL)
+		return NULL;
+	buf[0] = '\0';
+	for (int k = 0; k < t->nframes && shown < 14 && len < sizeof buf - 1; k++) {
+		const struct stack_frame *f = &t->frames[k];
+		int n;
+
+		if (f->kind != STACK_FRAME_PYTHON && stk_interp_module(f->module))
+			continue;
+		if (f->func != NULL && f->file != NULL)
+			n = snprintf(buf + len, sizeof buf - len, "%s%s (%s:%d)", shown ? " < " : "",
+			    f->func, f->file, f->line);
+		else
+			n = snprintf(buf + len, sizeof buf - len, "%s%s (%s)", shown ? " < " : "",
+			    f->func ? f->func : "??", f->module ? f->module : "?");
+		len += n > 0 ? (size_t)n : 0;
+		len = len < sizeof buf ? len : sizeof buf - 1;
+		shown++;
+	}
+	return shown > 0 ? xstrdup(buf) : NULL;
+}
+
 static void
 stk_task_fill(struct stk_worker *w, int i, struct stk_task *t, struct stk_pageset *ps)
 {
@@ -266,6 +349,8 @@ stk_task_fill(struct stk_worker *w, int i, struct stk_task *t, struct stk_pagese
 	else if (p->err != COLL_OK)
 		t->err = xstrdup(p->why);
 	t->where = stk_where(p);
+	t->stack = stk_main_stack(p);
+	t->in_comm = stk_in_comm(p);
 	if (p->note[0] != '\0')
 		t->note = xstrdup(p->note);
 	stk_pages_load(ps, pi->status_dir);
@@ -312,6 +397,7 @@ stk_local_work(struct stk_worker *w, size_t *len)
 		json_array_append_new(tasks, stk_task_json(&tk));
 		free(tk.err);
 		free(tk.where);
+		free(tk.stack);
 		free(tk.note);
 		free(tk.pages);
 	}

@@ -163,6 +163,73 @@ status_end(struct status *st, uint64_t seq, uint32_t kind)
 }
 
 void
+status_set_source(struct status *st, uint32_t source)
+{
+	struct status_page *p = st->page;
+
+	if (p == NULL)
+		return;
+	status_write_begin(p);
+	p->source = source;
+	status_write_end(p);
+}
+
+void
+status_queue(struct status *st, uint64_t seq, uint32_t kind, uint64_t bytes)
+{
+	struct status_page *p = st->page;
+
+	if (p == NULL)
+		return;
+	status_write_begin(p);
+	p->seq_queued = seq;
+	p->kind_queued = kind;
+	p->bytes = bytes;
+	p->state = STATUS_RUNNING;
+	status_write_end(p);
+}
+
+/*
+ * A device runs queued ops in order, but its reports of them may come late
+ * or out of order (NCCL's proxy thread polls the kernel's counters): the
+ * sequence numbers only ever move forward.
+ */
+void
+status_kernel_begin(struct status *st, uint64_t seq, uint32_t kind)
+{
+	struct status_page *p = st->page;
+
+	if (p == NULL)
+		return;
+	status_write_begin(p);
+	p->flags |= STATUS_F_KERNEL;
+	if (seq > p->seq_started) {
+		p->seq_started = seq;
+		p->kind_started = kind;
+		p->start_ns = clock_wall_ns();
+	}
+	status_write_end(p);
+}
+
+void
+status_kernel_end(struct status *st, uint64_t seq, uint32_t kind)
+{
+	struct status_page *p = st->page;
+
+	if (p == NULL)
+		return;
+	status_write_begin(p);
+	p->flags |= STATUS_F_KERNEL;
+	if (seq > p->seq_done) {
+		p->seq_done = seq;
+		p->kind_done = kind;
+	}
+	if (p->seq_done >= p->seq_queued && p->state == STATUS_RUNNING)
+		p->state = STATUS_IDLE;
+	status_write_end(p);
+}
+
+void
 status_retry(struct status *st, uint64_t retries)
 {
 	struct status_page *p = st->page;
@@ -279,7 +346,16 @@ status_read_owned(const char *path, uid_t owner, struct status_page *out)
 		return r;
 	if (out->magic != STATUS_MAGIC || out->size != STATUS_PAGE_SIZE)
 		return COLL_EPROTO;
-	return out->version == STATUS_VERSION ? COLL_OK : COLL_EVERSION;
+	if (out->version < STATUS_VERSION_MIN || out->version > STATUS_VERSION)
+		return COLL_EVERSION;
+	if (out->version < 3) {
+		/* What version 2 kept reserved reads as zero: coll's core, nothing queued. */
+		out->seq_queued = 0;
+		out->kind_queued = 0;
+		out->source = STATUS_SRC_CORE;
+		out->flags = 0;
+	}
+	return COLL_OK;
 }
 
 int

@@ -29,6 +29,7 @@
 
 #include "clock.h"
 #include "err.h"
+#include "kind.h"
 #include "status.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
@@ -295,6 +296,44 @@ test_status_closed_noop(void **state)
 	assert_false(exists(st.path));
 }
 
+/*
+ * A device's ops (NCCL's, through the profiler plugin): queued, then begun
+ * and ended as its kernel reports, late or out of order; the numbers only
+ * move forward and the page is idle once nothing queued is left.
+ */
+static void
+test_status_device_ops(void **state)
+{
+	struct status st;
+	struct status_page pg;
+
+	assert_int_equal(status_open(&st, 0, 0x5eedull, 1, 2, "host"), COLL_OK);
+	status_set_source(&st, STATUS_SRC_NCCL);
+	status_queue(&st, 1, KIND_ALLREDUCE, 4096);
+	status_queue(&st, 2, KIND_ALLGATHER, 8192);
+	assert_int_equal(status_read(st.path, &pg), COLL_OK);
+	assert_int_equal(pg.version, 3);
+	assert_int_equal(pg.source, STATUS_SRC_NCCL);
+	assert_true(pg.seq_queued == 2 && pg.kind_queued == KIND_ALLGATHER && pg.bytes == 8192);
+	assert_int_equal(pg.state, STATUS_RUNNING);
+	assert_true(pg.seq_started == 0 && pg.flags == 0);
+	status_kernel_begin(&st, 1, KIND_ALLREDUCE);
+	status_kernel_begin(&st, 2, KIND_ALLGATHER);
+	status_kernel_begin(&st, 1, KIND_ALLREDUCE);	/* a late report: no step back */
+	status_kernel_end(&st, 1, KIND_ALLREDUCE);
+	assert_int_equal(status_read(st.path, &pg), COLL_OK);
+	assert_true(pg.flags & STATUS_F_KERNEL);
+	assert_true(pg.seq_started == 2 && pg.kind_started == KIND_ALLGATHER);
+	assert_true(pg.seq_done == 1 && pg.kind_done == KIND_ALLREDUCE);
+	assert_int_equal(pg.state, STATUS_RUNNING);	/* op 2 still runs */
+	status_kernel_end(&st, 2, KIND_ALLGATHER);
+	status_kernel_end(&st, 1, KIND_ALLREDUCE);
+	assert_int_equal(status_read(st.path, &pg), COLL_OK);
+	assert_true(pg.seq_done == 2 && pg.kind_done == KIND_ALLGATHER);
+	assert_int_equal(pg.state, STATUS_IDLE);
+	status_close(&st);
+}
+
 static void
 test_status_close_removes(void **state)
 {
@@ -342,7 +381,7 @@ static void
 test_status_read_not_a_page(void **state)
 {
 	static uint8_t zeros[STATUS_PAGE_SIZE], big[3 * STATUS_PAGE_SIZE];
-	struct status_page good, v2, badsize;
+	struct status_page good, vnext, v1, v2, badsize;
 	int bad = 0;
 	static const char text[] = "this is not a status page\n";
 	const struct {
@@ -358,7 +397,9 @@ test_status_read_not_a_page(void **state)
 		{ "magic only", &good, 4, COLL_EPROTO },
 		{ "wrong size field", &badsize, sizeof badsize, COLL_EPROTO },
 		{ "big junk", big, sizeof big, COLL_EPROTO },
-		{ "version 2", &v2, sizeof v2, COLL_EVERSION },
+		{ "a later version", &vnext, sizeof vnext, COLL_EVERSION },
+		{ "version 1", &v1, sizeof v1, COLL_EVERSION },
+		{ "version 2 (still read)", &v2, sizeof v2, COLL_OK },
 		{ "good", &good, sizeof good, COLL_OK },
 	};
 
@@ -367,8 +408,12 @@ test_status_read_not_a_page(void **state)
 	good.version = STATUS_VERSION;
 	good.size = STATUS_PAGE_SIZE;
 	good.state = STATUS_IDLE;
+	vnext = good;
+	vnext.version = STATUS_VERSION + 1;
+	v1 = good;
+	v1.version = 1;
 	v2 = good;
-	v2.version = STATUS_VERSION + 1;
+	v2.version = 2;
 	badsize = good;
 	badsize.size = 256;
 	memset(big, 'j', sizeof big);
@@ -691,6 +736,7 @@ main(void)
 		cmocka_unit_test(test_status_updates),
 		cmocka_unit_test(test_status_wait_same),
 		cmocka_unit_test(test_status_closed_noop),
+		cmocka_unit_test(test_status_device_ops),
 		cmocka_unit_test(test_status_close_removes),
 		cmocka_unit_test(test_status_read_not_a_page),
 		cmocka_unit_test(test_status_read_missing),

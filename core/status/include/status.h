@@ -6,7 +6,8 @@
  * File:   $COLL_STATUS_DIR (default /dev/shm) / coll.<jobid %016x>.<commid %016x>.<rank>
  * Layout: struct status_page below, 512 bytes, little-endian (x86-64, aarch64).
  *
- * Writing never takes a lock. The record is guarded by a generation counter
+ * Writing never takes a lock. A page has one writer at a time (a writer
+ * with several threads, as the NCCL plugin has, orders them itself). The record is guarded by a generation counter
  * (a seqlock): the writer makes gen odd, stores the fields, makes gen even
  * with release ordering. A reader copies the page and retries while gen is
  * odd or changed: STATUS_READ_SPINS times at once, then yielding the CPU,
@@ -48,6 +49,17 @@
  * Version 2 adds, in what was reserved:
  *   retries      ops run again after a broken link (operator retry), since init
  *   retry_ns     wall time of the last retry
+ *
+ * Version 3 adds, for a page written by something other than coll's core
+ * (readers take versions 2 and 3; a version 2 page reads as source 0):
+ *   seq_queued   sequence number of the last op handed to the device but
+ *                perhaps not begun (NCCL enqueues; coll's core never does: 0)
+ *   kind_queued  its enum coll_kind
+ *   source       STATUS_SRC_CORE (coll's core) or STATUS_SRC_NCCL (NCCL's
+ *                profiler plugin, libnccl-profiler-coll.so: seq_started and
+ *                seq_done are then the ops whose GPU kernel began and ended)
+ *   flags        STATUS_F_KERNEL: the device reported a kernel at least once,
+ *                so seq_started and seq_done are known, not merely zero
  */
 #ifndef COLL_STATUS_H
 #define COLL_STATUS_H
@@ -57,10 +69,18 @@
 #include <sys/types.h>
 
 #define STATUS_MAGIC 0x50545343u
-#define STATUS_VERSION 2
+#define STATUS_VERSION 3
+#define STATUS_VERSION_MIN 2	/* the oldest a reader takes */
 #define STATUS_PAGE_SIZE 512
 #define STATUS_READ_SPINS 100		/* immediate retries of a reader */
 #define STATUS_READ_RETRY_MS 100	/* then yielding retries, for this long */
+
+enum status_source {
+	STATUS_SRC_CORE = 0,	/* coll's own communicator */
+	STATUS_SRC_NCCL = 1,	/* an NCCL communicator, through the profiler plugin */
+};
+
+#define STATUS_F_KERNEL 0x1u
 
 enum status_state {
 	STATUS_INIT = 1,	/* joining the communicator */
@@ -94,13 +114,19 @@ struct status_page {
 	char error[192];
 	uint64_t retries;
 	uint64_t retry_ns;
-	uint8_t reserved[STATUS_PAGE_SIZE - 168 - 192 - 16];
+	uint64_t seq_queued;
+	uint32_t kind_queued;
+	uint32_t source;
+	uint32_t flags;
+	uint32_t pad;
+	uint8_t reserved[STATUS_PAGE_SIZE - 168 - 192 - 16 - 24];
 };
 
 _Static_assert(sizeof(struct status_page) == STATUS_PAGE_SIZE, "status page layout is fixed");
 _Static_assert(offsetof(struct status_page, seq_started) == 48, "status page layout is fixed");
 _Static_assert(offsetof(struct status_page, host) == 104, "status page layout is fixed");
 _Static_assert(offsetof(struct status_page, retries) == 360, "status page layout is fixed");
+_Static_assert(offsetof(struct status_page, seq_queued) == 376, "status page layout is fixed");
 
 struct status {
 	struct status_page *page;
@@ -118,6 +144,14 @@ void status_close(struct status *st);
 void status_begin(struct status *st, uint64_t seq, uint32_t kind, uint64_t bytes);
 void status_end(struct status *st, uint64_t seq, uint32_t kind);
 void status_set_state(struct status *st, int state, const char *error);
+/* Who writes the page (enum status_source); set once, after status_open. */
+void status_set_source(struct status *st, uint32_t source);
+/* An op handed to the device: queued, not yet begun (state RUNNING until it ends). */
+void status_queue(struct status *st, uint64_t seq, uint32_t kind, uint64_t bytes);
+/* The device began op seq (its kernel runs): seq_started, start_ns, STATUS_F_KERNEL. */
+void status_kernel_begin(struct status *st, uint64_t seq, uint32_t kind);
+/* The device finished op seq: seq_done; IDLE when nothing queued is left. */
+void status_kernel_end(struct status *st, uint64_t seq, uint32_t kind);
 /* The op under way was run again: retries is the count since init. */
 void status_retry(struct status *st, uint64_t retries);
 /* Lock-free single-field updates on the hot path. */

@@ -1,0 +1,360 @@
+/*
+ * The NCCL profiler plugin, loaded as NCCL loads it (dlopen, then the
+ * ncclProfiler_v5 or _v4 table by name) and called as NCCL 2.26 to 2.28
+ * call it: a communicator's init, collective events at enqueue, kernel
+ * channel events from another thread, finalize. Each test reads the status
+ * page the plugin writes, as collstack does. A real NCCL run is on the GPU
+ * machine (tests/gpu/); this is the plugin's own contract.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <dlfcn.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "kind.h"
+#include "ncclprof_abi.h"
+#include "status.h"
+
+static void *lib;
+static const struct nprof_v5 *v5;
+static const struct nprof_v4 *v4;
+static char logged[1024];
+static int logged_level;
+
+static void
+capture_log(int level, unsigned long flags, const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	(void)flags;
+	(void)file;
+	(void)line;
+	logged_level = level;
+	va_start(ap, fmt);
+	vsnprintf(logged, sizeof logged, fmt, ap);
+	va_end(ap);
+}
+
+static int
+setup(void **state)
+{
+	(void)state;
+	lib = dlopen(NCCLPROF_SO, RTLD_NOW | RTLD_LOCAL);
+	if (lib == NULL) {
+		print_error("dlopen %s: %s\n", NCCLPROF_SO, dlerror());
+		return -1;
+	}
+	v5 = dlsym(lib, "ncclProfiler_v5");
+	v4 = dlsym(lib, "ncclProfiler_v4");
+	return v5 != NULL && v4 != NULL ? 0 : -1;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	dlclose(lib);
+	return 0;
+}
+
+static void
+page_path(char *buf, size_t len, uint64_t hash, int rank)
+{
+	snprintf(buf, len, "%s/coll.%016" PRIx64 ".%016" PRIx64 ".%d", status_dir(), (uint64_t)0,
+	    hash, rank);
+}
+
+static void
+read_page(uint64_t hash, int rank, struct status_page *pg)
+{
+	char path[512];
+
+	page_path(path, sizeof path, hash, rank);
+	assert_int_equal(status_read(path, pg), COLL_OK);
+}
+
+static void *
+coll_v5(void *ctx, const char *func, size_t count, const char *type, int nch)
+{
+	struct nprof_descr_v5 d;
+	void *h = (void *)0x1;
+
+	memset(&d, 0, sizeof d);
+	d.type = NPROF_EV_COLL;
+	d.coll.c.func = func;
+	d.coll.c.count = count;
+	d.coll.c.datatype = type;
+	d.coll.c.nchannels = (uint8_t)nch;
+	assert_int_equal(v5->start(ctx, &h, &d), NPROF_OK);
+	assert_non_null(h);
+	assert_int_equal(v5->stop(h), NPROF_OK);	/* enqueued: NCCL stops it at once */
+	return h;
+}
+
+static void *
+kernel_v5(void *ctx, void *coll, int ch)
+{
+	struct nprof_descr_v5 d;
+	void *h = (void *)0x1;
+
+	memset(&d, 0, sizeof d);
+	d.type = NPROF_EV_KERNEL_CH;
+	d.parent = coll;
+	d.kernel_ch.channel = (uint8_t)ch;
+	assert_int_equal(v5->start(ctx, &h, &d), NPROF_OK);
+	return h;
+}
+
+static void
+test_ncclprof_v5_ops(void **state)
+{
+	const uint64_t hash = 0x1c60d1eb1a4d5801ull;
+	struct status_page pg;
+	void *ctx = NULL, *c, *k0, *k1;
+	int mask = -1;
+
+	(void)state;
+	unsetenv("COLL_NCCL_KERNEL_EVENTS");
+	assert_int_equal(v5->init(&ctx, hash, &mask, "pg0", 1, 2, 1, capture_log), NPROF_OK);
+	assert_int_equal(mask, NPROF_EV_COLL | NPROF_EV_KERNEL_CH);
+	read_page(hash, 1, &pg);
+	assert_int_equal(pg.source, STATUS_SRC_NCCL);
+	assert_true(pg.commid == hash);
+	assert_int_equal(pg.rank, 1);
+	assert_int_equal(pg.nranks, 2);
+	assert_int_equal(pg.pid, getpid());
+	assert_int_equal(pg.state, STATUS_IDLE);
+	assert_non_null(strstr(logged, "status page"));
+	/* Five all-reduces run to the end on two channels each. */
+	for (int i = 0; i < 5; i++) {
+		c = coll_v5(ctx, "AllReduce", 262144, "ncclFloat32", 2);
+		k0 = kernel_v5(ctx, c, 0);
+		k1 = kernel_v5(ctx, c, 1);
+		assert_non_null(k0);
+		assert_ptr_not_equal(k0, c);
+		v5->record(k0, 22, NULL);
+		v5->stop(k0);
+		v5->stop(k1);
+	}
+	read_page(hash, 1, &pg);
+	assert_true(pg.seq_queued == 5 && pg.seq_started == 5 && pg.seq_done == 5);
+	assert_int_equal(pg.state, STATUS_IDLE);
+	assert_true(pg.flags & STATUS_F_KERNEL);
+	/* The sixth is enqueued, its kernel begins on one channel and never ends. */
+	c = coll_v5(ctx, "AllReduce", 262144, "ncclFloat32", 2);
+	read_page(hash, 1, &pg);
+	assert_true(pg.seq_queued == 6 && pg.seq_started == 5);
+	assert_int_equal(pg.kind_queued, KIND_ALLREDUCE);
+	assert_true(pg.bytes == 1048576);
+	assert_int_equal(pg.state, STATUS_RUNNING);
+	k0 = kernel_v5(ctx, c, 0);
+	k1 = kernel_v5(ctx, c, 1);
+	v5->stop(k0);
+	read_page(hash, 1, &pg);
+	assert_true(pg.seq_started == 6 && pg.seq_done == 5);
+	assert_int_equal(pg.state, STATUS_RUNNING);
+	/* Its last channel ends: done. */
+	v5->stop(k1);
+	read_page(hash, 1, &pg);
+	assert_true(pg.seq_done == 6 && pg.kind_done == KIND_ALLREDUCE);
+	assert_int_equal(pg.state, STATUS_IDLE);
+	assert_int_equal(v5->finalize(ctx), NPROF_OK);
+	{
+		char path[512];
+		struct stat sb;
+
+		page_path(path, sizeof path, hash, 1);
+		assert_int_equal(stat(path, &sb), -1);	/* finalize removes the page */
+	}
+}
+
+/* v4: one-byte type, the name before the hash in init, no parent group in the descriptor. */
+static void
+test_ncclprof_v4_ops(void **state)
+{
+	const uint64_t hash = 0xabcdef0123456789ull;
+	struct nprof_descr_v4 d;
+	struct status_page pg;
+	void *ctx = NULL, *c = NULL, *k = NULL;
+	int mask = 0;
+
+	(void)state;
+	assert_int_equal(v4->init(&ctx, &mask, "pg1", hash, 1, 4, 3, NULL), NPROF_OK);
+	assert_true(mask & NPROF_EV_COLL);
+	memset(&d, 0, sizeof d);
+	d.type = NPROF_EV_COLL;
+	d.coll.func = "ReduceScatter";
+	d.coll.count = 1000;
+	d.coll.datatype = "ncclBfloat16";
+	d.coll.nchannels = 1;
+	assert_int_equal(v4->start(ctx, &c, &d), NPROF_OK);
+	read_page(hash, 3, &pg);
+	assert_true(pg.seq_queued == 1 && pg.bytes == 2000);
+	assert_int_equal(pg.kind_queued, KIND_REDUCE_SCATTER);
+	assert_int_equal(pg.nranks, 4);
+	memset(&d, 0, sizeof d);
+	d.type = NPROF_EV_KERNEL_CH;
+	d.parent = c;
+	assert_int_equal(v4->start(ctx, &k, &d), NPROF_OK);
+	v4->stop(k);
+	read_page(hash, 3, &pg);
+	assert_true(pg.seq_done == 1);
+	assert_int_equal(pg.state, STATUS_IDLE);
+	v4->finalize(ctx);
+}
+
+/* What NCCL might hand over that is not ours, or not known: nothing breaks, nothing is counted. */
+static void
+test_ncclprof_foreign(void **state)
+{
+	const uint64_t hash = 0x42ull;
+	struct nprof_descr_v5 d;
+	struct status_page pg;
+	void *ctx = NULL, *h = (void *)0x1, *c;
+	int mask = 0, stray;
+
+	(void)state;
+	assert_int_equal(v5->init(&ctx, hash, &mask, NULL, 1, 2, 0, NULL), NPROF_OK);
+	memset(&d, 0, sizeof d);
+	d.type = NPROF_EV_KERNEL_CH;
+	d.parent = NULL;		/* a point-to-point op's channel: its parent is not ours */
+	v5->start(ctx, &h, &d);
+	assert_null(h);
+	d.parent = &stray;
+	v5->start(ctx, &h, &d);
+	assert_null(h);
+	d.type = NPROF_EV_GROUP;
+	h = (void *)0x1;
+	v5->start(ctx, &h, &d);
+	assert_null(h);
+	assert_int_equal(v5->stop(NULL), NPROF_OK);
+	assert_int_equal(v5->start(ctx, &h, NULL), NPROF_OK);
+	c = coll_v5(ctx, "Frobnicate", 10, "ncclMystery", 0);
+	read_page(hash, 0, &pg);
+	assert_true(pg.seq_queued == 1 && pg.seq_started == 0);
+	assert_int_equal(pg.kind_queued, KIND_NONE);
+	assert_true(pg.bytes == 0);
+	/* No channel count: done when all channels that began have ended. */
+	h = kernel_v5(ctx, c, 0);
+	v5->stop(h);
+	read_page(hash, 0, &pg);
+	assert_true(pg.seq_done == 1);
+	v5->finalize(ctx);
+	assert_int_equal(v5->finalize(NULL), NPROF_OK);
+}
+
+/* A page that cannot be made turns the plugin off for that communicator, said in NCCL's log. */
+static void
+test_ncclprof_no_page(void **state)
+{
+	char *old = getenv("COLL_STATUS_DIR") ? strdup(getenv("COLL_STATUS_DIR")) : NULL;
+	void *ctx = NULL;
+	int mask = -1;
+
+	(void)state;
+	setenv("COLL_STATUS_DIR", "/nonexistent/coll-status", 1);
+	logged[0] = '\0';
+	assert_int_equal(v5->init(&ctx, 0x77, &mask, "x", 1, 2, 0, capture_log), NPROF_OK);
+	assert_int_equal(mask, 0);
+	assert_int_equal(logged_level, NPROF_LOG_WARN);
+	assert_non_null(strstr(logged, "/nonexistent/coll-status"));
+	assert_non_null(strstr(logged, "COLL_STATUS_DIR"));
+	v5->finalize(ctx);
+	if (old != NULL)
+		setenv("COLL_STATUS_DIR", old, 1);
+	else
+		unsetenv("COLL_STATUS_DIR");
+	free(old);
+}
+
+static void
+test_ncclprof_enqueue_only(void **state)
+{
+	void *ctx = NULL;
+	int mask = 0;
+
+	(void)state;
+	setenv("COLL_NCCL_KERNEL_EVENTS", "0", 1);
+	assert_int_equal(v5->init(&ctx, 0x78, &mask, "x", 1, 2, 0, NULL), NPROF_OK);
+	unsetenv("COLL_NCCL_KERNEL_EVENTS");
+	assert_int_equal(mask, NPROF_EV_COLL);
+	v5->finalize(ctx);
+}
+
+/* The launching thread enqueues while another (NCCL's proxy) reports kernels, as in a job. */
+struct proxy_arg {
+	void *ctx;
+	void **colls;
+	int n;
+};
+
+static void *
+proxy_thread(void *p)
+{
+	struct proxy_arg *a = p;
+
+	for (int i = 0; i < a->n; i++) {
+		void *c;
+
+		while ((c = __atomic_load_n(&a->colls[i], __ATOMIC_ACQUIRE)) == NULL)
+			sched_yield();
+		void *k0 = kernel_v5(a->ctx, c, 0), *k1 = kernel_v5(a->ctx, c, 1);
+
+		v5->stop(k1);
+		v5->stop(k0);
+	}
+	return NULL;
+}
+
+static void
+test_ncclprof_threads(void **state)
+{
+	const uint64_t hash = 0x99ull;
+	enum { N = 5000 };
+	static void *colls[N];
+	struct proxy_arg a = { NULL, colls, N };
+	struct status_page pg;
+	pthread_t t;
+	int mask = 0;
+
+	(void)state;
+	assert_int_equal(v5->init(&a.ctx, hash, &mask, "x", 1, 8, 5, NULL), NPROF_OK);
+	assert_int_equal(pthread_create(&t, NULL, proxy_thread, &a), 0);
+	for (int i = 0; i < N; i++) {
+		/* Stay within the ring, as NCCL's bounded queue of work does. */
+		for (pg.seq_done = 0; (uint64_t)i > pg.seq_done + 512; sched_yield())
+			read_page(hash, 5, &pg);
+		__atomic_store_n(&colls[i], coll_v5(a.ctx, "AllGather", 8, "ncclInt64", 2),
+		    __ATOMIC_RELEASE);
+	}
+	pthread_join(t, NULL);
+	read_page(hash, 5, &pg);
+	assert_true(pg.seq_queued == N && pg.seq_started == N && pg.seq_done == N);
+	assert_int_equal(pg.state, STATUS_IDLE);
+	v5->finalize(a.ctx);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ncclprof_v5_ops),
+		cmocka_unit_test(test_ncclprof_v4_ops),
+		cmocka_unit_test(test_ncclprof_foreign),
+		cmocka_unit_test(test_ncclprof_no_page),
+		cmocka_unit_test(test_ncclprof_enqueue_only),
+		cmocka_unit_test(test_ncclprof_threads),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
