@@ -11,7 +11,7 @@
 #include "xmalloc.h"
 
 enum { O_JOB = 1, O_PID, O_MATCH, O_SLURM, O_FR, O_JSON, O_DOT, O_SVG, O_NO_COLOR, O_TIMEOUT,
-	O_THREADS, O_WORKER, O_HELP, O_VERSION };
+	O_NO_FR_DUMP, O_CUDA, O_THREADS, O_WORKER, O_HELP, O_VERSION };
 
 static const struct opt stk_opts[] = {
 	{ O_JOB, 'j', "job", OPT_VALUE, "ID", "the collrun job with this id (or the start of "
@@ -31,6 +31,10 @@ static const struct opt stk_opts[] = {
 	    "NO_COLOR)", NULL },
 	{ O_TIMEOUT, 'T', "timeout", OPT_VALUE, "SECONDS", "give up after this long (default "
 	    "60)", NULL },
+	{ O_NO_FR_DUMP, 0, "no-fr-dump", OPT_FLAG, NULL, "do not ask PyTorch ranks for a flight "
+	    "recorder dump through their TORCH_NCCL_DEBUG_INFO_PIPE_FILE pipe", NULL },
+	{ O_CUDA, 0, "cuda", OPT_FLAG, NULL, "also list the GPU kernels each process runs, "
+	    "through cuda-gdb (about 10 s per process, one process at a time per host)", NULL },
 	{ O_THREADS, 0, "threads", OPT_VALUE, "N", "processes snapshotted at once per host "
 	    "(default: one per CPU, at most 16)", NULL },
 	{ O_WORKER, 0, "worker", OPT_FLAG, NULL, "(set by the front end) be a worker that "
@@ -59,6 +63,8 @@ stk_value(struct stk_args *a, int id, const char *val, int *nsel, char *err, siz
 	case O_SVG: a->fmt = FMT_SVG; return 0;
 	case O_NO_COLOR: a->color = 0; return 0;
 	case O_WORKER: a->worker = 1; return 0;
+	case O_NO_FR_DUMP: a->no_fr_dump = 1; return 0;
+	case O_CUDA: a->cuda = 1; return 0;
 	case O_TIMEOUT: return opt_double("-T", val, 0.5, 1e6, &a->timeout_s, err, len);
 	case O_THREADS: return opt_int("--threads", val, 1, 256, &a->threads, err, len);
 	}

@@ -40,6 +40,8 @@ struct stk_args {
 	int nfr;
 	enum stk_format fmt;
 	int color, worker, verbose;
+	int no_fr_dump;		/* --no-fr-dump */
+	int cuda;		/* --cuda: kernels through cuda-gdb */
 	double timeout_s;
 	long threads;		/* snapshot threads per host; 0: one per CPU */
 	char jobid[24];		/* the job's COLL_JOBID */
@@ -143,6 +145,15 @@ void stk_pages_free(struct stk_pageset *ps);
 
 /* worker.c */
 int stk_worker(struct stk_args *a);
+
+/* frlive.c: a live job's flight recorder, asked for through PyTorch's dump pipe. */
+struct fr_set;
+/* Worker: the dumps of the ranks here into blob ("fr"), and why not ("fr_skipped"). */
+void stk_fr_here(const struct stk_local *loc, double budget_s, json_t *blob);
+/* Rank 0: a host's dumps into s, its reasons into *note. */
+void stk_fr_gather(struct fr_set *s, json_t *o, char **note);
+/* Rank 0: the dumps matched across ranks, into r->fr_lines and r->fr_findings. */
+void stk_fr_judge(struct stk_result *r, const struct fr_set *s);
 
 /* front.c */
 int stk_front(struct stk_args *a, int argc, char **argv);

@@ -192,6 +192,39 @@ fr_open(struct fr_set *s, const char *const *paths, int npaths, char *err, size_
 	return 0;
 }
 
+int
+fr_add_root(struct fr_set *s, int rank, const char *label, json_t *root, char *err, size_t len)
+{
+	if (!json_is_object(root) || !json_is_array(json_object_get(root, "entries"))) {
+		snprintf(err, len, "%s: not a flight recorder dump", label);
+		return -1;
+	}
+	for (int i = 0; i < s->n; i++)
+		if (s->d[i].rank == rank) {
+			snprintf(err, len, "%s: rank %d's dump is given twice (also %s)", label, rank,
+			    s->d[i].path);
+			return -1;
+		}
+	s->d = xreallocarray(s->d, (size_t)s->n + 1, sizeof *s->d);
+	s->d[s->n++] = (struct fr_dump){ rank, xstrdup(label), json_incref(root) };
+	qsort(s->d, (size_t)s->n, sizeof *s->d, fr_dump_cmp);
+	return 0;
+}
+
+json_t *
+fr_trim(json_t *root, size_t keep)
+{
+	json_t *e = json_object_get(root, "entries"), *out = json_object(), *tail = json_array();
+	size_t n = json_array_size(e);
+
+	for (size_t i = n > keep ? n - keep : 0; i < n; i++)
+		json_array_append(tail, json_array_get(e, i));
+	json_object_set_new(out, "entries", tail);
+	if (json_object_get(root, "pg_config") != NULL)
+		json_object_set(out, "pg_config", json_object_get(root, "pg_config"));
+	return out;
+}
+
 void
 fr_close(struct fr_set *s)
 {

@@ -24,6 +24,11 @@ struct fr_report {
 
 /* Read the dumps: files, directories of them, or PREFIXes of PREFIX<rank>; -1 with why. */
 int fr_open(struct fr_set *s, const char *const *paths, int npaths, char *err, size_t len);
+/* Add a dump read elsewhere (a worker's, from a live job); a reference to root is taken. */
+int fr_add_root(struct fr_set *s, int rank, const char *label, json_t *root, char *err,
+    size_t len);
+/* What of a dump the report reads: its process groups and its newest keep entries. */
+json_t *fr_trim(json_t *root, size_t keep);
 void fr_close(struct fr_set *s);
 /* Match the ranks' entries per process group by collective_seq_id. */
 void fr_analyze(const struct fr_set *s, struct fr_report *r);

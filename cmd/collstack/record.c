@@ -218,6 +218,11 @@ stk_record(const struct stk_result *r)
 		    r->ras_host ? r->ras_host : ""));
 	if (r->ras_note != NULL)
 		json_object_set_new(rec, "ras_note", json_string(r->ras_note));
+	if (r->fr_lines != NULL)
+		json_object_set_new(rec, "fr", json_pack("{s:O, s:O}", "lines", r->fr_lines,
+		    "findings", r->fr_findings));
+	if (r->fr_note != NULL)
+		json_object_set_new(rec, "fr_note", stk_clean_json(r->fr_note));
 	json_object_set_new(rec, "tree", json_stringn(tree, len));
 	free(tree);
 	return rec;
@@ -281,6 +286,20 @@ stk_record_read(struct stk_result *r, const char *buf, size_t len, char *err, si
 		r->ras = json_incref(json_object_get(json_object_get(rec, "ras"), "report"));
 		r->ras_host = stk_str(json_object_get(rec, "ras"), "host");
 	}
+	r->fr_note = stk_str(rec, "fr_note");
+	if (json_is_array(json_object_get(json_object_get(rec, "fr"), "lines")) &&
+	    json_is_array(json_object_get(json_object_get(rec, "fr"), "findings"))) {
+		json_t *x;
+		size_t i;
+
+		json_array_foreach(json_object_get(json_object_get(rec, "fr"), "lines"), i, x)
+			if (!json_is_string(x))
+				return stk_record_fail(rec, err, errlen, "has a malformed flight "
+				    "recorder report");
+		r->fr_lines = json_incref(json_object_get(json_object_get(rec, "fr"), "lines"));
+		r->fr_findings = json_incref(json_object_get(json_object_get(rec, "fr"),
+		    "findings"));
+	}
 	if (stack_tree_parse(&r->tree, json_string_value(tree), json_string_length(tree), err,
 	    errlen) != COLL_OK)
 		return stk_record_fail(rec, err, errlen, "has a malformed tree");
@@ -314,6 +333,9 @@ stk_result_free(struct stk_result *r)
 	json_decref(r->ras);
 	free(r->ras_host);
 	free(r->ras_note);
+	json_decref(r->fr_lines);
+	json_decref(r->fr_findings);
+	free(r->fr_note);
 	stack_tree_free(&r->tree);
 	memset(r, 0, sizeof *r);
 }

@@ -208,6 +208,8 @@ stk_print_text(const struct stk_out *o, const struct stk_result *r, const struct
 		fprintf(o->f, "note: %s\n", r->note);
 	if (r->ras_note != NULL)
 		fprintf(o->f, "note: NCCL RAS skipped on %s\n", r->ras_note);
+	if (r->fr_note != NULL)
+		fprintf(o->f, "note: flight recorder: %s\n", r->fr_note);
 	stk_print_notes(o, r);
 	for (int i = 0; i < v->n; i++)
 		fprintf(o->f, "%s%s%s\n", v->code ? stk_c(o, C_BAD) : "", v->line[i],

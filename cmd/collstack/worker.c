@@ -17,6 +17,7 @@
 #include "clock.h"
 #include "coll.h"
 #include "collstack.h"
+#include "fr.h"
 #include "comm.h"
 #include "err.h"
 #include "ras.h"
@@ -407,6 +408,11 @@ stk_local_work(struct stk_worker *w, size_t *len)
 	    "ms", (double)(clock_now_ns() - t) / 1e6, "pause_max_ms", pmax,
 	    "hits", (json_int_t)hits, "misses", (json_int_t)misses);
 	stk_ras_here(w, blob);
+	if (!w->a->no_fr_dump) {
+		double budget = w->a->timeout_s / 4;
+
+		stk_fr_here(&w->loc, budget < 2 ? 2 : budget > 10 ? 10 : budget, blob);
+	}
 	s = json_dumps(blob, JSON_COMPACT);
 	json_decref(blob);
 	free(pids);
@@ -512,6 +518,7 @@ static int
 stk_assemble(struct stk_worker *w, const struct coll_blobs *b)
 {
 	struct stk_result *r = &w->r;
+	struct fr_set fs = { 0 };
 
 	r->by_rank = w->by_rank;
 	r->size = w->size;
@@ -524,10 +531,12 @@ stk_assemble(struct stk_worker *w, const struct coll_blobs *b)
 		if (!json_is_array(tasks) || !json_is_string(json_object_get(o, "host"))) {
 			snprintf(w->err, sizeof w->err, "rank %d sent a malformed task list", k);
 			json_decref(o);
+			fr_close(&fs);
 			return COLL_EPROTO;
 		}
 		r->hosts[r->nhosts++] = xstrdup(json_string_value(json_object_get(o, "host")));
 		stk_ras_keep(r, o);
+		stk_fr_gather(&fs, o, &r->fr_note);
 		r->pause_max_ms = pm > r->pause_max_ms ? pm : r->pause_max_ms;
 		r->cache_hits += (uint64_t)json_integer_value(json_object_get(o, "hits"));
 		r->cache_misses += (uint64_t)json_integer_value(json_object_get(o, "misses"));
@@ -545,6 +554,8 @@ stk_assemble(struct stk_worker *w, const struct coll_blobs *b)
 		json_decref(o);
 	}
 	qsort(r->tasks, (size_t)r->ntasks, sizeof *r->tasks, stk_task_cmp);
+	stk_fr_judge(r, &fs);
+	fr_close(&fs);
 	if (!r->by_rank && r->ntasks > 0)
 		r->note = xstrdup("the processes do not all carry a distinct rank in their "
 		    "environment: they are numbered by host and pid");

@@ -94,6 +94,19 @@ stack_env_var(struct stack_pinfo *pi, const char *e, size_t len, int *best)
 		stack_copy_value(pi->status_dir, sizeof pi->status_dir, eq + 1, vl);
 	else if (nl == 12 && memcmp(e, "SLURM_JOB_ID", 12) == 0)
 		stack_copy_value(pi->slurm_job, sizeof pi->slurm_job, eq + 1, vl);
+	else if (nl == 31 && memcmp(e, "TORCH_NCCL_DEBUG_INFO_PIPE_FILE", 31) == 0)
+		stack_copy_value(pi->fr_pipe, sizeof pi->fr_pipe, eq + 1, vl);
+	/* PyTorch's newer names win over the older ones it still reads. */
+	else if (nl == 23 && memcmp(e, "TORCH_FR_DUMP_TEMP_FILE", 23) == 0)
+		stack_copy_value(pi->fr_file, sizeof pi->fr_file, eq + 1, vl);
+	else if (nl == 31 && memcmp(e, "TORCH_NCCL_DEBUG_INFO_TEMP_FILE", 31) == 0 &&
+	    pi->fr_file[0] == '\0')
+		stack_copy_value(pi->fr_file, sizeof pi->fr_file, eq + 1, vl);
+	else if (nl == 20 && memcmp(e, "TORCH_FR_BUFFER_SIZE", 20) == 0)
+		(void)stack_parse_int(eq + 1, vl, &pi->fr_buffer);
+	else if (nl == 28 && memcmp(e, "TORCH_NCCL_TRACE_BUFFER_SIZE", 28) == 0 &&
+	    pi->fr_buffer == 0)
+		(void)stack_parse_int(eq + 1, vl, &pi->fr_buffer);
 }
 
 static void

@@ -35,6 +35,10 @@ struct stack_pinfo {
 	char jobid[24];		/* COLL_JOBID; "" none */
 	char slurm_job[24];	/* SLURM_JOB_ID; "" none */
 	char status_dir[256];	/* COLL_STATUS_DIR; "" none */
+	/* PyTorch's flight recorder: where it takes dump requests and writes dumps; "" none. */
+	char fr_pipe[256];	/* TORCH_NCCL_DEBUG_INFO_PIPE_FILE */
+	char fr_file[256];	/* TORCH_FR_DUMP_TEMP_FILE or TORCH_NCCL_DEBUG_INFO_TEMP_FILE */
+	int fr_buffer;		/* TORCH_FR_BUFFER_SIZE or TORCH_NCCL_TRACE_BUFFER_SIZE; 0 off */
 	uint64_t uts_ns;	/* inode of its UTS namespace: which host it belongs to */
 	pid_t tracer;		/* TracerPid: another debugger attached */
 	int nthreads;
