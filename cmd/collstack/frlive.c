@@ -112,6 +112,7 @@ static json_t *
 stk_fr_read(const struct stk_frreq *q, char *why, size_t len)
 {
 	json_t *root, *kept;
+	char perr[256];
 	uint8_t *buf;
 	size_t got;
 	FILE *f;
@@ -128,12 +129,12 @@ stk_fr_read(const struct stk_frreq *q, char *why, size_t len)
 	buf = xmalloc((size_t)q->size + 1);
 	got = fread(buf, 1, (size_t)q->size, f);
 	fclose(f);
-	root = pickle_read(buf, got, why, len);
+	root = pickle_read(buf, got, perr, sizeof perr);
 	free(buf);
 	if (root == NULL || !json_is_object(root) ||
 	    !json_is_array(json_object_get(root, "entries"))) {
-		if (root != NULL)
-			snprintf(why, len, "its dump is not a flight recorder dump");
+		snprintf(why, len, "its dump %s is not a flight recorder dump%s%s", q->pi->fr_file,
+		    root == NULL ? ": " : "", root == NULL ? perr : "");
 		json_decref(root);
 		return NULL;
 	}
