@@ -77,6 +77,8 @@ struct stk_task {
 	char *note;		/* read, but not all of it (a Python whose frames we cannot read) */
 	char *stack;		/* its main thread's frames, innermost first, " < " between */
 	int in_comm;		/* its main thread is in a collective or a device wait; -1 unknown */
+	char *kernels;		/* --cuda: its GPU kernels, "; " between; "none" */
+	char *kernels_err;	/* --cuda: why they could not be listed */
 	int nthreads;
 	double pause_ms;
 	int npages;
@@ -145,6 +147,11 @@ void stk_pages_free(struct stk_pageset *ps);
 
 /* worker.c */
 int stk_worker(struct stk_args *a);
+
+/* cuda.c: --cuda, each process's GPU kernels through cuda-gdb; kernels[i] or why[i] set. */
+void stk_cuda_kernels(const pid_t *pids, int n, double budget_s, char **kernels, char **why);
+/* cuda-gdb's "info cuda kernels" table as "name (device D, status)" joined by "; "; NULL none. */
+char *stk_cuda_parse(const char *out);
 
 /* frlive.c: a live job's flight recorder, asked for through PyTorch's dump pipe. */
 struct fr_set;

@@ -85,6 +85,10 @@ stk_task_json(const struct stk_task *t)
 	if (t->stack != NULL)
 		json_object_set_new(o, "stack", stk_clean_json(t->stack));
 	json_object_set_new(o, "in_comm", json_integer(t->in_comm));
+	if (t->kernels != NULL)
+		json_object_set_new(o, "kernels", stk_clean_json(t->kernels));
+	if (t->kernels_err != NULL)
+		json_object_set_new(o, "kernels_error", stk_clean_json(t->kernels_err));
 	return o;
 }
 
@@ -177,6 +181,8 @@ stk_task_read(struct stk_task *t, json_t *o)
 	t->where = stk_str(o, "where");
 	t->note = stk_str(o, "note");
 	t->stack = stk_str(o, "stack");
+	t->kernels = stk_str(o, "kernels");
+	t->kernels_err = stk_str(o, "kernels_error");
 	t->in_comm = json_is_integer(json_object_get(o, "in_comm")) ?
 	    (int)(json_integer_value(json_object_get(o, "in_comm")) > 0) -
 	    (json_integer_value(json_object_get(o, "in_comm")) < 0) : -1;
@@ -317,6 +323,8 @@ stk_task_free(struct stk_task *t)
 	free(t->note);
 	free(t->where);
 	free(t->stack);
+	free(t->kernels);
+	free(t->kernels_err);
 	free(t->pages);
 }
 

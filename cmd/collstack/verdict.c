@@ -543,6 +543,16 @@ stk_verdict(const struct stk_result *r, struct stk_verdict *v)
 	if (unread > 0 && v->code == EXIT_OK)
 		v->code = EXIT_CANNOT;
 	stk_stacks(r, v);
+	for (int i = 0; i < r->ntasks; i++) {
+		const struct stk_task *t = &r->tasks[i];
+
+		if (t->kernels != NULL)
+			stk_say(v, "%s %d (%s, pid %d) GPU kernels: %s", stk_label(r), t->id, t->host,
+			    t->pid, t->kernels);
+		else if (t->kernels_err != NULL)
+			stk_say(v, "%s %d (%s, pid %d) GPU kernels not listed: %s", stk_label(r), t->id,
+			    t->host, t->pid, t->kernels_err);
+	}
 	stk_summary(r, v);
 	free(m);
 }

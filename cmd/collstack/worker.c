@@ -368,7 +368,7 @@ stk_local_work(struct stk_worker *w, size_t *len)
 	struct stk_pageset ps = { 0 };
 	uint64_t hits, misses, t = clock_now_ns();
 	double pmax = 0;
-	char *s, *hold = getenv("COLL_TEST_STACK_HOLD_MS");
+	char *s, *hold = getenv("COLL_TEST_STACK_HOLD_MS"), **kernels, **kwhy;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
 	o.hold_ms = hold ? atoi(hold) : 0;
@@ -377,11 +377,18 @@ stk_local_work(struct stk_worker *w, size_t *len)
 	w->procs = xcalloc((size_t)w->loc.n + 1, sizeof *w->procs);
 	stack_read_many(w->sy, pids, w->loc.n, w->a->threads > 0 ? (int)w->a->threads :
 	    (int)(ncpu > 16 ? 16 : ncpu > 0 ? ncpu : 1), &o, w->procs);
+	/* After our own snapshot: cuda-gdb attaches with ptrace too. */
+	kernels = xcalloc((size_t)w->loc.n + 1, sizeof *kernels);
+	kwhy = xcalloc((size_t)w->loc.n + 1, sizeof *kwhy);
+	if (w->a->cuda)
+		stk_cuda_kernels(pids, w->loc.n, w->a->timeout_s / 2, kernels, kwhy);
 	for (int i = 0; i < w->loc.n; i++) {
 		struct stk_task tk;
 		struct stack_thread none = { .err = "", .syscall = -1 };
 
 		stk_task_fill(w, i, &tk, &ps);
+		tk.kernels = kernels[i];
+		tk.kernels_err = kwhy[i];
 		for (int k = 0; k < w->procs[i].nthreads; k++) {
 			struct stack_thread *th = &w->procs[i].threads[k];
 
@@ -401,7 +408,11 @@ stk_local_work(struct stk_worker *w, size_t *len)
 		free(tk.stack);
 		free(tk.note);
 		free(tk.pages);
+		free(tk.kernels);
+		free(tk.kernels_err);
 	}
+	free(kernels);
+	free(kwhy);
 	stk_pages_free(&ps);
 	stack_syms_stats(w->sy, &hits, &misses);
 	blob = json_pack("{s:s, s:o, s:f, s:f, s:I, s:I}", "host", w->host, "tasks", tasks,
