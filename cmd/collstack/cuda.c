@@ -4,8 +4,11 @@
  * slow (cuda-gdb takes some 10 s to attach to a PyTorch process on an H100)
  * and it stops the process meanwhile, so it is asked for, never done by
  * default, and runs after collstack's own snapshot is over. The processes of
- * a host are attached to at once (each cuda-gdb without its lock file), and
- * those that outlast the time given are killed, which detaches them.
+ * a host are attached to one after another (cuda-gdb keeps one debugger per
+ * machine), and one that outlasts the time left is killed, which detaches
+ * it. Attaching is not free for the process: threads that wait on a
+ * condition (OpenBLAS's workers in a PyTorch rank) may see the attach as a
+ * spurious wake-up and exit.
  *
  * The debugger is $COLL_CUDA_GDB, else cuda-gdb on PATH, else
  * /usr/local/cuda/bin/cuda-gdb.
@@ -62,64 +65,80 @@ stk_cuda_words(char *line, char **w, int max)
 	return n;
 }
 
+/*
+ * The table of "info cuda kernels", as cuda-gdb 13 prints it:
+ *     Kernel Parent Dev Grid Status          SMs Mask  GridDim  BlockDim Invocation
+ *   *      0      -   0    8 Active 0x...0fff0fff (24,1,1) (544,1,1) ncclDevKernel_...()
+ * Columns are padded to the header's width; the invocation (which may hold
+ * spaces) starts where the header says "Invocation", the device and status
+ * are words of their own. The kernel the debugger focused on ('*') was
+ * stopped in the function named by the "0x... in NAME" line before the table.
+ */
 char *
 stk_cuda_parse(const char *out)
 {
-	char *text = xstrdup(out), *save = NULL, *res = NULL, *hdr[16], *w[16];
-	int ncol = 0, dev = -1, status = -1, inv = -1;
+	char *text = xstrdup(out), *save = NULL, *res = NULL, *hdr[16], *w[16], focus[256] = "";
+	int ncol = 0, dev = -1, status = -1, infocus = 0;
+	size_t inv = 0;
 
 	for (char *line = strtok_r(text, "\n", &save); line != NULL;
 	     line = strtok_r(NULL, "\n", &save)) {
-		const char *p = line;
+		const char *p = line, *h;
 		char copy[1024];
 		int n;
 
-		while (*p == ' ' || *p == '*')
-			p++;
+		if (strncmp(line, "[Switching focus to CUDA kernel", 31) == 0) {
+			infocus = 1;
+			continue;
+		}
+		if (infocus && strncmp(line, "0x", 2) == 0 && (h = strstr(line, " in ")) != NULL) {
+			snprintf(focus, sizeof focus, "%.*s", (int)strcspn(h + 4, " ("), h + 4);
+			infocus = 0;
+			continue;
+		}
 		if (ncol == 0) {
-			if (strncmp(p, "Kernel ", 7) != 0 || strstr(p, "Invocation") == NULL)
+			if ((h = strstr(line, "Invocation")) == NULL || strstr(line, " Kernel ") == NULL)
 				continue;
-			snprintf(copy, sizeof copy, "%s", p);
+			inv = (size_t)(h - line);
+			snprintf(copy, sizeof copy, "%s", line);
 			ncol = stk_cuda_words(copy, hdr, 16);
 			for (int i = 0; i < ncol; i++) {
 				dev = strcmp(hdr[i], "Dev") == 0 ? i : dev;
 				status = strcmp(hdr[i], "Status") == 0 ? i : status;
-				inv = strcmp(hdr[i], "Invocation") == 0 ? i : inv;
 			}
-			if (inv != ncol - 1 || dev < 0 || status < 0)
+			if (dev < 0 || status < 0 || dev >= 8 || status >= 8)
 				ncol = 0;	/* not a table we know */
 			continue;
 		}
-		if (*p < '0' || *p > '9')
+		while (*p == ' ' || *p == '*')
+			p++;
+		if (*p < '0' || *p > '9' || strlen(line) <= inv)
 			continue;
 		snprintf(copy, sizeof copy, "%s", p);
-		if ((n = stk_cuda_words(copy, w, ncol - 1)) < ncol - 1)
+		if ((n = stk_cuda_words(copy, w, 16)) <= (dev > status ? dev : status))
 			continue;
-		/* The invocation is the rest of the line, spaces and all. */
 		{
-			const char *rest = p + (w[ncol - 2] - copy) + strlen(w[ncol - 2]);
-			char *old = res;
+			const char *rest = line + inv;
+			char *old = res, *one;
+			size_t len = strlen(rest);
 
 			while (*rest == ' ')
-				rest++;
-			if (*rest == '\0')
+				rest++, len--;
+			while (len > 0 && rest[len - 1] == ' ')
+				len--;
+			if (len == 0)
 				continue;
-			res = old ? xasprintf("%s; %s (device %s, %s)", old, rest, w[dev], w[status]) :
-			    xasprintf("%s (device %s, %s)", rest, w[dev], w[status]);
+			one = xasprintf("%.*s (device %s, %s%s%s)", (int)len, rest, w[dev], w[status],
+			    line[0] == '*' && focus[0] ? ", in " : "",
+			    line[0] == '*' && focus[0] ? focus : "");
+			res = old ? xasprintf("%s; %s", old, one) : xstrdup(one);
+			free(one);
 			free(old);
 		}
 	}
 	free(text);
 	return res;
 }
-
-struct stk_cuda_run {
-	pid_t child;
-	int fd;
-	char *out;
-	size_t len;
-	int status, done;
-};
 
 static pid_t
 stk_cuda_spawn(const char *gdb, pid_t pid, int *fd)
@@ -137,7 +156,7 @@ stk_cuda_spawn(const char *gdb, pid_t pid, int *fd)
 		dup2(null, 0);
 		dup2(p[1], 1);
 		dup2(p[1], 2);
-		execl(gdb, gdb, "-nx", "-q", "-batch", "--cuda-use-lockfile=0", "-p", pidstr,
+		execl(gdb, gdb, "-nx", "-q", "-batch", "-p", pidstr,
 		    "-ex", "info cuda kernels", (char *)NULL);
 		_exit(127);
 	}
@@ -150,88 +169,76 @@ stk_cuda_spawn(const char *gdb, pid_t pid, int *fd)
 	return c;
 }
 
+/* One process: cuda-gdb's output, or NULL with why, by the deadline. */
+static char *
+stk_cuda_one(const char *gdb, pid_t pid, uint64_t deadline, double budget_s, char **why)
+{
+	char *out = xmalloc(STK_CUDA_OUT_MAX + 1);
+	size_t len = 0;
+	int fd, status, open = 1;
+	pid_t c = stk_cuda_spawn(gdb, pid, &fd);
+
+	if (c < 0) {
+		*why = xasprintf("cannot start %s: %s", gdb, strerror(errno));
+		free(out);
+		return NULL;
+	}
+	while (open && clock_now_ms() < deadline) {
+		struct pollfd pf = { fd, POLLIN, 0 };
+		ssize_t got;
+
+		if (poll(&pf, 1, 200) <= 0)
+			continue;
+		got = read(fd, out + len, STK_CUDA_OUT_MAX - len);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got > 0 && len + (size_t)got < STK_CUDA_OUT_MAX)
+			len += (size_t)got;
+		else
+			open = 0;
+	}
+	close(fd);
+	if (open) {
+		/* Killing the debugger detaches it from the process. */
+		kill(c, SIGKILL);
+		*why = xasprintf("cuda-gdb gave no answer within the %.0f s of -T/2 (about 10 s "
+		    "a process: raise -T)", budget_s);
+	}
+	waitpid(c, &status, 0);
+	if (*why != NULL) {
+		free(out);
+		return NULL;
+	}
+	out[len] = '\0';
+	return out;
+}
+
 void
 stk_cuda_kernels(const pid_t *pids, int n, double budget_s, char **kernels, char **why)
 {
-	struct stk_cuda_run *r = xcalloc((size_t)n + 1, sizeof *r);
-	struct pollfd *pf = xcalloc((size_t)n + 1, sizeof *pf);
-	char *gdb = stk_cuda_gdb();
+	char *gdb = stk_cuda_gdb(), *out;
 	uint64_t deadline = clock_now_ms() + (uint64_t)(budget_s * 1000);
-	int open_fds = 0;
 
 	for (int i = 0; i < n; i++) {
 		kernels[i] = why[i] = NULL;
-		r[i].fd = -1;
 		if (gdb == NULL) {
 			why[i] = xstrdup("no cuda-gdb here (set COLL_CUDA_GDB, or put it on PATH)");
 			continue;
 		}
-		if ((r[i].child = stk_cuda_spawn(gdb, pids[i], &r[i].fd)) < 0) {
-			why[i] = xasprintf("cannot start %s: %s", gdb, strerror(errno));
+		if ((out = stk_cuda_one(gdb, pids[i], deadline, budget_s, &why[i])) == NULL)
 			continue;
-		}
-		r[i].out = xmalloc(STK_CUDA_OUT_MAX + 1);
-		open_fds++;
-	}
-	while (open_fds > 0 && clock_now_ms() < deadline) {
-		int m = 0;
-
-		for (int i = 0; i < n; i++)
-			if (r[i].fd >= 0)
-				pf[m++] = (struct pollfd){ r[i].fd, POLLIN, 0 };
-		if (poll(pf, (nfds_t)m, 200) < 0 && errno != EINTR)
-			break;
-		for (int i = 0, k = 0; i < n; i++) {
-			ssize_t got;
-
-			if (r[i].fd < 0)
-				continue;
-			if (pf[k++].revents == 0)
-				continue;
-			got = read(r[i].fd, r[i].out + r[i].len, STK_CUDA_OUT_MAX - r[i].len);
-			if (got > 0 && r[i].len + (size_t)got < STK_CUDA_OUT_MAX) {
-				r[i].len += (size_t)got;
-				continue;
-			}
-			if (got < 0 && errno == EINTR)
-				continue;
-			close(r[i].fd);
-			r[i].fd = -1;
-			open_fds--;
-		}
-	}
-	for (int i = 0; i < n; i++) {
-		if (r[i].child <= 0)
-			continue;
-		if (r[i].fd >= 0) {
-			/* Killing the debugger detaches it from the process. */
-			kill(r[i].child, SIGKILL);
-			close(r[i].fd);
-			why[i] = xasprintf("cuda-gdb gave no answer within %.0f s (raise -T)",
-			    budget_s);
-		}
-		waitpid(r[i].child, &r[i].status, 0);
-		if (why[i] != NULL) {
-			free(r[i].out);
-			continue;
-		}
-		r[i].out[r[i].len] = '\0';
-		kernels[i] = stk_cuda_parse(r[i].out);
-		if (kernels[i] == NULL && strstr(r[i].out, "No CUDA kernels") == NULL) {
-			/* Its own words, first line, say why (permissions, no CUDA in the process). */
-			char *nl, *first = r[i].out;
-
-			while (*first == '\n')
-				first++;
-			if ((nl = strchr(first, '\n')) != NULL)
-				*nl = '\0';
-			why[i] = xasprintf("cuda-gdb listed no kernel table%s%s", *first ? ": " : "",
-			    first);
-		} else if (kernels[i] == NULL)
+		kernels[i] = stk_cuda_parse(out);
+		if (kernels[i] == NULL && strstr(out, "No CUDA kernels") != NULL)
 			kernels[i] = xstrdup("none");
-		free(r[i].out);
+		else if (kernels[i] == NULL) {
+			/* Its own words, first line, say why (permissions, no CUDA in the process). */
+			char *first = out + strspn(out, "\n");
+
+			first[strcspn(first, "\n")] = '\0';
+			why[i] = xasprintf("cuda-gdb listed no kernel table%s%.200s", *first ? ": " : "",
+			    first);
+		}
+		free(out);
 	}
 	free(gdb);
-	free(pf);
-	free(r);
 }

@@ -133,7 +133,7 @@ stk_fr_read(const struct stk_frreq *q, char *why, size_t len)
 	free(buf);
 	if (root == NULL || !json_is_object(root) ||
 	    !json_is_array(json_object_get(root, "entries"))) {
-		snprintf(why, len, "its dump %s is not a flight recorder dump%s%s", q->pi->fr_file,
+		snprintf(why, len, "its dump %.200s is not a flight recorder dump%s%.200s", q->pi->fr_file,
 		    root == NULL ? ": " : "", root == NULL ? perr : "");
 		json_decref(root);
 		return NULL;

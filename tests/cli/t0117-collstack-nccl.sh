@@ -71,6 +71,19 @@ assert pg[0]["comm"] == "92906a7ad1050f54" and pg[0]["bytes"] == 4 << 20, pg[0]
 assert {t["rank"]: t["in_comm"] for t in d["tasks"]} == {0: 1, 1: 0}' "$TMP/j"
 unserve
 
+# --cuda, with a stand-in for cuda-gdb that answers as cuda-gdb 13.0 did on an H200.
+COLL_CUDA_GDB=$COLL_SRC/tests/stack/cuda_gdb_standin.sh collstack --pid "$p0,$p1" --no-color --cuda --no-fr-dump >"$TMP/o" 2>&1
+check "--cuda: each rank's kernel, device, status and the function it is in" grep -qxF "rank 0 ($(hostname), pid $p0) GPU kernels: ncclDevKernel_AllReduce_Sum_f32_RING_LL() (device 0, Active, in ncclDevFunc_AllReduce_Sum_f32_RING_SIMPLE)" "$TMP/o"
+COLL_CUDA_GDB=$COLL_SRC/tests/stack/cuda_gdb_standin.sh STANDIN_CUDA=none collstack --pid "$p0" --no-color --cuda --no-fr-dump >"$TMP/o" 2>&1
+check "--cuda: no kernels said as none" grep -qxF "rank 0 ($(hostname), pid $p0) GPU kernels: none" "$TMP/o"
+COLL_CUDA_GDB=$COLL_SRC/tests/stack/cuda_gdb_standin.sh STANDIN_CUDA=refused collstack --pid "$p0" --no-color --cuda --no-fr-dump >"$TMP/o" 2>&1
+check "--cuda: the debugger's refusal in its own words" grep -qxF "rank 0 ($(hostname), pid $p0) GPU kernels not listed: cuda-gdb listed no kernel table: ptrace: Operation not permitted." "$TMP/o"
+COLL_CUDA_GDB=$COLL_SRC/tests/stack/cuda_gdb_standin.sh STANDIN_CUDA=slow timeout 30 "$BIN/collstack" --pid "$p0" --no-color --cuda --no-fr-dump -T 4 >"$TMP/o" 2>&1
+check "--cuda: a debugger that never answers is stopped at -T/2, and said" grep -qF "rank 0 ($(hostname), pid $p0) GPU kernels not listed: cuda-gdb gave no answer within the 2 s of -T/2" "$TMP/o"
+check "... and the rank is still running" kill -0 "$p0"
+COLL_CUDA_GDB=/nonexistent/cuda-gdb collstack --pid "$p0" --no-color --cuda --no-fr-dump >"$TMP/o" 2>&1
+check "--cuda: no debugger: said, with the fix" grep -qF "GPU kernels not listed: no cuda-gdb here (set COLL_CUDA_GDB, or put it on PATH)" "$TMP/o"
+
 # 2. --no-fr-dump: the job is not asked; three sources remain.
 rm -f "$TMP"/fr/d_*
 collstack --pid "$p0,$p1" --no-color --no-fr-dump >"$TMP/o" 2>&1

@@ -6,7 +6,9 @@
 # any collective; collstack reads it live (each rank's Python and native
 # frames, and NCCL's RAS service, which names the rank behind), then the
 # flight recorder's dumps written on the watchdog timeout are read with
-# collstack --fr, beside PyTorch's own analyzer where it runs. Everything
+# collstack --fr, beside PyTorch's own analyzer where it runs. The ranks load
+# coll's NCCL profiler plugin and make PyTorch's dump pipe, so the live
+# verdict has every source; collstack --cuda lists their GPU kernels. Everything
 # lands in OUT; summary.txt says what each source named.
 set -u
 B=$(cd "$1" && pwd); OUT=$2
@@ -15,7 +17,9 @@ export LD_LIBRARY_PATH=$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export NCCL_NVLS_ENABLE=0 COLL_STATUS_DIR=$OUT/shm COLL_JOB_DIR=$OUT/jobs
 mkdir -p "$COLL_STATUS_DIR" "$COLL_JOB_DIR"
 export TORCH_NCCL_TRACE_BUFFER_SIZE=2000 TORCH_NCCL_DUMP_ON_TIMEOUT=1 \
-	TORCH_FR_DUMP_TEMP_FILE=$OUT/fr/x_ FR_HANG_TIMEOUT_S=${FR_HANG_TIMEOUT_S:-40}
+	TORCH_FR_DUMP_TEMP_FILE=$OUT/fr/x_ FR_HANG_TIMEOUT_S=${FR_HANG_TIMEOUT_S:-100} \
+	TORCH_NCCL_DEBUG_INFO_PIPE_FILE=$OUT/fr/pipe_ \
+	NCCL_PROFILER_PLUGIN=$B/core/libnccl-profiler-coll.so
 nvidia-smi -L >"$OUT/gpus.txt" 2>&1
 "$B/cmd/collrun" -n 2 python3 tests/gpu/fr_hang.py >"$OUT/job.txt" 2>&1 &
 job=$!
@@ -25,6 +29,7 @@ for _ in $(seq 300); do
 	sleep 0.2
 done
 sleep 3
+ls -la "$COLL_STATUS_DIR" >"$OUT/pages.txt" 2>&1
 start=$(date +%s%N)
 "$B/cmd/collstack" --no-color -T 120 >"$OUT/live.txt" 2>"$OUT/live.err"
 echo "collstack live: exit $? in $(( ($(date +%s%N) - start) / 1000000 )) ms" >>"$OUT/summary.txt"
@@ -33,9 +38,19 @@ echo "collstack live: exit $? in $(( ($(date +%s%N) - start) / 1000000 )) ms" >>
 	echo "live verdict:"; sed -n '/^collstack:/,/^$/p' "$OUT/live.txt"
 	echo "Python frames in the live tree:"; grep -E '\((fr_hang|__init__|distributed_c10d)\.py:' "$OUT/live.txt"
 } >>"$OUT/summary.txt"
+# The GPU kernels, through cuda-gdb: collstack --cuda, and cuda-gdb by hand on rank 0.
+start=$(date +%s%N)
+"$B/cmd/collstack" --no-color --cuda --no-fr-dump -T 120 >"$OUT/cuda.txt" 2>&1
+echo "collstack --cuda: exit $? in $(( ($(date +%s%N) - start) / 1000000 )) ms" >>"$OUT/summary.txt"
+grep 'GPU kernels' "$OUT/cuda.txt" >>"$OUT/summary.txt"
+pid0=$(pgrep -f '^python3 tests/gpu/fr_hang.py' | head -1)
+start=$(date +%s%N)
+timeout 100 "${CUDA_GDB:-/usr/local/cuda/bin/cuda-gdb}" -nx -q -batch -p "$pid0" \
+	-ex "info cuda devices" -ex "info cuda kernels" >"$OUT/cuda_raw.txt" 2>&1
+echo "cuda-gdb by hand: exit $? in $(( ($(date +%s%N) - start) / 1000000 )) ms" >>"$OUT/summary.txt"
 # The watchdog fires at the timeout and dumps; give it time to write both files.
-for _ in $(seq 600); do
-	[ "$(ls "$OUT/fr" | wc -l)" -ge 2 ] && sleep 5 && break
+for _ in $(seq 900); do
+	grep -q -i 'timeout\|timed out' "$OUT/job.txt" && sleep 8 && break
 	kill -0 $job 2>/dev/null || break
 	sleep 0.2
 done
