@@ -22,10 +22,17 @@ for rep in $(seq "$REPS"); do
 	NCCL_PROFILER_PLUGIN=$B/core/libnccl-profiler-coll.so COLL_NCCL_KERNEL_EVENTS=0 \
 		"$B/cmd/collrun" -n 2 "$PY" bench/nccl_allreduce.py >"$W/enq.$rep" 2>&1 ||
 		{ echo "run with the plugin, enqueue events only, failed:"; tail -5 "$W/enq.$rep"; exit 1; }
+	# The plugin loaded but asking for no event (it can make no page): NCCL's cost of a plugin.
+	NCCL_PROFILER_PLUGIN=$B/core/libnccl-profiler-coll.so COLL_STATUS_DIR=/nonexistent \
+		"$B/cmd/collrun" -n 2 "$PY" bench/nccl_allreduce.py >"$W/null.$rep" 2>&1 ||
+		{ echo "run with the plugin, no events, failed:"; tail -5 "$W/null.$rep"; exit 1; }
 done
 best() { cat "$W/$1".* | awk '$(NF-1) ~ /^[0-9]+$/ && $NF ~ /^[0-9.]+$/ { n=$(NF-1); v=$NF; if (v > b[n]) b[n] = v } END { for (n in b) print n, b[n] }' | sort -n; }
-best off >"$W/off"; best on >"$W/on"; best enq >"$W/enq"
-echo "busbw GB/s, best of $REPS runs of ${BENCH_ITERS:-40} all-reduces each; on: kernel events too (the default), enq: enqueue events only"
-printf '%10s %10s %10s %10s %8s %8s\n' bytes off on enq on/off enq/off
-join "$W/off" "$W/on" | join - "$W/enq" |
-	awk '{ printf "%10d %10.2f %10.2f %10.2f %8.4f %8.4f\n", $1, $2, $3, $4, $3 / $2, $4 / $2 }'
+best off >"$W/off"; best on >"$W/on"; best enq >"$W/enq"; best null >"$W/null"
+echo "busbw GB/s, best of $REPS runs of ${BENCH_ITERS:-40} all-reduces each; on: kernel events too (the default),"
+echo "enq: enqueue events only, null: the plugin loaded but asking for no event"
+printf '%10s %9s %9s %9s %9s %8s %8s %8s\n' bytes off on enq null on/off enq/off null/off
+join "$W/off" "$W/on" | join - "$W/enq" | join - "$W/null" |
+	awk '{ printf "%10d %9.2f %9.2f %9.2f %9.2f %8.4f %8.4f %8.4f\n", $1, $2, $3, $4, $5, $3 / $2, $4 / $2, $5 / $2 }'
+echo
+COLL_STATUS_DIR=$W/shm "$B/bench/bench_ncclprof_calls" "$B/core/libnccl-profiler-coll.so" 24
