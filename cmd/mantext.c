@@ -223,6 +223,25 @@ static const char *const collstack_description[] = {
 	"join the newest collective, with the op each was last in and the Python frames it "
 	"came from, ranks of the group with no dump, and the first sequence number where two "
 	"ranks disagree on the op, its sizes or its dtypes.",
+	"NCCL jobs (PyTorch's among them) are read from more sources. Loaded into each rank "
+	"with NCCL_PROFILER_PLUGIN=coll (or the library's path), coll's profiler plugin "
+	"libnccl-profiler-coll.so (NCCL 2.26 to 2.28) publishes a status page per NCCL "
+	"communicator: the collectives enqueued, and those whose GPU kernel began and ended; "
+	"a rank that has not enqueued the op the others run is behind. Where a process maps "
+	"libnccl, each worker asks NCCL's RAS service (NCCL_RAS_ADDR, default "
+	"localhost:28028) for its report: per-rank collective counts, missing ranks, "
+	"async errors. A rank whose environment sets TORCH_NCCL_DEBUG_INFO_PIPE_FILE is "
+	"asked for a flight recorder dump through its pipe (--no-fr-dump leaves it alone); "
+	"the dumps are matched across ranks as --fr does. The verdict's first line names "
+	"each culprit with how many independent sources agree (status pages, the plugin, "
+	"RAS, the flight recorder, and the stacks: its main thread outside any collective or "
+	"device wait while every other rank's is in one), followed by its main thread's "
+	"stack, Python and native, innermost first.",
+	"--cuda lists the GPU kernels each process runs, through cuda-gdb in batch mode "
+	"($COLL_CUDA_GDB, cuda-gdb on PATH, or /usr/local/cuda/bin/cuda-gdb), after the "
+	"snapshot, one process at a time. It costs about 10 s per process (measured on an "
+	"H200 pair with CUDA 13.0), within -T/2, and attaching wakes threads that wait: a "
+	"PyTorch rank's idle OpenBLAS workers exit.",
 	"ptrace must be allowed: run as the job's user (or root); a refusal is explained "
 	"(Yama ptrace_scope, another user's process, a debugger already attached, a container "
 	"without CAP_SYS_PTRACE).",
@@ -246,6 +265,9 @@ static const struct mantext_item collstack_examples[] = {
 	{ "collstack --fr /tmp/nccl_trace_rank_", "Which rank the others waited for, from "
 	    "PyTorch's flight recorder dumps." },
 	{ "collstack --svg > hang.svg", "The merged tree drawn by Graphviz." },
+	{ "NCCL_PROFILER_PLUGIN=coll collrun -n 8 python3 train.py", "A PyTorch job whose "
+	    "NCCL communicators publish status pages for collstack and colltop." },
+	{ "collstack --cuda -T 200", "The newest job, with each rank's GPU kernels." },
 	{ NULL, NULL },
 };
 
