@@ -1,9 +1,11 @@
 #!/bin/bash
 # The NCCL profiler plugin's cost: all-reduce bus bandwidth of a 2-rank
 # torch.distributed job (bench/nccl_allreduce.py) without the plugin and
-# with it (NCCL_PROFILER_PLUGIN=libnccl-profiler-coll.so, kernel events on),
-# runs alternated, REPS each (default 3), the best of each size kept; a table
-# side by side with the ratio. Needs two GPUs (the device tool's
+# with it (NCCL_PROFILER_PLUGIN=libnccl-profiler-coll.so) three ways: kernel
+# events on (the default), enqueue events only, and loaded with no page (so
+# asking nothing of NCCL's events); runs alternated, REPS each (default 3),
+# the best of each size kept; a table side by side with the ratios, then the
+# plugin's CPU time per collective (bench_ncclprof_calls). Needs two GPUs (the device tool's
 # nvidia-h200-x2), from the repository root:
 #   bench/nccl_profiler_overhead.sh BUILD [REPS]
 # BUILD holds cmd/collrun and core/libnccl-profiler-coll.so (tests/gpu/README.md).

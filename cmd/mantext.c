@@ -233,14 +233,16 @@ static const char *const collstack_description[] = {
 	"async errors. A rank whose environment sets TORCH_NCCL_DEBUG_INFO_PIPE_FILE is "
 	"asked for a flight recorder dump through its pipe (--no-fr-dump leaves it alone); "
 	"the dumps are matched across ranks as --fr does. The verdict's first line names "
-	"each culprit with how many independent sources agree (status pages, the plugin, "
-	"RAS, the flight recorder, and the stacks: its main thread outside any collective or "
-	"device wait while every other rank's is in one), followed by its main thread's "
-	"stack, Python and native, innermost first.",
+	"each culprit with the sources that agree (status pages, the plugin, RAS, the flight "
+	"recorder, and the stacks: its main thread outside any collective or device wait "
+	"while every other rank's is in one), followed by its main thread's stack, Python and "
+	"native, innermost first. The plugin and RAS both count the collectives a rank "
+	"enqueued, from one counter inside NCCL, and reach collstack by different ways (a "
+	"page, the RAS network): they agree unless one of them is broken.",
 	"--cuda lists the GPU kernels each process runs, through cuda-gdb in batch mode "
 	"($COLL_CUDA_GDB, cuda-gdb on PATH, or /usr/local/cuda/bin/cuda-gdb), after the "
 	"snapshot, one process at a time. It costs about 10 s per process (measured on an "
-	"H200 pair with CUDA 13.0), within -T/2, and attaching wakes threads that wait: a "
+	"H200 pair with CUDA 13.0), within -T/4, and attaching wakes threads that wait: a "
 	"PyTorch rank's idle OpenBLAS workers exit.",
 	"ptrace must be allowed: run as the job's user (or root); a refusal is explained "
 	"(Yama ptrace_scope, another user's process, a debugger already attached, a container "

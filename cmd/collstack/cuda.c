@@ -5,8 +5,8 @@
  * and it stops the process meanwhile, so it is asked for, never done by
  * default, and runs after collstack's own snapshot is over. The processes of
  * a host are attached to one after another (cuda-gdb keeps one debugger per
- * machine), and one that outlasts the time left is killed, which detaches
- * it. Attaching is not free for the process: threads that wait on a
+ * machine), within -T/4 in all; one that outlasts it is stopped, and its
+ * process continued if the debugger left it stopped. Attaching is not free for the process: threads that wait on a
  * condition (OpenBLAS's workers in a PyTorch rank) may see the attach as a
  * spurious wake-up and exit.
  *
@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -156,6 +157,8 @@ stk_cuda_spawn(const char *gdb, pid_t pid, int *fd)
 		dup2(null, 0);
 		dup2(p[1], 1);
 		dup2(p[1], 2);
+		if (null > 2)
+			close(null);
 		execl(gdb, gdb, "-nx", "-q", "-batch", "-p", pidstr,
 		    "-ex", "info cuda kernels", (char *)NULL);
 		_exit(127);
@@ -169,11 +172,37 @@ stk_cuda_spawn(const char *gdb, pid_t pid, int *fd)
 	return c;
 }
 
+/*
+ * Stop a debugger that overran: SIGTERM first (gdb detaches what it is
+ * attached to as it quits), SIGKILL after a second. A process left in a
+ * ptrace stop by a killed debugger stays stopped: it is continued unless it
+ * was stopped before we came.
+ */
+static void
+stk_cuda_stop(pid_t gdb, pid_t target, char before)
+{
+	int status;
+
+	kill(gdb, SIGTERM);
+	for (int i = 0; i < 20; i++) {
+		struct timespec ts = { 0, 50 * 1000000L };
+
+		if (waitpid(gdb, &status, WNOHANG) == gdb)
+			goto reaped;
+		nanosleep(&ts, NULL);
+	}
+	kill(gdb, SIGKILL);
+	waitpid(gdb, &status, 0);
+reaped:
+	if (before != 'T' && before != 't' && stack_state(target, NULL) == 'T')
+		kill(target, SIGCONT);
+}
+
 /* One process: cuda-gdb's output, or NULL with why, by the deadline. */
 static char *
-stk_cuda_one(const char *gdb, pid_t pid, uint64_t deadline, double budget_s, char **why)
+stk_cuda_one(const char *gdb, pid_t pid, uint64_t deadline, char **why)
 {
-	char *out = xmalloc(STK_CUDA_OUT_MAX + 1);
+	char *out = xmalloc(STK_CUDA_OUT_MAX + 1), before = stack_state(pid, NULL);
 	size_t len = 0;
 	int fd, status, open = 1;
 	pid_t c = stk_cuda_spawn(gdb, pid, &fd);
@@ -198,17 +227,14 @@ stk_cuda_one(const char *gdb, pid_t pid, uint64_t deadline, double budget_s, cha
 			open = 0;
 	}
 	close(fd);
-	if (open) {
-		/* Killing the debugger detaches it from the process. */
-		kill(c, SIGKILL);
-		*why = xasprintf("cuda-gdb gave no answer within the %.0f s of -T/2 (about 10 s "
-		    "a process: raise -T)", budget_s);
-	}
-	waitpid(c, &status, 0);
-	if (*why != NULL) {
+	if (open || len + 1 >= STK_CUDA_OUT_MAX) {
+		stk_cuda_stop(c, pid, before);
+		*why = open ? xstrdup("cuda-gdb gave no answer in the time -T leaves it (-T/4, "
+		    "about 10 s a process: raise -T)") : xstrdup("cuda-gdb wrote more than 1 MiB");
 		free(out);
 		return NULL;
 	}
+	waitpid(c, &status, 0);
 	out[len] = '\0';
 	return out;
 }
@@ -225,7 +251,12 @@ stk_cuda_kernels(const pid_t *pids, int n, double budget_s, char **kernels, char
 			why[i] = xstrdup("no cuda-gdb here (set COLL_CUDA_GDB, or put it on PATH)");
 			continue;
 		}
-		if ((out = stk_cuda_one(gdb, pids[i], deadline, budget_s, &why[i])) == NULL)
+		if (clock_now_ms() + 1000 >= deadline) {
+			why[i] = xstrdup("not asked: the time -T leaves --cuda (-T/4) went to the "
+			    "processes before it; raise -T");
+			continue;
+		}
+		if ((out = stk_cuda_one(gdb, pids[i], deadline, &why[i])) == NULL)
 			continue;
 		kernels[i] = stk_cuda_parse(out);
 		if (kernels[i] == NULL && strstr(out, "No CUDA kernels") != NULL)

@@ -8,10 +8,12 @@
  * newest entries on; rank 0 matches them across ranks as --fr does
  * (fr.c).
  *
- * Paths are the rank's own: taken through /proc/PID/root (and /proc/PID/cwd
- * for a relative one), so a rank in a container is asked in its own
- * filesystem. The pipe must be a FIFO with a reader; a file at the name, or
- * a pipe nobody reads, is said and left alone. A dump overwrites the one an
+ * Paths are the rank's own: resolved inside /proc/PID/root (/proc/PID/cwd
+ * for a relative one) with openat2's RESOLVE_IN_ROOT, so a rank in a
+ * container is asked in its own filesystem and no link in it leads out.
+ * The pipe must be a FIFO and the dump a plain file, both owned by the
+ * rank's user (in a shared /tmp another user's file is not its dump); a
+ * file at the pipe's name, or a pipe nobody reads, is said and left alone. A dump overwrites the one an
  * earlier request or a timeout left at the same name, as PyTorch's own
  * request would.
  */
@@ -21,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -37,25 +40,62 @@
 
 struct stk_frreq {
 	const struct stack_pinfo *pi;
-	char dump[600];
 	int64_t before, last;		/* mtime before asking; at the previous look */
 	off_t size;
 	int done;
 };
 
-static void
-stk_fr_path(char *out, size_t len, pid_t pid, const char *stem, int rank, const char *suffix)
+/* openat2(2)'s, declared here: older C libraries have no wrapper or header. */
+struct stk_open_how {
+	uint64_t flags, mode, resolve;
+};
+#define STK_RESOLVE_NO_MAGICLINKS 0x02
+#define STK_RESOLVE_IN_ROOT 0x10
+#ifndef SYS_openat2
+#define SYS_openat2 437
+#endif
+
+/* Open the rank's stem<rank><suffix> in its own filesystem; -1 with errno. */
+static int
+stk_fr_open(const struct stack_pinfo *pi, const char *stem, const char *suffix, int flags)
 {
-	snprintf(out, len, "/proc/%d/%s%s%d%s", (int)pid, stem[0] == '/' ? "root" : "cwd/", stem,
-	    rank, suffix);
+	char dir[64], rel[600];
+	struct stk_open_how how = { (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC), 0,
+		STK_RESOLVE_IN_ROOT | STK_RESOLVE_NO_MAGICLINKS };
+	int dfd, fd, e;
+
+	snprintf(dir, sizeof dir, "/proc/%d/%s", (int)pi->pid, stem[0] == '/' ? "root" : "cwd");
+	snprintf(rel, sizeof rel, "%s%d%s", stem + strspn(stem, "/"), pi->rank, suffix);
+	if ((dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return -1;
+	fd = (int)syscall(SYS_openat2, dfd, rel, &how, sizeof how);
+	if (fd < 0 && errno == ENOSYS)	/* a kernel before 5.6 */
+		fd = openat(dfd, rel, flags | O_NOFOLLOW | O_CLOEXEC);
+	e = errno;
+	close(dfd);
+	errno = e;
+	return fd;
 }
 
+/* A file of the rank's, of this type (S_IFREG, S_IFIFO), owned by its user: fstat'ed into sb. */
+static int
+stk_fr_owned(int fd, const struct stack_pinfo *pi, mode_t type, struct stat *sb)
+{
+	return fstat(fd, sb) == 0 && (sb->st_mode & S_IFMT) == type && sb->st_uid == pi->uid;
+}
+
+/* The dump's mtime (ns) and size; -1 if it is not there or not the rank's. */
 static int64_t
-stk_fr_mtime(const char *path, off_t *size)
+stk_fr_mtime(const struct stack_pinfo *pi, off_t *size)
 {
 	struct stat sb;
+	int fd = stk_fr_open(pi, pi->fr_file[0] ? pi->fr_file : STK_FR_DEFAULT, "", O_PATH), ok;
 
-	if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
+	if (fd < 0)
+		return -1;
+	ok = stk_fr_owned(fd, pi, S_IFREG, &sb);
+	close(fd);
+	if (!ok)
 		return -1;
 	*size = sb.st_size;
 	return (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
@@ -78,27 +118,34 @@ stk_fr_skip(json_t *blob, const struct stack_pinfo *pi, const char *why)
 static int
 stk_fr_ask(const struct stack_pinfo *pi, char *why, size_t len)
 {
-	char path[600];
+	char self[64];
 	struct stat sb;
-	int fd;
+	int pfd, fd;
 
-	stk_fr_path(path, sizeof path, pi->pid, pi->fr_pipe, pi->rank, ".pipe");
-	fd = open(path, O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(why, len, "its dump pipe %s%d.pipe %s", pi->fr_pipe, pi->rank,
-		    errno == ENXIO ? "has no reader (PyTorch's monitor thread is not running)" :
+	/* Looked at first, opened for writing only once it is the rank's own FIFO. */
+	if ((pfd = stk_fr_open(pi, pi->fr_pipe, ".pipe", O_PATH)) < 0) {
+		snprintf(why, len, "its dump pipe %.256s%d.pipe %s", pi->fr_pipe, pi->rank,
 		    errno == ENOENT ? "does not exist (made when the process group is created)" :
 		    strerror(errno));
 		return -1;
 	}
-	if (fstat(fd, &sb) != 0 || !S_ISFIFO(sb.st_mode)) {
-		snprintf(why, len, "%s%d.pipe is not a named pipe: left alone", pi->fr_pipe,
-		    pi->rank);
-		close(fd);
+	if (!stk_fr_owned(pfd, pi, S_IFIFO, &sb)) {
+		snprintf(why, len, "%.256s%d.pipe is not a named pipe of the rank's user: left alone",
+		    pi->fr_pipe, pi->rank);
+		close(pfd);
+		return -1;
+	}
+	snprintf(self, sizeof self, "/proc/self/fd/%d", pfd);
+	fd = open(self, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	close(pfd);
+	if (fd < 0) {
+		snprintf(why, len, "its dump pipe %.256s%d.pipe %s", pi->fr_pipe, pi->rank,
+		    errno == ENXIO ? "has no reader (PyTorch's monitor thread is not running)" :
+		    strerror(errno));
 		return -1;
 	}
 	if (write(fd, "1\n", 2) != 2) {
-		snprintf(why, len, "its dump pipe %s%d.pipe: %s", pi->fr_pipe, pi->rank,
+		snprintf(why, len, "its dump pipe %.256s%d.pipe: %s", pi->fr_pipe, pi->rank,
 		    strerror(errno));
 		close(fd);
 		return -1;
@@ -111,30 +158,39 @@ stk_fr_ask(const struct stack_pinfo *pi, char *why, size_t len)
 static json_t *
 stk_fr_read(const struct stk_frreq *q, char *why, size_t len)
 {
+	const char *dump = q->pi->fr_file[0] ? q->pi->fr_file : STK_FR_DEFAULT;
 	json_t *root, *kept;
 	char perr[256];
+	struct stat sb;
 	uint8_t *buf;
+	int fd;
 	size_t got;
 	FILE *f;
 
-	if ((uint64_t)q->size > STK_FR_FILE_MAX) {
-		snprintf(why, len, "its dump is %lld bytes, more than %u MiB", (long long)q->size,
+	fd = stk_fr_open(q->pi, dump, "", O_RDONLY | O_NONBLOCK);
+	if (fd < 0 || !stk_fr_owned(fd, q->pi, S_IFREG, &sb) ||
+	    (f = fdopen(fd, "rb")) == NULL) {
+		snprintf(why, len, "its dump %.256s%d: %s", dump, q->pi->rank,
+		    fd < 0 ? strerror(errno) : "no longer a file of the rank's user");
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	if ((uint64_t)sb.st_size > STK_FR_FILE_MAX) {
+		snprintf(why, len, "its dump is %lld bytes, more than %u MiB", (long long)sb.st_size,
 		    STK_FR_FILE_MAX >> 20);
+		fclose(f);
 		return NULL;
 	}
-	if ((f = fopen(q->dump, "rb")) == NULL) {
-		snprintf(why, len, "its dump: %s", strerror(errno));
-		return NULL;
-	}
-	buf = xmalloc((size_t)q->size + 1);
-	got = fread(buf, 1, (size_t)q->size, f);
+	buf = xmalloc((size_t)sb.st_size + 1);
+	got = fread(buf, 1, (size_t)sb.st_size, f);
 	fclose(f);
 	root = pickle_read(buf, got, perr, sizeof perr);
 	free(buf);
 	if (root == NULL || !json_is_object(root) ||
 	    !json_is_array(json_object_get(root, "entries"))) {
-		snprintf(why, len, "its dump %.200s is not a flight recorder dump%s%.200s", q->pi->fr_file,
-		    root == NULL ? ": " : "", root == NULL ? perr : "");
+		snprintf(why, len, "its dump %.200s%d is not a flight recorder dump%s%.200s", dump,
+		    q->pi->rank, root == NULL ? ": " : "", root == NULL ? perr : "");
 		json_decref(root);
 		return NULL;
 	}
@@ -164,9 +220,7 @@ stk_fr_here(const struct stk_local *loc, double budget_s, json_t *blob)
 			continue;
 		}
 		q[n].pi = pi;
-		stk_fr_path(q[n].dump, sizeof q[n].dump, pi->pid,
-		    pi->fr_file[0] ? pi->fr_file : STK_FR_DEFAULT, pi->rank, "");
-		q[n].before = stk_fr_mtime(q[n].dump, &size);
+		q[n].before = stk_fr_mtime(pi, &size);
 		q[n].last = -1;
 		if (stk_fr_ask(pi, why, sizeof why) != 0) {
 			stk_fr_skip(blob, pi, why);
@@ -187,7 +241,7 @@ stk_fr_here(const struct stk_local *loc, double budget_s, json_t *blob)
 
 			if (q[i].done)
 				continue;
-			m = stk_fr_mtime(q[i].dump, &size);
+			m = stk_fr_mtime(q[i].pi, &size);
 			if (m < 0 || m == q[i].before || size == 0 || m != q[i].last ||
 			    size != q[i].size) {
 				q[i].last = m;
@@ -231,9 +285,17 @@ stk_fr_gather(struct fr_set *s, json_t *o, char **note)
 
 		snprintf(label, sizeof label, "%s rank %lld", host ? host : "?", (long long)rank);
 		if (!json_is_integer(json_object_get(x, "rank")) || rank < 0 ||
-		    rank >= STACK_RANK_MAX ||
-		    fr_add_root(s, (int)rank, label, json_object_get(x, "dump"), err, sizeof err) != 0)
+		    rank >= STACK_RANK_MAX)
+			snprintf(err, sizeof err, "%s: a dump without a rank", label);
+		else if (fr_add_root(s, (int)rank, label, json_object_get(x, "dump"), err,
+		    sizeof err) == 0)
 			continue;
+		{
+			char *old = *note;
+
+			*note = old ? xasprintf("%s; %s", old, err) : xstrdup(err);
+			free(old);
+		}
 	}
 	json_array_foreach(json_object_get(o, "fr_skipped"), i, x) {
 		char *old = *note;

@@ -410,7 +410,8 @@ stk_fr_blame(const struct stk_result *r, struct stk_verdict *v)
 		json_int_t rank = json_integer_value(json_object_get(x, "rank"));
 		char what[160];
 
-		if (kind == NULL || (strcmp(kind, "not_joined") != 0 && strcmp(kind, "mismatch") != 0))
+		/* A mismatch is said, not blamed: the odd one out may be the rank compared with. */
+		if (kind == NULL || strcmp(kind, "not_joined") != 0)
 			continue;
 		const char *op = json_string_value(json_object_get(x, "op"));
 		const char *pg = json_string_value(json_object_get(x, "pg"));
@@ -478,7 +479,7 @@ stk_summary(const struct stk_result *r, struct stk_verdict *v)
 			}
 		top = xreallocarray(top, (size_t)n + 2, sizeof *top);
 		top[n++] = xasprintf("=> %s %d (%s, pid %d) holds the others up%s%s: named by %d "
-		    "independent source%s (%s)", stk_label(r), t->id, t->host, t->pid,
+		    "source%s (%s)", stk_label(r), t->id, t->host, t->pid,
 		    v->op[i] ? ", behind in " : "", v->op[i] ? v->op[i] : "", count,
 		    count == 1 ? "" : "s", names);
 		if (t->stack != NULL)
@@ -531,7 +532,7 @@ stk_verdict(const struct stk_result *r, struct stk_verdict *v)
 		stk_ras(r, v);
 	if (r->fr_lines != NULL)
 		stk_fr_blame(r, v);
-	if (n == 0 && r->ntasks > 0 && r->ras == NULL)
+	if (n == 0 && r->ntasks > 0 && r->ras == NULL && r->fr_lines == NULL)
 		stk_say(v, "no status pages: these processes publish no collective sequence "
 		    "numbers; the stacks below are all there is");
 	/* Ranks that could not be read leave no verdict, unless a culprit was named anyway. */

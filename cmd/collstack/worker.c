@@ -138,7 +138,7 @@ static void
 stk_ras_here(struct stk_worker *w, json_t *blob)
 {
 	const char *addr = getenv("NCCL_RAS_ADDR");
-	int want = addr != NULL, ms = (int)(w->a->timeout_s * 1000 / 4);
+	int want = addr != NULL, ms = (int)(w->a->timeout_s * 1000 / 20);
 	char why[256] = "";
 	json_t *ras, *again;
 
@@ -381,7 +381,7 @@ stk_local_work(struct stk_worker *w, size_t *len)
 	kernels = xcalloc((size_t)w->loc.n + 1, sizeof *kernels);
 	kwhy = xcalloc((size_t)w->loc.n + 1, sizeof *kwhy);
 	if (w->a->cuda)
-		stk_cuda_kernels(pids, w->loc.n, w->a->timeout_s / 2, kernels, kwhy);
+		stk_cuda_kernels(pids, w->loc.n, w->a->timeout_s / 4, kernels, kwhy);
 	for (int i = 0; i < w->loc.n; i++) {
 		struct stk_task tk;
 		struct stack_thread none = { .err = "", .syscall = -1 };
@@ -419,10 +419,15 @@ stk_local_work(struct stk_worker *w, size_t *len)
 	    "ms", (double)(clock_now_ns() - t) / 1e6, "pause_max_ms", pmax,
 	    "hits", (json_int_t)hits, "misses", (json_int_t)misses);
 	stk_ras_here(w, blob);
+	/*
+	 * Every phase before the gather fits in -T/2 (the communicator's wait
+	 * for a slow host): --cuda T/4, RAS T/20 a query (two at most), the
+	 * flight recorder T/10.
+	 */
 	if (!w->a->no_fr_dump) {
-		double budget = w->a->timeout_s / 4;
+		double budget = w->a->timeout_s / 10;
 
-		stk_fr_here(&w->loc, budget < 2 ? 2 : budget > 10 ? 10 : budget, blob);
+		stk_fr_here(&w->loc, budget < 1 ? 1 : budget > 10 ? 10 : budget, blob);
 	}
 	s = json_dumps(blob, JSON_COMPACT);
 	json_decref(blob);

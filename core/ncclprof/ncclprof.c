@@ -28,9 +28,16 @@
  * not allocate: each op takes a slot of a ring per communicator, and the
  * page is written three times an op (queued, begun, done), under a lock
  * because the launching thread and the proxy thread both write it. A fault
- * here must never stop NCCL: a page that cannot be made turns the plugin off
- * for that communicator (activation mask 0), and says why in NCCL's log.
- * COLL_NCCL_KERNEL_EVENTS=0 asks for enqueue events only.
+ * here must never stop NCCL: a page that cannot be made leaves that
+ * communicator without one (its events go nowhere), and says why in NCCL's
+ * log. NCCL keeps one activation mask for all communicators of a process,
+ * so init always sets the same, final value: lowering it for one
+ * communicator would silence the others.
+ *
+ * COLL_NCCL_KERNEL_EVENTS=0 asks for enqueue events only. Then ops captured
+ * in a CUDA graph are counted when captured, not when the graph runs, and
+ * ranks that capture differently count differently: use the kernel events
+ * (the default) with CUDA graphs.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -46,7 +53,13 @@
 #include "ncclprof_abi.h"
 #include "status.h"
 
-#define NPROF_RING 1024		/* ops in flight per communicator, far above NCCL's own limit */
+/*
+ * Ops in flight per communicator. A slot is reused 4096 ops later whether or
+ * not its kernel was seen to end (the host may run far ahead of a stalled
+ * GPU): a late kernel event of the old op then counts for the new one, at
+ * worst moving seq_started/seq_done of an op that long since passed.
+ */
+#define NPROF_RING 4096
 #define NPROF_EXPORT __attribute__((visibility("default")))
 
 struct nprof_ctx;
@@ -127,7 +140,8 @@ nprof_init(void **ctxp, int *mask, uint64_t hash, int nranks, int rank, nprof_lo
 	char host[64] = "";
 	int r;
 
-	*mask = 0;
+	/* One mask for the whole process (see above): the same value every time. */
+	*mask = NPROF_EV_COLL | (k != NULL && strcmp(k, "0") == 0 ? 0 : NPROF_EV_KERNEL_CH);
 	*ctxp = c;
 	if (c == NULL)
 		return NPROF_EINTERNAL;
@@ -146,9 +160,6 @@ nprof_init(void **ctxp, int *mask, uint64_t hash, int nranks, int rank, nprof_lo
 	}
 	status_set_source(&c->st, STATUS_SRC_NCCL);
 	status_set_state(&c->st, STATUS_IDLE, NULL);
-	*mask = NPROF_EV_COLL;
-	if (k == NULL || strcmp(k, "0") != 0)
-		*mask |= NPROF_EV_KERNEL_CH;
 	if (log != NULL)
 		log(NPROF_LOG_INFO, NPROF_LOG_INIT, __FILE__, __LINE__,
 		    "coll profiler: communicator %016llx rank %d of %d: status page %s",
@@ -185,6 +196,7 @@ nprof_kernel_start(struct nprof_ctx *c, void *parent)
 	if (op < c->ring || op >= c->ring + NPROF_RING)
 		return NULL;
 	if (atomic_fetch_add(&op->kbegun, 1) == 0) {
+		/* Under the lock: the launching thread rewrites a slot it reuses under it. */
 		pthread_mutex_lock(&c->mu);
 		status_kernel_begin(&c->st, op->seq, op->kind);
 		pthread_mutex_unlock(&c->mu);
@@ -198,11 +210,10 @@ nprof_kernel_stop(struct nprof_op *op)
 	struct nprof_ctx *c = op->ctx;
 	unsigned ended = atomic_fetch_add(&op->kended, 1) + 1;
 
-	/* Done when every channel it runs on has ended (all that began, if NCCL gave no count). */
-	if (ended != (op->nch > 0 ? op->nch : atomic_load(&op->kbegun)))
-		return;
 	pthread_mutex_lock(&c->mu);
-	status_kernel_end(&c->st, op->seq, op->kind);
+	/* Done when every channel it runs on has ended (all that began, if NCCL gave no count). */
+	if (ended == (op->nch > 0 ? op->nch : atomic_load(&op->kbegun)))
+		status_kernel_end(&c->st, op->seq, op->kind);
 	pthread_mutex_unlock(&c->mu);
 }
 

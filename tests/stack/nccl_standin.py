@@ -87,6 +87,8 @@ def enqueue():
 
 
 def kernel(coll, ch):
+    if not mask.value & EV_KERNEL_CH:
+        return ctypes.c_void_p()  # NCCL sends none the plugin did not ask for
     d = Descr(type=EV_KERNEL_CH, parent=coll.value, rank=rank)
     d.u.kernel_ch = KernelCh(channel=ch)
     return start(d)

@@ -253,27 +253,39 @@ test_ncclprof_foreign(void **state)
 	assert_int_equal(v5->finalize(NULL), NPROF_OK);
 }
 
-/* A page that cannot be made turns the plugin off for that communicator, said in NCCL's log. */
+/*
+ * A page that cannot be made leaves that communicator without one, said in
+ * NCCL's log; the mask, which NCCL shares between all communicators of the
+ * process, is not lowered (another communicator's page would stop).
+ */
 static void
 test_ncclprof_no_page(void **state)
 {
 	char *old = getenv("COLL_STATUS_DIR") ? strdup(getenv("COLL_STATUS_DIR")) : NULL;
-	void *ctx = NULL;
-	int mask = -1;
+	void *ctx = NULL, *ctx2 = NULL, *c;
+	int mask = NPROF_EV_COLL | NPROF_EV_KERNEL_CH;
+	struct status_page pg;
 
 	(void)state;
+	assert_int_equal(v5->init(&ctx2, 0x79, &mask, "ok", 1, 2, 0, NULL), NPROF_OK);
 	setenv("COLL_STATUS_DIR", "/nonexistent/coll-status", 1);
 	logged[0] = '\0';
 	assert_int_equal(v5->init(&ctx, 0x77, &mask, "x", 1, 2, 0, capture_log), NPROF_OK);
-	assert_int_equal(mask, 0);
+	assert_int_equal(mask, NPROF_EV_COLL | NPROF_EV_KERNEL_CH);
 	assert_int_equal(logged_level, NPROF_LOG_WARN);
 	assert_non_null(strstr(logged, "/nonexistent/coll-status"));
 	assert_non_null(strstr(logged, "COLL_STATUS_DIR"));
+	c = coll_v5(ctx, "AllReduce", 8, "ncclFloat32", 1);	/* goes nowhere, breaks nothing */
+	v5->stop(kernel_v5(ctx, c, 0));
 	v5->finalize(ctx);
 	if (old != NULL)
 		setenv("COLL_STATUS_DIR", old, 1);
 	else
 		unsetenv("COLL_STATUS_DIR");
+	coll_v5(ctx2, "AllReduce", 8, "ncclFloat32", 1);
+	read_page(0x79, 0, &pg);
+	assert_true(pg.seq_queued == 1);	/* the other communicator still counts */
+	v5->finalize(ctx2);
 	free(old);
 }
 

@@ -414,6 +414,7 @@ test_status_read_not_a_page(void **state)
 	v1.version = 1;
 	v2 = good;
 	v2.version = 2;
+	memset(&v2.seq_queued, 0xa5, 24);	/* what version 2 left reserved: junk, not read */
 	badsize = good;
 	badsize.size = 256;
 	memset(big, 'j', sizeof big);
@@ -433,6 +434,29 @@ test_status_read_not_a_page(void **state)
 	}
 	if (bad)
 		fail_msg("%d of %zu files misread", bad, ARRAY_LEN(rows));
+}
+
+/* A version 2 page reads as coll's core, nothing queued, whatever its reserved bytes hold. */
+static void
+test_status_read_v2(void **state)
+{
+	struct status_page v2, pg;
+	char path[512];
+
+	memset(&v2, 0, sizeof v2);
+	v2.magic = STATUS_MAGIC;
+	v2.version = 2;
+	v2.size = STATUS_PAGE_SIZE;
+	v2.state = STATUS_IDLE;
+	v2.seq_started = 7;
+	memset(&v2.seq_queued, 0xa5, 24);
+	snprintf(path, sizeof path, "%s/coll.%016x.%016x.0", dir, 0x2, 0x2);
+	write_file(path, &v2, sizeof v2);
+	assert_int_equal(status_read(path, &pg), COLL_OK);
+	unlink(path);
+	assert_true(pg.seq_started == 7 && pg.seq_queued == 0 && pg.kind_queued == 0);
+	assert_int_equal(pg.source, STATUS_SRC_CORE);
+	assert_int_equal(pg.flags, 0);
 }
 
 static void
@@ -739,6 +763,7 @@ main(void)
 		cmocka_unit_test(test_status_device_ops),
 		cmocka_unit_test(test_status_close_removes),
 		cmocka_unit_test(test_status_read_not_a_page),
+		cmocka_unit_test(test_status_read_v2),
 		cmocka_unit_test(test_status_read_missing),
 		cmocka_unit_test(test_status_remove_job),
 		cmocka_unit_test(test_status_open_no_dir),
