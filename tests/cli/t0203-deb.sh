@@ -10,7 +10,8 @@ for c in dpkg dpkg-deb cpack man; do
 	command -v $c >/dev/null || skip "no $c here (tools/deps.sh installs it)"
 done
 # Someone's own coll stays as it is.
-dpkg -s coll >/dev/null 2>&1 && skip "a package named coll is installed already"
+dpkg-query -W -f='${Status}' coll 2>/dev/null | grep -q 'install ok installed' &&
+	skip "a package named coll is installed already"
 
 cpack -G DEB -B "$TMP/pkg" --config "$BUILD/CPackConfig.cmake" >"$TMP/cpack.log" 2>&1
 expect_code 0 $? "cpack -G DEB"
@@ -24,7 +25,9 @@ fi
 check "the package is named coll" test "$(dpkg-deb -f "$deb" Package)" = coll
 check "it says what it depends on" test -n "$(dpkg-deb -f "$deb" Depends)"
 
-trap 'dpkg -r coll >/dev/null 2>&1; cleanup' EXIT
+# Purged, not only removed: a package with a shared library keeps its
+# record (config-files) after dpkg -r, until purged.
+trap 'dpkg -P coll >/dev/null 2>&1; cleanup' EXIT
 dpkg -i "$deb" >"$TMP/dpkg.log" 2>&1
 r=$?
 expect_code 0 $r "dpkg -i"
@@ -44,17 +47,17 @@ fi
 check "pkg-config knows coll" pkg-config --exists coll
 check "the headers are in /usr/include/coll" test -f /usr/include/coll/coll.h
 
-dpkg -r coll >"$TMP/dpkg.log" 2>&1
+dpkg -P coll >"$TMP/dpkg.log" 2>&1
 r=$?
-expect_code 0 $r "dpkg -r coll"
+expect_code 0 $r "dpkg -P coll"
 [ $r -eq 0 ] || cat "$TMP/dpkg.log"
-check "dpkg no longer lists coll" bash -c "! dpkg -l coll 2>/dev/null | grep -q '^ii'"
+check "dpkg no longer knows coll" bash -c "! dpkg -s coll >/dev/null 2>&1"
 check "the package listed its files" test -s "$TMP/list"
 left=0
 while read -r f; do
 	# Directories are shared with other packages; the files must all be gone.
 	if [ -e "$f" ] && [ ! -d "$f" ]; then
-		not_ok "$f is left after dpkg -r"
+		not_ok "$f is left after dpkg -P"
 		left=1
 	fi
 done <"$TMP/list"
