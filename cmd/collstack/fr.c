@@ -39,6 +39,8 @@ struct fr_ent {
 	json_t *e;
 };
 
+static const char *fr_pg_of(json_t *e);
+
 static int
 fr_dump_cmp(const void *a, const void *b)
 {
@@ -211,17 +213,34 @@ fr_add_root(struct fr_set *s, int rank, const char *label, json_t *root, char *e
 	return 0;
 }
 
+/*
+ * The newest keep entries of each process group, in their order: a busy
+ * group must not push a quiet one's entries out (the quiet one would then
+ * look as if its ranks had no entry).
+ */
 json_t *
 fr_trim(json_t *root, size_t keep)
 {
 	json_t *e = json_object_get(root, "entries"), *out = json_object(), *tail = json_array();
+	json_t *count = json_object(), *x;
 	size_t n = json_array_size(e);
 
-	for (size_t i = n > keep ? n - keep : 0; i < n; i++)
-		json_array_append(tail, json_array_get(e, i));
+	for (size_t i = n; i-- > 0;) {
+		const char *pg = fr_pg_of(json_array_get(e, i));
+		json_int_t c;
+
+		if (pg == NULL)
+			pg = "";
+		c = json_integer_value(json_object_get(count, pg));
+		if ((size_t)c >= keep)
+			continue;
+		json_object_set_new(count, pg, json_integer(c + 1));
+		json_array_insert(tail, 0, json_array_get(e, i));
+	}
+	json_decref(count);
 	json_object_set_new(out, "entries", tail);
-	if (json_object_get(root, "pg_config") != NULL)
-		json_object_set(out, "pg_config", json_object_get(root, "pg_config"));
+	if ((x = json_object_get(root, "pg_config")) != NULL)
+		json_object_set(out, "pg_config", x);
 	return out;
 }
 

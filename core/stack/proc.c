@@ -103,9 +103,9 @@ stack_env_var(struct stack_pinfo *pi, const char *e, size_t len, int *best)
 	    pi->fr_file[0] == '\0')
 		stack_copy_value(pi->fr_file, sizeof pi->fr_file, eq + 1, vl);
 	else if (nl == 20 && memcmp(e, "TORCH_FR_BUFFER_SIZE", 20) == 0)
-		(void)stack_parse_int(eq + 1, vl, &pi->fr_buffer);
+		pi->fr_buffer_new = stack_parse_int(eq + 1, vl, &pi->fr_buffer) == 0;
 	else if (nl == 28 && memcmp(e, "TORCH_NCCL_TRACE_BUFFER_SIZE", 28) == 0 &&
-	    pi->fr_buffer == 0)
+	    !pi->fr_buffer_new)
 		(void)stack_parse_int(eq + 1, vl, &pi->fr_buffer);
 }
 

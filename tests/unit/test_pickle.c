@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fr.h"
 #include "pickle.h"
 
 static json_t *
@@ -137,6 +138,33 @@ test_nesting_limit(void **state)
 	}
 }
 
+/* A live dump is cut to the newest entries of each process group, not of all together. */
+static void
+test_fr_trim(void **state)
+{
+	json_t *root = json_pack("{s:[], s:{s:i}}", "entries", "pg_config", "0", 1), *t, *e;
+	json_t *ents = json_object_get(root, "entries");
+
+	(void)state;
+	json_array_append_new(ents, json_pack("{s:[s,s], s:i}", "process_group", "quiet", "q",
+	    "collective_seq_id", 1));
+	for (int i = 1; i <= 10; i++)
+		json_array_append_new(ents, json_pack("{s:[s,s], s:i}", "process_group", "busy",
+		    "b", "collective_seq_id", i));
+	t = fr_trim(root, 3);
+	e = json_object_get(t, "entries");
+	assert_int_equal(json_array_size(e), 4);
+	assert_string_equal(json_string_value(json_array_get(json_object_get(json_array_get(e,
+	    0), "process_group"), 0)), "quiet");
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(e, 1),
+	    "collective_seq_id")), 8);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(e, 3),
+	    "collective_seq_id")), 10);
+	assert_non_null(json_object_get(t, "pg_config"));
+	json_decref(t);
+	json_decref(root);
+}
+
 int
 main(void)
 {
@@ -145,6 +173,7 @@ main(void)
 		cmocka_unit_test(test_containers),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_nesting_limit),
+		cmocka_unit_test(test_fr_trim),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -39,6 +39,7 @@ struct stack_pinfo {
 	char fr_pipe[256];	/* TORCH_NCCL_DEBUG_INFO_PIPE_FILE */
 	char fr_file[256];	/* TORCH_FR_DUMP_TEMP_FILE or TORCH_NCCL_DEBUG_INFO_TEMP_FILE */
 	int fr_buffer;		/* TORCH_FR_BUFFER_SIZE or TORCH_NCCL_TRACE_BUFFER_SIZE; 0 off */
+	int fr_buffer_new;	/* it came from TORCH_FR_BUFFER_SIZE, which wins */
 	uint64_t uts_ns;	/* inode of its UTS namespace: which host it belongs to */
 	pid_t tracer;		/* TracerPid: another debugger attached */
 	int nthreads;
