@@ -272,6 +272,16 @@ stk_fr_here(const struct stk_local *loc, double budget_s, json_t *blob)
 	free(q);
 }
 
+/* One more reason in the note, "; " between. */
+static void
+stk_fr_note(char **note, const char *why)
+{
+	char *old = *note;
+
+	*note = old ? xasprintf("%s; %s", old, why) : xstrdup(why);
+	free(old);
+}
+
 void
 stk_fr_gather(struct fr_set *s, json_t *o, char **note)
 {
@@ -290,21 +300,16 @@ stk_fr_gather(struct fr_set *s, json_t *o, char **note)
 		else if (fr_add_root(s, (int)rank, label, json_object_get(x, "dump"), err,
 		    sizeof err) == 0)
 			continue;
-		{
-			char *old = *note;
-
-			*note = old ? xasprintf("%s; %s", old, err) : xstrdup(err);
-			free(old);
-		}
+		stk_fr_note(note, err);
 	}
 	json_array_foreach(json_object_get(o, "fr_skipped"), i, x) {
-		char *old = *note;
+		char *why;
 
 		if (!json_is_string(x))
 			continue;
-		*note = old ? xasprintf("%s; %s: %s", old, host ? host : "?", json_string_value(x)) :
-		    xasprintf("%s: %s", host ? host : "?", json_string_value(x));
-		free(old);
+		why = xasprintf("%s: %s", host ? host : "?", json_string_value(x));
+		stk_fr_note(note, why);
+		free(why);
 	}
 }
 

@@ -207,6 +207,16 @@ stk_user_python(const struct stack_frame *f)
 	return 1;
 }
 
+/* The process's main thread, or NULL. */
+static const struct stack_thread *
+stk_main_thread(const struct stack_proc *p)
+{
+	for (int i = 0; i < p->nthreads; i++)
+		if (p->threads[i].tid == p->pid && p->threads[i].nframes > 0)
+			return &p->threads[i];
+	return NULL;
+}
+
 /*
  * Where the main thread is: its innermost Python function of the user's
  * own, else its innermost Python function, else its innermost frame
@@ -215,38 +225,26 @@ stk_user_python(const struct stack_frame *f)
 static char *
 stk_where(const struct stack_proc *p)
 {
-	for (int i = 0; i < p->nthreads; i++) {
-		const struct stack_thread *t = &p->threads[i];
+	const struct stack_thread *t = stk_main_thread(p);
 
-		if (t->tid != p->pid)
-			continue;
-		for (int pass = 0; pass < 2; pass++)
-			for (int k = 0; k < t->nframes; k++) {
-				const struct stack_frame *f = &t->frames[k];
-
-				if (pass == 0 ? stk_user_python(f) : f->kind == STACK_FRAME_PYTHON)
-					return xasprintf("%s (%s:%d)", f->func, f->file, f->line);
-			}
+	if (t == NULL)
+		return NULL;
+	for (int pass = 0; pass < 2; pass++)
 		for (int k = 0; k < t->nframes; k++) {
 			const struct stack_frame *f = &t->frames[k];
 
-			if (stk_system_module(f->module) || f->func == NULL)
-				continue;
-			if (f->file != NULL)
+			if (pass == 0 ? stk_user_python(f) : f->kind == STACK_FRAME_PYTHON)
 				return xasprintf("%s (%s:%d)", f->func, f->file, f->line);
-			return xasprintf("%s (%s)", f->func, f->module);
 		}
-	}
-	return NULL;
-}
+	for (int k = 0; k < t->nframes; k++) {
+		const struct stack_frame *f = &t->frames[k];
 
-/* The process's main thread, or NULL. */
-static const struct stack_thread *
-stk_main_thread(const struct stack_proc *p)
-{
-	for (int i = 0; i < p->nthreads; i++)
-		if (p->threads[i].tid == p->pid && p->threads[i].nframes > 0)
-			return &p->threads[i];
+		if (stk_system_module(f->module) || f->func == NULL)
+			continue;
+		if (f->file != NULL)
+			return xasprintf("%s (%s:%d)", f->func, f->file, f->line);
+		return xasprintf("%s (%s)", f->func, f->module);
+	}
 	return NULL;
 }
 
