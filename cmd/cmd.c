@@ -14,6 +14,7 @@ const struct cmd *const cmd_table[] = {
 	&cmd_collcheck_links,
 	&cmd_collcheck_allreduce,
 	&cmd_collstack,
+	&cmd_colltop,
 	NULL,
 };
 

@@ -34,6 +34,7 @@ extern const struct cmd cmd_collrun;
 extern const struct cmd cmd_collcheck_allreduce;
 extern const struct cmd cmd_collcheck_all, cmd_collcheck_env, cmd_collcheck_links;
 extern const struct cmd cmd_collstack;
+extern const struct cmd cmd_colltop;
 extern const struct cmd *const cmd_table[];
 
 /* This program's own file (what a front end starts its workers as); NULL if unknown. */

@@ -558,6 +558,12 @@ job_run(const struct job_opts *o)
 		j.gather = gather_new(o->nranks);
 	if ((code = job_start(&j, &root, &uid, path, sizeof path)) == EXIT_OK) {
 		j.root = root;
+		if (o->hooks != NULL && o->hooks->started != NULL) {
+			char us[UID_STR_LEN];
+
+			uid_format(&uid, us, sizeof us);
+			o->hooks->started(o->hooks->arg, us);
+		}
 		job_record(&j, &uid, recpath, sizeof recpath);
 		job_loop(&j, &uid, recpath, sizeof recpath);
 		if (j.gather != NULL)

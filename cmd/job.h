@@ -21,6 +21,8 @@ struct job_hooks {
 	void (*host_failed)(void *arg, int host, const char *why);
 	void *arg;
 	int quiet;		/* the hooks report failed ranks and hosts: print none */
+	/* The job's unique id, once its root listens (colltop authenticates rank 0 with it). */
+	void (*started)(void *arg, const char *uid);
 };
 
 struct job_opts {

@@ -135,7 +135,7 @@ static int
 check_front_attempt(struct check_front *f, char **wargv, int *jobcode)
 {
 	struct job_hooks hooks = { check_front_output, check_front_exited,
-	    check_front_host_failed, f, 1 };
+	    check_front_host_failed, f, 1, NULL };
 	struct check_args *a = f->a;
 	int nh = a->ho.jo.nhosts, retry = 0;
 

@@ -163,7 +163,7 @@ stk_front(struct stk_args *a, int argc, char **argv)
 {
 	struct stk_front f = { 0 };
 	struct job_hooks hooks = { stk_front_output, stk_front_exited, stk_front_host_failed,
-		&f, 1 };
+		&f, 1, NULL };
 	char **wargv = xcalloc((size_t)argc + 6, sizeof *wargv), err[512], *hosts = NULL;
 	char *nodes = NULL, *slurm_id = NULL;
 	int code = EXIT_CANNOT, jobcode, k = 0;

@@ -11,6 +11,7 @@
 
 #include "algo.h"
 #include "coll.h"
+#include "clock.h"
 #include "comm_impl.h"
 #include "p2p.h"
 #include "ring.h"
@@ -79,6 +80,7 @@ coll_begin(struct comm *c, uint32_t kind, uint64_t bytes)
 	c->link_peer = -1;
 	status_begin(&c->status, c->seq, kind, bytes);
 	fault_at_begin(c);
+	c->op_begin_ns = clock_now_ns();
 	return COLL_OK;
 }
 

@@ -568,6 +568,12 @@ comm_retries(const struct comm *c)
 	return c->epoch;
 }
 
+uint64_t
+comm_op_begin_ns(const struct comm *c)
+{
+	return c->op_begin_ns;
+}
+
 int
 comm_get_failed(struct comm *c, int *ranks, int max)
 {

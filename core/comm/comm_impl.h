@@ -110,6 +110,7 @@ struct comm {
 	int link_peer;			/* the peer whose link broke, for the message */
 	int op_retries;			/* retries of the op under way */
 	uint64_t op_recv_bytes;		/* bytes received in the op under way */
+	uint64_t op_begin_ns;		/* clock_now_ns when the last op began, after any fault delay */
 	struct comm_root *shared_root;	/* a root in this process (grow), shared by what derives from it */
 	atomic_int regroups;		/* regroup threads still using this communicator */
 	int regrouped;			/* under lock: a shrink or split of it was answered */

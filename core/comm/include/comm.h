@@ -103,6 +103,12 @@ int comm_pid(const struct comm *c, int rank);
 const char *comm_last_error(const struct comm *c);
 /* Ranks the root announced dead (at most max into ranks); their count. */
 int comm_get_failed(struct comm *c, int *ranks, int max);
+/*
+ * When this rank's last op began (clock_now_ns), after any COLL_FAULT delay:
+ * against the time a caller meant to start it, how late the rank came, which
+ * is what the others waited for (colltop's straggler measure).
+ */
+uint64_t comm_op_begin_ns(const struct comm *c);
 /* Ops run again after a broken link, since init. */
 uint64_t comm_retries(const struct comm *c);
 

@@ -50,7 +50,7 @@ enum wire_type {
 	WIRE_TYPE_MAX
 };
 
-enum wire_role { WIRE_ROLE_ROOT = 1, WIRE_ROLE_PEER = 2 };
+enum wire_role { WIRE_ROLE_ROOT = 1, WIRE_ROLE_PEER = 2, WIRE_ROLE_CONTROL = 3 };
 
 struct wire_hdr {
 	uint8_t version;

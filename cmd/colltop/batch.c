@@ -1,0 +1,143 @@
+/*
+ * Batch mode, for scripts and tests (top -b, htop has none): each interval
+ * the summary, the alerts and both tables as plain text, or one JSON object
+ * per line with every number the screen shows and more (totals, so that a
+ * script can check a counter only grows).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "top.h"
+
+static void
+batch_table(const struct top_model *m, int by_host, FILE *f)
+{
+	struct view_table t;
+	int sort = view_col_parse(by_host, m->a->sort ? m->a->sort : "");
+
+	view_table(m, by_host, sort < 0 ? 0 : sort, 0, m->a->filter, m->a->ascii, &t);
+	for (int r = -1; r < t.nrows; r++) {
+		for (int c = 0; c < t.ncols; c++) {
+			const struct view_cell *x = r < 0 ? &t.head[c] : &t.rows[r][c];
+			int last = c == t.ncols - 1;
+
+			if (last)
+				fprintf(f, "%s", x->text);
+			else if (x->right)
+				fprintf(f, "%*s  ", t.width[c], x->text);
+			else
+				fprintf(f, "%-*s  ", t.width[c], x->text);
+		}
+		fputc('\n', f);
+	}
+	view_table_free(&t);
+}
+
+void
+batch_text(const struct top_model *m, FILE *f)
+{
+	char sum[512], alerts[32][256];
+	int attrs[32], n;
+
+	view_summary(m, sum, sizeof sum);
+	fprintf(f, "colltop: %s\n", sum);
+	n = view_alerts(m, m->t_last, alerts, attrs, 32);
+	for (int i = 0; i < n; i++)
+		fprintf(f, "%s%s\n", attrs[i] == VA_BAD ? "!! " : attrs[i] == VA_WARN ? "! " : "",
+		    alerts[i]);
+	fputc('\n', f);
+	batch_table(m, 0, f);
+	fputc('\n', f);
+	batch_table(m, 1, f);
+	fputc('\n', f);
+	fflush(f);
+}
+
+static json_t *
+batch_ranks(const struct top_model *m)
+{
+	json_t *a = json_array();
+
+	for (int r = 0; r < m->nranks; r++) {
+		const struct top_rank *x = &m->ranks[r];
+
+		if (x->rank < 0)
+			continue;
+		json_array_append_new(a, json_pack("{s:i, s:s, s:i, s:f, s:f, s:f, s:i, s:b, s:b, "
+		    "s:s}", "rank", x->rank, "host", x->host >= 0 ? m->hosts[x->host].name : "?",
+		    "pid", x->pid, "lat_us", x->lat_us, "late_us", x->late_us, "busbw", x->busbw,
+		    "slow_intervals", x->slow_run, "straggler", x->straggler, "lost", x->lost,
+		    "why", x->why));
+	}
+	return a;
+}
+
+static json_t *
+batch_hosts(const struct top_model *m)
+{
+	json_t *a = json_array();
+
+	for (int h = 0; h < m->nhosts; h++) {
+		const struct top_host *x = &m->hosts[h];
+		json_t *o = json_pack("{s:s, s:i, s:b, s:s}", "host", x->name, "ranks", x->nranks,
+		    "lost", x->lost, "why", x->why);
+
+		if (x->sample != NULL)
+			json_object_update(o, x->sample);
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+static json_t *
+batch_jobs(const struct top_model *m)
+{
+	json_t *a = json_array();
+
+	for (int j = 0; j < m->njobs; j++) {
+		const struct top_job *x = &m->jobs[j];
+		json_t *rs = json_array();
+
+		for (int k = 0; k < x->nr; k++)
+			json_array_append_new(rs, json_pack("{s:i, s:s, s:i, s:i, s:I, s:I, s:I, s:s}",
+			    "rank", x->r[k].rank, "host", x->r[k].host, "pid", x->r[k].pid,
+			    "state", x->r[k].state, "seq_started", (json_int_t)x->r[k].seq_started,
+			    "seq_done", (json_int_t)x->r[k].seq_done,
+			    "seq_queued", (json_int_t)x->r[k].seq_queued, "kind", x->r[k].kind));
+		json_array_append_new(a, json_pack("{s:s, s:s, s:i, s:b, s:f, s:i, s:I, s:I, s:o}",
+		    "job", x->jobid, "comm", x->commid, "nranks", x->nranks, "stalled", x->stalled,
+		    "still_s", x->still_s, "behind", x->behind, "behind_seq",
+		    (json_int_t)x->behind_seq, "ahead_seq", (json_int_t)x->ahead_seq, "ranks", rs));
+	}
+	return a;
+}
+
+void
+batch_json(const struct top_model *m, FILE *f)
+{
+	json_t *o = json_pack("{s:I, s:I, s:f, s:I, s:i, s:i, s:f, s:f, s:f}",
+	    "frame", (json_int_t)m->frames, "interval", (json_int_t)m->iter,
+	    "interval_s", m->interval_s, "bytes", (json_int_t)m->bytes, "iters", (int)m->iters,
+	    "size", m->size, "busbw", m->busbw, "median_lat_us", m->med_lat_us,
+	    "median_late_us", m->med_late_us);
+	char *s;
+
+	if (m->straggler >= 0) {
+		const struct top_rank *x = &m->ranks[m->straggler];
+
+		json_object_set_new(o, "straggler", json_pack("{s:i, s:s, s:f, s:i}", "rank",
+		    x->rank, "host", m->hosts[x->host].name, "late_us", x->late_us, "intervals",
+		    x->slow_run));
+	} else {
+		json_object_set_new(o, "straggler", json_null());
+	}
+	json_object_set_new(o, "ranks", batch_ranks(m));
+	json_object_set_new(o, "hosts", batch_hosts(m));
+	json_object_set_new(o, "jobs", batch_jobs(m));
+	s = json_dumps(o, JSON_COMPACT);
+	fprintf(f, "%s\n", s);
+	fflush(f);
+	free(s);
+	json_decref(o);
+}

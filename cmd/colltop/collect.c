@@ -1,0 +1,188 @@
+/*
+ * A host's sample as JSON, for the interval's gather: each interface, RDMA
+ * port and GPU with its counters' totals (so a reader can check they only
+ * grow) and their rates since the last sample (worked out here, where both
+ * samples are, so the front end never sees a counter reset as a huge rate:
+ * sample_rate says -1 then). Also the status pages of the other jobs on this
+ * host, which the front end follows for stalls.
+ *
+ * No curses here: collectors fill plain data, the view and the screen show it.
+ */
+#include <dirent.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "err.h"
+#include "kind.h"
+#include "sample.h"
+#include "status.h"
+#include "top.h"
+#include "xmalloc.h"
+
+#define COLLECT_PAGES_MAX 4096	/* pages read per host per interval */
+
+void
+collect_init(struct collect *c, uint64_t own_job, int gpus)
+{
+	*c = (struct collect){ .own_job = own_job, .gpus = gpus };
+}
+
+void
+collect_free(struct collect *c)
+{
+	if (c->prev != NULL) {
+		sample_host_free(c->prev);
+		free(c->prev);
+	}
+	c->prev = NULL;
+}
+
+static const char *
+collect_root(void)
+{
+	const char *r = getenv("COLL_SAMPLE_ROOT");
+
+	return r != NULL ? r : "";
+}
+
+static json_t *
+collect_net(const struct sample_net *x, const struct sample_net *p, double dt)
+{
+	uint64_t errs = x->rx_errors + x->tx_errors, drops = x->rx_dropped + x->tx_dropped;
+
+	return json_pack("{s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:f}",
+	    "name", x->name, "up", x->up, "speed_mbps", (json_int_t)x->speed_mbps,
+	    "rx_bytes", (json_int_t)x->rx_bytes, "tx_bytes", (json_int_t)x->tx_bytes,
+	    "errors", (json_int_t)errs, "drops", (json_int_t)drops,
+	    "carrier_changes", (json_int_t)x->carrier_changes,
+	    "rx_bps", p ? sample_rate(p->rx_bytes, x->rx_bytes, dt) : -1.0,
+	    "tx_bps", p ? sample_rate(p->tx_bytes, x->tx_bytes, dt) : -1.0,
+	    "errors_ps", p ? sample_rate(p->rx_errors + p->tx_errors, errs, dt) : -1.0,
+	    "carrier_ps", p ? sample_rate(p->carrier_changes, x->carrier_changes, dt) : -1.0);
+}
+
+static json_t *
+collect_rdma(const struct sample_rdma *x, const struct sample_rdma *p, double dt)
+{
+	return json_pack("{s:s, s:i, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, "
+	    "s:f, s:f, s:f}",
+	    "dev", x->dev, "port", x->port, "state", x->state, "rate", x->rate,
+	    "rx_bytes", (json_int_t)x->rx_bytes, "tx_bytes", (json_int_t)x->tx_bytes,
+	    "symbol_errors", (json_int_t)x->symbol_errors,
+	    "link_downed", (json_int_t)x->link_downed, "rx_errors", (json_int_t)x->rx_errors,
+	    "tx_discards", (json_int_t)x->tx_discards,
+	    "retransmits", (json_int_t)x->ack_timeouts, "seq_errors", (json_int_t)x->seq_errors,
+	    "hw", x->have_hw,
+	    "rx_bps", p ? sample_rate(p->rx_bytes, x->rx_bytes, dt) : -1.0,
+	    "tx_bps", p ? sample_rate(p->tx_bytes, x->tx_bytes, dt) : -1.0,
+	    "retransmits_ps", p ? sample_rate(p->ack_timeouts, x->ack_timeouts, dt) : -1.0);
+}
+
+static json_t *
+collect_gpu(const struct sample_gpu *g)
+{
+	char reasons[256];
+
+	sample_clock_reasons(g->clock_reasons, reasons, sizeof reasons);
+	return json_pack("{s:i, s:s, s:i, s:i, s:I, s:I, s:I, s:i, s:I, s:s, s:I, s:I}",
+	    "index", g->index, "name", g->name, "util", g->util_gpu, "mem_util", g->util_mem,
+	    "mem_used", (json_int_t)g->mem_used, "mem_total", (json_int_t)g->mem_total,
+	    "power_mw", (json_int_t)g->power_mw, "temp_c", g->temp_c,
+	    "clock_reasons", (json_int_t)g->clock_reasons, "throttle", reasons,
+	    "pcie_tx_kbs", (json_int_t)g->pcie_tx_kbs, "pcie_rx_kbs", (json_int_t)g->pcie_rx_kbs);
+}
+
+/* The same interface or port in the last sample (they can come and go). */
+static const struct sample_net *
+collect_prev_net(const struct sample_host *p, const char *name)
+{
+	for (int i = 0; p != NULL && i < p->nnet; i++)
+		if (strcmp(p->net[i].name, name) == 0)
+			return &p->net[i];
+	return NULL;
+}
+
+static const struct sample_rdma *
+collect_prev_rdma(const struct sample_host *p, const struct sample_rdma *x)
+{
+	for (int i = 0; p != NULL && i < p->nrdma; i++)
+		if (strcmp(p->rdma[i].dev, x->dev) == 0 && p->rdma[i].port == x->port)
+			return &p->rdma[i];
+	return NULL;
+}
+
+json_t *
+collect_host(struct collect *c)
+{
+	struct sample_host *s = xcalloc(1, sizeof *s);
+	json_t *o = json_object(), *net = json_array(), *rdma = json_array(), *gpu = json_array();
+	double dt;
+
+	sample_host_read(s, collect_root(), c->gpus);
+	dt = c->prev != NULL ? (double)(s->t_ns - c->prev->t_ns) / 1e9 : 0;
+	for (int i = 0; i < s->nnet; i++) {
+		if (strcmp(s->net[i].name, "lo") == 0)
+			continue;	/* loopback says nothing about the fabric */
+		json_array_append_new(net, collect_net(&s->net[i],
+		    collect_prev_net(c->prev, s->net[i].name), dt));
+	}
+	for (int i = 0; i < s->nrdma; i++)
+		json_array_append_new(rdma, collect_rdma(&s->rdma[i],
+		    collect_prev_rdma(c->prev, &s->rdma[i]), dt));
+	for (int i = 0; i < s->ngpu; i++)
+		json_array_append_new(gpu, collect_gpu(&s->gpu[i]));
+	json_object_set_new(o, "net", net);
+	json_object_set_new(o, "rdma", rdma);
+	json_object_set_new(o, "gpu", gpu);
+	json_object_set_new(o, "gpu_why", json_string(c->gpus ? s->gpu_why : "--no-gpu"));
+	collect_free(c);
+	c->prev = s;
+	return o;
+}
+
+static json_t *
+collect_page(const struct status_page *p)
+{
+	char job[20], comm[20];
+
+	snprintf(job, sizeof job, "%016" PRIx64, p->jobid);
+	snprintf(comm, sizeof comm, "%016" PRIx64, p->commid);
+	return json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:i, s:I, s:I, s:I, s:s, s:s#}",
+	    "job", job, "comm", comm, "rank", p->rank, "nranks", p->nranks, "pid", p->pid,
+	    "state", p->state, "source", (int)p->source,
+	    "seq_started", (json_int_t)p->seq_started, "seq_done", (json_int_t)p->seq_done,
+	    "seq_queued", (json_int_t)p->seq_queued,
+	    "kind", coll_kind_name(p->source ? p->kind_queued : p->kind_started),
+	    "host", p->host, strnlen(p->host, sizeof p->host));
+}
+
+json_t *
+collect_pages(uint64_t own_job)
+{
+	json_t *a = json_array();
+	struct dirent *de;
+	int n = 0;
+	DIR *d = opendir(status_dir());
+
+	if (d == NULL)
+		return a;
+	while ((de = readdir(d)) != NULL && n < COLLECT_PAGES_MAX) {
+		char path[4096];
+		struct stat sb;
+		struct status_page pg;
+
+		if (strncmp(de->d_name, "coll.", 5) != 0)
+			continue;
+		snprintf(path, sizeof path, "%s/%s", status_dir(), de->d_name);
+		if (lstat(path, &sb) != 0 || status_read_owned(path, sb.st_uid, &pg) != COLL_OK ||
+		    pg.jobid == own_job)
+			continue;
+		json_array_append_new(a, collect_page(&pg));
+		n++;
+	}
+	closedir(d);
+	return a;
+}

@@ -1,0 +1,199 @@
+/*
+ * colltop: its options, and the choice of role (the dashboard, or a worker
+ * the dashboard started). Any of --once, --iterations, --json and -b, or an
+ * output that is not a terminal, makes it a batch run (as top -b).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "comm.h"
+#include "top.h"
+
+enum { O_NP = 1, O_DELAY, O_BATCH, O_ONCE, O_ITERATIONS, O_JSON, O_BYTES, O_PROBE_ITERS,
+	O_BY_HOST, O_SORT, O_FILTER, O_FACTOR, O_SLOW_K, O_SLOW_MS, O_WARMUP, O_DEAD_AFTER,
+	O_STALL, O_NO_GPU, O_NO_COLOR, O_ASCII, O_WORKER, O_CTL_PORT, O_HELP, O_VERSION };
+
+static const struct opt top_opts[] = {
+	{ O_NP, 'n', "np", OPT_VALUE, "N", "workers on this machine when no hosts are given "
+	    "(default 2); with hosts, the number of workers", NULL },
+	{ O_DELAY, 'd', "delay", OPT_VALUE, "SECONDS", "interval between probes and samples "
+	    "(default 1; + and - change it live)", NULL },
+	{ O_BATCH, 'b', "batch", OPT_FLAG, NULL, "print each interval as text instead of the "
+	    "screen", NULL },
+	{ O_ONCE, 0, "once", OPT_FLAG, NULL, "one interval in batch mode, then exit", NULL },
+	{ O_ITERATIONS, 0, "iterations", OPT_VALUE, "K", "K intervals in batch mode, then exit",
+	    NULL },
+	{ O_JSON, 0, "json", OPT_FLAG, NULL, "batch mode, one JSON object per interval", NULL },
+	{ O_BYTES, 0, "bytes", OPT_VALUE, "SIZE", "all-reduce probe size (default 64K)", NULL },
+	{ O_PROBE_ITERS, 0, "probe-iters", OPT_VALUE, "N", "all-reduces per interval (default "
+	    "1): with --bytes, the probe's share of the link", NULL },
+	{ O_BY_HOST, 0, "by-host", OPT_FLAG, NULL, "start with one row per host (t toggles)",
+	    NULL },
+	{ O_SORT, 0, "sort", OPT_VALUE, "COLUMN", "sort by this column (rank, host, late_ms, "
+	    "net_rx, gpu%, ...)", NULL },
+	{ O_FILTER, 0, "filter", OPT_VALUE, "TEXT", "show rows holding this text", NULL },
+	{ O_FACTOR, 0, "straggler-factor", OPT_VALUE, "K", "a straggler comes later than K x the "
+	    "median lateness (default 3)", NULL },
+	{ O_SLOW_K, 0, "straggler-intervals", OPT_VALUE, "N", "for N intervals in a row "
+	    "(default 3)", NULL },
+	{ O_SLOW_MS, 0, "straggler-ms", OPT_VALUE, "MS", "and by at least MS milliseconds "
+	    "(default 10)", NULL },
+	{ O_WARMUP, 0, "warmup", OPT_VALUE, "N", "intervals not judged at the start (default 3)",
+	    NULL },
+	{ O_DEAD_AFTER, 0, "dead-after", OPT_VALUE, "SECONDS", "a worker silent this long is "
+	    "dropped and its host shown lost (default 1.5 intervals, at least 1 s)", NULL },
+	{ O_STALL, 0, "stall", OPT_VALUE, "SECONDS", "another job whose sequence numbers stay "
+	    "still this long inside an op is stalled (default 5)", NULL },
+	{ O_NO_GPU, 0, "no-gpu", OPT_FLAG, NULL, "do not load NVML", NULL },
+	{ O_NO_COLOR, 0, "no-color", OPT_FLAG, NULL, "no colours (so does NO_COLOR)", NULL },
+	{ O_ASCII, 0, "ascii", OPT_FLAG, NULL, "ASCII sparklines (the default outside UTF-8 "
+	    "locales)", NULL },
+	{ O_WORKER, 0, "worker", OPT_FLAG, NULL, "(set by the dashboard) be one of its workers",
+	    NULL },
+	{ O_CTL_PORT, 0, "control-port", OPT_VALUE, "PORT", "(set by the dashboard) where rank 0 "
+	    "takes its keys from", NULL },
+	HOSTOPT_TABLE("workers per host (default 1)"),
+	{ O_HELP, 'h', "help", OPT_FLAG, NULL, "show this help", NULL },
+	{ O_VERSION, 'V', "version", OPT_FLAG, NULL, "show the version", NULL },
+	OPT_END_TABLE,
+};
+
+static int
+top_value_num(struct top_args *a, int id, const char *val, char *err, size_t len)
+{
+	switch (id) {
+	case O_NP: return opt_int("-n", val, 1, COLL_MAX_RANKS, &a->ho.np, err, len);
+	case O_DELAY: return opt_double("-d", val, 0.1, 3600, &a->interval_s, err, len);
+	case O_ITERATIONS: a->batch = 1;
+		return opt_int("--iterations", val, 1, 1L << 40, &a->iterations, err, len);
+	case O_BYTES: return opt_size("--bytes", val, &a->bytes, err, len);
+	case O_PROBE_ITERS: return opt_int("--probe-iters", val, 1, 1000, &a->iters, err, len);
+	case O_FACTOR: return opt_double("--straggler-factor", val, 1, 1e6, &a->factor, err, len);
+	case O_SLOW_K: return opt_int("--straggler-intervals", val, 1, 1000000, &a->slow_k, err,
+	    len);
+	case O_SLOW_MS: return opt_double("--straggler-ms", val, 0, 1e7, &a->min_late_ms, err,
+	    len);
+	case O_WARMUP: return opt_int("--warmup", val, 0, 1000000, &a->warmup, err, len);
+	case O_DEAD_AFTER: return opt_double("--dead-after", val, 0.5, 1e5, &a->dead_after_s,
+	    err, len);
+	case O_STALL: return opt_double("--stall", val, 0.1, 1e6, &a->stall_s, err, len);
+	case O_CTL_PORT: return opt_int("--control-port", val, 1, 65535, &a->ctl_port, err, len);
+	}
+	return 1;
+}
+
+static int
+top_value(struct top_args *a, int id, const char *val, char *err, size_t len)
+{
+	int r = hostopt_value(&a->ho, id, val, err, len);
+
+	if (r <= 0 || (r = top_value_num(a, id, val, err, len)) <= 0)
+		return r;
+	switch (id) {
+	case O_BATCH: a->batch = 1; return 0;
+	case O_ONCE: a->batch = 1; a->iterations = 1; return 0;
+	case O_JSON: a->batch = a->json = 1; return 0;
+	case O_BY_HOST: a->by_host = 1; return 0;
+	case O_SORT: a->sort = val; return 0;
+	case O_FILTER: a->filter = val; return 0;
+	case O_NO_GPU: a->no_gpu = 1; return 0;
+	case O_NO_COLOR: a->color = 0; return 0;
+	case O_ASCII: a->ascii = 1; return 0;
+	case O_WORKER: a->worker = 1; return 0;
+	}
+	return 0;
+}
+
+static int
+top_check(struct top_args *a, int dead_given, char *err, size_t len)
+{
+	if (a->sort != NULL && view_col_parse(0, a->sort) < 0 && view_col_parse(1, a->sort) < 0) {
+		snprintf(err, len, "--sort '%s' names no column: use rank, host, state, lat_ms, "
+		    "late_ms, busbw, net_rx, net_tx, net_err, rdma_rx, gpu%%, power_w, ...", a->sort);
+		return -1;
+	}
+	if (a->bytes > (size_t)1 << 30) {
+		snprintf(err, len, "--bytes %zu: the probe is at most 1G", a->bytes);
+		return -1;
+	}
+	if (!dead_given)
+		a->dead_after_s = a->interval_s * 1.5 > 1 ? a->interval_s * 1.5 : 1;
+	if (!a->ho.per_host && a->ho.np == 0)
+		a->ho.per_host = hostopt_given(&a->ho) ? 1 : 0;
+	if (a->ho.np == 0 && !hostopt_given(&a->ho))
+		a->ho.np = 2;
+	return 0;
+}
+
+static int
+top_parse(struct top_args *a, int argc, char **argv)
+{
+	struct opt_state st;
+	const char *val;
+	char err[512];
+	int id, dead = 0;
+
+	opt_init(&st, a->cmd->opts, argc, argv, 1);
+	while ((id = opt_next(&st, &val)) != OPT_DONE) {
+		if (id == OPT_ERROR)
+			return cmd_usage_error(a->cmd, st.err);
+		if (id == O_HELP) {
+			cmd_usage(a->cmd, stdout);
+			return -1;
+		}
+		if (id == O_VERSION) {
+			printf("colltop %s\n", COLL_VERSION);
+			return -1;
+		}
+		dead |= id == O_DEAD_AFTER;
+		if (top_value(a, id, val, err, sizeof err) != 0)
+			return cmd_usage_error(a->cmd, err);
+	}
+	if (st.ind < argc) {
+		snprintf(err, sizeof err, "unexpected argument '%s'", argv[st.ind]);
+		return cmd_usage_error(a->cmd, err);
+	}
+	if (top_check(a, dead, err, sizeof err) != 0)
+		return cmd_usage_error(a->cmd, err);
+	return EXIT_OK;
+}
+
+static int
+top_main(int argc, char **argv)
+{
+	struct top_args a = { .cmd = &cmd_colltop, .interval_s = 1, .bytes = 64 << 10, .iters = 1,
+	    .color = 1, .factor = 3, .slow_k = 3, .min_late_ms = 10, .warmup = 3, .stall_s = 5,
+	    .ho = { .jo = { .tool = "colltop", .fanout = 64 } } };
+	const char *nc = getenv("NO_COLOR");
+	int code;
+
+	if ((code = top_parse(&a, argc, argv)) != EXIT_OK)
+		return code < 0 ? cmd_finish_stdout(EXIT_OK) : code;
+	if (nc != NULL && nc[0] != '\0')
+		a.color = 0;
+	if (a.worker) {
+		if (getenv("COLL_UNIQUE_ID") == NULL) {
+			fprintf(stderr, "colltop: --worker is for the workers the dashboard starts\n");
+			return EXIT_USAGE;
+		}
+		return cmd_finish_stdout(worker_run(&a));
+	}
+	if (!isatty(STDOUT_FILENO))
+		a.batch = 1;
+	return cmd_finish_stdout(front_run(&a, argc, argv));
+}
+
+const struct cmd cmd_colltop = {
+	.tool = "colltop",
+	.name = NULL,
+	.usage = "colltop [-n N | -H HOSTS | --hostfile FILE] [-d SECONDS] [--once | --iterations "
+	    "K] [--json] [options]",
+	.summary = "A live dashboard of a cluster's collectives: a small all-reduce probe every "
+	    "interval with each\nrank's lateness and the straggler named, each host's network, "
+	    "RDMA and GPU counters, and\nthe other jobs' sequence numbers (a stalled one named "
+	    "with the rank behind).",
+	.opts = top_opts,
+	.run = top_main,
+};

@@ -1,0 +1,391 @@
+/*
+ * The front end: start the workers through the job runner and fold rank 0's
+ * frames into the model, in the job runner's thread (the job's own signal
+ * handling stays where it was); the screen runs in a thread of its own, so
+ * that keys and redraws never wait on the workers.
+ *
+ * Frames longer than the job runner's 64 KiB line come in pieces: they are
+ * put back together until they parse. Whatever ranks or the job runner say on
+ * stderr while the screen is up goes to a file and is printed when the
+ * screen is gone: nothing is lost and the screen is not torn.
+ *
+ * A stop asked for with q goes to rank 0, which stops every worker at the
+ * end of the interval; if the workers cannot be reached (rank 0 lost, no
+ * control connection) the job is ended as collrun ends one, by signal.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "launch.h"
+#include "top.h"
+#include "xmalloc.h"
+
+#define FRONT_QUIT_GRACE_MS 3000
+
+struct front_buf {
+	char *p;
+	size_t len, cap;
+};
+
+static struct front_buf front_line;
+
+static double
+front_now(void)
+{
+	return (double)clock_now_ns() / 1e9;
+}
+
+void
+front_lock_model(struct top_front *f)
+{
+	pthread_mutex_lock(f->lock);
+}
+
+void
+front_unlock_model(struct top_front *f)
+{
+	pthread_mutex_unlock(f->lock);
+}
+
+static void
+front_fold(struct top_front *f)
+{
+	char err[256];
+	int r;
+
+	front_lock_model(f);
+	r = model_frame(&f->m, front_line.p, front_line.len, front_now(), err, sizeof err);
+	if (r == 0) {
+		f->dirty = 1;
+		if (f->a->batch) {
+			if (f->a->json)
+				batch_json(&f->m, stdout);
+			else
+				batch_text(&f->m, stdout);
+			f->shown++;
+		}
+	}
+	front_unlock_model(f);
+	if (r == 0 || front_line.len > TOP_FRAME_MAX)
+		front_line.len = 0;
+}
+
+static int
+front_output(void *arg, int rank, int stream, const char *line, size_t len)
+{
+	static const char start[] = "{\"it\":";
+	struct top_front *f = arg;
+
+	(void)rank;
+	if (stream != LAUNCH_STDOUT) {
+		front_lock_model(f);
+		snprintf(f->err, sizeof f->err, "rank %d: %.*s", rank, (int)(len > 200 ? 200 : len),
+		    line);
+		f->dirty = 1;
+		front_unlock_model(f);
+		return 0;
+	}
+	if (len >= sizeof start - 1 && memcmp(line, start, sizeof start - 1) == 0)
+		front_line.len = 0;	/* a new frame: the last one's pieces never ended */
+	if (front_line.len + len + 1 > front_line.cap) {
+		front_line.cap = (front_line.len + len + 1) * 2;
+		front_line.p = xreallocarray(front_line.p, front_line.cap, 1);
+	}
+	memcpy(front_line.p + front_line.len, line, len);
+	front_line.len += len;
+	if (len > 0 && line[len - 1] == '}')
+		front_fold(f);
+	return 1;
+}
+
+static void
+front_exited(void *arg, int rank, int state, int code)
+{
+	struct top_front *f = arg;
+
+	if (state == LAUNCH_EXITED && code == 0)
+		return;
+	front_lock_model(f);
+	snprintf(f->err, sizeof f->err, "rank %d %s %d", rank, state == LAUNCH_SIGNALED ?
+	    "was killed by signal" : "exited with code", code);
+	f->dirty = 1;
+	front_unlock_model(f);
+}
+
+static void
+front_host_failed(void *arg, int host, const char *why)
+{
+	struct top_front *f = arg;
+
+	front_lock_model(f);
+	model_host_lost(&f->m, f->a->ho.jo.hosts[host], why);
+	f->dirty = 1;
+	front_unlock_model(f);
+}
+
+static void
+front_started(void *arg, const char *uid)
+{
+	struct top_front *f = arg;
+
+	front_lock_model(f);
+	snprintf(f->uid, sizeof f->uid, "%s", uid);
+	front_unlock_model(f);
+}
+
+void
+front_interval(struct top_front *f, double s)
+{
+	char line[64];
+
+	s = s < 0.1 ? 0.1 : s > 3600 ? 3600 : s;
+	f->interval_s = s;
+	snprintf(line, sizeof line, "interval %d\n", (int)(s * 1000 + 0.5));
+	if (f->cfd >= 0 && ctl_send(f->cfd, line) != 0)
+		snprintf(f->err, sizeof f->err, "cannot reach rank 0 to change the interval");
+}
+
+void
+front_quit(struct top_front *f)
+{
+	if (f->cfd >= 0)
+		ctl_send(f->cfd, "quit\n");
+	f->quit = 1;
+}
+
+/* Take rank 0's control connection (a new rank 0 after a shrink connects again). */
+static void
+front_accept(struct top_front *f)
+{
+	struct pollfd p = { f->lfd, POLLIN, 0 };
+	char err[256], uid[sizeof f->uid];
+	int fd;
+
+	front_lock_model(f);
+	snprintf(uid, sizeof uid, "%s", f->uid);
+	front_unlock_model(f);
+	if (f->lfd < 0 || uid[0] == '\0' || poll(&p, 1, 0) != 1)
+		return;
+	fd = ctl_accept(f->lfd, uid, err, sizeof err);
+	front_lock_model(f);
+	if (fd < 0) {
+		snprintf(f->err, sizeof f->err, "refused a control connection: %.200s", err);
+	} else {
+		if (f->cfd >= 0)
+			close(f->cfd);
+		f->cfd = fd;
+		if (f->quit)
+			ctl_send(fd, "quit\n");
+	}
+	front_unlock_model(f);
+}
+
+static void *
+front_ui_thread(void *arg)
+{
+	struct top_front *f = arg;
+	struct ui *u = f->ui;
+	uint64_t quit_at = 0;
+	int done = 0, sent = 0;
+
+	while (!done) {
+		front_accept(f);
+		if (ui_step(u, f, 200) && !f->quit) {
+			front_quit(f);
+			quit_at = clock_now_ms();
+		}
+		front_lock_model(f);
+		done = f->done;
+		front_unlock_model(f);
+		if (!done && f->quit && !sent && clock_now_ms() - quit_at > FRONT_QUIT_GRACE_MS) {
+			kill(getpid(), SIGTERM);	/* the workers did not stop: end the job */
+			sent = 1;
+		}
+	}
+	return NULL;
+}
+
+/* Send stderr to a file while the screen is up; -1 if it cannot be. */
+static int
+front_stderr_away(FILE **log)
+{
+	int saved;
+
+	if ((*log = tmpfile()) == NULL)
+		return -1;
+	fflush(stderr);
+	saved = dup(STDERR_FILENO);
+	if (saved < 0 || dup2(fileno(*log), STDERR_FILENO) < 0) {
+		fclose(*log);
+		*log = NULL;
+		return -1;
+	}
+	return saved;
+}
+
+static void
+front_stderr_back(FILE *log, int saved)
+{
+	char buf[4096];
+	size_t n;
+
+	if (saved < 0)
+		return;
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	rewind(log);
+	while ((n = fread(buf, 1, sizeof buf, log)) > 0)
+		fwrite(buf, 1, n, stderr);
+	fclose(log);
+}
+
+static char **
+front_wargv(struct top_front *f, int argc, char **argv, char *port)
+{
+	char **w = xcalloc((size_t)argc + 5, sizeof *w);
+	int k = 0;
+
+	w[k++] = cmd_self();
+	w[k++] = "--worker";
+	if (f->lfd >= 0) {
+		snprintf(port, 16, "%d", f->port);
+		w[k++] = "--control-port";
+		w[k++] = port;
+	}
+	for (int i = 1; i < argc; i++)
+		w[k++] = argv[i];
+	return w;
+}
+
+static int
+front_job(struct top_front *f, char **wargv)
+{
+	struct job_hooks hooks = { front_output, front_exited, front_host_failed, f, 1,
+	    front_started };
+	struct top_args *a = f->a;
+	pthread_t ui;
+	FILE *log = NULL;
+	int saved = -1, code;
+
+	a->ho.jo.argv = wargv;
+	a->ho.jo.hooks = &hooks;
+	if (a->batch)
+		return job_run(&a->ho.jo);
+	saved = front_stderr_away(&log);
+	f->saved_err = saved;
+	pthread_create(&ui, NULL, front_ui_thread, f);
+	code = job_run(&a->ho.jo);
+	front_lock_model(f);
+	f->done = 1;
+	front_unlock_model(f);
+	pthread_join(ui, NULL);
+	ui_close(f->ui);
+	f->ui = NULL;
+	f->saved_err = -1;
+	front_stderr_back(log, saved);
+	return code;
+}
+
+static int
+front_prepare(struct top_front *f, char *err, size_t len)
+{
+	struct top_args *a = f->a;
+
+	if (hostopt_prepare(&a->ho, err, len) != 0)
+		return EXIT_USAGE;
+	if (!a->batch && ctl_listen(a->ho.jo.kind != LAUNCH_LOCAL, &f->lfd, &f->port, err, len) != 0)
+		return EXIT_CANNOT;
+	if (!a->batch && (f->ui = ui_open(a, err, len)) == NULL)
+		return EXIT_CANNOT;
+	return EXIT_OK;
+}
+
+int
+front_run(struct top_args *a, int argc, char **argv)
+{
+	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	struct top_front f = { .a = a, .lock = &lock, .lfd = -1, .cfd = -1, .saved_err = -1,
+	    .interval_s = a->interval_s };
+	char err[512], port[16], **wargv = NULL;
+	int code;
+
+	a->ho.jo.by_path = 1;
+	a->ho.jo.keep_going = 1;
+	a->ho.jo.label = 1;
+	a->ho.jo.grace_s = 1;
+	model_init(&f.m, a);
+	if ((code = front_prepare(&f, err, sizeof err)) != EXIT_OK) {
+		if (code == EXIT_USAGE)
+			code = cmd_usage_error(a->cmd, err);
+		else
+			fprintf(stderr, "colltop: %s\n", err);
+		goto out;
+	}
+	wargv = front_wargv(&f, argc, argv, port);
+	if (wargv[0] == NULL) {
+		fprintf(stderr, "colltop: cannot find its own executable\n");
+		code = EXIT_CANNOT;
+		goto out;
+	}
+	code = front_job(&f, wargv);
+	if (f.m.frames == 0)
+		fprintf(stderr, "colltop: the workers sent nothing (job exit code %d)%s%s\n", code,
+		    f.err[0] ? ": " : "", f.err);
+	code = f.m.frames == 0 ? EXIT_CANNOT : code == 0 || f.quit ? EXIT_OK : EXIT_PROBLEMS;
+out:
+	if (f.ui != NULL)
+		ui_close(f.ui);
+	if (f.lfd >= 0)
+		close(f.lfd);
+	if (f.cfd >= 0)
+		close(f.cfd);
+	if (wargv != NULL)
+		free(wargv[0]);
+	free(wargv);
+	free(front_line.p);
+	front_line.p = NULL;
+	model_free(&f.m);
+	hostopt_release(&a->ho);
+	return code;
+}
+
+int
+front_collstack(struct top_front *f, const char *jobid)
+{
+	char *self = cmd_self(), *slash, path[4200];
+	pid_t pid;
+	int st = 0;
+
+	snprintf(path, sizeof path, "collstack");
+	if (self != NULL && (slash = strrchr(self, '/')) != NULL) {
+		*slash = '\0';
+		snprintf(path, sizeof path, "%s/collstack", self);
+		if (access(path, X_OK) != 0)
+			snprintf(path, sizeof path, "collstack");
+	}
+	free(self);
+	fflush(stdout);
+	if ((pid = fork()) == 0) {
+		if (f->saved_err >= 0)
+			dup2(f->saved_err, STDERR_FILENO);	/* its words are for the terminal */
+		execlp(path, path, "--job", jobid, (char *)NULL);
+		fprintf(stderr, "colltop: cannot run %s: %s\n", path, strerror(errno));
+		_exit(127);
+	}
+	if (pid < 0)
+		return -1;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}

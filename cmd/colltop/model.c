@@ -1,0 +1,377 @@
+/*
+ * The front end's model, folded from the workers' frames: each rank's last
+ * probe and its history, the straggler test, each host's last sample and
+ * whether it is lost, and the other jobs on the hosts with whether they
+ * still advance.
+ *
+ * A straggler is a rank that came to the probe later than factor x the
+ * median lateness of all ranks (and at least --straggler-ms late), for
+ * slow_k intervals in a row, once the warm-up intervals are past. A job is
+ * stalled when none of its ranks' sequence numbers moved for stall_s while
+ * one of them is inside an op; the rank behind is the one whose last op
+ * started (or, on NCCL's pages, was enqueued) is the lowest.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "status.h"
+#include "top.h"
+#include "xmalloc.h"
+
+void
+model_init(struct top_model *m, const struct top_args *a)
+{
+	*m = (struct top_model){ .a = a, .straggler = -1, .interval_s = a->interval_s,
+	    .bytes = a->bytes, .iters = a->iters, .med_lat_us = -1, .med_late_us = -1,
+	    .busbw = -1 };
+}
+
+static void
+model_jobs_free(struct top_model *m)
+{
+	for (int j = 0; j < m->njobs; j++)
+		free(m->jobs[j].r);
+	free(m->jobs);
+	m->jobs = NULL;
+	m->njobs = 0;
+}
+
+void
+model_free(struct top_model *m)
+{
+	for (int h = 0; h < m->nhosts; h++)
+		json_decref(m->hosts[h].sample);
+	free(m->hosts);
+	free(m->ranks);
+	model_jobs_free(m);
+	memset(m, 0, sizeof *m);
+}
+
+int
+model_find_host(struct top_model *m, const char *name, int add)
+{
+	struct top_host *h;
+
+	for (int i = 0; i < m->nhosts; i++)
+		if (strcmp(m->hosts[i].name, name) == 0)
+			return i;
+	if (!add)
+		return -1;
+	m->hosts = xreallocarray(m->hosts, (size_t)m->nhosts + 1, sizeof *m->hosts);
+	h = &m->hosts[m->nhosts];
+	memset(h, 0, sizeof *h);
+	snprintf(h->name, sizeof h->name, "%s", name);
+	return m->nhosts++;
+}
+
+/* The slot of job rank r, made when first seen. */
+static struct top_rank *
+model_rank(struct top_model *m, int r)
+{
+	if (r >= m->nranks) {
+		m->ranks = xreallocarray(m->ranks, (size_t)r + 1, sizeof *m->ranks);
+		for (int k = m->nranks; k <= r; k++)
+			m->ranks[k] = (struct top_rank){ .rank = -1, .host = -1, .lat_us = -1,
+			    .late_us = -1, .busbw = -1 };
+		m->nranks = r + 1;
+	}
+	return &m->ranks[r];
+}
+
+static void
+model_host_counts(struct top_model *m)
+{
+	for (int h = 0; h < m->nhosts; h++)
+		m->hosts[h].nranks = 0;
+	for (int r = 0; r < m->nranks; r++)
+		if (m->ranks[r].rank >= 0 && m->ranks[r].host >= 0)
+			m->hosts[m->ranks[r].host].nranks++;
+}
+
+static void
+model_one_rank(struct top_model *m, json_t *o)
+{
+	json_int_t r = json_integer_value(json_object_get(o, "r"));
+	const char *host = json_string_value(json_object_get(o, "h"));
+	json_t *s = json_object_get(o, "s");
+	struct top_rank *x;
+	double lat, n = m->size > 0 ? m->size : 1;
+
+	if (r < 0 || r >= (1 << 20) || host == NULL)
+		return;
+	x = model_rank(m, (int)r);
+	x->rank = (int)r;
+	if (x->host < 0 || strcmp(m->hosts[x->host].name, host) != 0)
+		x->host = model_find_host(m, host, 1);
+	x->pid = (int)json_integer_value(json_object_get(o, "pid"));
+	x->lat_us = lat = json_number_value(json_object_get(o, "lat"));
+	x->late_us = json_number_value(json_object_get(o, "late"));
+	x->busbw = lat > 0 ? (double)m->bytes / (lat * 1e3) * 2 * (n - 1) / n : -1;
+	if (x->nhist == TOP_HIST) {
+		memmove(x->hist, x->hist + 1, (TOP_HIST - 1) * sizeof *x->hist);
+		x->nhist--;
+	}
+	x->hist[x->nhist++] = (float)lat;
+	if (s != NULL) {
+		json_decref(m->hosts[x->host].sample);
+		m->hosts[x->host].sample = json_incref(s);
+	}
+}
+
+static int
+model_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double
+model_median(double *v, int n)
+{
+	if (n == 0)
+		return -1;
+	qsort(v, (size_t)n, sizeof *v, model_cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Medians, busbw of the op, and the straggler test over the ranks of this frame. */
+static void
+model_judge(struct top_model *m, const char *seen)
+{
+	double *late = xcalloc((size_t)m->nranks + 1, sizeof *late);
+	double *lat = xcalloc((size_t)m->nranks + 1, sizeof *lat), thr, minlat = -1;
+	int n = 0, judge = m->frames > (uint64_t)m->a->warmup;
+
+	for (int r = 0; r < m->nranks; r++) {
+		if (!seen[r])
+			continue;
+		late[n] = m->ranks[r].late_us;
+		lat[n++] = m->ranks[r].lat_us;
+		if (minlat < 0 || m->ranks[r].lat_us < minlat)
+			minlat = m->ranks[r].lat_us;
+	}
+	m->med_late_us = model_median(late, n);
+	m->med_lat_us = model_median(lat, n);
+	m->busbw = minlat > 0 && m->size > 1 ? (double)m->bytes / (minlat * 1e3) * 2 *
+	    (m->size - 1) / m->size : -1;
+	thr = fmax(m->a->factor * m->med_late_us, m->a->min_late_ms * 1e3);
+	m->straggler = -1;
+	for (int r = 0; r < m->nranks; r++) {
+		struct top_rank *x = &m->ranks[r];
+
+		if (!seen[r])
+			continue;
+		x->slow_run = judge && x->late_us > thr ? x->slow_run + 1 : 0;
+		x->straggler = x->slow_run >= m->a->slow_k;
+		if (x->straggler && (m->straggler < 0 || x->late_us > m->ranks[m->straggler].late_us))
+			m->straggler = r;
+	}
+	free(late);
+	free(lat);
+}
+
+static void
+model_lost(struct top_model *m, json_t *lost)
+{
+	size_t i;
+	json_t *o;
+
+	json_array_foreach(lost, i, o) {
+		json_int_t r = json_integer_value(json_object_get(o, "r"));
+		const char *h = json_string_value(json_object_get(o, "h"));
+		const char *why = json_string_value(json_object_get(o, "why"));
+		struct top_rank *x;
+
+		if (r < 0 || r >= (1 << 20))
+			continue;
+		x = model_rank(m, (int)r);
+		x->rank = (int)r;
+		x->lost = 1;
+		x->straggler = 0;
+		x->slow_run = 0;
+		snprintf(x->why, sizeof x->why, "%s", why ? why : "dropped");
+		if (x->host < 0 && h != NULL)
+			x->host = model_find_host(m, h, 1);
+	}
+	/* A host whose every rank is lost is lost. */
+	for (int h = 0; h < m->nhosts; h++) {
+		int all = 1, any = 0;
+
+		for (int r = 0; r < m->nranks; r++)
+			if (m->ranks[r].host == h) {
+				any = 1;
+				all &= m->ranks[r].lost;
+			}
+		if (any && all && !m->hosts[h].lost) {
+			m->hosts[h].lost = 1;
+			for (int r = 0; r < m->nranks; r++)
+				if (m->ranks[r].host == h) {
+					snprintf(m->hosts[h].why, sizeof m->hosts[h].why, "%s",
+					    m->ranks[r].why);
+					break;
+				}
+		}
+	}
+}
+
+void
+model_host_lost(struct top_model *m, const char *host, const char *why)
+{
+	int h = model_find_host(m, host, 1);
+
+	m->hosts[h].lost = 1;
+	snprintf(m->hosts[h].why, sizeof m->hosts[h].why, "%s", why);
+	for (int r = 0; r < m->nranks; r++)
+		if (m->ranks[r].host == h) {
+			m->ranks[r].lost = 1;
+			snprintf(m->ranks[r].why, sizeof m->ranks[r].why, "%s", why);
+		}
+}
+
+static struct top_job *
+model_job(struct top_model *m, const char *job, const char *comm)
+{
+	struct top_job *j;
+
+	for (int i = 0; i < m->njobs; i++)
+		if (strcmp(m->jobs[i].jobid, job) == 0 && strcmp(m->jobs[i].commid, comm) == 0)
+			return &m->jobs[i];
+	m->jobs = xreallocarray(m->jobs, (size_t)m->njobs + 1, sizeof *m->jobs);
+	j = &m->jobs[m->njobs++];
+	*j = (struct top_job){ .behind = -1 };
+	snprintf(j->jobid, sizeof j->jobid, "%s", job);
+	snprintf(j->commid, sizeof j->commid, "%s", comm);
+	return j;
+}
+
+static void
+model_page(struct top_model *m, json_t *p)
+{
+	const char *job = json_string_value(json_object_get(p, "job"));
+	const char *comm = json_string_value(json_object_get(p, "comm"));
+	const char *host = json_string_value(json_object_get(p, "host"));
+	const char *kind = json_string_value(json_object_get(p, "kind"));
+	struct top_job *j;
+	struct top_jobrank *x;
+
+	if (job == NULL || comm == NULL)
+		return;
+	j = model_job(m, job, comm);
+	j->seen = 1;
+	j->nranks = (int)json_integer_value(json_object_get(p, "nranks"));
+	j->r = xreallocarray(j->r, (size_t)j->nr + 1, sizeof *j->r);
+	x = &j->r[j->nr++];
+	*x = (struct top_jobrank){ .rank = (int)json_integer_value(json_object_get(p, "rank")),
+	    .pid = (int)json_integer_value(json_object_get(p, "pid")),
+	    .state = (int)json_integer_value(json_object_get(p, "state")),
+	    .source = (int)json_integer_value(json_object_get(p, "source")),
+	    .seq_started = (uint64_t)json_integer_value(json_object_get(p, "seq_started")),
+	    .seq_done = (uint64_t)json_integer_value(json_object_get(p, "seq_done")),
+	    .seq_queued = (uint64_t)json_integer_value(json_object_get(p, "seq_queued")) };
+	snprintf(x->host, sizeof x->host, "%s", host ? host : "?");
+	snprintf(x->kind, sizeof x->kind, "%s", kind ? kind : "?");
+}
+
+/* Where a rank is: the op it last began (NCCL's pages: last enqueued). */
+static uint64_t
+model_pos(const struct top_jobrank *x)
+{
+	return x->source != 0 ? x->seq_queued : x->seq_started;
+}
+
+static void
+model_job_judge(struct top_model *m, struct top_job *j, double dt)
+{
+	uint64_t sum = 0, lo = UINT64_MAX, hi = 0;
+	int inside = 0, lo_rank = -1;
+
+	for (int k = 0; k < j->nr; k++) {
+		const struct top_jobrank *x = &j->r[k];
+		uint64_t pos = model_pos(x);
+
+		sum += x->seq_started + x->seq_done + x->seq_queued;
+		inside |= x->state == STATUS_RUNNING || (x->source != 0 && x->seq_queued >
+		    x->seq_done);
+		if (pos < lo || (pos == lo && x->rank < lo_rank)) {
+			lo = pos;
+			lo_rank = x->rank;
+		}
+		if (pos > hi)
+			hi = pos;
+	}
+	j->still_s = sum == j->sum && m->frames > 1 ? j->still_s + dt : 0;
+	j->sum = sum;
+	j->stalled = inside && j->still_s >= m->a->stall_s;
+	j->behind = j->stalled && lo < hi ? lo_rank : -1;
+	j->behind_seq = lo;
+	j->ahead_seq = hi;
+}
+
+/* Pages of this frame replace the last; jobs no longer seen are gone. */
+static void
+model_jobs(struct top_model *m, json_t *ranks, double dt)
+{
+	size_t i, k;
+	json_t *o, *p;
+	int w = 0;
+
+	for (int j = 0; j < m->njobs; j++) {
+		m->jobs[j].nr = 0;
+		m->jobs[j].seen = 0;
+	}
+	json_array_foreach(ranks, i, o)
+		json_array_foreach(json_object_get(o, "pages"), k, p)
+			model_page(m, p);
+	for (int j = 0; j < m->njobs; j++) {
+		if (!m->jobs[j].seen) {
+			free(m->jobs[j].r);
+			continue;
+		}
+		m->jobs[w] = m->jobs[j];
+		model_job_judge(m, &m->jobs[w++], dt);
+	}
+	m->njobs = w;
+}
+
+int
+model_frame(struct top_model *m, const char *line, size_t len, double now_s, char *err,
+    size_t errlen)
+{
+	json_error_t je;
+	json_t *f = json_loadb(line, len, 0, &je), *ranks, *o;
+	double dt = m->t_last > 0 ? now_s - m->t_last : 0;
+	char *seen;
+	size_t i;
+
+	if (f == NULL || !json_is_object(f) || !json_is_array(ranks = json_object_get(f, "ranks"))) {
+		snprintf(err, errlen, "not a frame: %s", f == NULL ? je.text : "no ranks");
+		json_decref(f);
+		return -1;
+	}
+	m->frames++;
+	m->t_last = now_s;
+	m->iter = (uint64_t)json_integer_value(json_object_get(f, "it"));
+	m->interval_s = (double)json_integer_value(json_object_get(f, "interval_ms")) / 1000;
+	m->bytes = (size_t)json_integer_value(json_object_get(f, "bytes"));
+	m->iters = (long)json_integer_value(json_object_get(f, "iters"));
+	m->size = (int)json_integer_value(json_object_get(f, "size"));
+	json_array_foreach(ranks, i, o)
+		model_one_rank(m, o);
+	model_lost(m, json_object_get(f, "lost"));
+	seen = xcalloc((size_t)m->nranks + 1, 1);
+	json_array_foreach(ranks, i, o) {
+		json_int_t r = json_integer_value(json_object_get(o, "r"));
+
+		if (r >= 0 && r < m->nranks && !m->ranks[r].lost)
+			seen[r] = 1;
+	}
+	model_judge(m, seen);
+	model_jobs(m, ranks, dt);
+	model_host_counts(m);
+	free(seen);
+	json_decref(f);
+	return 0;
+}

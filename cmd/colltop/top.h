@@ -1,0 +1,229 @@
+/*
+ * colltop: a live dashboard of a cluster's collectives, links and GPUs.
+ *
+ * The front end (front.c) starts one worker per host (or -n N local ranks)
+ * through the job runner. Each interval the workers (worker.c) run a small
+ * all-reduce probe through the core, sample their host (collect.c: network
+ * and RDMA counters, GPUs through NVML, the status pages of other jobs), and
+ * gather one snapshot to rank 0, which writes it as one JSON line on its
+ * stdout: the front end's stream of frames. The front end folds frames into
+ * the model (model.c: history, stragglers, lost hosts, stalled jobs), which
+ * the view (view.c) turns into rows of text; the screen (ui.c, the only file
+ * that calls curses) or the batch writer (batch.c) shows them. Keys that
+ * change the workers (+ and -, q) reach rank 0 over an authenticated control
+ * connection (ctl.c), and rank 0 hands them on with each interval's
+ * broadcast.
+ *
+ * Why rank 0 relays frames over its output rather than the dashboard joining
+ * the communicator: the dashboard then never waits in a collective, so a dead
+ * host can stall the workers for a moment but never the screen or its keys.
+ */
+#ifndef COLL_TOP_H
+#define COLL_TOP_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cmd.h"
+#include "hostopt.h"
+
+#define TOP_HIST 120		/* intervals of history kept per rank */
+#define TOP_FRAME_MAX (64u << 20)
+
+struct top_args {
+	const struct cmd *cmd;
+	struct hostopt ho;
+	double interval_s;
+	size_t bytes;		/* probe size */
+	long iters;		/* all-reduces per interval */
+	long iterations;	/* 0: until q or a signal */
+	int json, batch, color, ascii, worker, by_host, no_gpu;
+	double factor;		/* straggler: late by more than factor x the median lateness */
+	long slow_k;		/* for this many intervals in a row */
+	long warmup;		/* intervals not judged at the start */
+	double min_late_ms;	/* and by at least this much */
+	double dead_after_s;	/* a rank silent this long is dropped */
+	double stall_s;		/* a job's sequence numbers still this long: stalled */
+	const char *sort, *filter;	/* column name; text a row must hold */
+	long ctl_port;		/* worker: the front end's control port */
+};
+
+/* ---- model.c: what the front end knows, built from frames ---- */
+
+struct top_rank {
+	int rank;		/* the job's rank, kept across shrinks */
+	int host;		/* index into hosts */
+	int pid;
+	double lat_us, late_us, busbw;	/* the last interval; -1 unknown */
+	float hist[TOP_HIST];	/* lat_us, oldest first */
+	int nhist;
+	int slow_run;		/* slow intervals in a row */
+	int straggler;
+	int lost;
+	char why[200];
+};
+
+struct top_host {
+	char name[64];
+	int nranks;
+	int lost;		/* every rank on it dropped, or SSH lost it */
+	char why[200];
+	json_t *sample;		/* the last sample: net, rdma, gpu, gpu_why (owned) */
+};
+
+struct top_jobrank {
+	int rank, pid, state, source;
+	char host[64];
+	uint64_t seq_started, seq_done, seq_queued;
+	char kind[16];
+};
+
+struct top_job {
+	char jobid[20], commid[20];
+	int nranks;
+	struct top_jobrank *r;
+	int nr;
+	uint64_t sum;		/* of every rank's sequence numbers: a change is progress */
+	double still_s;		/* since sum last changed */
+	int stalled;
+	int behind;		/* the rank behind the others while stalled, -1 none */
+	uint64_t behind_seq, ahead_seq;
+	int seen;		/* in the last frame */
+};
+
+struct top_model {
+	const struct top_args *a;
+	uint64_t frames;	/* frames folded in */
+	uint64_t iter;		/* the workers' interval count of the last frame */
+	double interval_s, t_last;	/* the workers' interval; when the last frame came (monotonic s) */
+	size_t bytes;
+	long iters;
+	int size;		/* ranks in the communicator now */
+	struct top_rank *ranks;
+	int nranks;
+	struct top_host *hosts;
+	int nhosts;
+	struct top_job *jobs;
+	int njobs;
+	int straggler;		/* index into ranks of the slowest straggler, -1 none */
+	double busbw;		/* of the op itself: its fastest rank's view */
+	double med_lat_us, med_late_us;
+	char note[256];		/* the last word from a worker or the front end */
+};
+
+void model_init(struct top_model *m, const struct top_args *a);
+void model_free(struct top_model *m);
+/* Fold in one frame (a line of rank 0's stdout); -1 with err if it is not one. */
+int model_frame(struct top_model *m, const char *line, size_t len, double now_s, char *err,
+    size_t errlen);
+/* A host the launcher lost (SSH gone): its ranks are shown lost. */
+void model_host_lost(struct top_model *m, const char *host, const char *why);
+int model_find_host(struct top_model *m, const char *name, int add);
+
+/* ---- view.c: the model as rows of cells (no curses) ---- */
+
+enum view_attr { VA_NONE, VA_HEAD, VA_OK, VA_WARN, VA_BAD, VA_DIM };
+
+struct view_cell {
+	char text[96];
+	double num;		/* what it sorts by; NAN: by its text */
+	int attr;
+	int right;		/* right-aligned (numbers) */
+};
+
+#define VIEW_MAXCOLS 16
+
+struct view_table {
+	int ncols;
+	struct view_cell head[VIEW_MAXCOLS];
+	int width[VIEW_MAXCOLS];
+	int nrows;
+	struct view_cell (*rows)[VIEW_MAXCOLS];
+};
+
+/* The rank or host table, filtered and sorted by column sort; free with view_table_free. */
+void view_table(const struct top_model *m, int by_host, int sort, int reverse,
+    const char *filter, int ascii, struct view_table *t);
+void view_table_free(struct view_table *t);
+/* The alert lines (straggler, lost hosts, silence, stalled jobs), worst first; their count. */
+int view_alerts(const struct top_model *m, double now_s, char lines[][256], int *attrs, int max);
+/* The summary line. */
+void view_summary(const struct top_model *m, char *buf, size_t len);
+/* A sparkline of the last width values of v (n of them), Unicode blocks or ASCII. */
+void view_spark(const float *v, int n, int width, int ascii, char *buf, size_t len);
+/* Columns of a table, and a column's index by its name (any case): -1 if none. */
+int view_ncols(int by_host);
+const char *view_col_name(int by_host, int col);
+int view_col_parse(int by_host, const char *name);
+/* The stalled job a key runs collstack on: its index, -1 none. */
+int view_stalled_job(const struct top_model *m);
+
+/* ---- batch.c ---- */
+void batch_text(const struct top_model *m, FILE *f);
+void batch_json(const struct top_model *m, FILE *f);
+
+/* ---- ui.c: the curses screen ---- */
+struct ui;
+struct top_front;
+struct ui *ui_open(const struct top_args *a, char *err, size_t len);
+void ui_close(struct ui *u);
+/* Wait up to ms for a key; 1 to quit, 0 otherwise. Redraws when asked to. */
+int ui_step(struct ui *u, struct top_front *f, int ms);
+void ui_draw(struct ui *u, struct top_front *f);
+
+/* ---- ctl.c: the control connection from rank 0 to the front end ---- */
+struct ctl_cmd {
+	int32_t interval_ms;	/* 0: unchanged */
+	int32_t quit;
+	int32_t pad[2];
+};
+
+int ctl_listen(int remote, int *fd, int *port, char *err, size_t len);
+/* Accept and authenticate rank 0 with the job's unique id: the new fd or -1. */
+int ctl_accept(int lfd, const char *uidstr, char *err, size_t len);
+int ctl_send(int fd, const char *line);
+/* Rank 0: connect to the front end named by COLL_UNIQUE_ID's address and port. */
+int ctl_connect(int port, char *err, size_t len);
+/* Rank 0: read what the front end sent, without waiting; -1 when it hung up. */
+int ctl_poll(int fd, struct ctl_cmd *cmd);
+
+/* ---- collect.c: this host's sample as JSON (no curses) ---- */
+struct collect {
+	struct sample_host *prev;	/* NULL before the first */
+	uint64_t own_job;
+	int gpus;
+};
+void collect_init(struct collect *c, uint64_t own_job, int gpus);
+void collect_free(struct collect *c);
+json_t *collect_host(struct collect *c);
+json_t *collect_pages(uint64_t own_job);
+
+/* ---- worker.c ---- */
+int worker_run(struct top_args *a);
+
+/* ---- front.c ---- */
+struct top_front {
+	struct top_args *a;
+	struct top_model m;
+	struct ui *ui;
+	int saved_err;		/* the real stderr while the screen is up, else -1 */
+	void *lock;		/* pthread_mutex_t, held while m changes or is drawn */
+	int lfd, cfd, port;	/* control: listening, connected (-1 none) */
+	char uid[200];		/* the job's unique id, once it started */
+	int dirty, quit, done;
+	double interval_s;	/* asked for with + and - */
+	char err[256];		/* a worker's last error line */
+	uint64_t shown;		/* frames printed (batch) */
+};
+int front_run(struct top_args *a, int argc, char **argv);
+/* Hold the model still (the screen draws from it while frames come in). */
+void front_lock_model(struct top_front *f);
+void front_unlock_model(struct top_front *f);
+/* Ask the workers for a new interval or to stop (through rank 0). */
+void front_interval(struct top_front *f, double s);
+void front_quit(struct top_front *f);
+/* Run collstack on the job (endwin first); its exit code. */
+int front_collstack(struct top_front *f, const char *jobid);
+
+#endif

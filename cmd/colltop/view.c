@@ -1,0 +1,356 @@
+/*
+ * The model as text: the rank and host tables (cells with the number each
+ * sorts by and an attribute), the alert lines, the summary and sparklines.
+ * The screen and the batch writer both print from here, so what a script
+ * reads is what a person sees. No curses: ui.c maps attributes to colours.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "top.h"
+#include "xmalloc.h"
+
+static const char *const view_rank_cols[] = { "RANK", "HOST", "STATE", "LAT_MS", "LATE_MS",
+	"BUSBW", "HISTORY" };
+static const char *const view_host_cols[] = { "HOST", "RANKS", "STATE", "NET_RX", "NET_TX",
+	"NET_ERR", "CARRIER", "RDMA_RX", "RDMA_TX", "RDMA_ERR", "RETRANS", "GPU%", "MEM%",
+	"POWER_W", "TEMP_C", "THROTTLE" };
+#define VIEW_RANK_NCOLS (int)(sizeof view_rank_cols / sizeof view_rank_cols[0])
+#define VIEW_HOST_NCOLS (int)(sizeof view_host_cols / sizeof view_host_cols[0])
+#define VIEW_SPARK 24
+
+int
+view_ncols(int by_host)
+{
+	return by_host ? VIEW_HOST_NCOLS : VIEW_RANK_NCOLS;
+}
+
+const char *
+view_col_name(int by_host, int col)
+{
+	if (col < 0 || col >= view_ncols(by_host))
+		return "?";
+	return by_host ? view_host_cols[col] : view_rank_cols[col];
+}
+
+int
+view_col_parse(int by_host, const char *name)
+{
+	for (int c = 0; c < view_ncols(by_host); c++)
+		if (strcasecmp(view_col_name(by_host, c), name) == 0)
+			return c;
+	return -1;
+}
+
+void
+view_spark(const float *v, int n, int width, int ascii, char *buf, size_t len)
+{
+	static const char *const blocks[] = { "\u2581", "\u2582", "\u2583", "\u2584", "\u2585",
+		"\u2586", "\u2587", "\u2588" };
+	static const char ramp[] = "_.-:=+*#";
+	int from = n > width ? n - width : 0;
+	float hi = 0;
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (int i = from; i < n; i++)
+		hi = v[i] > hi ? v[i] : hi;
+	for (int i = from; i < n && o + 4 < len; i++) {
+		int k = hi > 0 && v[i] > 0 ? (int)(v[i] / hi * 7.999f) : 0;
+
+		k = k < 0 ? 0 : k > 7 ? 7 : k;
+		if (ascii)
+			buf[o++] = ramp[k];
+		else
+			o += (size_t)snprintf(buf + o, len - o, "%s", blocks[k]);
+	}
+	buf[o] = '\0';
+}
+
+static void
+view_num(struct view_cell *c, double v, const char *fmt, double scale)
+{
+	c->right = 1;
+	if (v < 0 || isnan(v)) {
+		snprintf(c->text, sizeof c->text, "-");
+		c->num = -1;
+		return;
+	}
+	snprintf(c->text, sizeof c->text, fmt, v / scale);
+	c->num = v;
+}
+
+static void
+view_str(struct view_cell *c, const char *s, int attr)
+{
+	snprintf(c->text, sizeof c->text, "%s", s);
+	c->num = NAN;
+	c->attr = attr;
+}
+
+static void
+view_rank_row(const struct top_model *m, const struct top_rank *x, int ascii,
+    struct view_cell *row)
+{
+	char n[16];
+
+	snprintf(n, sizeof n, "%d", x->rank);
+	view_str(&row[0], n, VA_NONE);
+	row[0].num = x->rank;
+	row[0].right = 1;
+	view_str(&row[1], x->host >= 0 ? m->hosts[x->host].name : "?", VA_NONE);
+	view_str(&row[2], x->lost ? "lost" : x->straggler ? "SLOW" : x->slow_run ? "late" : "ok",
+	    x->lost || x->straggler ? VA_BAD : x->slow_run ? VA_WARN : VA_OK);
+	view_num(&row[3], x->lost ? -1 : x->lat_us, "%.3f", 1e3);
+	view_num(&row[4], x->lost ? -1 : x->late_us, "%.3f", 1e3);
+	view_num(&row[5], x->lost ? -1 : x->busbw, "%.3f", 1);
+	if (x->straggler)
+		row[4].attr = VA_BAD;
+	view_spark(x->hist, x->nhist, VIEW_SPARK, ascii, row[6].text, sizeof row[6].text);
+	row[6].num = x->lat_us;
+	row[6].attr = VA_DIM;
+}
+
+/* Sum of a numeric field over an array of objects; -1 when none had it. */
+static double
+view_sum(json_t *arr, const char *key, int max_of)
+{
+	double s = -1;
+	size_t i;
+	json_t *o;
+
+	json_array_foreach(arr, i, o) {
+		json_t *v = json_object_get(o, key);
+		double x;
+
+		if (!json_is_number(v) || (x = json_number_value(v)) < 0)
+			continue;
+		s = s < 0 ? x : max_of ? fmax(s, x) : s + x;
+	}
+	return s;
+}
+
+static double
+view_rdma_errs(json_t *rdma)
+{
+	double s = -1;
+	size_t i;
+	json_t *o;
+
+	json_array_foreach(rdma, i, o) {
+		double e = (double)json_integer_value(json_object_get(o, "symbol_errors")) +
+		    (double)json_integer_value(json_object_get(o, "link_downed")) +
+		    (double)json_integer_value(json_object_get(o, "rx_errors"));
+
+		s = s < 0 ? e : s + e;
+	}
+	return s;
+}
+
+static void
+view_gpu_cells(json_t *gpu, struct view_cell *row)
+{
+	double used = view_sum(gpu, "mem_used", 0), total = view_sum(gpu, "mem_total", 0);
+	double util = view_sum(gpu, "util", 0), n = (double)json_array_size(gpu);
+	char why[96] = "";
+	size_t i;
+	json_t *o;
+
+	view_num(&row[0], n > 0 && util >= 0 ? util / n : -1, "%.0f", 1);
+	view_num(&row[1], total > 0 ? used / total * 100 : -1, "%.0f", 1);
+	view_num(&row[2], view_sum(gpu, "power_mw", 0), "%.0f", 1e3);
+	view_num(&row[3], view_sum(gpu, "temp_c", 1), "%.0f", 1);
+	json_array_foreach(gpu, i, o) {
+		const char *t = json_string_value(json_object_get(o, "throttle"));
+
+		if (t != NULL && t[0] != '\0' && strcmp(t, "none") != 0 && strstr(why, t) == NULL)
+			snprintf(why + strlen(why), sizeof why - strlen(why), "%s%s",
+			    why[0] ? "," : "", t);
+	}
+	view_str(&row[4], why[0] ? why : n > 0 ? "none" : "-", why[0] ? VA_WARN : VA_NONE);
+}
+
+static void
+view_host_row(const struct top_host *h, struct view_cell *row)
+{
+	json_t *s = h->sample, *net = json_object_get(s, "net"), *rdma = json_object_get(s, "rdma");
+	double nerr = view_sum(net, "errors_ps", 0), rerr = view_rdma_errs(rdma);
+	double retr = view_sum(rdma, "retransmits_ps", 0);
+
+	view_str(&row[0], h->name, VA_NONE);
+	view_num(&row[1], h->nranks, "%.0f", 1);
+	view_str(&row[2], h->lost ? "lost" : s == NULL ? "-" : "ok", h->lost ? VA_BAD : VA_OK);
+	view_num(&row[3], view_sum(net, "rx_bps", 0), "%.2f", 1e6);
+	view_num(&row[4], view_sum(net, "tx_bps", 0), "%.2f", 1e6);
+	view_num(&row[5], nerr, "%.0f", 1);
+	view_num(&row[6], view_sum(net, "carrier_changes", 0), "%.0f", 1);
+	view_num(&row[7], view_sum(rdma, "rx_bps", 0), "%.2f", 1e6);
+	view_num(&row[8], view_sum(rdma, "tx_bps", 0), "%.2f", 1e6);
+	view_num(&row[9], rerr, "%.0f", 1);
+	view_num(&row[10], retr, "%.0f", 1);
+	row[5].attr = nerr > 0 ? VA_BAD : VA_NONE;
+	row[9].attr = rerr > 0 ? VA_WARN : VA_NONE;
+	row[10].attr = retr > 0 ? VA_WARN : VA_NONE;
+	view_gpu_cells(json_object_get(s, "gpu"), &row[11]);
+}
+
+static int
+view_row_matches(const struct view_cell *row, int ncols, const char *filter)
+{
+	if (filter == NULL || filter[0] == '\0')
+		return 1;
+	for (int c = 0; c < ncols; c++)
+		if (strstr(row[c].text, filter) != NULL)
+			return 1;
+	return 0;
+}
+
+static int view_sort_col, view_sort_rev;
+
+static int
+view_cmp(const void *a, const void *b)
+{
+	const struct view_cell *x = &((const struct view_cell *)a)[view_sort_col];
+	const struct view_cell *y = &((const struct view_cell *)b)[view_sort_col];
+	int r;
+
+	if (!isnan(x->num) && !isnan(y->num))
+		r = x->num < y->num ? -1 : x->num > y->num;
+	else
+		r = strcmp(x->text, y->text);
+	return view_sort_rev ? -r : r;
+}
+
+void
+view_table(const struct top_model *m, int by_host, int sort, int reverse, const char *filter,
+    int ascii, struct view_table *t)
+{
+	int n = by_host ? m->nhosts : m->nranks;
+
+	memset(t, 0, sizeof *t);
+	t->ncols = view_ncols(by_host);
+	t->rows = xcalloc((size_t)n + 1, sizeof *t->rows);
+	for (int c = 0; c < t->ncols; c++) {
+		view_str(&t->head[c], view_col_name(by_host, c), VA_HEAD);
+		t->width[c] = (int)strlen(t->head[c].text);
+	}
+	for (int i = 0; i < n; i++) {
+		struct view_cell *row = t->rows[t->nrows];
+
+		if (!by_host && m->ranks[i].rank < 0)
+			continue;
+		memset(row, 0, sizeof *t->rows);
+		if (by_host)
+			view_host_row(&m->hosts[i], row);
+		else
+			view_rank_row(m, &m->ranks[i], ascii, row);
+		if (view_row_matches(row, t->ncols, filter))
+			t->nrows++;
+	}
+	/* One table is drawn at a time, from one thread: qsort's comparator may read these. */
+	view_sort_col = sort >= 0 && sort < t->ncols ? sort : 0;
+	view_sort_rev = reverse;
+	qsort(t->rows, (size_t)t->nrows, sizeof *t->rows, view_cmp);
+	for (int r = 0; r < t->nrows; r++)
+		for (int c = 0; c < t->ncols; c++) {
+			int w = c == t->ncols - 1 && !by_host ? VIEW_SPARK :
+			    (int)strlen(t->rows[r][c].text);
+
+			t->width[c] = w > t->width[c] ? w : t->width[c];
+		}
+}
+
+void
+view_table_free(struct view_table *t)
+{
+	free(t->rows);
+	memset(t, 0, sizeof *t);
+}
+
+void
+view_summary(const struct top_model *m, char *buf, size_t len)
+{
+	int live = 0, hosts = 0;
+
+	for (int r = 0; r < m->nranks; r++)
+		live += m->ranks[r].rank >= 0 && !m->ranks[r].lost;
+	for (int h = 0; h < m->nhosts; h++)
+		hosts += !m->hosts[h].lost;
+	snprintf(buf, len, "%d rank%s on %d host%s  interval %.2g s  probe %zu B x%ld  "
+	    "busbw %.3f GB/s  lat %.3f ms  late %.3f ms (medians)  frame %llu",
+	    live, live == 1 ? "" : "s", hosts, hosts == 1 ? "" : "s", m->interval_s, m->bytes,
+	    m->iters, m->busbw > 0 ? m->busbw : 0, m->med_lat_us > 0 ? m->med_lat_us / 1e3 : 0,
+	    m->med_late_us > 0 ? m->med_late_us / 1e3 : 0, (unsigned long long)m->frames);
+}
+
+int
+view_stalled_job(const struct top_model *m)
+{
+	for (int j = 0; j < m->njobs; j++)
+		if (m->jobs[j].stalled)
+			return j;
+	return -1;
+}
+
+static int
+view_alert_jobs(const struct top_model *m, char lines[][256], int *attrs, int n, int max)
+{
+	for (int j = 0; j < m->njobs && n < max; j++) {
+		const struct top_job *x = &m->jobs[j];
+		const struct top_jobrank *b = NULL;
+
+		for (int k = 0; k < x->nr; k++)
+			if (x->r[k].rank == x->behind)
+				b = &x->r[k];
+		attrs[n] = x->stalled ? VA_BAD : VA_OK;
+		if (!x->stalled)
+			snprintf(lines[n++], 256, "job %s comm %.8s: %d of %d ranks here, at seq %llu, "
+			    "advancing", x->jobid, x->commid, x->nr, x->nranks,
+			    (unsigned long long)x->ahead_seq);
+		else if (b != NULL)
+			snprintf(lines[n++], 256, "job %s comm %.8s: stalled %.0f s; rank %d (%s, pid "
+			    "%d) is behind at seq %llu, others at %llu (c: collstack)", x->jobid,
+			    x->commid, x->still_s, b->rank, b->host, b->pid,
+			    (unsigned long long)x->behind_seq, (unsigned long long)x->ahead_seq);
+		else
+			snprintf(lines[n++], 256, "job %s comm %.8s: stalled %.0f s, every rank here "
+			    "in seq %llu (c: collstack)", x->jobid, x->commid, x->still_s,
+			    (unsigned long long)x->ahead_seq);
+	}
+	return n;
+}
+
+int
+view_alerts(const struct top_model *m, double now_s, char lines[][256], int *attrs, int max)
+{
+	int n = 0;
+
+	if (m->straggler >= 0 && n < max) {
+		const struct top_rank *x = &m->ranks[m->straggler];
+
+		attrs[n] = VA_BAD;
+		snprintf(lines[n++], 256, "straggler: rank %d on %s came %.1f ms late to the probe "
+		    "%d intervals running (median %.2f ms): the others wait for it", x->rank,
+		    m->hosts[x->host].name, x->late_us / 1e3, x->slow_run, m->med_late_us / 1e3);
+	}
+	if (m->frames > 0 && now_s - m->t_last > 1.5 * m->interval_s && n < max) {
+		attrs[n] = VA_WARN;
+		snprintf(lines[n++], 256, "no word from the workers for %.1f s: a host may have "
+		    "stopped answering (it is dropped after --dead-after)", now_s - m->t_last);
+	}
+	for (int h = 0; h < m->nhosts && n < max; h++)
+		if (m->hosts[h].lost) {
+			attrs[n] = VA_BAD;
+			snprintf(lines[n++], 256, "lost: %.60s: %.160s", m->hosts[h].name, m->hosts[h].why);
+		}
+	for (int r = 0; r < m->nranks && n < max; r++)
+		if (m->ranks[r].lost && m->ranks[r].host >= 0 && !m->hosts[m->ranks[r].host].lost) {
+			attrs[n] = VA_BAD;
+			snprintf(lines[n++], 256, "lost: rank %d on %.60s: %.160s", r,
+			    m->hosts[m->ranks[r].host].name, m->ranks[r].why);
+		}
+	return view_alert_jobs(m, lines, attrs, n, max);
+}
