@@ -100,14 +100,16 @@ batch_jobs(const struct top_model *m)
 		json_t *rs = json_array();
 
 		for (int k = 0; k < x->nr; k++)
-			json_array_append_new(rs, json_pack("{s:i, s:s, s:i, s:i, s:I, s:I, s:I, s:s}",
-			    "rank", x->r[k].rank, "host", x->r[k].host, "pid", x->r[k].pid,
+			json_array_append_new(rs, json_pack("{s:i, s:s, s:i, s:i, s:I, s:I, s:I, s:s, "
+			    "s:i, s:s%}", "rank", x->r[k].rank, "host", x->r[k].host, "pid", x->r[k].pid,
 			    "state", x->r[k].state, "seq_started", (json_int_t)x->r[k].seq_started,
 			    "seq_done", (json_int_t)x->r[k].seq_done,
-			    "seq_queued", (json_int_t)x->r[k].seq_queued, "kind", x->r[k].kind));
-		json_array_append_new(a, json_pack("{s:s, s:s, s:i, s:b, s:f, s:i, s:I, s:I, s:o}",
-		    "job", x->jobid, "comm", x->commid, "nranks", x->nranks, "stalled", x->stalled,
-		    "still_s", x->still_s, "behind", x->behind, "behind_seq",
+			    "seq_queued", (json_int_t)x->r[k].seq_queued, "kind", x->r[k].kind,
+			    "wait_peer", x->r[k].wait_peer, "proc", &x->r[k].proc, (size_t)1));
+		json_array_append_new(a, json_pack("{s:s, s:s, s:i, s:b, s:f, s:i, s:s, s:I, s:I, "
+		    "s:o}", "job", x->jobid, "comm", x->commid, "nranks", x->nranks, "stalled",
+		    x->stalled, "still_s", x->still_s, "behind", x->behind, "how",
+		    x->behind >= 0 ? x->why : "", "behind_seq",
 		    (json_int_t)x->behind_seq, "ahead_seq", (json_int_t)x->ahead_seq, "ranks", rs));
 	}
 	return a;

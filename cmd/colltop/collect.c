@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "err.h"
 #include "kind.h"
@@ -143,20 +144,43 @@ collect_host(struct collect *c)
 	return o;
 }
 
+/*
+ * The rank's process state from this host's /proc ('T' stopped, 'Z' dead,
+ * '?' gone): a rank stopped inside an op has the same sequence numbers as
+ * the ranks waiting for it, and only this tells them apart.
+ */
+static char
+collect_proc_state(int pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/%d/stat", getenv("COLL_PROC_ROOT") ?
+	    getenv("COLL_PROC_ROOT") : "/proc", pid);
+	if (pid <= 0 || (f = fopen(path, "r")) == NULL)
+		return '?';
+	p = fgets(buf, sizeof buf, f);
+	fclose(f);
+	if (p == NULL || (p = strrchr(buf, ')')) == NULL || p[1] != ' ' || p[2] == '\0')
+		return '?';
+	return p[2];
+}
+
 static json_t *
 collect_page(const struct status_page *p)
 {
-	char job[20], comm[20];
+	char job[20], comm[20], st[2] = { collect_proc_state(p->pid), '\0' };
 
 	snprintf(job, sizeof job, "%016" PRIx64, p->jobid);
 	snprintf(comm, sizeof comm, "%016" PRIx64, p->commid);
-	return json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:i, s:I, s:I, s:I, s:s, s:s#}",
-	    "job", job, "comm", comm, "rank", p->rank, "nranks", p->nranks, "pid", p->pid,
+	return json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:i, s:I, s:I, s:I, s:s, s:s%, s:i, "
+	    "s:s}", "job", job, "comm", comm, "rank", p->rank, "nranks", p->nranks, "pid", p->pid,
 	    "state", p->state, "source", (int)p->source,
 	    "seq_started", (json_int_t)p->seq_started, "seq_done", (json_int_t)p->seq_done,
 	    "seq_queued", (json_int_t)p->seq_queued,
 	    "kind", coll_kind_name(p->source ? p->kind_queued : p->kind_started),
-	    "host", p->host, strnlen(p->host, sizeof p->host));
+	    "host", p->host, strnlen(p->host, sizeof p->host), "wait_peer", p->wait_peer,
+	    "proc", st);
 }
 
 json_t *

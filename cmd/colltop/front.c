@@ -180,6 +180,7 @@ front_accept(struct top_front *f)
 	front_lock_model(f);
 	if (fd < 0) {
 		snprintf(f->err, sizeof f->err, "refused a control connection: %.200s", err);
+		fprintf(stderr, "colltop: refused a control connection: %s\n", err);
 	} else {
 		if (f->cfd >= 0)
 			close(f->cfd);

@@ -270,7 +270,11 @@ model_page(struct top_model *m, json_t *p)
 	    .source = (int)json_integer_value(json_object_get(p, "source")),
 	    .seq_started = (uint64_t)json_integer_value(json_object_get(p, "seq_started")),
 	    .seq_done = (uint64_t)json_integer_value(json_object_get(p, "seq_done")),
-	    .seq_queued = (uint64_t)json_integer_value(json_object_get(p, "seq_queued")) };
+	    .seq_queued = (uint64_t)json_integer_value(json_object_get(p, "seq_queued")),
+	    .wait_peer = json_is_integer(json_object_get(p, "wait_peer")) ?
+	    (int)json_integer_value(json_object_get(p, "wait_peer")) : -1, .proc = '?' };
+	if (json_string_value(json_object_get(p, "proc")) != NULL)
+		x->proc = json_string_value(json_object_get(p, "proc"))[0];
 	snprintf(x->host, sizeof x->host, "%s", host ? host : "?");
 	snprintf(x->kind, sizeof x->kind, "%s", kind ? kind : "?");
 }
@@ -280,6 +284,34 @@ static uint64_t
 model_pos(const struct top_jobrank *x)
 {
 	return x->source != 0 ? x->seq_queued : x->seq_started;
+}
+
+/*
+ * All at one op: the rank whose process is stopped or gone, else the rank
+ * most of the others wait on; -1 when neither names one.
+ */
+static int
+model_culprit(const struct top_job *j, const char **why)
+{
+	int best = -1, most = 0;
+
+	for (int k = 0; k < j->nr; k++)
+		if (j->r[k].proc == 'T' || j->r[k].proc == 't' || j->r[k].proc == 'Z') {
+			*why = j->r[k].proc == 'Z' ? "dead" : "stopped";
+			return j->r[k].rank;
+		}
+	for (int k = 0; k < j->nr; k++) {
+		int votes = 0;
+
+		for (int i = 0; i < j->nr; i++)
+			votes += j->r[i].wait_peer == j->r[k].rank && i != k;
+		if (votes > most) {
+			most = votes;
+			best = j->r[k].rank;
+		}
+	}
+	*why = "waited on";
+	return most * 2 > j->nr - 1 ? best : -1;
 }
 
 static void
@@ -305,7 +337,8 @@ model_job_judge(struct top_model *m, struct top_job *j, double dt)
 	j->still_s = sum == j->sum && m->frames > 1 ? j->still_s + dt : 0;
 	j->sum = sum;
 	j->stalled = inside && j->still_s >= m->a->stall_s;
-	j->behind = j->stalled && lo < hi ? lo_rank : -1;
+	j->why = "behind";
+	j->behind = !j->stalled ? -1 : lo < hi ? lo_rank : model_culprit(j, &j->why);
 	j->behind_seq = lo;
 	j->ahead_seq = hi;
 }

@@ -74,6 +74,8 @@ struct top_host {
 
 struct top_jobrank {
 	int rank, pid, state, source;
+	int wait_peer;		/* the rank it waits on, -1 none */
+	char proc;		/* its process state on its host: R S D T Z, '?' gone */
 	char host[64];
 	uint64_t seq_started, seq_done, seq_queued;
 	char kind[16];
@@ -88,6 +90,7 @@ struct top_job {
 	double still_s;		/* since sum last changed */
 	int stalled;
 	int behind;		/* the rank behind the others while stalled, -1 none */
+	const char *why;	/* how it was found: "behind", "stopped", "waited on" */
 	uint64_t behind_seq, ahead_seq;
 	int seen;		/* in the last frame */
 };

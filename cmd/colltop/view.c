@@ -310,11 +310,15 @@ view_alert_jobs(const struct top_model *m, char lines[][256], int *attrs, int n,
 			snprintf(lines[n++], 256, "job %s comm %.8s: %d of %d ranks here, at seq %llu, "
 			    "advancing", x->jobid, x->commid, x->nr, x->nranks,
 			    (unsigned long long)x->ahead_seq);
-		else if (b != NULL)
-			snprintf(lines[n++], 256, "job %s comm %.8s: stalled %.0f s; rank %d (%s, pid "
-			    "%d) is behind at seq %llu, others at %llu (c: collstack)", x->jobid,
+		else if (b != NULL && x->behind_seq < x->ahead_seq)
+			snprintf(lines[n++], 256, "job %s comm %.8s: stalled %.0f s; rank %d (%.40s, "
+			    "pid %d) is behind at seq %llu, others at %llu (c: collstack)", x->jobid,
 			    x->commid, x->still_s, b->rank, b->host, b->pid,
 			    (unsigned long long)x->behind_seq, (unsigned long long)x->ahead_seq);
+		else if (b != NULL)
+			snprintf(lines[n++], 256, "job %s comm %.8s: stalled %.0f s in seq %llu; rank "
+			    "%d (%.40s, pid %d) is %s (c: collstack)", x->jobid, x->commid, x->still_s,
+			    (unsigned long long)x->ahead_seq, b->rank, b->host, b->pid, x->why);
 		else
 			snprintf(lines[n++], 256, "job %s comm %.8s: stalled %.0f s, every rank here "
 			    "in seq %llu (c: collstack)", x->jobid, x->commid, x->still_s,

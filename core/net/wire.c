@@ -250,7 +250,8 @@ wire_auth_decode(const uint8_t *p, size_t len, uint8_t type, struct wire_auth *a
 		a->jobid = wbuf_get_u64(&b);
 		a->role = wbuf_get_u8(&b);
 		wbuf_get_bytes(&b, a->nonce, WIRE_NONCE_LEN);
-		if (a->role != WIRE_ROLE_ROOT && a->role != WIRE_ROLE_PEER)
+		if (a->role != WIRE_ROLE_ROOT && a->role != WIRE_ROLE_PEER &&
+		    a->role != WIRE_ROLE_CONTROL)
 			return COLL_EPROTO;
 	} else if (type == WIRE_AUTH_CHALLENGE) {
 		wbuf_get_bytes(&b, a->nonce, WIRE_NONCE_LEN);
