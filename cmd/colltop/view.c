@@ -270,20 +270,34 @@ view_table_free(struct view_table *t)
 	memset(t, 0, sizeof *t);
 }
 
+/* Bytes as the options take them: 64K, 1M. */
+static void
+view_bytes(size_t b, char *buf, size_t len)
+{
+	if (b >= (1u << 20) && b % (1u << 20) == 0)
+		snprintf(buf, len, "%zuM", b >> 20);
+	else if (b >= 1024 && b % 1024 == 0)
+		snprintf(buf, len, "%zuK", b >> 10);
+	else
+		snprintf(buf, len, "%zu", b);
+}
+
 void
 view_summary(const struct top_model *m, char *buf, size_t len)
 {
 	int live = 0, hosts = 0;
+	char b[32];
 
 	for (int r = 0; r < m->nranks; r++)
 		live += m->ranks[r].rank >= 0 && !m->ranks[r].lost;
 	for (int h = 0; h < m->nhosts; h++)
 		hosts += !m->hosts[h].lost;
-	snprintf(buf, len, "%d rank%s on %d host%s  interval %.2g s  probe %zu B x%ld  "
-	    "busbw %.3f GB/s  lat %.3f ms  late %.3f ms (medians)  frame %llu",
-	    live, live == 1 ? "" : "s", hosts, hosts == 1 ? "" : "s", m->interval_s, m->bytes,
-	    m->iters, m->busbw > 0 ? m->busbw : 0, m->med_lat_us > 0 ? m->med_lat_us / 1e3 : 0,
-	    m->med_late_us > 0 ? m->med_late_us / 1e3 : 0, (unsigned long long)m->frames);
+	view_bytes(m->bytes, b, sizeof b);
+	snprintf(buf, len, "%d rank%s on %d host%s  #%llu  every %.2g s  probe %s x%ld  busbw "
+	    "%.3f GB/s  median lat %.3f ms, late %.3f ms", live, live == 1 ? "" : "s", hosts,
+	    hosts == 1 ? "" : "s", (unsigned long long)m->frames, m->interval_s, b, m->iters,
+	    m->busbw > 0 ? m->busbw : 0, m->med_lat_us > 0 ? m->med_lat_us / 1e3 : 0,
+	    m->med_late_us > 0 ? m->med_late_us / 1e3 : 0);
 }
 
 int

@@ -1,0 +1,248 @@
+/*
+ * colltop's model and view, fed frames as rank 0 writes them: the straggler
+ * test (warm-up, k x the median, the floor, K in a row, recovery), lost ranks
+ * and hosts, other jobs stalled with the rank behind named three ways, frames
+ * that are not frames, and the view's tables, filter, sort and sparklines.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "top.h"
+
+static struct top_args args = { .factor = 3, .slow_k = 3, .min_late_ms = 10, .warmup = 3,
+	.stall_s = 2, .interval_s = 1, .iters = 1, .bytes = 65536 };
+
+/* A frame of n ranks on hosts h0..h(n-1), rank r late by late_ms[r]. */
+static void
+feed(struct top_model *m, int n, const double *late_ms, const char *extra, double now)
+{
+	char buf[8192], err[256];
+	size_t o;
+
+	o = (size_t)snprintf(buf, sizeof buf, "{\"it\":%llu,\"interval_ms\":1000,\"bytes\":65536,"
+	    "\"iters\":1,\"size\":%d,\"ranks\":[", (unsigned long long)m->frames, n);
+	for (int r = 0; r < n; r++)
+		o += (size_t)snprintf(buf + o, sizeof buf - o, "%s{\"r\":%d,\"h\":\"h%d\",\"pid\":%d,"
+		    "\"lat\":%f,\"late\":%f%s}", r ? "," : "", r, r, 100 + r, 200.0 + r,
+		    late_ms ? late_ms[r] * 1000 : 50.0, r == 0 && extra ? extra : "");
+	snprintf(buf + o, sizeof buf - o, "],\"lost\":[]}");
+	assert_int_equal(model_frame(m, buf, strlen(buf), now, err, sizeof err), 0);
+}
+
+static void
+test_straggler(void **state)
+{
+	struct top_model m;
+	double ok[4] = { 0.05, 0.1, 0.02, 0.08 }, slow[4] = { 0.05, 0.1, 0.02, 300 };
+	/* frame index (1-based) -> the straggler expected after it */
+	static const struct { int slow; int want; } rows[] = {
+		{ 1, -1 }, { 1, -1 }, { 1, -1 },	/* warm-up: not judged */
+		{ 1, -1 }, { 1, -1 }, { 1, 3 },		/* judged from frame 4: 3 in a row at 6 */
+		{ 1, 3 }, { 0, -1 }, { 1, -1 },		/* recovers, then one slow is not enough */
+	};
+
+	(void)state;
+	model_init(&m, &args);
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		feed(&m, 4, rows[i].slow ? slow : ok, NULL, (double)i);
+		assert_int_equal(m.straggler, rows[i].want);
+		for (int r = 0; r < 3; r++)
+			assert_int_equal(m.ranks[r].straggler, 0);
+	}
+	assert_int_equal(m.ranks[3].slow_run, 1);
+	assert_true(m.busbw > 0);
+	model_free(&m);
+}
+
+static void
+test_floor(void **state)
+{
+	struct top_model m;
+	/* 8 ms is 100 x the median, but under the 10 ms floor: jitter, not a straggler. */
+	double late[4] = { 0.08, 0.08, 0.08, 8 };
+
+	(void)state;
+	model_init(&m, &args);
+	for (int i = 0; i < 10; i++)
+		feed(&m, 4, late, NULL, i);
+	assert_int_equal(m.straggler, -1);
+	assert_int_equal(m.ranks[3].slow_run, 0);
+	model_free(&m);
+}
+
+static void
+test_lost(void **state)
+{
+	struct top_model m;
+	char err[256], lines[8][256];
+	int at[8], n;
+	const char *f = "{\"it\":1,\"interval_ms\":1000,\"bytes\":8,\"iters\":1,\"size\":2,"
+	    "\"ranks\":[{\"r\":0,\"h\":\"a\",\"lat\":5,\"late\":1},{\"r\":2,\"h\":\"c\",\"lat\":5,"
+	    "\"late\":1}],\"lost\":[{\"r\":1,\"h\":\"b\",\"why\":\"rank 1 stopped answering\"}]}";
+
+	(void)state;
+	model_init(&m, &args);
+	assert_int_equal(model_frame(&m, f, strlen(f), 1, err, sizeof err), 0);
+	assert_true(m.ranks[1].lost);
+	assert_int_equal(model_find_host(&m, "b", 0), m.ranks[1].host);
+	assert_true(m.hosts[m.ranks[1].host].lost);
+	assert_false(m.hosts[m.ranks[0].host].lost);
+	n = view_alerts(&m, 1.1, lines, at, 8);
+	assert_int_equal(n, 1);
+	assert_string_equal(lines[0], "lost: b: rank 1 stopped answering");
+	assert_int_equal(at[0], VA_BAD);
+	/* Silence past 1.5 intervals is said too. */
+	assert_int_equal(view_alerts(&m, 3, lines, at, 8), 2);
+	assert_non_null(strstr(lines[0], "no word from the workers for 2.0 s"));
+	model_host_lost(&m, "c", "ssh: connection lost");
+	assert_true(m.ranks[2].lost);
+	model_free(&m);
+}
+
+/* Pages of one job of 3 ranks: seq started and proc state per rank. */
+static void
+feed_job(struct top_model *m, const unsigned *seq, const char *proc, const int *wait, double now)
+{
+	char extra[2048];
+	size_t o = (size_t)snprintf(extra, sizeof extra, ",\"pages\":[");
+
+	for (int r = 0; r < 3; r++)
+		o += (size_t)snprintf(extra + o, sizeof extra - o, "%s{\"job\":\"00000000000000aa\","
+		    "\"comm\":\"00000000000000bb\",\"rank\":%d,\"nranks\":3,\"pid\":%d,\"state\":3,"
+		    "\"source\":0,\"seq_started\":%u,\"seq_done\":%u,\"seq_queued\":0,"
+		    "\"kind\":\"allreduce\",\"host\":\"h0\",\"wait_peer\":%d,\"proc\":\"%c\"}",
+		    r ? "," : "", r, 500 + r, seq[r], seq[r] - 1, wait ? wait[r] : -1, proc[r]);
+	snprintf(extra + o, sizeof extra - o, "]");
+	feed(m, 1, NULL, extra, now);
+}
+
+static void
+test_jobs(void **state)
+{
+	struct top_model m;
+	static const int waits[3] = { 2, 2, -1 };
+	static const struct {
+		unsigned seq[3];
+		const char *proc;
+		const int *wait;
+		int stalled, behind;
+		const char *why;
+	} rows[] = {
+		{ { 10, 10, 10 }, "SSS", NULL, 0, -1, NULL },
+		{ { 11, 11, 11 }, "SSS", NULL, 0, -1, NULL },	/* advancing */
+		{ { 12, 11, 12 }, "SSS", NULL, 0, -1, NULL },	/* still 0 s */
+		{ { 12, 11, 12 }, "SSS", NULL, 0, -1, NULL },	/* still 1 s */
+		{ { 12, 11, 12 }, "SSS", NULL, 1, 1, "behind" },	/* 2 s: stalled, 1 behind */
+		{ { 13, 13, 13 }, "STS", NULL, 0, -1, NULL },	/* moved: not stalled */
+		{ { 13, 13, 13 }, "STS", NULL, 0, -1, NULL },
+		{ { 13, 13, 13 }, "STS", NULL, 1, 1, "stopped" },	/* all in 13, rank 1 stopped */
+		{ { 14, 14, 14 }, "SSS", waits, 0, -1, NULL },
+		{ { 14, 14, 14 }, "SSS", waits, 0, -1, NULL },
+		{ { 14, 14, 14 }, "SSS", waits, 1, 2, "waited on" },	/* both others wait on 2 */
+	};
+	char lines[8][256];
+	int at[8];
+
+	(void)state;
+	model_init(&m, &args);
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		feed_job(&m, rows[i].seq, rows[i].proc, rows[i].wait, (double)i);
+		assert_int_equal(m.njobs, 1);
+		assert_int_equal(m.jobs[0].stalled, rows[i].stalled);
+		assert_int_equal(m.jobs[0].behind, rows[i].behind);
+		if (rows[i].why != NULL)
+			assert_string_equal(m.jobs[0].why, rows[i].why);
+	}
+	assert_int_equal(view_stalled_job(&m), 0);
+	assert_int_equal(view_alerts(&m, 10.5, lines, at, 8), 1);
+	assert_non_null(strstr(lines[0], "stalled 2 s in seq 14; rank 2 (h0, pid 502) is waited on"));
+	/* The job ended: its pages are gone, and so is it. */
+	feed(&m, 1, NULL, NULL, 12);
+	assert_int_equal(m.njobs, 0);
+	assert_int_equal(view_stalled_job(&m), -1);
+	model_free(&m);
+}
+
+static void
+test_not_frames(void **state)
+{
+	static const char *const bad[] = { "", "{", "[1,2]", "{\"it\":1}", "{\"ranks\":3}",
+		"hello" };
+	struct top_model m;
+	char err[256];
+
+	(void)state;
+	model_init(&m, &args);
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		err[0] = '\0';
+		assert_int_equal(model_frame(&m, bad[i], strlen(bad[i]), 1, err, sizeof err), -1);
+		assert_non_null(strstr(err, "not a frame"));
+	}
+	assert_int_equal(m.frames, 0);
+	/* Ranks out of range and missing fields are passed over, not trusted. */
+	const char *odd = "{\"ranks\":[{\"r\":-4,\"h\":\"x\"},{\"r\":99999999,\"h\":\"x\"},"
+	    "{\"r\":1}],\"lost\":[{\"r\":-1}]}";
+	assert_int_equal(model_frame(&m, odd, strlen(odd), 1, err, sizeof err), 0);
+	assert_int_equal(m.nranks, 0);
+	model_free(&m);
+}
+
+static void
+test_view(void **state)
+{
+	struct top_model m;
+	struct view_table t;
+	double late[3] = { 1, 2, 3 };
+	char buf[128];
+	float v[4] = { 1, 2, 4, 8 };
+
+	(void)state;
+	view_spark(v, 4, 10, 1, buf, sizeof buf);
+	assert_string_equal(buf, "_.:#");
+	view_spark(v, 4, 2, 0, buf, sizeof buf);
+	assert_string_equal(buf, "\u2584\u2588");
+	view_spark(v, 0, 10, 0, buf, sizeof buf);
+	assert_string_equal(buf, "");
+	assert_int_equal(view_col_parse(0, "late_ms"), 4);
+	assert_int_equal(view_col_parse(1, "Gpu%"), 11);
+	assert_int_equal(view_col_parse(0, "nope"), -1);
+	model_init(&m, &args);
+	feed(&m, 3, late, NULL, 1);
+	view_table(&m, 0, 4, 1, NULL, 1, &t);	/* by LATE_MS, largest first */
+	assert_int_equal(t.nrows, 3);
+	assert_string_equal(t.rows[0][0].text, "2");
+	assert_string_equal(t.rows[0][4].text, "3.000");
+	view_table_free(&t);
+	view_table(&m, 0, 0, 0, "h1", 1, &t);
+	assert_int_equal(t.nrows, 1);
+	assert_string_equal(t.rows[0][1].text, "h1");
+	view_table_free(&t);
+	view_table(&m, 1, 0, 0, NULL, 1, &t);
+	assert_int_equal(t.nrows, 3);
+	assert_string_equal(t.head[0].text, "HOST");
+	view_table_free(&t);
+	view_summary(&m, buf, sizeof buf);
+	assert_non_null(strstr(buf, "3 ranks on 3 hosts  #1  every 1 s  probe 64K x1"));
+	model_free(&m);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_straggler),
+		cmocka_unit_test(test_floor),
+		cmocka_unit_test(test_lost),
+		cmocka_unit_test(test_jobs),
+		cmocka_unit_test(test_not_frames),
+		cmocka_unit_test(test_view),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
