@@ -183,8 +183,12 @@ collect_page(const struct status_page *p)
 	    "proc", st);
 }
 
+/*
+ * Only the pages of ranks on this host: hosts that share a /dev/shm (a test
+ * bed's namespaces, a container's bind mount) would each report them all.
+ */
 json_t *
-collect_pages(uint64_t own_job)
+collect_pages(uint64_t own_job, const char *host)
 {
 	json_t *a = json_array();
 	struct dirent *de;
@@ -202,7 +206,7 @@ collect_pages(uint64_t own_job)
 			continue;
 		snprintf(path, sizeof path, "%s/%s", status_dir(), de->d_name);
 		if (lstat(path, &sb) != 0 || status_read_owned(path, sb.st_uid, &pg) != COLL_OK ||
-		    pg.jobid == own_job)
+		    pg.jobid == own_job || strncmp(pg.host, host, sizeof pg.host) != 0)
 			continue;
 		json_array_append_new(a, collect_page(&pg));
 		n++;

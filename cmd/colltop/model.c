@@ -261,6 +261,9 @@ model_page(struct top_model *m, json_t *p)
 		return;
 	j = model_job(m, job, comm);
 	j->seen = 1;
+	for (int k = 0; k < j->nr; k++)
+		if (j->r[k].rank == (int)json_integer_value(json_object_get(p, "rank")))
+			return;	/* reported twice (two workers on its host) */
 	j->nranks = (int)json_integer_value(json_object_get(p, "nranks"));
 	j->r = xreallocarray(j->r, (size_t)j->nr + 1, sizeof *j->r);
 	x = &j->r[j->nr++];

@@ -200,7 +200,8 @@ struct collect {
 void collect_init(struct collect *c, uint64_t own_job, int gpus);
 void collect_free(struct collect *c);
 json_t *collect_host(struct collect *c);
-json_t *collect_pages(uint64_t own_job);
+/* The status pages of other jobs' ranks on this host (named host in their pages). */
+json_t *collect_pages(uint64_t own_job, const char *host);
 
 /* ---- worker.c ---- */
 int worker_run(struct top_args *a);
