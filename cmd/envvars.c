@@ -86,6 +86,8 @@ const struct envvar envvar_table[] = {
 	{ "COLL_SYSFS_ROOT", "/sys", "Where collcheck's fact readers find sysfs (PCIe links "
 	    "and ACS, RDMA ports, network interfaces, CPUs, NUMA nodes): a fixture tree, for "
 	    "tests. NVML is not read when it is set.", ENV_CORE },
+	{ "COLL_SAMPLE_ROOT", "", "A directory colltop's workers read sys/class/net and "
+	    "sys/class/infiniband under instead of /: a fixture tree, for tests.", ENV_CORE },
 	{ "COLL_PROC_ROOT", "/proc", "Where collcheck's fact readers find procfs (host name, "
 	    "kernel, memory, CPU model, modules, kernel command line, the NVIDIA driver's "
 	    "version).", ENV_CORE },

@@ -273,6 +273,66 @@ static const struct mantext_item collstack_examples[] = {
 	{ NULL, NULL },
 };
 
+static const char *const colltop_description[] = {
+	"colltop is a live dashboard of a cluster's collectives, kept open beside a running "
+	"job. It starts one worker per host (over SSH with -H or --hostfile, through srun in a "
+	"Slurm allocation, or -n N here, 2 by default), joined in one communicator. Every "
+	"interval (-d, 1 s by default; + and - change it live) each worker runs a small "
+	"all-reduce probe (--bytes, 64K by default, --probe-iters times: 128 KiB a second per "
+	"rank, far under 1% of any data-centre link), samples its host, and gathers its "
+	"snapshot to rank 0, which hands the dashboard one frame.",
+	"Per rank it shows the probe's latency with its history as a sparkline, the bus "
+	"bandwidth the probe reached (nccl-tests' busbw), and LATE_MS: how late the rank came "
+	"to the probe against the moment every rank meant to start it. In an all-reduce every "
+	"rank waits for the last to arrive, so the rank that holds the others up has the "
+	"shortest op of all; lateness, not latency, names it. A straggler comes later than "
+	"--straggler-factor times the median lateness, and by at least --straggler-ms, for "
+	"--straggler-intervals intervals in a row, once --warmup intervals have passed; the "
+	"slowest is named on the alert line.",
+	"Per host (t toggles) it shows every network interface's receive and transmit rates, "
+	"error rate and carrier changes; every RDMA port's data rates (its counters count "
+	"4-byte words), symbol errors, link downs, receive errors and retransmissions "
+	"(hw_counters/local_ack_timeout_err); and every GPU's utilisation, memory, power, "
+	"temperature and clock event reasons, through NVML loaded at run time (no NVIDIA "
+	"driver: the GPU columns are empty and the JSON says why).",
+	"It also reads, passively, the status pages of the other jobs on the hosts (coll's "
+	"core, and NCCL communicators with coll's profiler plugin). A job whose sequence "
+	"numbers stay still for --stall seconds while a rank is inside an op turns red, with "
+	"the rank behind: the one whose last op is the oldest, else the one whose process is "
+	"stopped or dead, else the one most of the others wait on. The c key runs collstack "
+	"on it.",
+	"A host that stops answering is named lost as soon as the core's keep-alive gives its "
+	"verdict (--dead-after, 1.5 intervals by default, at least 1 s; COLL_KEEPALIVE_MS and "
+	"COLL_KEEPALIVE_LIMIT, when set, win), and the other workers shrink their "
+	"communicator and go on; until the verdict the alert line says how long the workers "
+	"have been silent. If rank 0's host is lost, the next rank takes its place.",
+	"Keys: q quits; h, ? or F1 help; t ranks or hosts; < and > sort column; r reverses; "
+	"/ filters (Enter keeps, Esc clears); p or space pauses the screen (the workers go "
+	"on); + and - change the interval; c runs collstack on a stalled job; arrows and "
+	"page keys scroll. A terminal under 60x10 is told so. NO_COLOR or --no-color turn "
+	"colours off; sparklines are ASCII outside UTF-8 locales or with --ascii.",
+	"Batch mode (--once, --iterations K, -b, or an output that is not a terminal) prints "
+	"each interval's summary, alerts and both tables as text, or with --json one object "
+	"per line holding every number shown and each counter's total.",
+	NULL,
+};
+
+static const struct mantext_item colltop_exit[] = {
+	{ "0", "It ran to its end (q, or the intervals asked for)." },
+	{ "1", "It ran, but a worker or host was lost on the way." },
+	{ "2", "Usage error: a bad option or value." },
+	{ "3", "The workers could not be started or sent nothing." },
+	{ NULL, NULL },
+};
+
+static const struct mantext_item colltop_examples[] = {
+	{ "colltop", "Two workers on this machine: its interfaces, RDMA ports and GPUs." },
+	{ "colltop -H 'node[01-64]'", "One worker on each of 64 hosts over SSH." },
+	{ "colltop --once --json | jq .straggler", "One interval, for a script." },
+	{ "colltop -d 0.5 --bytes 1M --probe-iters 4", "A heavier probe twice a second." },
+	{ NULL, NULL },
+};
+
 static const char *const coll_description[] = {
 	"The coll tools and programs built on libcoll take their settings and their place in "
 	"a job from the environment. collrun sets the first group for every rank it starts; "
@@ -303,6 +363,9 @@ static const struct mantext mantext_table[] = {
 	    "wait for", collstack_description, ENV_CORE | ENV_FRONT, collstack_exit,
 	    collstack_examples, collcheck_files, "collrun(1), collcheck(1), coll(7), gdb(1), "
 	    "eu-stack(1)" },
+	{ "colltop", 1, "a live dashboard of ranks, links and GPUs over many hosts",
+	    colltop_description, ENV_CORE | ENV_FRONT, colltop_exit, colltop_examples, NULL,
+	    "collrun(1), collcheck(1), collstack(1), coll(7), top(1)" },
 	{ "coll", 7, "environment variables of the coll tools and libcoll", coll_description,
 	    ENV_RANK | ENV_CORE | ENV_FRONT, NULL, coll_examples, NULL,
 	    "collrun(1), collcheck(1)" },

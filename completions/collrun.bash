@@ -141,3 +141,40 @@ _coll_collstack()
 }
 complete -o default -F _coll_collstack collstack
 
+_coll_colltop()
+{
+	local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
+	case "$prev" in
+		-n|--np) return ;;
+		-d|--delay) return ;;
+		--iterations) return ;;
+		--bytes) return ;;
+		--probe-iters) return ;;
+		--sort) return ;;
+		--filter) return ;;
+		--straggler-factor) return ;;
+		--straggler-intervals) return ;;
+		--straggler-ms) return ;;
+		--warmup) return ;;
+		--dead-after) return ;;
+		--stall) return ;;
+		--control-port) return ;;
+		-H|--hosts) return ;;
+		-x|--exclude) return ;;
+		--hostfile) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+		-N|--per-host) return ;;
+		--place) COMPREPLY=($(compgen -W "block roundrobin" -- "$cur")); return ;;
+		--launcher) COMPREPLY=($(compgen -W "auto local ssh slurm" -- "$cur")); return ;;
+		--connect-timeout) return ;;
+		-f|--fanout) return ;;
+		-F|--ssh-config) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+		--prefix) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
+	esac
+	if [[ "$cur" == -* ]]; then
+		COMPREPLY=($(compgen -W " -n --np -d --delay -b --batch --once --iterations --json --bytes --probe-iters --by-host --sort --filter --straggler-factor --straggler-intervals --straggler-ms --warmup --dead-after --stall --no-gpu --no-color --ascii --worker --control-port -H --hosts -x --exclude --hostfile -N --per-host --place --launcher --connect-timeout -f --fanout --accept-new -F --ssh-config --prefix -h --help -V --version" -- "$cur"))
+	else
+		COMPREPLY=($(compgen -c -- "$cur"))
+	fi
+}
+complete -o default -F _coll_colltop colltop
+

@@ -40,6 +40,8 @@ check "bash: collcheck allr offers allreduce" test "$(bash_complete collcheck al
 check "bash: collcheck allreduce -d bf offers bfloat16" test "$(bash_complete collcheck allreduce -d bf)" = bfloat16
 check "bash: collcheck allreduce --js offers --json" test "$(bash_complete collcheck allreduce --js)" = --json
 check "bash: collstack --ma offers --match" test "$(bash_complete collstack --ma)" = --match
+check "bash: colltop --straggler-i offers --straggler-intervals" \
+	test "$(bash_complete colltop --straggler-i)" = --straggler-intervals
 
 # zsh_complete LINE...: each LINE typed into an interactive zsh with only these
 # completions, then completed; the buffer afterwards, one "<...>" line each.
@@ -63,7 +65,7 @@ zpty -d z
 EOZ
 if have zsh; then
 	check "zsh completions parse" zsh -n "$COMP/_coll"
-	check "zsh: compinit binds _coll to collrun, collcheck and collstack" test "$(zsh -f -c 'fpath=("$0" $fpath); autoload -Uz compinit; compinit -u -D; print -r -- $_comps[collrun] $_comps[collcheck] $_comps[collstack]' "$COMP")" = "_coll _coll _coll"
+	check "zsh: compinit binds _coll to collrun, collcheck, collstack and colltop" test "$(zsh -f -c 'fpath=("$0" $fpath); autoload -Uz compinit; compinit -u -D; print -r -- $_comps[collrun] $_comps[collcheck] $_comps[collstack] $_comps[colltop]' "$COMP")" = "_coll _coll _coll _coll"
 	zsh -f "$TMP/complete.zsh" "$COMP" "$TMP/zsh.out" 'collrun --acc' 'collrun --launcher sl' 'collcheck allr' \
 		'collcheck allreduce -d bf' 'collcheck allreduce --js' 'collrun -n 2 --no-label collcheck allr' 2>"$TMP/zsh.err"
 	expect_code 0 $? "zsh on a pseudo-terminal"

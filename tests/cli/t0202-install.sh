@@ -15,10 +15,12 @@ if ! cmake --install "$BUILD" --prefix "$P" >"$TMP/install.log" 2>&1; then
 fi
 ok "cmake --install --prefix"
 
-for f in bin/collrun bin/collcheck bin/collstack; do
+for f in bin/collrun bin/collcheck bin/collstack bin/colltop; do
 	check "$f is installed and runs" "$P/$f" --version
 done
 for f in share/man/man1/collrun.1 share/man/man1/collcheck.1 share/man/man1/collstack.1 \
+	share/man/man1/colltop.1 share/bash-completion/completions/colltop \
+	share/fish/vendor_completions.d/colltop.fish \
 	share/man/man7/coll.7 share/bash-completion/completions/collrun \
 	share/bash-completion/completions/collcheck share/bash-completion/completions/collstack \
 	share/zsh/vendor-completions/_coll \
@@ -72,7 +74,7 @@ check "bash completion for collcheck offers its subcommands" bash -c ". '$comp/c
 	COMP_WORDS=(collcheck al); COMP_CWORD=1; _coll_collcheck; [ \"\${COMPREPLY[*]}\" = 'all allreduce' ]"
 check "bash completion for collrun offers --exclude" bash -c ". '$comp/collrun'; \
 	COMP_WORDS=(collrun --exc); COMP_CWORD=1; _coll_collrun; [ \"\${COMPREPLY[*]}\" = --exclude ]"
-check "zsh's _coll is for all three tools" grep -qx '#compdef collrun collcheck collstack' \
+check "zsh's _coll is for all four tools" grep -qx '#compdef collrun collcheck collstack colltop' \
 	"$P/share/zsh/vendor-completions/_coll"
 check "fish's collcheck.fish is collcheck's only" bash -c "! grep -q 'complete -c collrun' \
 	'$P/share/fish/vendor_completions.d/collcheck.fish'"
