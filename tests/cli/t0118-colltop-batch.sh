@@ -161,4 +161,6 @@ expect_code 2 $? "--iterations 0"
 colltop -n 2 --no-gpu --iterations 1 | cat >"$TMP/o"
 check "piped: batch text" grep -q '^colltop: 2 ranks on 1 host' "$TMP/o"
 check "no status page left" test "$(ls "$COLL_STATUS_DIR" | wc -l)" -eq 0
+# htop's split: collectors and the model never include curses, only the screen does.
+check "only ui.c includes curses" test "$(grep -l '#include <n\?curses' "$COLL_SRC"/cmd/colltop/*.c | xargs -n1 basename)" = ui.c
 finish
