@@ -690,7 +690,7 @@ test_auth_hello_role(void **state)
 		int want;
 	} rows[] = {
 		{ 0, COLL_EPROTO }, { WIRE_ROLE_ROOT, COLL_OK }, { WIRE_ROLE_PEER, COLL_OK },
-		{ 3, COLL_EPROTO }, { 255, COLL_EPROTO },
+		{ WIRE_ROLE_CONTROL, COLL_OK }, { 4, COLL_EPROTO }, { 255, COLL_EPROTO },
 	};
 
 	for (size_t i = 0; i < ARRAY_LEN(rows); i++) {
