@@ -362,23 +362,6 @@ ar_stop(struct ar_state *st, int rc, const char *msg)
 	return rc;
 }
 
-/* The ranks the root announced dead, waiting a little for its word; their count. */
-static int
-ar_failed(struct comm *c, int **out)
-{
-	struct timespec ts = { 0, 10 * 1000000 };
-	int n, got;
-
-	*out = NULL;
-	for (int i = 0; (n = comm_get_failed(c, NULL, 0)) == 0 && i < AR_VERDICT_WAIT_MS / 10; i++)
-		nanosleep(&ts, NULL);
-	if (n == 0)
-		return 0;
-	*out = xcalloc((size_t)n, sizeof **out);
-	got = comm_get_failed(c, *out, n);
-	return got < n ? got : n;
-}
-
 /* The survivors of c, with the root's agreement, in *nc; anything but dead ranks stops. */
 static int
 ar_shrink(struct ar_state *st, struct comm *c, int rc, struct comm **nc)
@@ -388,7 +371,7 @@ ar_shrink(struct ar_state *st, struct comm *c, int rc, struct comm **nc)
 
 	*nc = NULL;
 	if (rc == COLL_EROOTLOST || comm_get_async_error(c) == COLL_EROOTLOST ||
-	    (n = ar_failed(c, &failed)) == 0)
+	    (n = comm_wait_failed(c, AR_VERDICT_WAIT_MS, &failed)) == 0)
 		return ar_stop(st, rc, comm_last_error(c));
 	r = comm_shrink(c, failed, n, nc, NULL, COLL_SHRINK_ABORT);
 	free(failed);

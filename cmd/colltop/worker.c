@@ -155,23 +155,6 @@ worker_frame(struct worker *w, const struct coll_blobs *b)
 	json_decref(f);
 }
 
-/* The ranks the root announced dead, waiting a little for its word; their count. */
-static int
-worker_failed(struct comm *c, int **out)
-{
-	struct timespec ts = { 0, 10 * 1000000 };
-	int n, got;
-
-	*out = NULL;
-	for (int i = 0; (n = comm_get_failed(c, NULL, 0)) == 0 && i < WORKER_VERDICT_MS / 10; i++)
-		nanosleep(&ts, NULL);
-	if (n == 0)
-		return 0;
-	*out = xcalloc((size_t)n, sizeof **out);
-	got = comm_get_failed(c, *out, n);
-	return got < n ? got : n;
-}
-
 static void
 worker_drop(struct worker *w, const int *failed, int n)
 {
@@ -200,7 +183,7 @@ worker_recover(struct worker *w, int rc)
 	int *failed = NULL, n;
 
 	if (rc == COLL_EROOTLOST || comm_get_async_error(w->c) == COLL_EROOTLOST ||
-	    (n = worker_failed(w->c, &failed)) == 0) {
+	    (n = comm_wait_failed(w->c, WORKER_VERDICT_MS, &failed)) == 0) {
 		fprintf(stderr, "colltop: rank %d: %s\n", w->me, comm_last_error(w->c));
 		return -1;
 	}

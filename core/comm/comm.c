@@ -568,6 +568,22 @@ comm_retries(const struct comm *c)
 	return c->epoch;
 }
 
+int
+comm_wait_failed(struct comm *c, int wait_ms, int **out)
+{
+	struct timespec ts = { 0, 10 * 1000000 };
+	int n, got;
+
+	*out = NULL;
+	for (int i = 0; (n = comm_get_failed(c, NULL, 0)) == 0 && i < wait_ms / 10; i++)
+		nanosleep(&ts, NULL);
+	if (n == 0)
+		return 0;
+	*out = xcalloc((size_t)n, sizeof **out);
+	got = comm_get_failed(c, *out, n);
+	return got < n ? got : n;
+}
+
 uint64_t
 comm_op_begin_ns(const struct comm *c)
 {

@@ -104,6 +104,11 @@ const char *comm_last_error(const struct comm *c);
 /* Ranks the root announced dead (at most max into ranks); their count. */
 int comm_get_failed(struct comm *c, int *ranks, int max);
 /*
+ * The same after an op failed, waiting up to wait_ms for the root's word
+ * (it may trail the data plane's failure): *out is malloc'ed, their count.
+ */
+int comm_wait_failed(struct comm *c, int wait_ms, int **out);
+/*
  * When this rank's last op began (clock_now_ns), after any COLL_FAULT delay:
  * against the time a caller meant to start it, how late the rank came, which
  * is what the others waited for (colltop's straggler measure).
