@@ -108,6 +108,20 @@ front_output(void *arg, int rank, int stream, const char *line, size_t len)
 	return 1;
 }
 
+/*
+ * A worker or host lost before the first frame: the others would wait for it
+ * at the join until its timeout, so the job ends now (as collrun ends one on
+ * a signal) and the reason is said when it has.
+ */
+static void
+front_fail_early(struct top_front *f)
+{
+	if (f->m.frames == 0 && !f->early) {
+		f->early = 1;
+		kill(getpid(), SIGTERM);
+	}
+}
+
 static void
 front_exited(void *arg, int rank, int state, int code)
 {
@@ -119,6 +133,10 @@ front_exited(void *arg, int rank, int state, int code)
 	snprintf(f->err, sizeof f->err, "rank %d %s %d", rank, state == LAUNCH_SIGNALED ?
 	    "was killed by signal" : "exited with code", code);
 	f->dirty = 1;
+	if (!f->early)
+		snprintf(f->why, sizeof f->why, "its rank %d %s %d (its words are above)", rank,
+		    state == LAUNCH_SIGNALED ? "was killed by signal" : "exited with code", code);
+	front_fail_early(f);
 	front_unlock_model(f);
 }
 
@@ -126,10 +144,15 @@ static void
 front_host_failed(void *arg, int host, const char *why)
 {
 	struct top_front *f = arg;
+	const char *name = f->a->ho.jo.hosts[host];
 
 	front_lock_model(f);
-	model_host_lost(&f->m, f->a->ho.jo.hosts[host], why);
+	model_host_lost(&f->m, name, why);
 	f->dirty = 1;
+	if (!f->early)
+		snprintf(f->why, sizeof f->why, "%.64s: %.300s: leave it out with -x %.64s", name,
+		    why, name);
+	front_fail_early(f);
 	front_unlock_model(f);
 }
 
@@ -340,7 +363,9 @@ front_run(struct top_args *a, int argc, char **argv)
 		goto out;
 	}
 	code = front_job(&f, wargv);
-	if (f.m.frames == 0)
+	if (f.m.frames == 0 && f.early)
+		fprintf(stderr, "colltop: cannot start the workers: %s\n", f.why);
+	else if (f.m.frames == 0)
 		fprintf(stderr, "colltop: the workers sent nothing (job exit code %d)%s%s\n", code,
 		    f.err[0] ? ": " : "", f.err);
 	code = f.m.frames == 0 ? EXIT_CANNOT : code == 0 || f.quit ? EXIT_OK : EXIT_PROBLEMS;

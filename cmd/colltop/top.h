@@ -218,6 +218,8 @@ struct top_front {
 	int dirty, quit, done;
 	double interval_s;	/* asked for with + and - */
 	char err[256];		/* a worker's last error line */
+	int early;		/* a worker or host was lost before the first frame */
+	char why[512];		/* of that */
 	uint64_t shown;		/* frames printed (batch) */
 };
 int front_run(struct top_args *a, int argc, char **argv);

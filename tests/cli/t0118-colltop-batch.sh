@@ -157,6 +157,12 @@ colltop --once extra >"$TMP/o" 2>&1
 expect_code 2 $? "an operand"
 colltop --iterations 0 >"$TMP/o" 2>&1
 expect_code 2 $? "--iterations 0"
+# A worker that cannot join ends the run at once (the others would wait at the join).
+start=$(date +%s)
+COLL_FAULT=zz colltop --once -n 2 --no-gpu >"$TMP/o" 2>&1
+expect_code 3 $? "workers that cannot join"
+check "said, naming the rank" grep -q '^colltop: cannot start the workers: its rank [01] exited with code 3' "$TMP/o"
+check "at once, not after the join timeout" test $(($(date +%s) - start)) -lt 20
 # Not a terminal: batch by itself, as top would need -b for.
 colltop -n 2 --no-gpu --iterations 1 | cat >"$TMP/o"
 check "piped: batch text" grep -q '^colltop: 2 ranks on 1 host' "$TMP/o"

@@ -30,6 +30,11 @@ EOF
 check "frames from 4 hosts make sense" sh -c "! grep -q '^BAD' '$TMP/py'"
 grep '^BAD' "$TMP/py"
 
+# A host that cannot be reached ends the start at once, named, with what to do.
+"$BIN/colltop" -F "$CFG" -H 'node01,node99' --no-gpu --once >"$TMP/o" 2>&1
+expect_code 3 $? "an unreachable host"
+check "it is named, with -x to leave it out" grep -q '^colltop: cannot start the workers: node99: .*leave it out with -x node99' "$TMP/o"
+
 # 2. The screen, over SSH.
 tmux -L $SOCK new-session -d -s top -x 150 -y 30 "env TERM=xterm-256color LANG=C.UTF-8 \
 	$BIN/colltop -F $CFG -H '$HOSTS' --no-gpu 2>$TMP/err.tty; echo \$? >$TMP/rc; sleep 60"
