@@ -82,18 +82,32 @@ collect_rdma(const struct sample_rdma *x, const struct sample_rdma *p, double dt
 	    "retransmits_ps", p ? sample_rate(p->ack_timeouts, x->ack_timeouts, dt) : -1.0);
 }
 
+/* KiB counters to bytes a second; -1 without both samples or after a reset. */
+static double
+collect_kib_rate(long long before, long long after, double dt)
+{
+	if (before < 0 || after < 0)
+		return -1;
+	return sample_rate((uint64_t)before * 1024, (uint64_t)after * 1024, dt);
+}
+
 static json_t *
-collect_gpu(const struct sample_gpu *g)
+collect_gpu(const struct sample_gpu *g, const struct sample_gpu *p, double dt)
 {
 	char reasons[256];
 
 	sample_clock_reasons(g->clock_reasons, reasons, sizeof reasons);
-	return json_pack("{s:i, s:s, s:i, s:i, s:I, s:I, s:I, s:i, s:I, s:s, s:I, s:I}",
+	return json_pack("{s:i, s:s, s:i, s:i, s:I, s:I, s:I, s:i, s:I, s:s, s:I, s:I, s:I, s:I, "
+	    "s:f, s:f}",
 	    "index", g->index, "name", g->name, "util", g->util_gpu, "mem_util", g->util_mem,
 	    "mem_used", (json_int_t)g->mem_used, "mem_total", (json_int_t)g->mem_total,
 	    "power_mw", (json_int_t)g->power_mw, "temp_c", g->temp_c,
 	    "clock_reasons", (json_int_t)g->clock_reasons, "throttle", reasons,
-	    "pcie_tx_kbs", (json_int_t)g->pcie_tx_kbs, "pcie_rx_kbs", (json_int_t)g->pcie_rx_kbs);
+	    "pcie_tx_kbs", (json_int_t)g->pcie_tx_kbs, "pcie_rx_kbs", (json_int_t)g->pcie_rx_kbs,
+	    "nvlink_tx_kib", (json_int_t)g->nvlink_tx_kib,
+	    "nvlink_rx_kib", (json_int_t)g->nvlink_rx_kib,
+	    "nvlink_tx_bps", p ? collect_kib_rate(p->nvlink_tx_kib, g->nvlink_tx_kib, dt) : -1.0,
+	    "nvlink_rx_bps", p ? collect_kib_rate(p->nvlink_rx_kib, g->nvlink_rx_kib, dt) : -1.0);
 }
 
 /* The same interface or port in the last sample (they can come and go). */
@@ -103,6 +117,15 @@ collect_prev_net(const struct sample_host *p, const char *name)
 	for (int i = 0; p != NULL && i < p->nnet; i++)
 		if (strcmp(p->net[i].name, name) == 0)
 			return &p->net[i];
+	return NULL;
+}
+
+static const struct sample_gpu *
+collect_prev_gpu(const struct sample_host *p, int index)
+{
+	for (int i = 0; p != NULL && i < p->ngpu; i++)
+		if (p->gpu[i].index == index)
+			return &p->gpu[i];
 	return NULL;
 }
 
@@ -134,7 +157,8 @@ collect_host(struct collect *c)
 		json_array_append_new(rdma, collect_rdma(&s->rdma[i],
 		    collect_prev_rdma(c->prev, &s->rdma[i]), dt));
 	for (int i = 0; i < s->ngpu; i++)
-		json_array_append_new(gpu, collect_gpu(&s->gpu[i]));
+		json_array_append_new(gpu, collect_gpu(&s->gpu[i],
+		    collect_prev_gpu(c->prev, s->gpu[i].index), dt));
 	json_object_set_new(o, "net", net);
 	json_object_set_new(o, "rdma", rdma);
 	json_object_set_new(o, "gpu", gpu);

@@ -135,7 +135,7 @@ struct view_cell {
 	int right;		/* right-aligned (numbers) */
 };
 
-#define VIEW_MAXCOLS 16
+#define VIEW_MAXCOLS 20
 
 struct view_table {
 	int ncols;

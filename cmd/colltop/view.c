@@ -17,7 +17,7 @@ static const char *const view_rank_cols[] = { "RANK", "HOST", "STATE", "LAT_MS",
 	"BUSBW", "HISTORY" };
 static const char *const view_host_cols[] = { "HOST", "RANKS", "STATE", "NET_RX", "NET_TX",
 	"NET_ERR", "CARRIER", "RDMA_RX", "RDMA_TX", "RDMA_ERR", "RETRANS", "GPU%", "MEM%",
-	"POWER_W", "TEMP_C", "THROTTLE" };
+	"POWER_W", "TEMP_C", "NVLINK", "PCIE", "THROTTLE" };
 #define VIEW_RANK_NCOLS (int)(sizeof view_rank_cols / sizeof view_rank_cols[0])
 #define VIEW_HOST_NCOLS (int)(sizeof view_host_cols / sizeof view_host_cols[0])
 #define VIEW_SPARK 24
@@ -133,6 +133,15 @@ view_sum(json_t *arr, const char *key, int max_of)
 	return s;
 }
 
+/* Both directions summed; -1 when neither was there. */
+static double
+view_sum2(json_t *arr, const char *a, const char *b)
+{
+	double x = view_sum(arr, a, 0), y = view_sum(arr, b, 0);
+
+	return x < 0 && y < 0 ? -1 : (x > 0 ? x : 0) + (y > 0 ? y : 0);
+}
+
 static double
 view_rdma_errs(json_t *rdma)
 {
@@ -163,6 +172,8 @@ view_gpu_cells(json_t *gpu, struct view_cell *row)
 	view_num(&row[1], total > 0 ? used / total * 100 : -1, "%.0f", 1);
 	view_num(&row[2], view_sum(gpu, "power_mw", 0), "%.0f", 1e3);
 	view_num(&row[3], view_sum(gpu, "temp_c", 1), "%.0f", 1);
+	view_num(&row[4], view_sum2(gpu, "nvlink_tx_bps", "nvlink_rx_bps"), "%.1f", 1e6);
+	view_num(&row[5], view_sum2(gpu, "pcie_tx_kbs", "pcie_rx_kbs") * 1e3, "%.1f", 1e6);
 	json_array_foreach(gpu, i, o) {
 		const char *t = json_string_value(json_object_get(o, "throttle"));
 
@@ -170,7 +181,7 @@ view_gpu_cells(json_t *gpu, struct view_cell *row)
 			snprintf(why + strlen(why), sizeof why - strlen(why), "%s%s",
 			    why[0] ? "," : "", t);
 	}
-	view_str(&row[4], why[0] ? why : n > 0 ? "none" : "-", why[0] ? VA_WARN : VA_NONE);
+	view_str(&row[6], why[0] ? why : n > 0 ? "none" : "-", why[0] ? VA_WARN : VA_NONE);
 }
 
 static void

@@ -23,6 +23,23 @@ struct sample_nvml_mem {
 	unsigned long long total, free, used;
 };
 
+/* nvmlFieldValue_t as NVML 11+ lays it out (40 bytes; value is a union of 8). */
+struct sample_nvml_field {
+	unsigned int field, scope;
+	long long timestamp, latency_us;
+	int type, ret;
+	unsigned long long value;
+};
+_Static_assert(sizeof(struct sample_nvml_field) == 40, "nvmlFieldValue_t is 40 bytes");
+
+/*
+ * NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX and _RX: KiB moved since the driver
+ * loaded, data only; scope UINT_MAX sums every link.
+ */
+#define SAMPLE_FI_NVLINK_TX 138
+#define SAMPLE_FI_NVLINK_RX 139
+#define SAMPLE_SCOPE_ALL 0xffffffffu
+
 static struct {
 	void *h;
 	int ok;
@@ -37,6 +54,7 @@ static struct {
 	int (*temp)(sample_nvml_dev, int, unsigned int *);
 	int (*reasons)(sample_nvml_dev, unsigned long long *);
 	int (*pcie)(sample_nvml_dev, int, unsigned int *);
+	int (*fields)(sample_nvml_dev, int, struct sample_nvml_field *);
 } nv;
 
 static pthread_once_t sample_nvml_once = PTHREAD_ONCE_INIT;
@@ -69,6 +87,7 @@ sample_nvml_load(void)
 	*(void **)&nv.reasons = sample_sym("nvmlDeviceGetCurrentClocksEventReasons",
 	    "nvmlDeviceGetCurrentClocksThrottleReasons");
 	*(void **)&nv.pcie = sample_sym("nvmlDeviceGetPcieThroughput", NULL);
+	*(void **)&nv.fields = sample_sym("nvmlDeviceGetFieldValues", NULL);
 	if (nv.init == NULL || nv.count == NULL || nv.handle == NULL) {
 		snprintf(nv.why, sizeof nv.why, "libnvidia-ml.so.1 lacks nvmlInit/DeviceGetCount");
 		return;
@@ -78,6 +97,22 @@ sample_nvml_load(void)
 		return;
 	}
 	nv.ok = 1;
+}
+
+/* NVLink's data counters summed over links, KiB; -1 where NVML has none (no NVLink). */
+static void
+sample_nvlink(sample_nvml_dev d, struct sample_gpu *g)
+{
+	struct sample_nvml_field f[2] = { { .field = SAMPLE_FI_NVLINK_TX, .scope = SAMPLE_SCOPE_ALL },
+		{ .field = SAMPLE_FI_NVLINK_RX, .scope = SAMPLE_SCOPE_ALL } };
+
+	g->nvlink_tx_kib = g->nvlink_rx_kib = -1;
+	if (nv.fields == NULL || nv.fields(d, 2, f) != 0)
+		return;
+	if (f[0].ret == 0)
+		g->nvlink_tx_kib = (long long)f[0].value;
+	if (f[1].ret == 0)
+		g->nvlink_rx_kib = (long long)f[1].value;
 }
 
 void
@@ -109,6 +144,7 @@ sample__gpus(struct sample_host *s)
 		g->util_gpu = g->util_mem = g->temp_c = -1;
 		g->mem_used = g->mem_total = g->clock_reasons = -1;
 		g->power_mw = g->pcie_tx_kbs = g->pcie_rx_kbs = -1;
+		g->nvlink_tx_kib = g->nvlink_rx_kib = -1;
 		if (nv.handle(i, &d) != 0)
 			continue;
 		if (nv.name != NULL && nv.name(d, g->name, sizeof g->name) != 0)
@@ -132,5 +168,6 @@ sample__gpus(struct sample_host *s)
 			g->pcie_tx_kbs = (long)v;
 		if (nv.pcie != NULL && nv.pcie(d, 1, &v) == 0)
 			g->pcie_rx_kbs = (long)v;
+		sample_nvlink(d, g);
 	}
 }

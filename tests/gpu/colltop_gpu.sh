@@ -41,7 +41,7 @@ for name in ("idle.json", "load.json", "stall.json"):
     print(name, "gpu_why:", repr(h.get("gpu_why")))
     for g in h["gpu"]:
         print("  gpu", g["index"], g["name"], "util", g["util"], "mem", g["mem_used"] >> 20, "/", g["mem_total"] >> 20, "MiB",
-              "power", g["power_mw"] / 1000, "W temp", g["temp_c"], "throttle", g["throttle"], "pcie tx/rx KB/s", g["pcie_tx_kbs"], g["pcie_rx_kbs"])
+              "power", g["power_mw"] / 1000, "W temp", g["temp_c"], "throttle", g["throttle"], "pcie tx/rx KB/s", g["pcie_tx_kbs"], g["pcie_rx_kbs"], "nvlink tx/rx KiB", g["nvlink_tx_kib"], g["nvlink_rx_kib"], "nvlink tx/rx MB/s", round(g["nvlink_tx_bps"] / 1e6, 1), round(g["nvlink_rx_bps"] / 1e6, 1))
     for j in fr[-1]["jobs"]:
         print("  job", j["job"], "stalled", j["stalled"], "behind", j["behind"], j.get("how"), "seqs", [(r["rank"], r["seq_queued"], r["seq_done"]) for r in j["ranks"]])
 PY

@@ -41,6 +41,7 @@ struct sample_gpu {
 	int temp_c;
 	long long clock_reasons;	/* nvmlClocksEventReason bits; 0 none, -1 unknown */
 	long pcie_tx_kbs, pcie_rx_kbs;
+	long long nvlink_tx_kib, nvlink_rx_kib;	/* since the driver loaded, every link */
 };
 
 struct sample_host {
