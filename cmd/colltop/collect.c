@@ -176,10 +176,10 @@ collect_host(struct collect *c)
 static char
 collect_proc_state(int pid)
 {
-	char path[64], buf[512], *p;
+	char path[4200], buf[512], *p;
 	FILE *f;
 
-	snprintf(path, sizeof path, "%s/%d/stat", getenv("COLL_PROC_ROOT") ?
+	snprintf(path, sizeof path, "%.4000s/%d/stat", getenv("COLL_PROC_ROOT") ?
 	    getenv("COLL_PROC_ROOT") : "/proc", pid);
 	if (pid <= 0 || (f = fopen(path, "r")) == NULL)
 		return '?';

@@ -26,6 +26,7 @@
 #include "wire.h"
 
 #define CTL_AUTH_MS 3000
+#define CTL_ACCEPT_MS 1000	/* the screen's thread waits this long at most on a stranger */
 
 int
 ctl_listen(int remote, int *fd, int *port, char *err, size_t len)
@@ -58,7 +59,7 @@ ctl_accept(int lfd, const char *uidstr, char *err, size_t len)
 		return -1;
 	}
 	if (uid_parse(&uid, uidstr) != COLL_OK ||
-	    auth_accept(fd, &uid, &role, clock_now_ms() + CTL_AUTH_MS, -1, err, len) != COLL_OK) {
+	    auth_accept(fd, &uid, &role, clock_now_ms() + CTL_ACCEPT_MS, -1, err, len) != COLL_OK) {
 		close(fd);
 		return -1;
 	}

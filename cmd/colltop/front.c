@@ -38,6 +38,14 @@ struct front_buf {
 };
 
 static struct front_buf front_line;
+static int front_saved_err = -1;	/* for front_fatal_stderr */
+
+void
+front_fatal_stderr(void)
+{
+	if (front_saved_err >= 0)
+		dup2(front_saved_err, STDERR_FILENO);
+}
 
 static double
 front_now(void)
@@ -73,11 +81,31 @@ front_fold(struct top_front *f)
 			else
 				batch_text(&f->m, stdout);
 			f->shown++;
+			/* The reader went away (colltop -b | head): stop, as top does. */
+			if (ferror(stdout) && !f->early) {
+				f->early = f->quit = 1;
+				kill(getpid(), SIGTERM);
+			}
 		}
+	} else {
+		snprintf(f->last_parse, sizeof f->last_parse, "%.200s", err);
 	}
 	front_unlock_model(f);
 	if (r == 0 || front_line.len > TOP_FRAME_MAX)
 		front_line.len = 0;
+}
+
+/* Say a bad frame on the screen, and once on stderr in batch mode. */
+static void
+front_bad(struct top_front *f, int rank, const char *why)
+{
+	front_lock_model(f);
+	snprintf(f->err, sizeof f->err, "rank %d wrote a line on stdout that is not a frame: "
+	    "%.160s", rank, why);
+	f->dirty = 1;
+	if (f->a->batch && f->bad++ == 0)
+		fprintf(stderr, "colltop: %s\n", f->err);
+	front_unlock_model(f);
 }
 
 static int
@@ -95,8 +123,14 @@ front_output(void *arg, int rank, int stream, const char *line, size_t len)
 		front_unlock_model(f);
 		return 0;
 	}
-	if (len >= sizeof start - 1 && memcmp(line, start, sizeof start - 1) == 0)
-		front_line.len = 0;	/* a new frame: the last one's pieces never ended */
+	if (len >= sizeof start - 1 && memcmp(line, start, sizeof start - 1) == 0) {
+		if (front_line.len > 0)
+			front_bad(f, rank, f->last_parse);	/* the last one's pieces never parsed */
+		front_line.len = 0;
+	} else if (front_line.len == 0) {
+		front_bad(f, rank, "not a frame");
+		return 1;
+	}
 	if (front_line.len + len + 1 > front_line.cap) {
 		front_line.cap = (front_line.len + len + 1) * 2;
 		front_line.p = xreallocarray(front_line.p, front_line.cap, 1);
@@ -147,7 +181,8 @@ front_host_failed(void *arg, int host, const char *why)
 	const char *name = f->a->ho.jo.hosts[host];
 
 	front_lock_model(f);
-	model_host_lost(&f->m, name, why);
+	if (f->m.frames > 0)
+		model_ranks_lost(&f->m, f->a->ho.jo.rank_host, f->a->ho.jo.nranks, host, why);
 	f->dirty = 1;
 	if (!f->early)
 		snprintf(f->why, sizeof f->why, "%.64s: %.300s: leave it out with -x %.64s", name,
@@ -174,8 +209,11 @@ front_interval(struct top_front *f, double s)
 	s = s < 0.1 ? 0.1 : s > 3600 ? 3600 : s;
 	f->interval_s = s;
 	snprintf(line, sizeof line, "interval %d\n", (int)(s * 1000 + 0.5));
-	if (f->cfd >= 0 && ctl_send(f->cfd, line) != 0)
+	if (f->cfd >= 0 && ctl_send(f->cfd, line) != 0) {
+		front_lock_model(f);
 		snprintf(f->err, sizeof f->err, "cannot reach rank 0 to change the interval");
+		front_unlock_model(f);
+	}
 }
 
 void
@@ -208,8 +246,15 @@ front_accept(struct top_front *f)
 		if (f->cfd >= 0)
 			close(f->cfd);
 		f->cfd = fd;
-		if (f->quit)
+		if (f->quit) {
 			ctl_send(fd, "quit\n");
+		} else if (f->interval_s != f->a->interval_s) {
+			char line[64];
+
+			/* A key pressed before this rank 0 was here, or told to one now gone. */
+			snprintf(line, sizeof line, "interval %d\n", (int)(f->interval_s * 1000 + 0.5));
+			ctl_send(fd, line);
+		}
 	}
 	front_unlock_model(f);
 }
@@ -231,7 +276,9 @@ front_ui_thread(void *arg)
 		front_lock_model(f);
 		done = f->done;
 		front_unlock_model(f);
-		if (!done && f->quit && !sent && clock_now_ms() - quit_at > FRONT_QUIT_GRACE_MS) {
+		/* Rank 0 reads the word at the end of an interval: give it one and more. */
+		if (!done && f->quit && !sent && clock_now_ms() - quit_at > FRONT_QUIT_GRACE_MS +
+		    (uint64_t)(2000 * f->interval_s)) {
 			kill(getpid(), SIGTERM);	/* the workers did not stop: end the job */
 			sent = 1;
 		}
@@ -274,6 +321,15 @@ front_stderr_back(FILE *log, int saved)
 	fclose(log);
 }
 
+static int
+front_any_lost(const struct top_model *m)
+{
+	for (int r = 0; r < m->nranks; r++)
+		if (m->ranks[r].lost)
+			return 1;
+	return 0;
+}
+
 static char **
 front_wargv(struct top_front *f, int argc, char **argv, char *port)
 {
@@ -307,8 +363,15 @@ front_job(struct top_front *f, char **wargv)
 	if (a->batch)
 		return job_run(&a->ho.jo);
 	saved = front_stderr_away(&log);
-	f->saved_err = saved;
-	pthread_create(&ui, NULL, front_ui_thread, f);
+	f->saved_err = front_saved_err = saved;
+	if (pthread_create(&ui, NULL, front_ui_thread, f) != 0) {
+		ui_close(f->ui);
+		f->ui = NULL;
+		f->saved_err = -1;
+		front_stderr_back(log, saved);
+		fprintf(stderr, "colltop: cannot start the screen's thread\n");
+		return EXIT_CANNOT;
+	}
 	code = job_run(&a->ho.jo);
 	front_lock_model(f);
 	f->done = 1;
@@ -316,7 +379,7 @@ front_job(struct top_front *f, char **wargv)
 	pthread_join(ui, NULL);
 	ui_close(f->ui);
 	f->ui = NULL;
-	f->saved_err = -1;
+	f->saved_err = front_saved_err = -1;
 	front_stderr_back(log, saved);
 	return code;
 }
@@ -368,7 +431,8 @@ front_run(struct top_args *a, int argc, char **argv)
 	else if (f.m.frames == 0)
 		fprintf(stderr, "colltop: the workers sent nothing (job exit code %d)%s%s\n", code,
 		    f.err[0] ? ": " : "", f.err);
-	code = f.m.frames == 0 ? EXIT_CANNOT : code == 0 || f.quit ? EXIT_OK : EXIT_PROBLEMS;
+	code = f.m.frames == 0 ? EXIT_CANNOT : front_any_lost(&f.m) ? EXIT_PROBLEMS :
+	    code == 0 || f.quit ? EXIT_OK : EXIT_PROBLEMS;
 out:
 	if (f.ui != NULL)
 		ui_close(f.ui);
@@ -406,7 +470,7 @@ front_collstack(struct top_front *f, const char *jobid)
 		if (f->saved_err >= 0)
 			dup2(f->saved_err, STDERR_FILENO);	/* its words are for the terminal */
 		execlp(path, path, "--job", jobid, (char *)NULL);
-		fprintf(stderr, "colltop: cannot run %s: %s\n", path, strerror(errno));
+		dprintf(STDERR_FILENO, "colltop: cannot run %s: %s\n", path, strerror(errno));
 		_exit(127);
 	}
 	if (pid < 0)

@@ -90,8 +90,8 @@ model_host_counts(struct top_model *m)
 			m->hosts[m->ranks[r].host].nranks++;
 }
 
-static void
-model_one_rank(struct top_model *m, json_t *o)
+static int
+model_one_rank(struct top_model *m, json_t *o, int bound)
 {
 	json_int_t r = json_integer_value(json_object_get(o, "r"));
 	const char *host = json_string_value(json_object_get(o, "h"));
@@ -99,8 +99,8 @@ model_one_rank(struct top_model *m, json_t *o)
 	struct top_rank *x;
 	double lat, n = m->size > 0 ? m->size : 1;
 
-	if (r < 0 || r >= (1 << 20) || host == NULL)
-		return;
+	if (r < 0 || r >= bound || host == NULL)
+		return 0;
 	x = model_rank(m, (int)r);
 	x->rank = (int)r;
 	if (x->host < 0 || strcmp(m->hosts[x->host].name, host) != 0)
@@ -118,6 +118,7 @@ model_one_rank(struct top_model *m, json_t *o)
 		json_decref(m->hosts[x->host].sample);
 		m->hosts[x->host].sample = json_incref(s);
 	}
+	return 1;
 }
 
 static int
@@ -135,6 +136,32 @@ model_median(double *v, int n)
 		return -1;
 	qsort(v, (size_t)n, sizeof *v, model_cmp_double);
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/*
+ * The median of v (sorted, n) without one element equal to x: what a rank is
+ * held against is the others' lateness, or with two ranks the slow one would
+ * always pull the median up to half its own.
+ */
+static double
+model_median_others(const double *v, int n, double x)
+{
+	int lo = 0, hi = n, m = n - 1;
+
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+
+		if (v[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (m <= 0)
+		return 0;
+	/* The k-th of the others is v[k] before x's place, v[k + 1] from it on. */
+#define OTHER(k) ((k) < lo ? v[(k)] : v[(k) + 1])
+	return m % 2 ? OTHER(m / 2) : (OTHER(m / 2 - 1) + OTHER(m / 2)) / 2;
+#undef OTHER
 }
 
 /* Medians, busbw of the op, and the straggler test over the ranks of this frame. */
@@ -157,14 +184,15 @@ model_judge(struct top_model *m, const char *seen)
 	m->med_lat_us = model_median(lat, n);
 	m->busbw = minlat > 0 && m->size > 1 ? (double)m->bytes / (minlat * 1e3) * 2 *
 	    (m->size - 1) / m->size : -1;
-	thr = fmax(m->a->factor * m->med_late_us, m->a->min_late_ms * 1e3);
 	m->straggler = -1;
 	for (int r = 0; r < m->nranks; r++) {
 		struct top_rank *x = &m->ranks[r];
 
 		if (!seen[r])
 			continue;
-		x->slow_run = judge && x->late_us > thr ? x->slow_run + 1 : 0;
+		thr = fmax(m->a->factor * model_median_others(late, n, x->late_us),
+		    m->a->min_late_ms * 1e3);
+		x->slow_run = judge && n > 1 && x->late_us > thr ? x->slow_run + 1 : 0;
 		x->straggler = x->slow_run >= m->a->slow_k;
 		if (x->straggler && (m->straggler < 0 || x->late_us > m->ranks[m->straggler].late_us))
 			m->straggler = r;
@@ -174,7 +202,7 @@ model_judge(struct top_model *m, const char *seen)
 }
 
 static void
-model_lost(struct top_model *m, json_t *lost)
+model_lost(struct top_model *m, json_t *lost, int bound)
 {
 	size_t i;
 	json_t *o;
@@ -185,7 +213,7 @@ model_lost(struct top_model *m, json_t *lost)
 		const char *why = json_string_value(json_object_get(o, "why"));
 		struct top_rank *x;
 
-		if (r < 0 || r >= (1 << 20))
+		if (r < 0 || r >= bound)
 			continue;
 		x = model_rank(m, (int)r);
 		x->rank = (int)r;
@@ -215,6 +243,18 @@ model_lost(struct top_model *m, json_t *lost)
 				}
 		}
 	}
+}
+
+void
+model_ranks_lost(struct top_model *m, const int *rank_host, int nranks, int host, const char *why)
+{
+	for (int r = 0; r < nranks && r < m->nranks; r++)
+		if (rank_host[r] == host && m->ranks[r].rank >= 0) {
+			m->ranks[r].lost = 1;
+			m->ranks[r].straggler = 0;
+			snprintf(m->ranks[r].why, sizeof m->ranks[r].why, "%s", why);
+		}
+	model_lost(m, NULL, 0);	/* hosts whose every rank is lost */
 }
 
 void
@@ -299,8 +339,8 @@ model_culprit(const struct top_job *j, const char **why)
 	int best = -1, most = 0;
 
 	for (int k = 0; k < j->nr; k++)
-		if (j->r[k].proc == 'T' || j->r[k].proc == 't' || j->r[k].proc == 'Z') {
-			*why = j->r[k].proc == 'Z' ? "dead" : "stopped";
+		if (strchr("TtZX?", j->r[k].proc) != NULL) {
+			*why = j->r[k].proc == 'T' || j->r[k].proc == 't' ? "stopped" : "dead";
 			return j->r[k].rank;
 		}
 	for (int k = 0; k < j->nr; k++) {
@@ -381,6 +421,7 @@ model_frame(struct top_model *m, const char *line, size_t len, double now_s, cha
 	double dt = m->t_last > 0 ? now_s - m->t_last : 0;
 	char *seen;
 	size_t i;
+	int bound;
 
 	if (f == NULL || !json_is_object(f) || !json_is_array(ranks = json_object_get(f, "ranks"))) {
 		snprintf(err, errlen, "not a frame: %s", f == NULL ? je.text : "no ranks");
@@ -394,16 +435,20 @@ model_frame(struct top_model *m, const char *line, size_t len, double now_s, cha
 	m->bytes = (size_t)json_integer_value(json_object_get(f, "bytes"));
 	m->iters = (long)json_integer_value(json_object_get(f, "iters"));
 	m->size = (int)json_integer_value(json_object_get(f, "size"));
+	/*
+	 * Job ranks are numbered from 0 and never renumbered: every one is in this
+	 * frame or among the lost, which bounds them (a frame is untrusted input).
+	 */
+	bound = (int)(json_array_size(ranks) + json_array_size(json_object_get(f, "lost")));
+	bound = bound > m->nranks ? bound : m->nranks;
+	bound = bound < (1 << 20) ? bound : 1 << 20;
+	seen = xcalloc((size_t)bound + 1, 1);
 	json_array_foreach(ranks, i, o)
-		model_one_rank(m, o);
-	model_lost(m, json_object_get(f, "lost"));
-	seen = xcalloc((size_t)m->nranks + 1, 1);
-	json_array_foreach(ranks, i, o) {
-		json_int_t r = json_integer_value(json_object_get(o, "r"));
-
-		if (r >= 0 && r < m->nranks && !m->ranks[r].lost)
-			seen[r] = 1;
-	}
+		if (model_one_rank(m, o, bound))
+			seen[json_integer_value(json_object_get(o, "r"))] = 1;
+	model_lost(m, json_object_get(f, "lost"), bound);
+	for (int r = 0; r < m->nranks; r++)
+		seen[r] &= !m->ranks[r].lost;
 	model_judge(m, seen);
 	model_jobs(m, ranks, dt);
 	model_host_counts(m);

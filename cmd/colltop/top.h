@@ -65,7 +65,7 @@ struct top_rank {
 };
 
 struct top_host {
-	char name[64];
+	char name[80];		/* as the host calls itself (up to WIRE_HOST_LEN) */
 	int nranks;
 	int lost;		/* every rank on it dropped, or SSH lost it */
 	char why[200];
@@ -76,7 +76,7 @@ struct top_jobrank {
 	int rank, pid, state, source;
 	int wait_peer;		/* the rank it waits on, -1 none */
 	char proc;		/* its process state on its host: R S D T Z, '?' gone */
-	char host[64];
+	char host[80];
 	uint64_t seq_started, seq_done, seq_queued;
 	char kind[16];
 };
@@ -122,6 +122,9 @@ int model_frame(struct top_model *m, const char *line, size_t len, double now_s,
     size_t errlen);
 /* A host the launcher lost (SSH gone): its ranks are shown lost. */
 void model_host_lost(struct top_model *m, const char *host, const char *why);
+/* The same by the launcher's placement (its host names may not be the hosts' own). */
+void model_ranks_lost(struct top_model *m, const int *rank_host, int nranks, int host,
+    const char *why);
 int model_find_host(struct top_model *m, const char *name, int add);
 
 /* ---- view.c: the model as rows of cells (no curses) ---- */
@@ -219,6 +222,8 @@ struct top_front {
 	double interval_s;	/* asked for with + and - */
 	char err[256];		/* a worker's last error line */
 	int early;		/* a worker or host was lost before the first frame */
+	int bad;		/* frames that did not parse */
+	char last_parse[256];	/* why the last attempt did not */
 	char why[512];		/* of that */
 	uint64_t shown;		/* frames printed (batch) */
 };
@@ -229,6 +234,8 @@ void front_unlock_model(struct top_front *f);
 /* Ask the workers for a new interval or to stop (through rank 0). */
 void front_interval(struct top_front *f, double s);
 void front_quit(struct top_front *f);
+/* Put the real stderr back (an allocation failure's last words). */
+void front_fatal_stderr(void);
 /* Run collstack on the job (endwin first); its exit code. */
 int front_collstack(struct top_front *f, const char *jobid);
 

@@ -47,6 +47,7 @@ static void
 ui_fatal(void)
 {
 	endwin();
+	front_fatal_stderr();
 }
 
 struct ui *

@@ -155,24 +155,32 @@ worker_frame(struct worker *w, const struct coll_blobs *b)
 	json_decref(f);
 }
 
-static void
-worker_drop(struct worker *w, const int *failed, int n)
+/*
+ * Who is left, by the job's ranks: the shrink may have dropped more ranks
+ * than this rank was told of (the root joins every survivor's list), so the
+ * survivors say who they are and the rest are the lost.
+ */
+static int
+worker_drop(struct worker *w, struct comm *old, struct comm *nc)
 {
-	int size = comm_size(w->c), k = 0;
-	int *keep = xcalloc((size_t)size, sizeof *keep);
+	int n = comm_size(nc), was = comm_size(old), k = 0;
+	int32_t me = w->me, *left = xcalloc((size_t)n, sizeof *left);
+	char *alive = xcalloc((size_t)was, 1);
+	int rc = coll_allgather(nc, &me, left, 1, DT_INT32);
 
-	for (int i = 0; i < n; i++) {
-		if (failed[i] < 0 || failed[i] >= size)
-			continue;
-		json_array_append_new(w->lost, json_pack("{s:i, s:s, s:s}", "r",
-		    w->jobrank[failed[i]], "h", comm_host(w->c, failed[i]), "why",
-		    comm_last_error(w->c)));
-		keep[failed[i]] = -1;
-	}
-	for (int r = 0; r < size; r++)
-		if (keep[r] == 0)
-			w->jobrank[k++] = w->jobrank[r];
-	free(keep);
+	for (int r = 0; rc == COLL_OK && r < n; r++)
+		for (int o = 0; o < was; o++)
+			if (w->jobrank[o] == left[r])
+				alive[o] = 1;
+	for (int o = 0; rc == COLL_OK && o < was; o++)
+		if (!alive[o])
+			json_array_append_new(w->lost, json_pack("{s:i, s:s, s:s}", "r", w->jobrank[o],
+			    "h", comm_host(old, o), "why", comm_last_error(old)));
+	for (int r = 0; rc == COLL_OK && r < n; r++)
+		w->jobrank[k++] = left[r];
+	free(left);
+	free(alive);
+	return rc;
 }
 
 /* Go on without the dead; anything else ends the worker (-1, said on stderr). */
@@ -195,8 +203,13 @@ worker_recover(struct worker *w, int rc)
 		comm_destroy(nc);
 		return -1;
 	}
-	worker_drop(w, failed, n);
 	free(failed);
+	if ((rc = worker_drop(w, w->c, nc)) != COLL_OK) {
+		fprintf(stderr, "colltop: rank %d: the survivors could not agree who is left: %s\n",
+		    w->me, comm_last_error(nc));
+		comm_destroy(nc);
+		return -1;
+	}
 	comm_destroy(w->c);
 	w->c = nc;
 	worker_roles(w);
@@ -232,6 +245,8 @@ worker_interval(struct worker *w, uint64_t *next)
 	char *snap;
 	int rc, stop;
 
+	if (w->a->iterations > 0 && (long)w->iter >= w->a->iterations)
+		return 1;	/* the last interval's frame went out before a failure */
 	worker_sleep_until(sched);
 	if ((rc = worker_probe(w, sched, &lat, &late)) != COLL_OK)
 		return rc;
@@ -244,10 +259,10 @@ worker_interval(struct worker *w, uint64_t *next)
 	coll_blobs_free(&b);
 	if (rc != COLL_OK)
 		return rc;
+	w->iter++;	/* its frame is out: a failure from here on does not repeat it */
 	stop = worker_control(w, &rc);
 	if (rc != COLL_OK)
 		return rc;
-	w->iter++;
 	return stop || (w->a->iterations > 0 && (long)w->iter >= w->a->iterations);
 }
 

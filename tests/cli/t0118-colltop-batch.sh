@@ -148,15 +148,24 @@ expect_code 2 $? "--sort nope"
 check "--sort: said, with the columns" grep -q "colltop: --sort 'nope' names no column: use rank, host" "$TMP/o"
 colltop -d 0 --once >"$TMP/o" 2>&1
 expect_code 2 $? "-d 0"
+check "-d 0: said" grep -q '^colltop: -d' "$TMP/o"
 colltop --bytes 2G --once >"$TMP/o" 2>&1
 expect_code 2 $? "--bytes 2G"
 check "--bytes: said" grep -q 'the probe is at most 1G' "$TMP/o"
 colltop --worker >"$TMP/o" 2>&1
 expect_code 2 $? "--worker by hand"
+check "--worker: said" grep -q '^colltop: --worker is for the workers the dashboard starts' "$TMP/o"
 colltop --once extra >"$TMP/o" 2>&1
 expect_code 2 $? "an operand"
+check "an operand: said" grep -q "^colltop: unexpected argument 'extra'" "$TMP/o"
 colltop --iterations 0 >"$TMP/o" 2>&1
 expect_code 2 $? "--iterations 0"
+check "--iterations 0: said" grep -q '^colltop: --iterations' "$TMP/o"
+# The reader goes away (colltop -b | head): colltop stops, as top does.
+start=$(date +%s)
+colltop -b -n 2 --no-gpu -d 0.2 2>"$TMP/e" | head -1 >"$TMP/o"
+check "-b | head -1: ends by itself" test $(($(date +%s) - start)) -lt 20
+check "-b | head -1: its one line" grep -q '^colltop: 2 ranks on 1 host' "$TMP/o"
 # A worker that cannot join ends the run at once (the others would wait at the join).
 start=$(date +%s)
 COLL_FAULT=zz colltop --once -n 2 --no-gpu >"$TMP/o" 2>&1

@@ -81,6 +81,18 @@ tm send-keys -t top q
 check "q: colltop exits" exited
 check "q: exit 0" test "$(cat "$TMP/rc" 2>/dev/null)" = 0
 check "q: the workers stopped (no page left)" sh -c "sleep 0.5; test \$(ls $COLL_STATUS_DIR | wc -l) -eq 0"
+check "q: they stopped on rank 0's word, not by signal" sh -c "! grep -q 'got SIG' $TMP/err.main"
+
+# A long interval: q still ends it on rank 0's word (it reads it after its sleep).
+tm kill-session -t top 2>/dev/null
+rm -f "$TMP/rc"
+tm new-session -d -s top -x 140 -y 30 "env TERM=xterm LANG=C.UTF-8 $BIN/colltop -n 2 --no-gpu \
+	-d 3 2>$TMP/err.slow; echo \$? >$TMP/rc; sleep 60"
+check "-d 3: a frame" wait_screen '^colltop  2 ranks on 1 host' 15
+tm send-keys -t top q
+for _ in $(seq 100); do [ -s "$TMP/rc" ] && break; sleep 0.1; done
+check "-d 3: q exits 0 within an interval" test "$(cat "$TMP/rc" 2>/dev/null)" = 0
+check "-d 3: not by signal" sh -c "! grep -q 'got SIG' $TMP/err.slow"
 
 start nocolor NO_COLOR=1
 check "NO_COLOR: starts" wait_screen '^ +2  [^ ]+ +ok '

@@ -60,6 +60,23 @@ test_straggler(void **state)
 	model_free(&m);
 }
 
+/* Two ranks: the slow one is held against the other, not a median it pulls up. */
+static void
+test_straggler_two(void **state)
+{
+	struct top_model m;
+	double slow[2] = { 0.05, 300 };
+
+	(void)state;
+	model_init(&m, &args);
+	for (int i = 0; i < 6; i++) {
+		feed(&m, 2, slow, NULL, i);
+		assert_int_equal(m.straggler, i < 5 ? -1 : 1);
+	}
+	assert_false(m.ranks[0].straggler);
+	model_free(&m);
+}
+
 static void
 test_floor(void **state)
 {
@@ -102,6 +119,18 @@ test_lost(void **state)
 	assert_non_null(strstr(lines[0], "no word from the workers for 2.0 s"));
 	model_host_lost(&m, "c", "ssh: connection lost");
 	assert_true(m.ranks[2].lost);
+	/* By the launcher's placement: its name for the host need not be the host's own. */
+	{
+		static const int rank_host[3] = { 7, 8, 9 };
+
+		m.ranks[0].lost = 0;
+		m.hosts[m.ranks[0].host].lost = 0;
+		model_ranks_lost(&m, rank_host, 3, 7, "ssh: session lost");
+		assert_true(m.ranks[0].lost);
+		assert_string_equal(m.ranks[0].why, "ssh: session lost");
+		assert_true(m.hosts[m.ranks[0].host].lost);
+		assert_int_equal(model_find_host(&m, "7", 0), -1);
+	}
 	model_free(&m);
 }
 
@@ -190,6 +219,10 @@ test_not_frames(void **state)
 	    "{\"r\":1}],\"lost\":[{\"r\":-1}]}";
 	assert_int_equal(model_frame(&m, odd, strlen(odd), 1, err, sizeof err), 0);
 	assert_int_equal(m.nranks, 0);
+	/* A rank beyond every rank the frame holds is not trusted to size the tables. */
+	const char *far = "{\"ranks\":[{\"r\":1048575,\"h\":\"a\",\"lat\":1,\"late\":1}]}";
+	assert_int_equal(model_frame(&m, far, strlen(far), 2, err, sizeof err), 0);
+	assert_int_equal(m.nranks, 0);
 	model_free(&m);
 }
 
@@ -237,6 +270,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_straggler),
+		cmocka_unit_test(test_straggler_two),
 		cmocka_unit_test(test_floor),
 		cmocka_unit_test(test_lost),
 		cmocka_unit_test(test_jobs),
