@@ -296,7 +296,10 @@ worker_run(struct top_args *a)
 
 	worker_keepalive(a);
 	if ((code = comm_init_env(&w.c, &cfg)) != COLL_OK) {
-		fprintf(stderr, "colltop: cannot join the workers: %s\n", coll_strerror(code));
+		/* A failed init may still leave a communicator: its error, then free it. */
+		fprintf(stderr, "colltop: cannot join the workers: %s\n", w.c != NULL ?
+		    comm_last_error(w.c) : "COLL_UNIQUE_ID, COLL_RANK or COLL_SIZE is malformed");
+		comm_destroy(w.c);
 		return EXIT_CANNOT;
 	}
 	n = comm_size(w.c);
