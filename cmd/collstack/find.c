@@ -325,12 +325,22 @@ stk_page_from(struct stk_page *p, const struct status_page *pg)
 	}
 }
 
+/* Each page is kept with its owner; stk_pages_of matches it to a process of that owner. */
+static int
+stk_pages_add(const struct status_page *pg, uid_t owner, void *arg)
+{
+	struct stk_pageset *ps = arg;
+
+	ps->pages = xreallocarray(ps->pages, (size_t)ps->n + 1, sizeof *ps->pages);
+	ps->uids = xreallocarray(ps->uids, (size_t)ps->n + 1, sizeof *ps->uids);
+	ps->pages[ps->n] = *pg;
+	ps->uids[ps->n++] = owner;
+	return 0;
+}
+
 void
 stk_pages_load(struct stk_pageset *ps, const char *dir)
 {
-	struct dirent *de;
-	DIR *d;
-
 	if (dir == NULL || dir[0] == '\0')
 		dir = status_dir();
 	for (int i = 0; i < ps->ndirs; i++)
@@ -338,25 +348,7 @@ stk_pages_load(struct stk_pageset *ps, const char *dir)
 			return;	/* read already */
 	ps->dirs = xreallocarray(ps->dirs, (size_t)ps->ndirs + 1, sizeof *ps->dirs);
 	ps->dirs[ps->ndirs++] = xstrdup(dir);
-	if ((d = opendir(dir)) == NULL)
-		return;
-	while ((de = readdir(d)) != NULL) {
-		char path[4096];
-		struct stat sb;
-		struct status_page pg;
-
-		if (strncmp(de->d_name, "coll.", 5) != 0)
-			continue;
-		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-		/* Each page is read as its owner's; stk_pages_of matches it to a process of that owner. */
-		if (lstat(path, &sb) != 0 || status_read_owned(path, sb.st_uid, &pg) != COLL_OK)
-			continue;
-		ps->pages = xreallocarray(ps->pages, (size_t)ps->n + 1, sizeof *ps->pages);
-		ps->uids = xreallocarray(ps->uids, (size_t)ps->n + 1, sizeof *ps->uids);
-		ps->pages[ps->n] = pg;
-		ps->uids[ps->n++] = sb.st_uid;
-	}
-	closedir(d);
+	status_scan(dir, stk_pages_add, ps);
 }
 
 int

@@ -8,17 +8,14 @@
  *
  * No curses here: collectors fill plain data, the view and the screen show it.
  */
-#include <dirent.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include "err.h"
 #include "kind.h"
 #include "sample.h"
+#include "stack.h"
 #include "status.h"
 #include "top.h"
 #include "xmalloc.h"
@@ -168,32 +165,16 @@ collect_host(struct collect *c)
 	return o;
 }
 
-/*
- * The rank's process state from this host's /proc ('T' stopped, 'Z' dead,
- * '?' gone): a rank stopped inside an op has the same sequence numbers as
- * the ranks waiting for it, and only this tells them apart.
- */
-static char
-collect_proc_state(int pid)
-{
-	char path[4200], buf[512], *p;
-	FILE *f;
-
-	snprintf(path, sizeof path, "%.4000s/%d/stat", getenv("COLL_PROC_ROOT") ?
-	    getenv("COLL_PROC_ROOT") : "/proc", pid);
-	if (pid <= 0 || (f = fopen(path, "r")) == NULL)
-		return '?';
-	p = fgets(buf, sizeof buf, f);
-	fclose(f);
-	if (p == NULL || (p = strrchr(buf, ')')) == NULL || p[1] != ' ' || p[2] == '\0')
-		return '?';
-	return p[2];
-}
-
 static json_t *
 collect_page(const struct status_page *p)
 {
-	char job[20], comm[20], st[2] = { collect_proc_state(p->pid), '\0' };
+	/*
+	 * Its process state here ('?' gone): a rank stopped inside an op has the
+	 * same sequence numbers as the ranks waiting for it, and only this tells
+	 * them apart.
+	 */
+	char state = p->pid > 0 ? stack_state(p->pid, NULL) : 0;
+	char job[20], comm[20], st[2] = { state ? state : '?', '\0' };
 
 	snprintf(job, sizeof job, "%016" PRIx64, p->jobid);
 	snprintf(comm, sizeof comm, "%016" PRIx64, p->commid);
@@ -207,6 +188,23 @@ collect_page(const struct status_page *p)
 	    "proc", st);
 }
 
+struct collect_scan {
+	json_t *pages;
+	uint64_t own_job;
+	const char *host;
+};
+
+static int
+collect_scan_one(const struct status_page *pg, uid_t owner, void *arg)
+{
+	struct collect_scan *cs = arg;
+
+	(void)owner;
+	if (pg->jobid != cs->own_job && strncmp(pg->host, cs->host, sizeof pg->host) == 0)
+		json_array_append_new(cs->pages, collect_page(pg));
+	return json_array_size(cs->pages) >= COLLECT_PAGES_MAX;
+}
+
 /*
  * Only the pages of ranks on this host: hosts that share a /dev/shm (a test
  * bed's namespaces, a container's bind mount) would each report them all.
@@ -214,27 +212,8 @@ collect_page(const struct status_page *p)
 json_t *
 collect_pages(uint64_t own_job, const char *host)
 {
-	json_t *a = json_array();
-	struct dirent *de;
-	int n = 0;
-	DIR *d = opendir(status_dir());
+	struct collect_scan cs = { json_array(), own_job, host };
 
-	if (d == NULL)
-		return a;
-	while ((de = readdir(d)) != NULL && n < COLLECT_PAGES_MAX) {
-		char path[4096];
-		struct stat sb;
-		struct status_page pg;
-
-		if (strncmp(de->d_name, "coll.", 5) != 0)
-			continue;
-		snprintf(path, sizeof path, "%s/%s", status_dir(), de->d_name);
-		if (lstat(path, &sb) != 0 || status_read_owned(path, sb.st_uid, &pg) != COLL_OK ||
-		    pg.jobid == own_job || strncmp(pg.host, host, sizeof pg.host) != 0)
-			continue;
-		json_array_append_new(a, collect_page(&pg));
-		n++;
-	}
-	closedir(d);
-	return a;
+	status_scan(NULL, collect_scan_one, &cs);
+	return cs.pages;
 }

@@ -365,6 +365,36 @@ status_read(const char *path, struct status_page *out)
 }
 
 int
+status_scan(const char *dir, int (*fn)(const struct status_page *pg, uid_t owner, void *arg),
+    void *arg)
+{
+	struct dirent *de;
+	DIR *d;
+	int n = 0;
+
+	if (dir == NULL || dir[0] == '\0')
+		dir = status_dir();
+	if ((d = opendir(dir)) == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		char path[4096];
+		struct stat sb;
+		struct status_page pg;
+
+		if (strncmp(de->d_name, "coll.", 5) != 0)
+			continue;
+		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+		if (lstat(path, &sb) != 0 || status_read_owned(path, sb.st_uid, &pg) != COLL_OK)
+			continue;
+		n++;
+		if (fn(&pg, sb.st_uid, arg) != 0)
+			break;
+	}
+	closedir(d);
+	return n;
+}
+
+int
 status_remove_job(uint64_t jobid)
 {
 	char prefix[64], path[512];

@@ -517,6 +517,48 @@ test_status_remove_job(void **state)
 	assert_int_equal(dir_files(0), 0);
 }
 
+struct scan_seen {
+	int n, stop_at;
+	uint64_t sum;	/* of jobid x rank, to see each page came whole */
+};
+
+static int
+scan_count(const struct status_page *pg, uid_t owner, void *arg)
+{
+	struct scan_seen *s = arg;
+
+	assert_int_equal(owner, geteuid());
+	s->sum += pg->jobid * (uint64_t)(pg->rank + 1);
+	return ++s->n == s->stop_at;
+}
+
+/* status_scan gives every page whole, passes over what is not one, and stops when asked. */
+static void
+test_status_scan(void **state)
+{
+	struct status st[3];
+	struct scan_seen all = { 0, 0, 0 }, two = { 0, 2, 0 };
+	char other[512], junk[512];
+
+	(void)state;
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(status_open(&st[i], 0x40 + (uint64_t)i, 1, i, 3, "h"), COLL_OK);
+	snprintf(other, sizeof other, "%s/other", dir);		/* not named as a page */
+	write_file(other, "x", 1);
+	snprintf(junk, sizeof junk, "%s/coll.0000000000000001.0000000000000001.0", dir);
+	write_file(junk, "not a page", 10);			/* named as one, is not */
+	assert_int_equal(status_scan(NULL, scan_count, &all), 3);
+	assert_int_equal(all.n, 3);
+	assert_int_equal(all.sum, 0x40 * 1 + 0x41 * 2 + 0x42 * 3);
+	assert_int_equal(status_scan(dir, scan_count, &two), 2);
+	assert_int_equal(two.n, 2);
+	assert_int_equal(status_scan("/nonexistent-coll-dir", scan_count, &all), 0);
+	unlink(other);
+	unlink(junk);
+	for (int i = 0; i < 3; i++)
+		status_close(&st[i]);
+}
+
 /* A status directory that does not exist: status_open fails cleanly. */
 static void
 test_status_open_no_dir(void **state)
@@ -766,6 +808,7 @@ main(void)
 		cmocka_unit_test(test_status_read_v2),
 		cmocka_unit_test(test_status_read_missing),
 		cmocka_unit_test(test_status_remove_job),
+		cmocka_unit_test(test_status_scan),
 		cmocka_unit_test(test_status_open_no_dir),
 		cmocka_unit_test(test_status_seqlock_torn),
 		cmocka_unit_test(test_status_seqlock_odd),

@@ -166,6 +166,14 @@ void status_progress(struct status *st);
 int status_read(const char *path, struct status_page *out);
 /* The same for a page that must be owned by uid owner. */
 int status_read_owned(const char *path, uid_t owner, struct status_page *out);
+/*
+ * Every page in dir (NULL or "": status_dir()), each read as its owner's
+ * (status_read_owned, so a reader running as root sees every user's): fn is
+ * called on each that reads whole, and stops the scan by returning nonzero.
+ * The count of pages given to fn.
+ */
+int status_scan(const char *dir, int (*fn)(const struct status_page *pg, uid_t owner,
+    void *arg), void *arg);
 /* Remove every page of a job that is ours (a launcher cleaning up after killed ranks); the count. */
 int status_remove_job(uint64_t jobid);
 
