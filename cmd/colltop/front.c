@@ -80,7 +80,6 @@ front_fold(struct top_front *f)
 				batch_json(&f->m, stdout);
 			else
 				batch_text(&f->m, stdout);
-			f->shown++;
 			/* The reader went away (colltop -b | head): stop, as top does. */
 			if (ferror(stdout) && !f->early) {
 				f->early = f->quit = 1;
@@ -114,7 +113,6 @@ front_output(void *arg, int rank, int stream, const char *line, size_t len)
 	static const char start[] = "{\"it\":";
 	struct top_front *f = arg;
 
-	(void)rank;
 	if (stream != LAUNCH_STDOUT) {
 		front_lock_model(f);
 		snprintf(f->err, sizeof f->err, "rank %d: %.*s", rank, (int)(len > 200 ? 200 : len),

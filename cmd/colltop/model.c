@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "probe.h"
 #include "status.h"
 #include "top.h"
 #include "xmalloc.h"
@@ -90,6 +91,13 @@ model_host_counts(struct top_model *m)
 			m->hosts[m->ranks[r].host].nranks++;
 }
 
+/* nccl-tests' bus bandwidth of the probe at this latency (GB/s); -1 without one. */
+static double
+model_busbw(const struct top_model *m, double lat_us)
+{
+	return lat_us > 0 ? (double)m->bytes / (lat_us * 1e3) * probe_busbw_factor(m->size) : -1;
+}
+
 static int
 model_one_rank(struct top_model *m, json_t *o, int bound)
 {
@@ -97,7 +105,7 @@ model_one_rank(struct top_model *m, json_t *o, int bound)
 	const char *host = json_string_value(json_object_get(o, "h"));
 	json_t *s = json_object_get(o, "s");
 	struct top_rank *x;
-	double lat, n = m->size > 0 ? m->size : 1;
+	double lat;
 
 	if (r < 0 || r >= bound || host == NULL)
 		return 0;
@@ -108,7 +116,7 @@ model_one_rank(struct top_model *m, json_t *o, int bound)
 	x->pid = (int)json_integer_value(json_object_get(o, "pid"));
 	x->lat_us = lat = json_number_value(json_object_get(o, "lat"));
 	x->late_us = json_number_value(json_object_get(o, "late"));
-	x->busbw = lat > 0 ? (double)m->bytes / (lat * 1e3) * 2 * (n - 1) / n : -1;
+	x->busbw = model_busbw(m, lat);
 	if (x->nhist == TOP_HIST) {
 		memmove(x->hist, x->hist + 1, (TOP_HIST - 1) * sizeof *x->hist);
 		x->nhist--;
@@ -180,10 +188,9 @@ model_judge(struct top_model *m, const char *seen)
 		if (minlat < 0 || m->ranks[r].lat_us < minlat)
 			minlat = m->ranks[r].lat_us;
 	}
-	m->med_late_us = model_median(late, n);
+	m->med_late_us = model_median(late, n);	/* sorts late: model_median_others needs it so */
 	m->med_lat_us = model_median(lat, n);
-	m->busbw = minlat > 0 && m->size > 1 ? (double)m->bytes / (minlat * 1e3) * 2 *
-	    (m->size - 1) / m->size : -1;
+	m->busbw = m->size > 1 ? model_busbw(m, minlat) : -1;
 	m->straggler = -1;
 	for (int r = 0; r < m->nranks; r++) {
 		struct top_rank *x = &m->ranks[r];
@@ -202,10 +209,48 @@ model_judge(struct top_model *m, const char *seen)
 }
 
 static void
+model_mark_lost(struct top_rank *x, const char *why)
+{
+	x->lost = 1;
+	x->straggler = 0;
+	x->slow_run = 0;
+	snprintf(x->why, sizeof x->why, "%s", why);
+}
+
+/* A host whose every rank is lost is lost, for the reason of its first. */
+static void
+model_hosts_lost(struct top_model *m)
+{
+	int *live = xcalloc((size_t)m->nhosts + 1, sizeof *live);
+	int *first = xcalloc((size_t)m->nhosts + 1, sizeof *first);
+
+	for (int h = 0; h < m->nhosts; h++)
+		first[h] = -1;
+	for (int r = 0; r < m->nranks; r++) {
+		int h = m->ranks[r].host;
+
+		if (h < 0)
+			continue;
+		live[h] += !m->ranks[r].lost;
+		if (first[h] < 0)
+			first[h] = r;
+	}
+	for (int h = 0; h < m->nhosts; h++)
+		if (first[h] >= 0 && live[h] == 0 && !m->hosts[h].lost) {
+			m->hosts[h].lost = 1;
+			snprintf(m->hosts[h].why, sizeof m->hosts[h].why, "%s",
+			    m->ranks[first[h]].why);
+		}
+	free(live);
+	free(first);
+}
+
+static void
 model_lost(struct top_model *m, json_t *lost, int bound)
 {
 	size_t i;
 	json_t *o;
+	int any = 0;
 
 	json_array_foreach(lost, i, o) {
 		json_int_t r = json_integer_value(json_object_get(o, "r"));
@@ -217,58 +262,22 @@ model_lost(struct top_model *m, json_t *lost, int bound)
 			continue;
 		x = model_rank(m, (int)r);
 		x->rank = (int)r;
-		x->lost = 1;
-		x->straggler = 0;
-		x->slow_run = 0;
-		snprintf(x->why, sizeof x->why, "%s", why ? why : "dropped");
+		any |= !x->lost;
+		model_mark_lost(x, why ? why : "dropped");
 		if (x->host < 0 && h != NULL)
 			x->host = model_find_host(m, h, 1);
 	}
-	/* A host whose every rank is lost is lost. */
-	for (int h = 0; h < m->nhosts; h++) {
-		int all = 1, any = 0;
-
-		for (int r = 0; r < m->nranks; r++)
-			if (m->ranks[r].host == h) {
-				any = 1;
-				all &= m->ranks[r].lost;
-			}
-		if (any && all && !m->hosts[h].lost) {
-			m->hosts[h].lost = 1;
-			for (int r = 0; r < m->nranks; r++)
-				if (m->ranks[r].host == h) {
-					snprintf(m->hosts[h].why, sizeof m->hosts[h].why, "%s",
-					    m->ranks[r].why);
-					break;
-				}
-		}
-	}
+	if (any)
+		model_hosts_lost(m);
 }
 
 void
 model_ranks_lost(struct top_model *m, const int *rank_host, int nranks, int host, const char *why)
 {
 	for (int r = 0; r < nranks && r < m->nranks; r++)
-		if (rank_host[r] == host && m->ranks[r].rank >= 0) {
-			m->ranks[r].lost = 1;
-			m->ranks[r].straggler = 0;
-			snprintf(m->ranks[r].why, sizeof m->ranks[r].why, "%s", why);
-		}
-	model_lost(m, NULL, 0);	/* hosts whose every rank is lost */
-}
-
-void
-model_host_lost(struct top_model *m, const char *host, const char *why)
-{
-	int h = model_find_host(m, host, 1);
-
-	m->hosts[h].lost = 1;
-	snprintf(m->hosts[h].why, sizeof m->hosts[h].why, "%s", why);
-	for (int r = 0; r < m->nranks; r++)
-		if (m->ranks[r].host == h) {
-			m->ranks[r].lost = 1;
-			snprintf(m->ranks[r].why, sizeof m->ranks[r].why, "%s", why);
-		}
+		if (rank_host[r] == host && m->ranks[r].rank >= 0)
+			model_mark_lost(&m->ranks[r], why);
+	model_hosts_lost(m);
 }
 
 static struct top_job *
@@ -301,9 +310,6 @@ model_page(struct top_model *m, json_t *p)
 		return;
 	j = model_job(m, job, comm);
 	j->seen = 1;
-	for (int k = 0; k < j->nr; k++)
-		if (j->r[k].rank == (int)json_integer_value(json_object_get(p, "rank")))
-			return;	/* reported twice (two workers on its host) */
 	j->nranks = (int)json_integer_value(json_object_get(p, "nranks"));
 	j->r = xreallocarray(j->r, (size_t)j->nr + 1, sizeof *j->r);
 	x = &j->r[j->nr++];

@@ -120,9 +120,10 @@ void model_free(struct top_model *m);
 /* Fold in one frame (a line of rank 0's stdout); -1 with err if it is not one. */
 int model_frame(struct top_model *m, const char *line, size_t len, double now_s, char *err,
     size_t errlen);
-/* A host the launcher lost (SSH gone): its ranks are shown lost. */
-void model_host_lost(struct top_model *m, const char *host, const char *why);
-/* The same by the launcher's placement (its host names may not be the hosts' own). */
+/*
+ * A host the launcher lost (SSH gone): its ranks, by the launcher's placement
+ * (its host names may not be the hosts' own), are shown lost.
+ */
 void model_ranks_lost(struct top_model *m, const int *rank_host, int nranks, int host,
     const char *why);
 int model_find_host(struct top_model *m, const char *name, int add);
@@ -225,7 +226,6 @@ struct top_front {
 	int bad;		/* frames that did not parse */
 	char last_parse[256];	/* why the last attempt did not */
 	char why[512];		/* of that */
-	uint64_t shown;		/* frames printed (batch) */
 };
 int front_run(struct top_args *a, int argc, char **argv);
 /* Hold the model still (the screen draws from it while frames come in). */

@@ -37,6 +37,7 @@ struct worker {
 	struct top_args *a;
 	struct comm *c;
 	int *jobrank;		/* rank in c -> the job's rank */
+	int njob;		/* the job's ranks at the start */
 	int me;			/* the job's rank */
 	int leader;		/* the first rank of this host in c */
 	struct collect col;
@@ -165,15 +166,14 @@ worker_drop(struct worker *w, struct comm *old, struct comm *nc)
 {
 	int n = comm_size(nc), was = comm_size(old), k = 0;
 	int32_t me = w->me, *left = xcalloc((size_t)n, sizeof *left);
-	char *alive = xcalloc((size_t)was, 1);
+	char *alive = xcalloc((size_t)w->njob, 1);	/* by job rank */
 	int rc = coll_allgather(nc, &me, left, 1, DT_INT32);
 
 	for (int r = 0; rc == COLL_OK && r < n; r++)
-		for (int o = 0; o < was; o++)
-			if (w->jobrank[o] == left[r])
-				alive[o] = 1;
+		if (left[r] >= 0 && left[r] < w->njob)
+			alive[left[r]] = 1;
 	for (int o = 0; rc == COLL_OK && o < was; o++)
-		if (!alive[o])
+		if (!alive[w->jobrank[o]])
 			json_array_append_new(w->lost, json_pack("{s:i, s:s, s:s}", "r", w->jobrank[o],
 			    "h", comm_host(old, o), "why", comm_last_error(old)));
 	for (int r = 0; rc == COLL_OK && r < n; r++)
@@ -304,6 +304,7 @@ worker_run(struct top_args *a)
 	}
 	n = comm_size(w.c);
 	w.me = comm_rank(w.c);
+	w.njob = n;
 	w.jobrank = xcalloc((size_t)n, sizeof *w.jobrank);
 	for (int k = 0; k < n; k++)
 		w.jobrank[k] = k;

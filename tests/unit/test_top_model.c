@@ -117,14 +117,15 @@ test_lost(void **state)
 	/* Silence past 1.5 intervals is said too. */
 	assert_int_equal(view_alerts(&m, 3, lines, at, 8), 2);
 	assert_non_null(strstr(lines[0], "no word from the workers for 2.0 s"));
-	model_host_lost(&m, "c", "ssh: connection lost");
-	assert_true(m.ranks[2].lost);
 	/* By the launcher's placement: its name for the host need not be the host's own. */
 	{
 		static const int rank_host[3] = { 7, 8, 9 };
 
-		m.ranks[0].lost = 0;
-		m.hosts[m.ranks[0].host].lost = 0;
+		model_ranks_lost(&m, rank_host, 3, 9, "ssh: connection lost");
+		assert_true(m.ranks[2].lost);
+		assert_true(m.hosts[m.ranks[2].host].lost);
+		assert_string_equal(m.hosts[m.ranks[2].host].why, "ssh: connection lost");
+		assert_false(m.ranks[0].lost);
 		model_ranks_lost(&m, rank_host, 3, 7, "ssh: session lost");
 		assert_true(m.ranks[0].lost);
 		assert_string_equal(m.ranks[0].why, "ssh: session lost");
