@@ -26,6 +26,11 @@ expect_code() { # expect_code WANT GOT DESCRIPTION
 	if [ "$1" = "$2" ]; then ok "$3 (exit $2)"; else not_ok "$3: exit $2, wanted $1"; fi
 }
 contains() { grep -q -- "$2" "$1"; }
+pid_of_rank() { # the pid of rank $1 in the newest job record
+	python3 -c 'import json,glob,os,sys
+f=max(glob.glob(os.environ["COLL_JOB_DIR"]+"/*.json"),key=os.path.getmtime)
+print([r["pid"] for r in json.load(open(f))["ranks"] if r["rank"]==int(sys.argv[1])][0])' "$1"
+}
 finish() {
 	echo "$passes passed, $fails failed"
 	[ "$fails" -eq 0 ]

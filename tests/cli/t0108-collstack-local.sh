@@ -17,11 +17,6 @@ wait_lines() {
 	done
 	return 1
 }
-pid_of_rank() { # the pid of rank $1 in the newest job record
-	python3 -c 'import json,glob,os,sys
-f=max(glob.glob(os.environ["COLL_JOB_DIR"]+"/*.json"),key=os.path.getmtime)
-print([r["pid"] for r in json.load(open(f))["ranks"] if r["rank"]==int(sys.argv[1])][0])' "$1"
-}
 state_of() { awk '{print $3}' "/proc/$1/stat" 2>/dev/null; }
 
 # 1. A rank hangs in op 20: the others wait for it in allreduce seq 20.

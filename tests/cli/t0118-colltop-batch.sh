@@ -104,11 +104,6 @@ check "text: the straggler line names rank 2" \
 check "text: rank 2's row says SLOW" grep -qE '^ +2  [^ ]+ +SLOW ' "$TMP/t"
 
 # 4. Another job with a rank stopped between ops: stalled, that rank behind.
-pid_of_rank() {
-	python3 -c 'import json,glob,os,sys
-f=max(glob.glob(os.environ["COLL_JOB_DIR"]+"/*.json"),key=os.path.getmtime)
-print([r["pid"] for r in json.load(open(f))["ranks"] if r["rank"]==int(sys.argv[1])][0])' "$1"
-}
 "$BIN/collrun" -n 3 collcheck allreduce -b 8 -e 8 -n 1000000 -w 0 >"$TMP/job.out" 2>&1 &
 JOB=$!
 echo $JOB >>"$TMP/pids"

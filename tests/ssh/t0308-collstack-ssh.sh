@@ -7,11 +7,6 @@
 . "$(dirname "$0")/lib.sh"
 collstack() { "$BIN/collstack" "$@"; }
 jobid() { ls "$COLL_JOB_DIR" | sed -n 's/\.json$//p' | head -1; }
-pid_of_rank() {
-	python3 -c 'import json,glob,os,sys
-f=max(glob.glob(os.environ["COLL_JOB_DIR"]+"/*.json"),key=os.path.getmtime)
-print([r["pid"] for r in json.load(open(f))["ranks"] if r["rank"]==int(sys.argv[1])][0])' "$1"
-}
 # Remote ranks write their pages to /dev/shm: remove this test's, however it ends.
 JOBS=""
 trap 'for j in $JOBS; do rm -f /dev/shm/coll.$j.*; done; cleanup' EXIT
