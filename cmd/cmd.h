@@ -31,7 +31,9 @@ struct cmd {
 };
 
 extern const struct cmd cmd_collrun;
-extern const struct cmd cmd_collcheck_allreduce;
+extern const struct cmd cmd_collcheck_allreduce, cmd_collcheck_allgather;
+extern const struct cmd cmd_collcheck_reducescatter, cmd_collcheck_broadcast;
+extern const struct cmd cmd_collcheck_reduce, cmd_collcheck_alltoall;
 extern const struct cmd cmd_collcheck_all, cmd_collcheck_env, cmd_collcheck_links;
 extern const struct cmd cmd_collstack;
 extern const struct cmd cmd_colltop;

@@ -29,7 +29,7 @@ _coll_collcheck()
 {
 	local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
 	if [ "$COMP_CWORD" -eq 1 ]; then
-		COMPREPLY=($(compgen -W " all env links allreduce" -- "$cur"))
+		COMPREPLY=($(compgen -W " all env links allreduce allgather reducescatter broadcast reduce alltoall" -- "$cur"))
 		return
 	fi
 	case "${COMP_WORDS[1]}" in
@@ -102,11 +102,103 @@ _coll_collcheck()
 		-c|--check) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return ;;
 		-d|--datatype) COMPREPLY=($(compgen -W "int8 uint8 int32 uint32 int64 uint64 half bfloat16 float double all" -- "$cur")); return ;;
 		-o|--op) COMPREPLY=($(compgen -W "sum prod min max avg all" -- "$cur")); return ;;
+		-r|--root) return ;;
+		--engine) COMPREPLY=($(compgen -W "auto coll nccl" -- "$cur")); return ;;
 		-N|--ranks) return ;;
 		-T|--timeout) return ;;
 		--on-failure) COMPREPLY=($(compgen -W "stop shrink" -- "$cur")); return ;;
 		esac
-		COMPREPLY=($(compgen -W " -b --minbytes -e --maxbytes -f --stepfactor -i --stepbytes -n --iters -w --warmup_iters -c --check -d --datatype -o --op -N --ranks -T --timeout --on-failure --json -h --help" -- "$cur")) ;;
+		COMPREPLY=($(compgen -W " -b --minbytes -e --maxbytes -f --stepfactor -i --stepbytes -n --iters -w --warmup_iters -c --check -d --datatype -o --op -r --root --engine -N --ranks -T --timeout --on-failure --json -h --help" -- "$cur")) ;;
+	allgather)
+		case "$prev" in
+		-b|--minbytes) return ;;
+		-e|--maxbytes) return ;;
+		-f|--stepfactor) return ;;
+		-i|--stepbytes) return ;;
+		-n|--iters) return ;;
+		-w|--warmup_iters) return ;;
+		-c|--check) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return ;;
+		-d|--datatype) COMPREPLY=($(compgen -W "int8 uint8 int32 uint32 int64 uint64 half bfloat16 float double all" -- "$cur")); return ;;
+		-o|--op) COMPREPLY=($(compgen -W "sum prod min max avg all" -- "$cur")); return ;;
+		-r|--root) return ;;
+		--engine) COMPREPLY=($(compgen -W "auto coll nccl" -- "$cur")); return ;;
+		-N|--ranks) return ;;
+		-T|--timeout) return ;;
+		--on-failure) COMPREPLY=($(compgen -W "stop shrink" -- "$cur")); return ;;
+		esac
+		COMPREPLY=($(compgen -W " -b --minbytes -e --maxbytes -f --stepfactor -i --stepbytes -n --iters -w --warmup_iters -c --check -d --datatype -o --op -r --root --engine -N --ranks -T --timeout --on-failure --json -h --help" -- "$cur")) ;;
+	reducescatter)
+		case "$prev" in
+		-b|--minbytes) return ;;
+		-e|--maxbytes) return ;;
+		-f|--stepfactor) return ;;
+		-i|--stepbytes) return ;;
+		-n|--iters) return ;;
+		-w|--warmup_iters) return ;;
+		-c|--check) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return ;;
+		-d|--datatype) COMPREPLY=($(compgen -W "int8 uint8 int32 uint32 int64 uint64 half bfloat16 float double all" -- "$cur")); return ;;
+		-o|--op) COMPREPLY=($(compgen -W "sum prod min max avg all" -- "$cur")); return ;;
+		-r|--root) return ;;
+		--engine) COMPREPLY=($(compgen -W "auto coll nccl" -- "$cur")); return ;;
+		-N|--ranks) return ;;
+		-T|--timeout) return ;;
+		--on-failure) COMPREPLY=($(compgen -W "stop shrink" -- "$cur")); return ;;
+		esac
+		COMPREPLY=($(compgen -W " -b --minbytes -e --maxbytes -f --stepfactor -i --stepbytes -n --iters -w --warmup_iters -c --check -d --datatype -o --op -r --root --engine -N --ranks -T --timeout --on-failure --json -h --help" -- "$cur")) ;;
+	broadcast)
+		case "$prev" in
+		-b|--minbytes) return ;;
+		-e|--maxbytes) return ;;
+		-f|--stepfactor) return ;;
+		-i|--stepbytes) return ;;
+		-n|--iters) return ;;
+		-w|--warmup_iters) return ;;
+		-c|--check) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return ;;
+		-d|--datatype) COMPREPLY=($(compgen -W "int8 uint8 int32 uint32 int64 uint64 half bfloat16 float double all" -- "$cur")); return ;;
+		-o|--op) COMPREPLY=($(compgen -W "sum prod min max avg all" -- "$cur")); return ;;
+		-r|--root) return ;;
+		--engine) COMPREPLY=($(compgen -W "auto coll nccl" -- "$cur")); return ;;
+		-N|--ranks) return ;;
+		-T|--timeout) return ;;
+		--on-failure) COMPREPLY=($(compgen -W "stop shrink" -- "$cur")); return ;;
+		esac
+		COMPREPLY=($(compgen -W " -b --minbytes -e --maxbytes -f --stepfactor -i --stepbytes -n --iters -w --warmup_iters -c --check -d --datatype -o --op -r --root --engine -N --ranks -T --timeout --on-failure --json -h --help" -- "$cur")) ;;
+	reduce)
+		case "$prev" in
+		-b|--minbytes) return ;;
+		-e|--maxbytes) return ;;
+		-f|--stepfactor) return ;;
+		-i|--stepbytes) return ;;
+		-n|--iters) return ;;
+		-w|--warmup_iters) return ;;
+		-c|--check) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return ;;
+		-d|--datatype) COMPREPLY=($(compgen -W "int8 uint8 int32 uint32 int64 uint64 half bfloat16 float double all" -- "$cur")); return ;;
+		-o|--op) COMPREPLY=($(compgen -W "sum prod min max avg all" -- "$cur")); return ;;
+		-r|--root) return ;;
+		--engine) COMPREPLY=($(compgen -W "auto coll nccl" -- "$cur")); return ;;
+		-N|--ranks) return ;;
+		-T|--timeout) return ;;
+		--on-failure) COMPREPLY=($(compgen -W "stop shrink" -- "$cur")); return ;;
+		esac
+		COMPREPLY=($(compgen -W " -b --minbytes -e --maxbytes -f --stepfactor -i --stepbytes -n --iters -w --warmup_iters -c --check -d --datatype -o --op -r --root --engine -N --ranks -T --timeout --on-failure --json -h --help" -- "$cur")) ;;
+	alltoall)
+		case "$prev" in
+		-b|--minbytes) return ;;
+		-e|--maxbytes) return ;;
+		-f|--stepfactor) return ;;
+		-i|--stepbytes) return ;;
+		-n|--iters) return ;;
+		-w|--warmup_iters) return ;;
+		-c|--check) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return ;;
+		-d|--datatype) COMPREPLY=($(compgen -W "int8 uint8 int32 uint32 int64 uint64 half bfloat16 float double all" -- "$cur")); return ;;
+		-o|--op) COMPREPLY=($(compgen -W "sum prod min max avg all" -- "$cur")); return ;;
+		-r|--root) return ;;
+		--engine) COMPREPLY=($(compgen -W "auto coll nccl" -- "$cur")); return ;;
+		-N|--ranks) return ;;
+		-T|--timeout) return ;;
+		--on-failure) COMPREPLY=($(compgen -W "stop shrink" -- "$cur")); return ;;
+		esac
+		COMPREPLY=($(compgen -W " -b --minbytes -e --maxbytes -f --stepfactor -i --stepbytes -n --iters -w --warmup_iters -c --check -d --datatype -o --op -r --root --engine -N --ranks -T --timeout --on-failure --json -h --help" -- "$cur")) ;;
 	esac
 }
 complete -F _coll_collcheck collcheck

@@ -205,7 +205,8 @@ check_links(struct check_worker *w)
 static int
 check_allreduce(struct check_worker *w)
 {
-	struct probe_opts po = { 5, 1, 1, DT_FLOAT32, OP_SUM };
+	struct probe_opts po = { .iters = 5, .warmup = 1, .check = 1, .dt = DT_FLOAT32,
+	    .op = OP_SUM };
 	struct probe p;
 	struct probe_result res;
 	int rc;

@@ -16,6 +16,8 @@ int tree_broadcast(struct comm *c, void *buf, size_t bytes, int root);
 int tree_broadcast_chain(struct comm *c, void *buf, size_t bytes, int root);
 int tree_reduce_chain(struct comm *c, const void *sendbuf, void *recvbuf, size_t count,
     enum dtype dt, enum redop op, int root);
+int alltoall_pairwise(struct comm *c, const void *sendbuf, void *recvbuf, size_t count,
+    enum dtype dt);
 int gatherv_tree(struct comm *c, const void *buf, size_t len, int root, struct coll_blobs *out);
 
 #endif

@@ -218,6 +218,7 @@ static int job_broadcast(struct comm *c, struct coll_job *j);
 static int job_reduce(struct comm *c, struct coll_job *j);
 static int job_allgather(struct comm *c, struct coll_job *j);
 static int job_reduce_scatter(struct comm *c, struct coll_job *j);
+static int job_alltoall(struct comm *c, struct coll_job *j);
 static int job_gatherv(struct comm *c, struct coll_job *j);
 static int job_barrier(struct comm *c, struct coll_job *j);
 static int job_p2p(struct comm *c, struct coll_job *j);
@@ -382,6 +383,33 @@ coll_reduce_scatter(struct comm *c, const void *sendbuf, void *recvbuf, size_t r
 	return coll_run(c, coll_run_reduce_scatter, &a, NULL, 0);
 }
 
+static int
+coll_run_alltoall(struct comm *c, void *arg)
+{
+	struct coll_args *a = arg;
+
+	return alltoall_pairwise(c, a->sbuf, a->rbuf, a->count, a->dt);
+}
+
+int
+coll_alltoall(struct comm *c, const void *sendbuf, void *recvbuf, size_t count, enum dtype dt)
+{
+	struct coll_args a = { sendbuf, recvbuf, count, dt, OP_SUM, 0 };
+	int rc;
+
+	if (comm_deferring(c))
+		return coll_defer(c, &(struct coll_job){ .call = job_alltoall, .sbuf = sendbuf,
+		    .rbuf = recvbuf, .count = count, .dt = dt });
+	if ((rc = coll_begin(c, KIND_ALLTOALL, (uint64_t)c->nranks * count *
+	    ((unsigned)dt < DT_COUNT ? dtype_size(dt) : 0))) != COLL_OK)
+		return rc;
+	if ((rc = coll_check(c, count, dt, OP_SUM, 0)) != COLL_OK)
+		return coll_end(c, rc);
+	/* In place a failed run leaves some blocks received: keep the input for a rerun. */
+	return coll_run(c, coll_run_alltoall, &a, sendbuf == recvbuf ? recvbuf : NULL,
+	    (size_t)c->nranks * count * dtype_size(dt));
+}
+
 int
 coll_gatherv(struct comm *c, const void *buf, size_t len, int root, struct coll_blobs *out)
 {
@@ -501,6 +529,12 @@ static int
 job_reduce_scatter(struct comm *c, struct coll_job *j)
 {
 	return coll_reduce_scatter(c, j->sbuf, j->rbuf, j->count, j->dt, j->op);
+}
+
+static int
+job_alltoall(struct comm *c, struct coll_job *j)
+{
+	return coll_alltoall(c, j->sbuf, j->rbuf, j->count, j->dt);
 }
 
 static int

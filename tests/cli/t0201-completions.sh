@@ -35,7 +35,7 @@ check "bash: collrun --launcher s offers slurm and ssh" test "$(bash_complete co
 mkdir -p "$TMP/files/hostdir" && touch "$TMP/files/hosts.txt"
 check "bash: collrun --hostfile offers files" test "$(cd "$TMP/files" && bash_complete collrun --hostfile host | paste -sd' ')" = "hostdir hosts.txt"
 check "bash: collrun --prefix offers directories only" test "$(cd "$TMP/files" && bash_complete collrun --prefix host)" = hostdir
-check "bash: collcheck al offers all and allreduce" test "$(bash_complete collcheck al | paste -sd' ')" = "all allreduce"
+check "bash: collcheck al offers all, allgather, allreduce and alltoall" test "$(bash_complete collcheck al | paste -sd' ')" = "all allgather allreduce alltoall"
 check "bash: collcheck allr offers allreduce" test "$(bash_complete collcheck allr)" = allreduce
 check "bash: collcheck allreduce -d bf offers bfloat16" test "$(bash_complete collcheck allreduce -d bf)" = bfloat16
 check "bash: collcheck allreduce --js offers --json" test "$(bash_complete collcheck allreduce --js)" = --json
@@ -81,7 +81,7 @@ if have fish; then
 	check "fish completions parse" fish -n "$COMP/coll.fish"
 	check "fish: collrun --ho offers --hostfile and --hosts" test "$(fish_complete 'collrun --ho')" = "--hostfile --hosts"
 	check "fish: collrun --launcher s offers slurm and ssh" test "$(fish_complete 'collrun --launcher s')" = "slurm ssh"
-	check "fish: collcheck offers its commands" test "$(fish_complete 'collcheck ')" = "all allreduce env links"
+	check "fish: collcheck offers its commands" test "$(fish_complete 'collcheck ')" = "all allgather allreduce alltoall broadcast env links reduce reducescatter"
 	check "fish: collcheck allreduce -d bf offers bfloat16" test "$(fish_complete 'collcheck allreduce -d bf')" = bfloat16
 fi
 

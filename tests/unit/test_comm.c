@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -220,6 +221,19 @@ rank_rooted(struct world *w, struct comm *c, int rank)
 			for (size_t i = 0; i < cnt; i++)
 				w->bad[rank] += dst[i] != (int32_t)(((size_t)rank * cnt + i) * (size_t)n +
 				    (size_t)(n * (n - 1) / 2));
+		}
+		/* all-to-all, out of place then in place: block b of rank r's input goes to rank b */
+		for (int inplace = 0; inplace < 2; inplace++) {
+			int32_t *src = inplace ? r : s;
+
+			for (size_t i = 0; i < cnt * (size_t)n; i++)
+				src[i] = (int32_t)(i * 7 + (size_t)rank * 100000);
+			if (coll_alltoall(c, src, r, cnt, DT_INT32) != COLL_OK)
+				w->rc[rank] = -105;
+			for (int b = 0; b < n; b++)
+				for (size_t i = 0; i < cnt; i++)
+					w->bad[rank] += r[(size_t)b * cnt + i] != (int32_t)(((size_t)rank *
+					    cnt + i) * 7 + (size_t)b * 100000);
 		}
 		free(s);
 		free(r);
@@ -612,12 +626,142 @@ test_socket_ifname(void **state)
 	root_stop(root);
 }
 
+/* A wrapper of coll's engine that damages one element of what rank 0 reads back. */
+static int
+bad_get(struct probe_engine *e, void *dst, const void *src, size_t len)
+{
+	struct comm *c = e->ctx;
+
+	memmove(dst, src, len);
+	if (comm_rank(c) == 0 && len > 0)
+		((uint8_t *)dst)[len - 1] ^= 0x40;
+	return COLL_OK;
+}
+
+struct probe_case {
+	int damage;		/* read through bad_get */
+	int64_t wrong[MAXR][PROBE_NCOLL];
+};
+
+static void
+rank_probe(struct world *w, struct comm *c, int rank)
+{
+	struct probe_case *pc = w->arg;
+	struct probe_engine e;
+	struct probe_opts o = { .iters = 1, .warmup = 1, .check = 1, .root = w->n - 1 };
+	struct probe p;
+	struct probe_result res;
+	static const enum dtype dts[] = { DT_INT8, DT_FLOAT16, DT_BFLOAT16, DT_FLOAT64 };
+
+	probe_engine_coll(&e, c);
+	if (pc->damage) {
+		e.get = bad_get;
+		o.root = 0;
+	}
+	o.engine = &e;
+	if (probe_init(&p, c, &o, 256u << 10) != COLL_OK) {
+		w->rc[rank] = -200;
+		return;
+	}
+	for (int k = 0; k < PROBE_NCOLL; k++)
+		for (size_t d = 0; d < sizeof dts / sizeof *dts; d++)
+			for (int op = 0; op < (probe_coll_reduces(k) ? OP_COUNT : 1); op++)
+				for (size_t bytes = 1024; bytes <= (256u << 10); bytes *= 16) {
+					p.o.coll = (enum probe_coll)k;
+					p.o.dt = dts[d];
+					p.o.op = (enum redop)op;
+					if (probe_run(&p, bytes, &res) != COLL_OK) {
+						w->rc[rank] = -201 - k;
+						snprintf(w->err[rank], COLL_ERR_LEN, "%s", probe_error(&p));
+						goto out;
+					}
+					for (int ip = 0; ip < 2; ip++)
+						pc->wrong[rank][k] += res.m[ip].wrong;
+					if (res.m[0].busbw <= 0 && w->n > 1 && k != PROBE_ALLREDUCE)
+						w->bad[rank]++;
+				}
+out:
+	probe_free(&p);
+}
+
+static void
+test_probe_every_collective(void **state)
+{
+	(void)state;
+	for (int n = 1; n <= 4; n += 3) {
+		struct world w = { 0 };
+		struct probe_case pc = { 0 };
+
+		w.arg = &pc;
+		world_run(&w, n, rank_probe, 10000);
+		for (int i = 0; i < n; i++) {
+			if (w.rc[i] != COLL_OK)
+				fprintf(stderr, "rank %d: %s\n", i, w.err[i]);
+			assert_int_equal(w.rc[i], COLL_OK);
+			assert_int_equal(w.bad[i], 0);
+			for (int k = 0; k < PROBE_NCOLL; k++)
+				assert_int_equal(pc.wrong[i][k], 0);
+		}
+	}
+}
+
+/* The check must see one damaged byte in every collective's result. */
+static void
+test_probe_counts_damage(void **state)
+{
+	struct world w = { 0 };
+	struct probe_case pc = { .damage = 1 };
+
+	(void)state;
+	w.arg = &pc;
+	world_run(&w, 3, rank_probe, 10000);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(w.rc[i], COLL_OK);
+		for (int k = 0; k < PROBE_NCOLL; k++)
+			assert_true(pc.wrong[i][k] > 0);	/* summed over ranks: every rank sees it */
+	}
+}
+
+/* Sizes and factors as nccl-tests gives them, for 4 ranks of floats. */
+static void
+test_probe_shapes(void **state)
+{
+	struct probe_shape sh;
+
+	(void)state;
+	probe_shape(PROBE_ALLGATHER, 1u << 20, 4, 4, &sh);
+	assert_int_equal(sh.param, 65536);
+	assert_int_equal(sh.recv, 262144);
+	assert_int_equal(sh.soff, 65536);
+	probe_shape(PROBE_REDUCE_SCATTER, 1000, 4, 3, &sh);
+	assert_int_equal(sh.param, 80);		/* 83 elements rounded down to 16 bytes */
+	assert_int_equal(sh.send, 240);
+	assert_int_equal(sh.roff, 80);
+	probe_shape(PROBE_ALLTOALL, 4096, 8, 4, &sh);
+	assert_int_equal(sh.param, 128);
+	assert_int_equal(sh.recv, 512);
+	probe_shape(PROBE_BROADCAST, 4096, 4, 4, &sh);
+	assert_int_equal(sh.param, 1024);
+	assert_true(fabs(probe_bw_factor(PROBE_ALLREDUCE, 4) - 1.5) < 1e-12);
+	assert_true(fabs(probe_bw_factor(PROBE_ALLGATHER, 4) - 0.75) < 1e-12);
+	assert_true(fabs(probe_bw_factor(PROBE_BROADCAST, 4) - 1.0) < 1e-12);
+	/* All-gather's algbw counts the whole gathered buffer: 65536 x 4 B x 4 ranks in 1 ms. */
+	assert_true(fabs(probe_algbw(PROBE_ALLGATHER, 65536, 4, 4, 1000) - 1.048576) < 1e-9);
+	assert_true(fabs(probe_algbw(PROBE_ALLREDUCE, 65536, 4, 4, 1000) - 0.262144) < 1e-9);
+	assert_int_equal(probe_coll_parse("all_reduce"), PROBE_ALLREDUCE);
+	assert_int_equal(probe_coll_parse("reducescatter"), PROBE_REDUCE_SCATTER);
+	assert_int_equal(probe_coll_parse("gather"), -1);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_allreduce_every_type_and_op),
 		cmocka_unit_test(test_rooted_and_gathers),
+		cmocka_unit_test(test_probe_shapes),
+		cmocka_unit_test(test_probe_every_collective),
+		cmocka_unit_test(test_probe_counts_damage),
 		cmocka_unit_test(test_gatherv_variable_sizes),
 		cmocka_unit_test(test_send_recv),
 		cmocka_unit_test(test_count_mismatch_is_named),

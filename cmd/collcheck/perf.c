@@ -1,11 +1,16 @@
 /*
- * collcheck allreduce: the nccl-tests all-reduce sweep over the coll core.
+ * collcheck allreduce, allgather, reducescatter, broadcast, reduce, alltoall:
+ * the nccl-tests sweeps (all_reduce_perf and its siblings) over the coll core
+ * or over NCCL.
  *
  * Under collrun every process is a rank (COLL_UNIQUE_ID is set); run alone it
  * becomes the front end and starts -N local ranks of itself. Flags follow
- * all_reduce_perf (-b -e -f -i -n -w -c -d -o); -N is the rank count, since
+ * *_perf (-b -e -f -i -n -w -c -d -o -r); -N is the rank count, since
  * nccl-tests already gives -n to iterations. Columns are nccl-tests', plus
- * the slowest rank of each size and its time.
+ * the slowest rank of each size and its time. --engine picks who runs the
+ * collectives: NCCL on the GPUs, or coll's own over TCP in host memory (the
+ * default where NCCL or a GPU is missing); the timings, checks and the
+ * sweep's bookkeeping travel through coll's communicator either way.
  *
  * --on-failure shrink goes on without ranks that die: the survivors shrink
  * the communicator to themselves (the root agrees on who is gone) and redo
@@ -30,6 +35,7 @@
 #include "comm.h"
 #include "err.h"
 #include "job.h"
+#include "nccl_engine.h"
 #include "probe.h"
 #include "xmalloc.h"
 
@@ -37,9 +43,10 @@
 #define AR_VERDICT_WAIT_MS 1000
 
 enum { O_MIN = 1, O_MAX, O_FACTOR, O_STEP, O_ITERS, O_WARMUP, O_CHECK, O_DTYPE, O_OP, O_RANKS,
-	O_TIMEOUT, O_ON_FAILURE, O_JSON, O_HELP };
+	O_TIMEOUT, O_ON_FAILURE, O_JSON, O_HELP, O_ROOT, O_ENGINE };
 
 enum ar_on_failure { AR_STOP, AR_SHRINK };
+enum ar_engine { AR_AUTO, AR_COLL, AR_NCCL };
 
 static const struct opt ar_opts[] = {
 	{ O_MIN, 'b', "minbytes", OPT_VALUE, "SIZE", "smallest size (default 8)", NULL },
@@ -57,6 +64,11 @@ static const struct opt ar_opts[] = {
 	    "int8 uint8 int32 uint32 int64 uint64 half bfloat16 float double all" },
 	{ O_OP, 'o', "op", OPT_VALUE, "OP", "sum prod min max avg, or all (default sum)",
 	    "sum prod min max avg all" },
+	{ O_ROOT, 'r', "root", OPT_VALUE, "RANK", "root of broadcast and reduce (default 0)",
+	    NULL },
+	{ O_ENGINE, 0, "engine", OPT_VALUE, "auto|coll|nccl", "who runs the collectives: NCCL "
+	    "on the GPUs, coll's own over TCP in host memory, or NCCL where every rank can load "
+	    "it and has a GPU, else coll (auto, the default)", "auto coll nccl" },
 	{ O_RANKS, 'N', "ranks", OPT_VALUE, "N", "run alone: start N local ranks (default 1)",
 	    NULL },
 	{ O_TIMEOUT, 'T', "timeout", OPT_VALUE, "SECONDS", "give up on a rank after this long "
@@ -69,23 +81,44 @@ static const struct opt ar_opts[] = {
 	OPT_END_TABLE,
 };
 
-static int ar_run(int argc, char **argv);
+static int ar_run(enum probe_coll k, int argc, char **argv);
 
-const struct cmd cmd_collcheck_allreduce = {
-	.tool = "collcheck",
-	.name = "allreduce",
-	.usage = "collcheck allreduce [-N RANKS] [-b MIN] [-e MAX] [-f F | -i STEP] [-n ITERS] "
-	    "[-w WARMUP] [-c 0|1] [-d TYPE] [-o OP] [--on-failure stop|shrink] [--json]",
-	.summary = "Sweep all-reduce sizes like nccl-tests and report time, algbw, busbw and "
-	    "#wrong per size,\nwith the slowest rank. Run under collrun, or alone with -N local ranks.",
-	.opts = ar_opts,
-	.run = ar_run,
+#define AR_USAGE(nm, extra) "collcheck " nm " [-N RANKS] [-b MIN] [-e MAX] [-f F | -i STEP] " \
+	"[-n ITERS] [-w WARMUP] [-c 0|1] [-d TYPE]" extra " [--engine auto|coll|nccl] " \
+	"[--on-failure stop|shrink] [--json]"
+#define AR_SUMMARY(what) "Sweep " what " sizes like nccl-tests and report time, algbw, busbw " \
+	"and #wrong per size,\nwith the slowest rank. Run under collrun, or alone with -N local ranks."
+#define AR_CMD(var, fn, k, nm, extra, what) \
+	static int fn(int argc, char **argv) { return ar_run(k, argc, argv); } \
+	const struct cmd var = { .tool = "collcheck", .name = nm, \
+	    .usage = AR_USAGE(nm, extra), .summary = AR_SUMMARY(what), .opts = ar_opts, .run = fn }
+
+AR_CMD(cmd_collcheck_allreduce, ar_run_allreduce, PROBE_ALLREDUCE, "allreduce", " [-o OP]",
+    "all-reduce");
+AR_CMD(cmd_collcheck_allgather, ar_run_allgather, PROBE_ALLGATHER, "allgather", "",
+    "all-gather");
+AR_CMD(cmd_collcheck_reducescatter, ar_run_reducescatter, PROBE_REDUCE_SCATTER,
+    "reducescatter", " [-o OP]", "reduce-scatter");
+AR_CMD(cmd_collcheck_broadcast, ar_run_broadcast, PROBE_BROADCAST, "broadcast", " [-r ROOT]",
+    "broadcast");
+AR_CMD(cmd_collcheck_reduce, ar_run_reduce, PROBE_REDUCE, "reduce", " [-o OP] [-r ROOT]",
+    "reduce");
+AR_CMD(cmd_collcheck_alltoall, ar_run_alltoall, PROBE_ALLTOALL, "alltoall", "", "all-to-all");
+
+static const struct cmd *const ar_cmds[PROBE_NCOLL] = {
+	[PROBE_ALLREDUCE] = &cmd_collcheck_allreduce, [PROBE_ALLGATHER] = &cmd_collcheck_allgather,
+	[PROBE_REDUCE_SCATTER] = &cmd_collcheck_reducescatter,
+	[PROBE_BROADCAST] = &cmd_collcheck_broadcast, [PROBE_REDUCE] = &cmd_collcheck_reduce,
+	[PROBE_ALLTOALL] = &cmd_collcheck_alltoall,
 };
 
 struct ar_args {
+	enum probe_coll coll;
+	const struct cmd *cmd;
+	enum ar_engine engine;
 	size_t minb, maxb, step;
 	double factor;
-	long iters, warmup, check, ranks;
+	long iters, warmup, check, ranks, root;
 	double timeout_s;
 	int dt_all, op_all, json;
 	enum ar_on_failure on_failure;
@@ -107,6 +140,14 @@ ar_parse_one(struct ar_args *a, int id, const char *val, char *err, size_t len)
 	case O_WARMUP: return opt_int("-w", val, 0, 1000000, &a->warmup, err, len);
 	case O_CHECK: return opt_int("-c", val, 0, 1, &a->check, err, len);
 	case O_RANKS: return opt_int("-N", val, 1, 4096, &a->ranks, err, len);
+	case O_ROOT: return opt_int("-r", val, 0, 1 << 30, &a->root, err, len);
+	case O_ENGINE:
+		if (strcmp(val, "auto") == 0 || strcmp(val, "coll") == 0 || strcmp(val, "nccl") == 0) {
+			a->engine = val[0] == 'a' ? AR_AUTO : val[0] == 'c' ? AR_COLL : AR_NCCL;
+			return 0;
+		}
+		snprintf(err, len, "unknown --engine '%s': use auto, coll or nccl", val);
+		return -1;
 	case O_TIMEOUT: return opt_double("-T", val, 0.1, 1e6, &a->timeout_s, err, len);
 	case O_JSON: a->json = 1; return 0;
 	case O_ON_FAILURE:
@@ -136,30 +177,36 @@ ar_parse_one(struct ar_args *a, int id, const char *val, char *err, size_t len)
 }
 
 static int
-ar_parse(struct ar_args *a, int argc, char **argv)
+ar_parse(struct ar_args *a, enum probe_coll k, int argc, char **argv)
 {
+	const struct cmd *cmd = ar_cmds[k];
 	struct opt_state st;
 	const char *val;
 	char err[256];
 	int id;
 
-	*a = (struct ar_args){ .minb = 8, .maxb = 32u << 20, .factor = 2, .iters = 20,
-	    .warmup = 5, .check = 1, .ranks = 1, .dt = DT_FLOAT32, .op = OP_SUM };
+	*a = (struct ar_args){ .coll = k, .cmd = cmd, .minb = 8, .maxb = 32u << 20, .factor = 2,
+	    .iters = 20, .warmup = 5, .check = 1, .ranks = 1, .dt = DT_FLOAT32, .op = OP_SUM };
 	opt_init(&st, ar_opts, argc, argv, 0);
 	while ((id = opt_next(&st, &val)) != OPT_DONE) {
 		if (id == OPT_ERROR)
-			return cmd_usage_error(&cmd_collcheck_allreduce, st.err);
+			return cmd_usage_error(cmd, st.err);
 		if (id == O_HELP) {
-			cmd_usage(&cmd_collcheck_allreduce, stdout);
+			cmd_usage(cmd, stdout);
 			return -1;
 		}
 		if (ar_parse_one(a, id, val, err, sizeof err) != 0)
-			return cmd_usage_error(&cmd_collcheck_allreduce, err);
+			return cmd_usage_error(cmd, err);
 	}
 	if (st.ind < argc)
-		return cmd_usage_error(&cmd_collcheck_allreduce, "unexpected argument");
+		return cmd_usage_error(cmd, "unexpected argument");
 	if (a->minb > a->maxb)
-		return cmd_usage_error(&cmd_collcheck_allreduce, "-b must not be larger than -e");
+		return cmd_usage_error(cmd, "-b must not be larger than -e");
+	if (a->engine == AR_NCCL && a->on_failure == AR_SHRINK)
+		return cmd_usage_error(cmd, "--on-failure shrink needs --engine coll: an NCCL "
+		    "communicator is aborted, not shrunk, when a rank dies");
+	if (a->engine == AR_AUTO && a->on_failure == AR_SHRINK)
+		a->engine = AR_COLL;
 	if (a->factor <= 1 && a->step == 0)
 		a->step = 1u << 20;
 	return EXIT_OK;
@@ -173,16 +220,22 @@ ar_next_size(const struct ar_args *a, size_t s)
 	return n > s ? n : s + 1;
 }
 
+/* where: each rank's engine, as it describes its buffers and links; note: why not NCCL. */
 static void
-ar_print_header(struct comm *c, const struct ar_args *a)
+ar_print_header(struct comm *c, const struct ar_args *a, const char *engine,
+    const struct coll_blobs *where, const char *note)
 {
-	printf("# collcheck allreduce: %d ranks, minBytes %zu maxBytes %zu step: %g(%s) "
-	    "warmup iters: %ld iters: %ld validation: %ld\n#\n# Using devices\n", comm_size(c),
-	    a->minb, a->maxb, a->step ? (double)a->step : a->factor, a->step ? "bytes" : "factor",
-	    a->warmup, a->iters, a->check);
+	printf("# collcheck %s: %d ranks, engine %s, minBytes %zu maxBytes %zu step: %g(%s) "
+	    "warmup iters: %ld iters: %ld validation: %ld\n", probe_coll_name(a->coll),
+	    comm_size(c), engine, a->minb, a->maxb, a->step ? (double)a->step : a->factor,
+	    a->step ? "bytes" : "factor", a->warmup, a->iters, a->check);
+	if (note != NULL)
+		printf("# %s\n", note);
+	printf("#\n# Using devices\n");
 	for (int r = 0; r < comm_size(c); r++)
-		printf("#  Rank %2d Pid %7d on %10s host memory, tcp\n", r, comm_pid(c, r),
-		    comm_host(c, r));
+		printf("#  Rank %2d Pid %7d on %10s %.*s\n", r, comm_pid(c, r), comm_host(c, r),
+		    r < where->n ? (int)where->len[r] : 1, r < where->n ?
+		    (const char *)where->data + where->off[r] : "?");
 	printf("#\n#%74s%33s%24s\n", "out-of-place", "in-place", "slowest");
 	printf("#%11s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s  %5s  %7s\n",
 	    "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time",
@@ -193,8 +246,22 @@ ar_print_header(struct comm *c, const struct ar_args *a)
 	fflush(stdout);
 }
 
+/* nccl-tests prints "none" for the op of a collective that does not reduce, -1 for no root. */
+static const char *
+ar_op_name(const struct ar_args *a, enum redop op)
+{
+	return probe_coll_reduces(a->coll) ? redop_name(op) : "none";
+}
+
+static int
+ar_root(const struct ar_args *a)
+{
+	return probe_coll_rooted(a->coll) ? (int)a->root : -1;
+}
+
 static void
-ar_print_row(const struct probe_result *r, enum dtype dt, enum redop op)
+ar_print_row(const struct ar_args *a, const struct probe_result *r, enum dtype dt,
+    enum redop op)
 {
 	const struct probe_meas *slow = r->m[1].slow_us > r->m[0].slow_us ? &r->m[1] : &r->m[0];
 	char w[2][24];
@@ -206,7 +273,8 @@ ar_print_row(const struct probe_result *r, enum dtype dt, enum redop op)
 			snprintf(w[i], sizeof w[i], "%" PRId64, r->m[i].wrong);
 	}
 	printf("%12zu  %12zu  %8s  %6s  %6d  %7.2f  %6.2f  %6.2f  %6s  %7.2f  %6.2f  %6.2f  %6s  "
-	    "%5d  %7.2f\n", r->bytes, r->count, dtype_name(dt), redop_name(op), -1, r->m[0].time_us,
+	    "%5d  %7.2f\n", r->bytes, r->count, dtype_name(dt), ar_op_name(a, op), ar_root(a),
+	    r->m[0].time_us,
 	    r->m[0].algbw, r->m[0].busbw, w[0], r->m[1].time_us, r->m[1].algbw, r->m[1].busbw, w[1],
 	    slow->slow_rank, slow->slow_us);
 	fflush(stdout);
@@ -221,12 +289,13 @@ ar_json_meas(const struct probe_meas *m)
 }
 
 static json_t *
-ar_json_row(const struct probe_result *r, enum dtype dt, enum redop op, int nranks)
+ar_json_row(const struct ar_args *a, const struct probe_result *r, enum dtype dt,
+    enum redop op, int nranks)
 {
 	return json_pack("{s:I, s:I, s:s, s:s, s:i, s:i, s:o, s:o}", "size",
 	    (json_int_t)r->bytes, "count", (json_int_t)r->count, "type", dtype_name(dt), "redop",
-	    redop_name(op), "root", -1, "nranks", nranks, "out_of_place", ar_json_meas(&r->m[0]),
-	    "in_place", ar_json_meas(&r->m[1]));
+	    ar_op_name(a, op), "root", ar_root(a), "nranks", nranks, "out_of_place",
+	    ar_json_meas(&r->m[0]), "in_place", ar_json_meas(&r->m[1]));
 }
 
 /* Sums over the rows kept; the last row's share, so that a redone size can take it back. */
@@ -251,6 +320,8 @@ struct ar_state {
 	const struct ar_args *a;
 	struct comm *c;
 	struct probe p;
+	struct probe_engine eng;	/* NCCL's, when it runs the collectives */
+	const char *engine;		/* "coll" or "nccl" */
 	int n0;				/* ranks at the start */
 	int me0;			/* this rank at the start */
 	int *orig;			/* current rank -> rank at the start */
@@ -264,11 +335,29 @@ struct ar_state {
 /* Where a rank was when its op failed; every survivor sends its own. */
 enum { AR_ORIG, AR_STEP, AR_SEQ, AR_PHASE, AR_ITER, AR_INPLACE, AR_POS_N };
 
+/* Whether a size gives each of n ranks at least one element, as the collective splits it. */
+static int
+ar_size_holds(const struct ar_args *a, size_t s, enum dtype dt, int n)
+{
+	struct probe_shape sh;
+
+	probe_shape(a->coll, s, dtype_size(dt), n, &sh);
+	return sh.param > 0;
+}
+
+/* The ops to sweep: one (printed "none") for a collective that does not reduce. */
+static int
+ar_op_first(const struct ar_args *a)
+{
+	return a->op_all || !probe_coll_reduces(a->coll) ? 0 : (int)a->op;
+}
+
 /* Datatypes, then ops, then sizes; sizes that hold no element are skipped. */
 static int
-ar_cursor_valid(const struct ar_args *a, struct ar_cursor *k)
+ar_cursor_valid(const struct ar_args *a, struct ar_cursor *k, int n)
 {
-	int o0 = a->op_all ? 0 : (int)a->op, o1 = a->op_all ? OP_COUNT : o0 + 1;
+	int o0 = ar_op_first(a);
+	int o1 = a->op_all && probe_coll_reduces(a->coll) ? OP_COUNT : o0 + 1;
 	int d1 = a->dt_all ? DT_COUNT : (int)a->dt + 1;
 
 	while (k->d < d1) {
@@ -278,7 +367,7 @@ ar_cursor_valid(const struct ar_args *a, struct ar_cursor *k)
 				k->o = o0;
 				k->d++;
 			}
-		} else if (k->s / dtype_size((enum dtype)k->d) == 0) {
+		} else if (!ar_size_holds(a, k->s, (enum dtype)k->d, n)) {
 			k->s = ar_next_size(a, k->s);
 		} else {
 			return 1;
@@ -288,26 +377,28 @@ ar_cursor_valid(const struct ar_args *a, struct ar_cursor *k)
 }
 
 static int
-ar_cursor_first(const struct ar_args *a, struct ar_cursor *k)
+ar_cursor_first(const struct ar_args *a, struct ar_cursor *k, int n)
 {
-	*k = (struct ar_cursor){ a->dt_all ? 0 : (int)a->dt, a->op_all ? 0 : (int)a->op,
-	    a->minb };
-	return ar_cursor_valid(a, k);
+	*k = (struct ar_cursor){ a->dt_all ? 0 : (int)a->dt, ar_op_first(a), a->minb };
+	return ar_cursor_valid(a, k, n);
 }
 
 static int
-ar_cursor_next(const struct ar_args *a, struct ar_cursor *k)
+ar_cursor_next(const struct ar_args *a, struct ar_cursor *k, int n)
 {
 	k->s = ar_next_size(a, k->s);
-	return ar_cursor_valid(a, k);
+	return ar_cursor_valid(a, k, n);
 }
 
+/* The bytes of the larger buffer at this point, as the row's size column says. */
 static size_t
-ar_cursor_bytes(const struct ar_cursor *k)
+ar_cursor_bytes(const struct ar_args *a, const struct ar_cursor *k, int n)
 {
 	size_t esz = dtype_size((enum dtype)k->d);
+	struct probe_shape sh;
 
-	return k->s / esz * esz;
+	probe_shape(a->coll, k->s, esz, n, &sh);
+	return (sh.send > sh.recv ? sh.send : sh.recv) * esz;
 }
 
 static void
@@ -324,9 +415,9 @@ ar_record(struct ar_state *st, const struct probe_result *res)
 	t->busbw_sum += t->last_busbw;
 	t->wrong += t->last_wrong;
 	t->rows++;
-	json_array_append_new(t->rows_json, ar_json_row(res, dt, op, comm_size(st->c)));
+	json_array_append_new(t->rows_json, ar_json_row(st->a, res, dt, op, comm_size(st->c)));
 	if (comm_rank(st->c) == 0 && !st->a->json)
-		ar_print_row(res, dt, op);
+		ar_print_row(st->a, res, dt, op);
 }
 
 /* Take back the last row: its size is being redone. */
@@ -349,7 +440,7 @@ ar_step(struct ar_state *st)
 
 	st->p.o.dt = (enum dtype)st->cur.d;
 	st->p.o.op = (enum redop)st->cur.o;
-	if ((rc = probe_allreduce(&st->p, st->cur.s, &res)) == COLL_OK)
+	if ((rc = probe_run(&st->p, st->cur.s, &res)) == COLL_OK)
 		ar_record(st, &res);
 	return rc;
 }
@@ -410,16 +501,17 @@ ar_pick(const int64_t *all, int n)
 
 /* Where in a size an op failed ("in-place iteration 12"); the op's name. */
 static const char *
-ar_where(const int64_t *pos, char *buf, size_t len)
+ar_where(const struct ar_args *a, const int64_t *pos, char *buf, size_t len)
 {
 	const char *half = pos[AR_INPLACE] ? "in-place" : "out-of-place";
+	const char *name = probe_coll_name(a->coll);
 	int it = (int)pos[AR_ITER];
 
 	switch (pos[AR_PHASE]) {
-	case PROBE_CHECK: snprintf(buf, len, "%s result check", half); return "allreduce";
-	case PROBE_WARMUP: snprintf(buf, len, "%s warm-up iteration %d", half, it); return "allreduce";
+	case PROBE_CHECK: snprintf(buf, len, "%s result check", half); return name;
+	case PROBE_WARMUP: snprintf(buf, len, "%s warm-up iteration %d", half, it); return name;
 	case PROBE_BARRIER: snprintf(buf, len, "%s barrier before timing", half); return "barrier";
-	case PROBE_TIMED: snprintf(buf, len, "%s iteration %d", half, it); return "allreduce";
+	case PROBE_TIMED: snprintf(buf, len, "%s iteration %d", half, it); return name;
 	case PROBE_COMBINE: snprintf(buf, len, "%s timing exchange", half); return "allgather";
 	}
 	snprintf(buf, len, "its start");
@@ -458,7 +550,7 @@ ar_print_event(struct ar_state *st, struct comm *base, const int *leftb, int nle
     const int64_t *pos, const char *reason, int after)
 {
 	char who[1024] = "", item[384], where[96];
-	const char *opname = ar_where(pos, where, sizeof where);
+	const char *opname = ar_where(st->a, pos, where, sizeof where);
 	size_t off = 0, len;
 
 	for (int i = 0; i < nleft; i++) {
@@ -474,7 +566,8 @@ ar_print_event(struct ar_state *st, struct comm *base, const int *leftb, int nle
 	}
 	fprintf(st->a->json ? stderr : stdout, "# rank%s %s left at size %zu, %s (%s seq %" PRId64
 	    "): %s; continuing with %d ranks\n", nleft > 1 ? "s" : "", who,
-	    ar_cursor_bytes(&st->cur), where, opname, pos[AR_SEQ], reason, after);
+	    ar_cursor_bytes(st->a, &st->cur, comm_size(base)), where, opname, pos[AR_SEQ],
+	    reason, after);
 	fflush(st->a->json ? stderr : stdout);
 }
 
@@ -499,8 +592,8 @@ ar_event(struct ar_state *st, struct comm *base, struct comm *cur, const int64_t
 		}
 	ar_reason(st, base, nleft ? leftb[0] : 0, reason, sizeof reason);
 	json_array_append_new(st->t.events, json_pack("{s:I, s:o, s:i, s:s}", "size",
-	    (json_int_t)ar_cursor_bytes(&st->cur), "left", left, "ranks_after", n, "reason",
-	    reason));
+	    (json_int_t)ar_cursor_bytes(st->a, &st->cur, comm_size(base)), "left", left,
+	    "ranks_after", n, "reason", reason));
 	if (comm_rank(cur) == 0)
 		ar_print_event(st, base, leftb, nleft, &all[pick * AR_POS_N], reason, n);
 	free(stays);
@@ -565,13 +658,13 @@ ar_recover(struct ar_state *st, int rc)
 static int
 ar_sweep(struct ar_state *st)
 {
-	int rc = COLL_OK, more = ar_cursor_first(st->a, &st->cur);
+	int rc = COLL_OK, more = ar_cursor_first(st->a, &st->cur, comm_size(st->c));
 
 	while (more) {
 		if ((rc = ar_step(st)) == COLL_OK) {
 			st->prev = st->cur;
 			st->step++;
-			more = ar_cursor_next(st->a, &st->cur);
+			more = ar_cursor_next(st->a, &st->cur, comm_size(st->c));
 		} else if (st->a->on_failure != AR_SHRINK || (rc = ar_recover(st, rc)) != COLL_OK) {
 			break;
 		}
@@ -586,8 +679,8 @@ ar_print_footer(const struct ar_state *st)
 	double avg = t->rows ? t->busbw_sum / t->rows : 0;
 
 	if (st->a->json) {
-		json_t *doc = json_pack("{s:s, s:i, s:O, s:f, s:I, s:O}", "collective", "allreduce",
-		    "nranks", st->n0, "results", t->rows_json, "avg_busbw", avg, "wrong",
+		json_t *doc = json_pack("{s:s, s:s, s:i, s:O, s:f, s:I, s:O}", "collective",
+		    probe_coll_name(st->a->coll), "engine", st->engine, "nranks", st->n0, "results", t->rows_json, "avg_busbw", avg, "wrong",
 		    (json_int_t)t->wrong, "events", t->events);
 		json_dumpf(doc, stdout, JSON_INDENT(2));
 		fputc('\n', stdout);
@@ -620,30 +713,98 @@ ar_join(struct ar_state *st)
 	return COLL_OK;
 }
 
+/*
+ * Open the engine asked for. auto takes NCCL when every rank can, else coll's
+ * own, and says why in *note; nccl that cannot be had stops the sweep.
+ */
+static int
+ar_engine(struct ar_state *st, struct probe_opts *po, char *note, size_t len)
+{
+	struct nccl_engine_opts no = { -1, st->a->timeout_s > 0 ? (int)(st->a->timeout_s *
+	    1000) : 0 };
+	char err[512];
+	int rc;
+
+	st->engine = "coll";
+	if (st->a->engine == AR_COLL)
+		return COLL_OK;
+	if ((rc = nccl_engine_open(&st->eng, st->c, &no, err, sizeof err)) == COLL_OK) {
+		po->engine = &st->eng;
+		st->engine = "nccl";
+		return COLL_OK;
+	}
+	if (comm_get_async_error(st->c) != COLL_OK)
+		return rc;	/* the communicator itself failed: nothing to fall back on */
+	if (st->a->engine == AR_NCCL) {
+		fprintf(stderr, "collcheck: cannot run on NCCL: %s\n", err);
+		return rc;
+	}
+	snprintf(note, len, "NCCL engine unavailable, so coll's own runs the collectives: %s", err);
+	return COLL_OK;
+}
+
+/* Every rank's engine as it describes itself, at rank 0, for the header. */
+static int
+ar_header(struct ar_state *st, const char *note)
+{
+	struct coll_blobs where = { 0 };
+	const char *w = st->p.e->where;
+	int rc;
+
+	st->own_ops++;
+	if ((rc = coll_gatherv(st->c, w, strlen(w), 0, &where)) != COLL_OK)
+		return rc;
+	if (comm_rank(st->c) == 0 && !st->a->json)
+		ar_print_header(st->c, st->a, st->engine, &where, note[0] ? note : NULL);
+	coll_blobs_free(&where);
+	return COLL_OK;
+}
+
 static int
 ar_worker(const struct ar_args *a)
 {
 	struct ar_state st = { .a = a, .t = { .rows_json = json_array(), .events = json_array() } };
-	struct probe_opts po = { (int)a->iters, (int)a->warmup, (int)a->check, a->dt, a->op };
+	struct probe_opts po = { .iters = (int)a->iters, .warmup = (int)a->warmup,
+	    .check = (int)a->check, .dt = a->dt, .op = a->op, .coll = a->coll,
+	    .root = (int)a->root };
+	char note[640] = "";
 	int rc, code = EXIT_CANNOT;
 
 	if (ar_join(&st) != COLL_OK)
 		goto out;
-	if (comm_rank(st.c) == 0 && !a->json)
-		ar_print_header(st.c, a);
-	if ((rc = probe_init(&st.p, st.c, &po, a->maxb)) != COLL_OK)
-		fprintf(stderr, "collcheck: cannot allocate %d buffers of %zu bytes for -e %zu: use a "
-		    "smaller -e\n", a->check ? 4 : 2, a->maxb, a->maxb);
-	else
+	if (probe_coll_rooted(a->coll) && a->root >= comm_size(st.c)) {
+		if (comm_rank(st.c) == 0)
+			fprintf(stderr, "collcheck: -r %ld is not a rank of this %d-rank job: use 0 "
+			    "to %d\n", a->root, comm_size(st.c), comm_size(st.c) - 1);
+		code = EXIT_USAGE;
+		goto out;
+	}
+	if ((rc = ar_engine(&st, &po, note, sizeof note)) != COLL_OK) {
+		if (comm_get_async_error(st.c) != COLL_OK)
+			fprintf(stderr, "collcheck: %s\n", comm_last_error(st.c));
+		goto out;
+	}
+	if ((rc = probe_init(&st.p, st.c, &po, a->maxb)) != COLL_OK) {
+		if (rc == COLL_ENOMEM || st.p.err[0] == '\0')
+			fprintf(stderr, "collcheck: cannot allocate %d buffers of %zu bytes for -e %zu "
+			    "(%s): use a smaller -e\n", a->check ? 2 : 0, a->maxb, a->maxb, st.engine);
+		else
+			fprintf(stderr, "collcheck: %s\n", st.p.err);
+		goto out;
+	}
+	rc = ar_header(&st, note);
+	if (rc == COLL_OK)
 		rc = ar_sweep(&st);
-	if (rc != COLL_OK && rc != COLL_ENOMEM)
-		fprintf(stderr, "collcheck: %s\n", st.err[0] ? st.err : comm_last_error(st.c));
+	if (rc != COLL_OK)
+		fprintf(stderr, "collcheck: %s\n", st.err[0] ? st.err : probe_error(&st.p));
 	else if (comm_rank(st.c) == 0)
 		ar_print_footer(&st);
 	if (rc == COLL_OK)
 		code = cmd_finish_stdout(st.t.wrong ? EXIT_PROBLEMS : EXIT_OK);
 out:
 	probe_free(&st.p);
+	if (st.eng.close != NULL)
+		st.eng.close(&st.eng);
 	comm_destroy(st.c);
 	json_decref(st.t.rows_json);
 	json_decref(st.t.events);
@@ -668,7 +829,7 @@ ar_front(const struct ar_args *a, int argc, char **argv)
 		return EXIT_CANNOT;
 	}
 	wargv[0] = self;
-	wargv[1] = "allreduce";
+	wargv[1] = (char *)probe_coll_name(a->coll);
 	for (int i = 1; i < argc; i++)
 		wargv[i + 1] = argv[i];
 	jo.argv = wargv;
@@ -679,10 +840,10 @@ ar_front(const struct ar_args *a, int argc, char **argv)
 }
 
 static int
-ar_run(int argc, char **argv)
+ar_run(enum probe_coll k, int argc, char **argv)
 {
 	struct ar_args a;
-	int r = ar_parse(&a, argc, argv);
+	int r = ar_parse(&a, k, argc, argv);
 
 	if (r != EXIT_OK)
 		return r < 0 ? cmd_finish_stdout(EXIT_OK) : r;

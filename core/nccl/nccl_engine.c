@@ -1,0 +1,399 @@
+/*
+ * The NCCL engine. Every call that may wait (init, a collective returning
+ * ncclInProgress, the stream at the end of a batch) polls with a deadline,
+ * as NCCL's documentation says to for non-blocking communicators: check
+ * ncclCommGetAsyncError between polls, and abort the communicator when the
+ * deadline passes, so that the probe returns an error instead of hanging.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sched.h>
+
+#include "clock.h"
+#include "coll.h"
+#include "err.h"
+#include "nccl_abi.h"
+#include "nccl_engine.h"
+#include "xmalloc.h"
+
+#define NCCL_ENG_TIMEOUT_MS 300000
+
+struct nccl_eng {
+	struct nccl_api api;
+	nccl_comm_t comm;
+	cu_stream_t stream;
+	cu_ctx_t ctx;
+	int dev;
+	int ctx_held;
+	int rank, nranks;
+	int dead;		/* aborted: every later call fails at once */
+	int timeout_ms;
+	char err[256];
+};
+
+/* coll's datatypes and ops in NCCL's numbering (ncclDataType_t, ncclRedOp_t). */
+static const int nccl_dt[DT_COUNT] = {
+	[DT_INT8] = 0, [DT_UINT8] = 1, [DT_INT32] = 2, [DT_UINT32] = 3, [DT_INT64] = 4,
+	[DT_UINT64] = 5, [DT_FLOAT16] = 6, [DT_FLOAT32] = 7, [DT_FLOAT64] = 8, [DT_BFLOAT16] = 9,
+};
+static const int nccl_op[OP_COUNT] = {
+	[OP_SUM] = 0, [OP_PROD] = 1, [OP_MAX] = 2, [OP_MIN] = 3, [OP_AVG] = 4,
+};
+
+static int
+eng_fail(struct nccl_eng *n, int code, const char *what, int res)
+{
+	const char *last = n->comm != NULL ? n->api.get_last_error(n->comm) : NULL;
+
+	snprintf(n->err, sizeof n->err, "%s: %s%s%s", what, n->api.get_error_string(res),
+	    last != NULL && *last ? ": " : "", last != NULL ? last : "");
+	return code;
+}
+
+static void
+eng_abort(struct nccl_eng *n)
+{
+	if (n->comm != NULL && !n->dead)
+		n->api.comm_abort(n->comm);
+	n->dead = 1;
+}
+
+/* Poll the communicator until it leaves ncclInProgress, within the deadline. */
+static int
+eng_settle(struct nccl_eng *n, int res, const char *what)
+{
+	uint64_t end = clock_now_ns() + (uint64_t)n->timeout_ms * 1000000ull;
+
+	while (res == NCCL_INPROGRESS) {
+		if (n->api.comm_get_async_error(n->comm, &res) != NCCL_OK)
+			break;
+		if (res == NCCL_INPROGRESS && clock_now_ns() > end) {
+			eng_abort(n);
+			snprintf(n->err, sizeof n->err, "%s did not finish in %d ms: the NCCL "
+			    "communicator was aborted; see which rank is behind with collstack",
+			    what, n->timeout_ms);
+			return COLL_ETIMEDOUT;
+		}
+		sched_yield();
+	}
+	if (res != NCCL_OK) {
+		eng_fail(n, COLL_EPEER, what, res);
+		eng_abort(n);
+		return COLL_EPEER;
+	}
+	return COLL_OK;
+}
+
+static void *
+eng_alloc(struct probe_engine *e, size_t bytes)
+{
+	struct nccl_eng *n = e->ctx;
+	cu_ptr_t p = 0;
+	char b[96];
+	int r;
+
+	if ((r = n->api.cu_mem_alloc(&p, bytes ? bytes : 1)) != CU_OK) {
+		snprintf(n->err, sizeof n->err, "cannot allocate %zu bytes on GPU %d: %s", bytes,
+		    n->dev, nccl_api_cu_error(&n->api, r, b, sizeof b));
+		return NULL;
+	}
+	return (void *)(uintptr_t)p;
+}
+
+static void
+eng_release(struct probe_engine *e, void *buf)
+{
+	struct nccl_eng *n = e->ctx;
+
+	n->api.cu_mem_free((cu_ptr_t)(uintptr_t)buf);
+}
+
+static int
+eng_cu(struct nccl_eng *n, int r, const char *what)
+{
+	char b[96];
+
+	if (r == CU_OK)
+		return COLL_OK;
+	snprintf(n->err, sizeof n->err, "%s on GPU %d: %s", what, n->dev,
+	    nccl_api_cu_error(&n->api, r, b, sizeof b));
+	return COLL_ESYS;
+}
+
+static int
+eng_put(struct probe_engine *e, void *dst, const void *src, size_t len)
+{
+	struct nccl_eng *n = e->ctx;
+
+	return eng_cu(n, n->api.cu_memcpy_htod((cu_ptr_t)(uintptr_t)dst, src, len), "copy to GPU");
+}
+
+static int
+eng_get(struct probe_engine *e, void *dst, const void *src, size_t len)
+{
+	struct nccl_eng *n = e->ctx;
+
+	return eng_cu(n, n->api.cu_memcpy_dtoh(dst, (cu_ptr_t)(uintptr_t)src, len),
+	    "copy from GPU");
+}
+
+/* All-to-all as NCCL's own call where the library has it, else grouped sends and receives. */
+static int
+eng_alltoall(struct nccl_eng *n, const void *s, void *r, size_t count, int dt, size_t esz)
+{
+	int res;
+
+	if (n->api.alltoall != NULL)
+		return n->api.alltoall(s, r, count, dt, n->comm, n->stream);
+	if ((res = n->api.group_start()) != NCCL_OK)
+		return res;
+	for (int j = 0; j < n->nranks; j++) {
+		size_t off = (size_t)j * count * esz;
+
+		if ((res = n->api.send((const char *)s + off, count, dt, j, n->comm, n->stream)) !=
+		    NCCL_OK && res != NCCL_INPROGRESS)
+			break;
+		if ((res = n->api.recv((char *)r + off, count, dt, j, n->comm, n->stream)) !=
+		    NCCL_OK && res != NCCL_INPROGRESS)
+			break;
+	}
+	/* The group is closed whatever happened inside it. */
+	{
+		int end = n->api.group_end();
+
+		return res == NCCL_OK || res == NCCL_INPROGRESS ? end : res;
+	}
+}
+
+static int
+eng_start(struct probe_engine *e, enum probe_coll k, const void *s, void *r, size_t count,
+    enum dtype dt, enum redop op, int root)
+{
+	struct nccl_eng *n = e->ctx;
+	int d = nccl_dt[dt], o = nccl_op[op], res;
+	char what[64];
+
+	if (n->dead)
+		return COLL_EABORTED;
+	switch (k) {
+	case PROBE_ALLREDUCE: res = n->api.all_reduce(s, r, count, d, o, n->comm, n->stream); break;
+	case PROBE_ALLGATHER: res = n->api.all_gather(s, r, count, d, n->comm, n->stream); break;
+	case PROBE_REDUCE_SCATTER:
+		res = n->api.reduce_scatter(s, r, count, d, o, n->comm, n->stream);
+		break;
+	case PROBE_BROADCAST: res = n->api.broadcast(s, r, count, d, root, n->comm, n->stream); break;
+	case PROBE_REDUCE: res = n->api.reduce(s, r, count, d, o, root, n->comm, n->stream); break;
+	case PROBE_ALLTOALL: res = eng_alltoall(n, s, r, count, d, dtype_size(dt)); break;
+	default: return COLL_EINVAL;
+	}
+	snprintf(what, sizeof what, "NCCL %s of %zu elements", probe_coll_name(k), count);
+	return eng_settle(n, res, what);
+}
+
+/* Wait for the stream, watching for NCCL's errors and the deadline. */
+static int
+eng_wait(struct probe_engine *e)
+{
+	struct nccl_eng *n = e->ctx;
+	uint64_t end = clock_now_ns() + (uint64_t)n->timeout_ms * 1000000ull;
+	unsigned spins = 0;
+	int q, st;
+
+	if (n->dead)
+		return COLL_EABORTED;
+	while ((q = n->api.cu_stream_query(n->stream)) == CU_NOT_READY) {
+		if (n->api.comm_get_async_error(n->comm, &st) == NCCL_OK && st != NCCL_OK &&
+		    st != NCCL_INPROGRESS) {
+			eng_fail(n, COLL_EPEER, "NCCL reported an error while the op ran", st);
+			eng_abort(n);
+			return COLL_EPEER;
+		}
+		/* The clock is read now and then: the wait is the latency being measured. */
+		if ((++spins & 1023) == 0 && clock_now_ns() > end) {
+			eng_abort(n);
+			snprintf(n->err, sizeof n->err, "NCCL ops on rank %d (GPU %d) did not finish in "
+			    "%d ms: the NCCL communicator was aborted; a peer is stuck or gone, "
+			    "see which with collstack", n->rank, n->dev, n->timeout_ms);
+			return COLL_ETIMEDOUT;
+		}
+	}
+	return eng_cu(n, q, "waiting for the stream");
+}
+
+static const char *
+eng_error(struct probe_engine *e)
+{
+	return ((struct nccl_eng *)e->ctx)->err;
+}
+
+static void
+eng_close(struct probe_engine *e)
+{
+	struct nccl_eng *n = e->ctx;
+
+	if (n == NULL)
+		return;
+	if (n->comm != NULL && !n->dead) {
+		/* Finalize flushes what is queued; a failure there still frees the comm. */
+		if (eng_settle(n, n->api.comm_finalize(n->comm), "ncclCommFinalize") == COLL_OK)
+			n->api.comm_destroy(n->comm);
+	}
+	if (n->stream != NULL)
+		n->api.cu_stream_destroy(n->stream);
+	if (n->ctx_held)
+		n->api.cu_primary_ctx_release(n->dev);
+	nccl_api_unload(&n->api);
+	free(n);
+	e->ctx = NULL;
+}
+
+/* This rank's index among the ranks of its host: its GPU, as torchrun's LOCAL_RANK. */
+static int
+eng_local_rank(struct comm *c)
+{
+	const char *e = getenv("COLL_LOCAL_RANK");
+	int me = comm_rank(c), k = 0;
+
+	if (e != NULL && *e != '\0')
+		return atoi(e);
+	for (int r = 0; r < me; r++)
+		k += strcmp(comm_host(c, r), comm_host(c, me)) == 0;
+	return k;
+}
+
+/* Load the libraries, take the GPU and make the stream: what each rank can do alone. */
+static int
+eng_local(struct nccl_eng *n, struct comm *c, const struct nccl_engine_opts *o)
+{
+	char b[96];
+	int count = 0, r;
+
+	if (nccl_api_load(&n->api, n->err, sizeof n->err) != 0)
+		return COLL_ESYS;
+	if ((r = n->api.cu_init(0)) != CU_OK || (r = n->api.cu_device_get_count(&count)) != CU_OK) {
+		snprintf(n->err, sizeof n->err, "CUDA driver: %s", nccl_api_cu_error(&n->api, r, b,
+		    sizeof b));
+		return COLL_ESYS;
+	}
+	if (count == 0) {
+		snprintf(n->err, sizeof n->err, "no GPU visible (CUDA_VISIBLE_DEVICES=%s)",
+		    getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES") : "unset");
+		return COLL_ESYS;
+	}
+	n->dev = o->device >= 0 ? o->device : eng_local_rank(c) % count;
+	if (n->dev >= count) {
+		snprintf(n->err, sizeof n->err, "GPU %d asked for, %d visible", n->dev, count);
+		return COLL_EINVAL;
+	}
+	if ((r = n->api.cu_primary_ctx_retain(&n->ctx, n->dev)) != CU_OK)
+		return eng_cu(n, r, "cannot open a context");
+	n->ctx_held = 1;
+	if ((r = n->api.cu_ctx_set_current(n->ctx)) != CU_OK ||
+	    (r = n->api.cu_stream_create(&n->stream, CU_STREAM_NON_BLOCKING)) != CU_OK)
+		return eng_cu(n, r, "cannot make a stream");
+	return COLL_OK;
+}
+
+/* Whether every rank got as far; if not, name the ones that did not. */
+static int
+eng_agree(struct comm *c, int ok, const char *stage, char *err, size_t len)
+{
+	int n = comm_size(c), rc, bad = 0;
+	int *all = xcalloc((size_t)n, sizeof *all);
+	size_t off;
+
+	if ((rc = coll_allgather(c, &ok, all, 1, DT_INT32)) != COLL_OK) {
+		snprintf(err, len, "%s", comm_last_error(c));
+		free(all);
+		return rc;
+	}
+	off = (size_t)snprintf(err, len, "%s failed on rank", stage);
+	for (int r = 0; r < n; r++) {
+		if (all[r])
+			continue;
+		if (off < len)
+			off += (size_t)snprintf(err + off, len - off, "%s %d (%s)", bad ? "," : "", r,
+			    comm_host(c, r));
+		bad++;
+	}
+	if (off < len)
+		snprintf(err + off, len - off, "; each says why on its own output");
+	free(all);
+	return bad ? COLL_EINVAL : COLL_OK;
+}
+
+static void
+eng_where(struct probe_engine *e, struct nccl_eng *n)
+{
+	char name[96] = "?";
+	int bus = 0, dev = 0, dom = 0;
+
+	n->api.cu_device_get_name(name, sizeof name, n->dev);
+	n->api.cu_device_get_attribute(&dom, CU_ATTR_PCI_DOMAIN, n->dev);
+	n->api.cu_device_get_attribute(&bus, CU_ATTR_PCI_BUS, n->dev);
+	n->api.cu_device_get_attribute(&dev, CU_ATTR_PCI_DEVICE, n->dev);
+	snprintf(e->where, sizeof e->where, "device %d [%04x:%02x:%02x] %.48s, NCCL %d.%d.%d %.60s",
+	    n->dev, dom, bus, dev, name, n->api.version / 10000, n->api.version / 100 % 100,
+	    n->api.version % 100, n->api.path);
+}
+
+int
+nccl_engine_open(struct probe_engine *e, struct comm *c, const struct nccl_engine_opts *o,
+    char *err, size_t len)
+{
+	struct nccl_eng *n = xcalloc(1, sizeof *n);
+	struct nccl_config cfg = { sizeof cfg, NCCL_CONFIG_MAGIC, NCCL_CONFIG_VERSION, 0,
+	    NCCL_UNDEF_INT, NCCL_UNDEF_INT, NCCL_UNDEF_INT, NULL, NCCL_UNDEF_INT };
+	nccl_uid_t uid;
+	char who[256];
+	int rc, res;
+
+	memset(e, 0, sizeof *e);
+	memset(&uid, 0, sizeof uid);
+	n->rank = comm_rank(c);
+	n->nranks = comm_size(c);
+	n->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : NCCL_ENG_TIMEOUT_MS;
+	rc = eng_local(n, c, o);
+	if (rc == COLL_OK && n->rank == 0 && (res = n->api.get_unique_id(&uid)) != NCCL_OK)
+		rc = eng_fail(n, COLL_ESYS, "ncclGetUniqueId", res);
+	/* One rank without a GPU must not leave the others in NCCL's init until the timeout. */
+	if ((res = eng_agree(c, rc == COLL_OK, "setting up the NCCL engine", who,
+	    sizeof who)) != COLL_OK || rc != COLL_OK)
+		goto fail;
+	if ((res = coll_broadcast(c, &uid, &uid, sizeof uid, DT_UINT8, 0)) != COLL_OK) {
+		snprintf(who, sizeof who, "%s", comm_last_error(c));
+		goto fail;
+	}
+	res = n->api.comm_init_rank_config(&n->comm, n->nranks, uid, n->rank, &cfg);
+	if (res != NCCL_OK && res != NCCL_INPROGRESS)
+		rc = eng_fail(n, COLL_ESYS, "ncclCommInitRankConfig", res);
+	else
+		rc = eng_settle(n, res, "ncclCommInitRankConfig");
+	if ((res = eng_agree(c, rc == COLL_OK, "NCCL's init", who, sizeof who)) != COLL_OK ||
+	    rc != COLL_OK)
+		goto fail;
+	e->name = "nccl";
+	e->ctx = n;
+	e->alloc = eng_alloc;
+	e->release = eng_release;
+	e->put = eng_put;
+	e->get = eng_get;
+	e->start = eng_start;
+	e->wait = eng_wait;
+	e->error = eng_error;
+	e->close = eng_close;
+	e->on_comm = 0;
+	eng_where(e, n);
+	return COLL_OK;
+fail:
+	if (rc != COLL_OK)
+		snprintf(err, len, "rank %d: %s", n->rank, n->err);
+	else
+		snprintf(err, len, "%s", who);
+	e->ctx = n;
+	eng_abort(n);
+	eng_close(e);
+	return rc != COLL_OK ? rc : res;
+}
