@@ -129,7 +129,19 @@ static const char *const collcheck_description[] = {
 	"collcheck allreduce is nccl-tests' all-reduce sweep: for each size it reports time, "
 	"algorithm and bus bandwidth, the number of wrong results, and the slowest rank. Its "
 	"flags follow all_reduce_perf, except that -N is the rank count, since nccl-tests "
-	"gives -n to iterations.",
+	"gives -n to iterations. collcheck allgather, reducescatter, broadcast, reduce and "
+	"alltoall are the other sweeps of nccl-tests, with its sizes (the larger buffer; each "
+	"rank's part rounded down to 16 bytes), its bus-bandwidth factors and its in-place "
+	"layout; -r sets the root of broadcast and reduce.",
+	"--engine says who runs the collectives. nccl: NCCL on the GPUs, one per rank by its "
+	"index on its host; libnccl.so.2 (or COLL_NCCL_LIB) and the CUDA driver are loaded at "
+	"run time and the header names each rank's GPU and NCCL's version and path. The NCCL "
+	"unique id travels through coll's communicator, NCCL is initialised non-blocking and "
+	"every wait has the -T deadline, after which the NCCL communicator is aborted and the "
+	"rank exits 3 saying so. coll: coll's own collectives over TCP in host memory. auto, "
+	"the default: NCCL where every rank can have it, else coll, with the reason in the "
+	"header. Checks, barriers and timings travel through coll's communicator whichever "
+	"engine runs the collectives.",
 	"When a rank dies, collcheck allreduce stops by default: every other rank exits 3 "
 	"with an error that names the dead rank. With --on-failure shrink the survivors go "
 	"on instead: they shrink the job to themselves (the root service agrees on who is "

@@ -45,6 +45,7 @@ struct nccl_api {
 	const char *(*get_last_error)(nccl_comm_t);
 	int (*get_unique_id)(nccl_uid_t *);
 	int (*comm_init_rank_config)(nccl_comm_t *, int, nccl_uid_t, int, struct nccl_config *);
+	int (*comm_split)(nccl_comm_t, int, int, nccl_comm_t *, struct nccl_config *);
 	int (*comm_get_async_error)(nccl_comm_t, int *);
 	int (*comm_finalize)(nccl_comm_t);
 	int (*comm_destroy)(nccl_comm_t);
@@ -68,6 +69,7 @@ struct nccl_api {
 	int (*cu_primary_ctx_retain)(cu_ctx_t *, int);
 	int (*cu_primary_ctx_release)(int);
 	int (*cu_ctx_set_current)(cu_ctx_t);
+	int (*cu_ctx_synchronize)(void);
 	int (*cu_mem_alloc)(cu_ptr_t *, size_t);
 	int (*cu_mem_free)(cu_ptr_t);
 	int (*cu_memcpy_htod)(cu_ptr_t, const void *, size_t);

@@ -23,7 +23,7 @@ struct sym {
 static const struct sym nccl_syms[] = {
 	S(get_version, "ncclGetVersion"), S(get_error_string, "ncclGetErrorString"),
 	S(get_last_error, "ncclGetLastError"), S(get_unique_id, "ncclGetUniqueId"),
-	S(comm_init_rank_config, "ncclCommInitRankConfig"),
+	S(comm_init_rank_config, "ncclCommInitRankConfig"), OPT(comm_split, "ncclCommSplit"),
 	S(comm_get_async_error, "ncclCommGetAsyncError"), S(comm_finalize, "ncclCommFinalize"),
 	S(comm_destroy, "ncclCommDestroy"), S(comm_abort, "ncclCommAbort"),
 	S(all_reduce, "ncclAllReduce"), S(all_gather, "ncclAllGather"),
@@ -38,7 +38,7 @@ static const struct sym cuda_syms[] = {
 	S(cu_device_get_attribute, "cuDeviceGetAttribute"),
 	S(cu_primary_ctx_retain, "cuDevicePrimaryCtxRetain"),
 	S(cu_primary_ctx_release, "cuDevicePrimaryCtxRelease_v2"),
-	S(cu_ctx_set_current, "cuCtxSetCurrent"), S(cu_mem_alloc, "cuMemAlloc_v2"),
+	S(cu_ctx_set_current, "cuCtxSetCurrent"), S(cu_ctx_synchronize, "cuCtxSynchronize"), S(cu_mem_alloc, "cuMemAlloc_v2"),
 	S(cu_mem_free, "cuMemFree_v2"), S(cu_memcpy_htod, "cuMemcpyHtoD_v2"),
 	S(cu_memcpy_dtoh, "cuMemcpyDtoH_v2"), S(cu_stream_create, "cuStreamCreate"),
 	S(cu_stream_destroy, "cuStreamDestroy_v2"), S(cu_stream_query, "cuStreamQuery"),

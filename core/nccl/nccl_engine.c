@@ -4,6 +4,14 @@
  * as NCCL's documentation says to for non-blocking communicators: check
  * ncclCommGetAsyncError between polls, and abort the communicator when the
  * deadline passes, so that the probe returns an error instead of hanging.
+ *
+ * The collectives themselves run on a blocking communicator split from the
+ * non-blocking one: on a non-blocking communicator NCCL hands every launch
+ * to a thread of its own, which costs tens of microseconds per op and would
+ * make every small size read slower than nccl-tests measures it. A hang
+ * inside a kernel is still caught: the wait polls the stream and NCCL's
+ * errors and aborts at the deadline. COLL_NCCL_BLOCKING=0 keeps every op on
+ * the non-blocking communicator.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -19,16 +27,26 @@
 #include "xmalloc.h"
 
 #define NCCL_ENG_TIMEOUT_MS 300000
+/*
+ * Ops queued on the stream before start() waits for them itself. CUDA's
+ * launch queue holds about a thousand kernels; past that a launch blocks the
+ * host inside NCCL, where no deadline can be checked while a peer is stuck.
+ */
+#define NCCL_ENG_MAX_QUEUED 128
 
 struct nccl_eng {
 	struct nccl_api api;
-	nccl_comm_t comm;
+	nccl_comm_t comm;	/* the ops' */
+	nccl_comm_t parent;	/* the non-blocking one it was split from, or NULL */
+	nccl_comm_t volatile child;	/* where ncclCommSplit stores the new one */
+	struct nccl_config split_cfg;
 	cu_stream_t stream;
 	cu_ctx_t ctx;
 	int dev;
 	int ctx_held;
 	int rank, nranks;
 	int dead;		/* aborted: every later call fails at once */
+	int queued;		/* ops started since the last wait */
 	int timeout_ms;
 	char err[256];
 };
@@ -57,6 +75,8 @@ eng_abort(struct nccl_eng *n)
 {
 	if (n->comm != NULL && !n->dead)
 		n->api.comm_abort(n->comm);
+	if (n->parent != NULL && !n->dead)
+		n->api.comm_abort(n->parent);
 	n->dead = 1;
 }
 
@@ -127,7 +147,15 @@ eng_put(struct probe_engine *e, void *dst, const void *src, size_t len)
 {
 	struct nccl_eng *n = e->ctx;
 
-	return eng_cu(n, n->api.cu_memcpy_htod((cu_ptr_t)(uintptr_t)dst, src, len), "copy to GPU");
+	int rc = eng_cu(n, n->api.cu_memcpy_htod((cu_ptr_t)(uintptr_t)dst, src, len),
+	    "copy to GPU");
+
+	/*
+	 * From pageable memory the copy returns once the bytes are staged, not
+	 * landed, and the ops' stream does not wait for the default one: without
+	 * this, an op can read the buffer before the new input is in it.
+	 */
+	return rc == COLL_OK ? eng_cu(n, n->api.cu_ctx_synchronize(), "copy to GPU") : rc;
 }
 
 static int
@@ -177,6 +205,9 @@ eng_start(struct probe_engine *e, enum probe_coll k, const void *s, void *r, siz
 
 	if (n->dead)
 		return COLL_EABORTED;
+	if (n->queued >= NCCL_ENG_MAX_QUEUED && (res = e->wait(e)) != COLL_OK)
+		return res;
+	n->queued++;
 	switch (k) {
 	case PROBE_ALLREDUCE: res = n->api.all_reduce(s, r, count, d, o, n->comm, n->stream); break;
 	case PROBE_ALLGATHER: res = n->api.all_gather(s, r, count, d, n->comm, n->stream); break;
@@ -203,6 +234,7 @@ eng_wait(struct probe_engine *e)
 
 	if (n->dead)
 		return COLL_EABORTED;
+	n->queued = 0;
 	while ((q = n->api.cu_stream_query(n->stream)) == CU_NOT_READY) {
 		if (n->api.comm_get_async_error(n->comm, &st) == NCCL_OK && st != NCCL_OK &&
 		    st != NCCL_INPROGRESS) {
@@ -236,7 +268,12 @@ eng_close(struct probe_engine *e)
 	if (n == NULL)
 		return;
 	if (n->comm != NULL && !n->dead) {
-		/* Finalize flushes what is queued; a failure there still frees the comm. */
+		/* Finalize flushes what is queued; a failure there aborts (eng_settle). */
+		if (eng_settle(n, n->api.comm_finalize(n->comm), "ncclCommFinalize") == COLL_OK)
+			n->api.comm_destroy(n->comm);
+	}
+	if (n->parent != NULL && !n->dead) {
+		n->comm = n->parent;
 		if (eng_settle(n, n->api.comm_finalize(n->comm), "ncclCommFinalize") == COLL_OK)
 			n->api.comm_destroy(n->comm);
 	}
@@ -294,6 +331,49 @@ eng_local(struct nccl_eng *n, struct comm *c, const struct nccl_engine_opts *o)
 	    (r = n->api.cu_stream_create(&n->stream, CU_STREAM_NON_BLOCKING)) != CU_OK)
 		return eng_cu(n, r, "cannot make a stream");
 	return COLL_OK;
+}
+
+/*
+ * The blocking communicator the ops run on, split from the non-blocking one
+ * (which the split itself keeps pollable); the parent is kept for close.
+ */
+static int
+eng_split(struct nccl_eng *n)
+{
+	const char *e = getenv("COLL_NCCL_BLOCKING");
+	uint64_t end = clock_now_ns() + (uint64_t)n->timeout_ms * 1000000ull;
+	int res, st;
+
+	if ((e != NULL && strcmp(e, "0") == 0) || n->api.comm_split == NULL)
+		return COLL_OK;
+	/*
+	 * Both live in n, not on the stack: under a non-blocking parent NCCL may
+	 * finish the split in a thread of its own and store the new comm later.
+	 */
+	n->split_cfg = (struct nccl_config){ sizeof n->split_cfg, NCCL_CONFIG_MAGIC,
+	    NCCL_CONFIG_VERSION, 1, NCCL_UNDEF_INT, NCCL_UNDEF_INT, NCCL_UNDEF_INT, NULL,
+	    NCCL_UNDEF_INT };
+	res = n->api.comm_split(n->comm, 0, n->rank, (nccl_comm_t *)&n->child, &n->split_cfg);
+	if (res != NCCL_OK && res != NCCL_INPROGRESS)
+		return eng_fail(n, COLL_ESYS, "ncclCommSplit", res);
+	n->parent = n->comm;
+	while (n->child == NULL) {
+		if (n->api.comm_get_async_error(n->parent, &st) == NCCL_OK && st != NCCL_OK &&
+		    st != NCCL_INPROGRESS) {
+			eng_fail(n, COLL_ESYS, "ncclCommSplit", st);
+			eng_abort(n);
+			return COLL_ESYS;
+		}
+		if (clock_now_ns() > end) {
+			eng_abort(n);
+			snprintf(n->err, sizeof n->err, "ncclCommSplit gave no communicator in %d ms: "
+			    "the NCCL communicator was aborted", n->timeout_ms);
+			return COLL_ETIMEDOUT;
+		}
+		sched_yield();
+	}
+	n->comm = n->child;
+	return eng_settle(n, res, "ncclCommSplit");
 }
 
 /* Whether every rank got as far; if not, name the ones that did not. */
@@ -371,6 +451,8 @@ nccl_engine_open(struct probe_engine *e, struct comm *c, const struct nccl_engin
 		rc = eng_fail(n, COLL_ESYS, "ncclCommInitRankConfig", res);
 	else
 		rc = eng_settle(n, res, "ncclCommInitRankConfig");
+	if (rc == COLL_OK)
+		rc = eng_split(n);
 	if ((res = eng_agree(c, rc == COLL_OK, "NCCL's init", who, sizeof who)) != COLL_OK ||
 	    rc != COLL_OK)
 		goto fail;

@@ -84,4 +84,5 @@ probe_engine_coll(struct probe_engine *e, struct comm *c)
 	e->error = eng_error;
 	e->close = eng_close;
 	e->on_comm = 1;
+	e->inplace_alltoall = 1;
 }

@@ -65,6 +65,7 @@ struct probe_engine {
 	const char *(*error)(struct probe_engine *e);
 	void (*close)(struct probe_engine *e);
 	int on_comm;			/* its ops are the communicator's (sequence numbers) */
+	int inplace_alltoall;		/* 0: in place, all-to-all is timed, not checked */
 };
 
 /* coll's collectives on c, in host memory. */
