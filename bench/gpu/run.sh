@@ -53,8 +53,9 @@ if [ -n "$NT" ]; then
 		t0=$(date +%s)
 		make -C "$NT" -j"$(nproc)" MPI=0 CUDA_HOME="${CUDA_HOME:-/usr/local/cuda}" \
 			NVCC_GENCODE="-gencode=arch=compute_$cap,code=sm_$cap" src.build \
-			>"$OUT/nccl-tests-build.log" 2>&1 || { echo "nccl-tests did not build: see nccl-tests-build.log" >>"$SUM"; NT=; }
-		echo "nccl-tests built in $(($(date +%s) - t0)) s for sm_$cap" >>"$SUM"
+			>"$OUT/nccl-tests-build.log" 2>&1 &&
+			echo "nccl-tests built in $(($(date +%s) - t0)) s for sm_$cap" >>"$SUM" ||
+			{ echo "nccl-tests did not build: see nccl-tests-build.log" >>"$SUM"; NT=; }
 	fi
 fi
 
@@ -101,7 +102,6 @@ done
 if [ -n "${IPERF3:-}" ] && [ -x "$IPERF3" ]; then
 	echo "## TCP over loopback: iperf3 --bidir (per direction) and coll's all-reduce busbw" >>"$SUM"
 	port=5301
-	"$IPERF3" -s -p $port -D -1 >/dev/null 2>&1 || true
 	echo "| streams | iperf3 GB/s per direction |" >>"$SUM"
 	echo "|---:|---:|" >>"$SUM"
 	for k in 1 2 4 8; do

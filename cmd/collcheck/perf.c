@@ -787,7 +787,7 @@ ar_worker(const struct ar_args *a)
 	if ((rc = probe_init(&st.p, st.c, &po, a->maxb)) != COLL_OK) {
 		if (rc == COLL_ENOMEM || st.p.err[0] == '\0')
 			fprintf(stderr, "collcheck: cannot allocate %d buffers of %zu bytes for -e %zu "
-			    "(%s): use a smaller -e\n", a->check ? 2 : 0, a->maxb, a->maxb, st.engine);
+			    "(%s): use a smaller -e\n", a->check ? 5 : 3, a->maxb, a->maxb, st.engine);
 		else
 			fprintf(stderr, "collcheck: %s\n", st.p.err);
 		goto out;

@@ -53,8 +53,9 @@ api_bind(struct nccl_api *a, void *h, const struct sym *t, size_t n, const char 
 		void *f = dlsym(h, t[i].name);
 
 		if (f == NULL && !t[i].optional) {
-			snprintf(err, len, "%s has no %s: it is too old (NCCL 2.17 or newer is needed)",
-			    lib, t[i].name);
+			snprintf(err, len, "%s has no %s: it is too old (%s)", lib, t[i].name,
+			    t == nccl_syms ? "NCCL 2.17 or newer is needed" :
+			    "a CUDA 11 driver or newer is needed");
 			return -1;
 		}
 		/* A function pointer kept as the object pointer dlsym returns (POSIX allows it). */
@@ -77,7 +78,8 @@ nccl_api_load(struct nccl_api *a, char *err, size_t len)
 		    "NVIDIA GPUs, use --engine coll", dlerror());
 		return -1;
 	}
-	if ((a->lib = dlopen(name, RTLD_NOW | RTLD_GLOBAL)) == NULL) {
+	/* Never unmapped: NCCL leaves threads of its own behind (network plugins, proxies). */
+	if ((a->lib = dlopen(name, RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE)) == NULL) {
 		snprintf(err, len, "cannot load NCCL (%s): %s; install it or set COLL_NCCL_LIB to "
 		    "its path", name, dlerror());
 		nccl_api_unload(a);

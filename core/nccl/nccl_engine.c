@@ -75,7 +75,8 @@ eng_abort(struct nccl_eng *n)
 {
 	if (n->comm != NULL && !n->dead)
 		n->api.comm_abort(n->comm);
-	if (n->parent != NULL && !n->dead)
+	/* Until the split has given a new one, parent and comm are the same communicator. */
+	if (n->parent != NULL && n->parent != n->comm && !n->dead)
 		n->api.comm_abort(n->parent);
 	n->dead = 1;
 }
@@ -272,8 +273,9 @@ eng_close(struct probe_engine *e)
 		if (eng_settle(n, n->api.comm_finalize(n->comm), "ncclCommFinalize") == COLL_OK)
 			n->api.comm_destroy(n->comm);
 	}
-	if (n->parent != NULL && !n->dead) {
+	if (n->parent != NULL && n->parent != n->comm && !n->dead) {
 		n->comm = n->parent;
+		n->parent = NULL;
 		if (eng_settle(n, n->api.comm_finalize(n->comm), "ncclCommFinalize") == COLL_OK)
 			n->api.comm_destroy(n->comm);
 	}
@@ -435,6 +437,11 @@ nccl_engine_open(struct probe_engine *e, struct comm *c, const struct nccl_engin
 	n->rank = comm_rank(c);
 	n->nranks = comm_size(c);
 	n->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : NCCL_ENG_TIMEOUT_MS;
+	/*
+	 * Connections made in init, under its deadline: made lazily (NCCL 2.22's
+	 * default) they would be made inside a blocking op, where none is checked.
+	 */
+	setenv("NCCL_RUNTIME_CONNECT", "0", 0);
 	rc = eng_local(n, c, o);
 	if (rc == COLL_OK && n->rank == 0 && (res = n->api.get_unique_id(&uid)) != NCCL_OK)
 		rc = eng_fail(n, COLL_ESYS, "ncclGetUniqueId", res);

@@ -44,10 +44,10 @@ int coll_allgather(struct comm *c, const void *sendbuf, void *recvbuf, size_t se
 /* sendbuf holds size * recvcount elements; rank r gets block r reduced. */
 int coll_reduce_scatter(struct comm *c, const void *sendbuf, void *recvbuf, size_t recvcount,
     enum dtype dt, enum redop op);
-/* Every rank gives a blob of any length (up to COLL_GATHERV_MAX); the root gets all of them. */
 /* Block i of sendbuf (count elements) goes to rank i; block j of recvbuf comes from rank j. */
 int coll_alltoall(struct comm *c, const void *sendbuf, void *recvbuf, size_t count,
     enum dtype dt);
+/* Every rank gives a blob of any length (up to COLL_GATHERV_MAX); the root gets all of them. */
 int coll_gatherv(struct comm *c, const void *buf, size_t len, int root, struct coll_blobs *out);
 void coll_blobs_free(struct coll_blobs *b);
 int coll_barrier(struct comm *c);
