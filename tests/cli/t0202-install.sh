@@ -71,7 +71,7 @@ done
 comp=$P/share/bash-completion/completions
 check "bash completions parse" bash -n "$comp/collrun"
 check "bash completion for collcheck offers its subcommands" bash -c ". '$comp/collcheck'; \
-	COMP_WORDS=(collcheck al); COMP_CWORD=1; _coll_collcheck; [ \"\${COMPREPLY[*]}\" = 'all allreduce' ]"
+	COMP_WORDS=(collcheck al); COMP_CWORD=1; _coll_collcheck; [ \"\${COMPREPLY[*]}\" = 'all allreduce allgather alltoall' ]"
 check "bash completion for collrun offers --exclude" bash -c ". '$comp/collrun'; \
 	COMP_WORDS=(collrun --exc); COMP_CWORD=1; _coll_collrun; [ \"\${COMPREPLY[*]}\" = --exclude ]"
 check "zsh's _coll is for all four tools" grep -qx '#compdef collrun collcheck collstack colltop' \
