@@ -18,7 +18,7 @@
 double
 probe_busbw_factor(int nranks)
 {
-	return nranks > 1 ? 2.0 * (nranks - 1) / nranks : 0.0;
+	return probe_bw_factor(PROBE_ALLREDUCE, nranks);
 }
 
 void
