@@ -80,6 +80,20 @@ const struct envvar envvar_table[] = {
 	    "running job (job id, launcher, hosts, pids), removed when the job ends.", ENV_FRONT },
 	{ "COLL_RD_MAX_BYTES", "32768", "The largest all-reduce, in bytes, done by recursive "
 	    "doubling; larger ones use the pipelined ring.", ENV_CORE },
+	{ "COLL_NTHREADS", NULL, "Threads that drive a large op's connections to a peer, "
+	    "1 to 16. Unset: chosen from the speed of the link the rank talks on (1 up to "
+	    "10 Gb/s, 2 from 10 Gb/s, 4 from 100 Gb/s; on loopback 4 where there are 16 cores "
+	    "or more), never more than half the cores. With COLL_NSOCKS it sets the lanes: "
+	    "connections per pair of ranks, each carrying its own slice of an all-reduce, "
+	    "reduce-scatter or all-gather, as NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD. "
+	    "Every rank offers its count and a communicator uses the fewest any rank offers; "
+	    "collcheck's header shows it. A value out of range stops the rank's init with its "
+	    "name.", ENV_CORE },
+	{ "COLL_NSOCKS", NULL, "Connections per peer each of those threads drives, 1 to 16. "
+	    "Unset: 2 from 25 Gb/s, else 1.", ENV_CORE },
+	{ "COLL_LANE_MIN_BYTES", "262144", "The smallest slice, in bytes, worth a lane of its "
+	    "own: an op of fewer than 2 x this many bytes runs on one connection, as small ops "
+	    "gain nothing from more.", ENV_CORE },
 	{ "COLL_SPIN", "20", "How many times a transfer with nothing to move yields the CPU "
 	    "before it sleeps in poll(2); 0 sleeps at once, which saves CPU and costs latency.",
 	    ENV_CORE },
@@ -96,6 +110,18 @@ const struct envvar envvar_table[] = {
 	    "reports.", ENV_CORE },
 	{ "COLL_NCCL_LIBRARY", "libnccl.so.2", "The NCCL library collcheck loads to report its "
 	    "version (a name the loader searches for, or a path).", ENV_CORE },
+	{ "COLL_CUDA_P2P", "1", "0: collcheck --engine cuda stages through pinned host memory "
+	    "and coll over TCP even where every rank is on one host (to test that path).",
+	    ENV_CORE },
+	{ "COLL_CUDA_BLOCKS", "64", "The most thread blocks a kernel of --engine cuda launches "
+	    "(1 to 128).", ENV_CORE },
+	{ "COLL_CUDA_THREADS", "512", "Threads per block of --engine cuda's kernels (64 to "
+	    "1024).", ENV_CORE },
+	{ "COLL_CUDA_SYNC", "gpu", "comm: --engine cuda synchronises its ranks around each op "
+	    "with barriers through the communicator instead of in its kernels (to compare).",
+	    ENV_CORE },
+	{ "COLL_CUDA_CHUNK", "8388608", "Bytes of each pinned slot the staged path of "
+	    "--engine cuda copies through (4096 or more).", ENV_CORE },
 	{ "NCCL_CONF_FILE", NULL, "Read by collcheck as NCCL reads it: the user's NCCL "
 	    "configuration file instead of ~/.nccl.conf.", ENV_CORE },
 	{ "NO_COLOR", NULL, "Set and not empty: collcheck prints no colours (as --no-color).",

@@ -43,11 +43,13 @@ comm_fail(struct comm *c, int code, const char *fmt, ...)
 {
 	va_list ap;
 
+	pthread_mutex_lock(&c->err_lock);
 	va_start(ap, fmt);
 	vsnprintf(c->err, sizeof c->err, fmt, ap);
 	va_end(ap);
 	status_set_state(&c->status, STATUS_FAILED, c->err);
 	log_warn("%s", c->err);
+	pthread_mutex_unlock(&c->err_lock);
 	return code;
 }
 
@@ -273,10 +275,12 @@ comm_setup(struct comm *c, uint64_t commid, int rank, int nranks)
 	free(c->dead);
 	free(c->p2p_send_seq);
 	free(c->p2p_recv_seq);
-	c->peer_fd = xcalloc((size_t)nranks + 1, sizeof *c->peer_fd);
-	for (int i = 0; i < nranks; i++)
+	c->peer_fd = xcalloc((size_t)c->lanes_wish * (size_t)nranks + 1, sizeof *c->peer_fd);
+	for (int i = 0; i < c->lanes_wish * nranks; i++)
 		c->peer_fd[i] = -1;
-	c->peer_epoch = xcalloc((size_t)nranks + 1, sizeof *c->peer_epoch);
+	c->peer_epoch = xcalloc((size_t)c->lanes_wish * (size_t)nranks + 1,
+	    sizeof *c->peer_epoch);
+	c->nlanes = 0;
 	c->dead = xcalloc((size_t)nranks + 1, 1);
 	c->p2p_send_seq = xcalloc((size_t)nranks + 1, sizeof *c->p2p_send_seq);
 	c->p2p_recv_seq = xcalloc((size_t)nranks + 1, sizeof *c->p2p_recv_seq);
@@ -297,7 +301,9 @@ comm_new(const struct coll_uid *uid, uint64_t commid, int rank, int nranks,
 	c->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : comm_env_timeout_ms();
 	snprintf(c->ifname, sizeof c->ifname, "%s", ifname ? ifname : "");
 	comm_env_load(c);
+	lanes_config(c);
 	pthread_mutex_init(&c->lock, NULL);
+	pthread_mutex_init(&c->err_lock, NULL);
 	comm_setup(c, commid, rank, nranks);
 	c->root_fd = c->listen_fd = -1;
 	c->abort_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -323,6 +329,8 @@ comm_faults_load(struct comm *c)
 
 	if (fault_load(c->rank, err, sizeof err) != COLL_OK)
 		return comm_fail(c, COLL_EINVAL, "COLL_FAULT: %s", err);
+	if (lanes_check(err, sizeof err) != COLL_OK)
+		return comm_fail(c, COLL_EINVAL, "rank %d: %s", c->rank, err);
 	return COLL_OK;
 }
 
@@ -458,7 +466,8 @@ comm_finalize(struct comm *c)
 static void
 comm_free(struct comm *c)
 {
-	for (int i = 0; i < c->nranks; i++)
+	lanes_free(c);
+	for (int i = 0; i < c->lanes_wish * c->nranks; i++)
 		if (c->peer_fd[i] >= 0)
 			close(c->peer_fd[i]);
 	if (c->root_fd >= 0)
@@ -472,6 +481,7 @@ comm_free(struct comm *c)
 	wconn_free(&c->root_in);
 	status_close(&c->status);
 	pthread_mutex_destroy(&c->lock);
+	pthread_mutex_destroy(&c->err_lock);
 	pthread_mutex_destroy(&c->root_lock);
 	pthread_cond_destroy(&c->cond);
 	root_stop(c->grow_root);

@@ -79,8 +79,13 @@ struct comm {
 	int listen_fd;			/* peers of lower rank connect here */
 	int abort_fd;			/* eventfd: aborted or destroyed, everything stops */
 	int intr_fd;			/* eventfd: the data plane must stop and look */
-	int *peer_fd;			/* -1 until connected */
+	int *peer_fd;			/* per lane and peer (peer_slot): -1 until connected */
 	uint32_t *peer_epoch;		/* the retry epoch each connection was made in */
+	int lanes_wish;			/* connections per peer this rank offers (lanes.c) */
+	int lane_threads;		/* threads this rank drives them with */
+	int nlanes;			/* the fewest any rank offers; 0 until first needed */
+	struct lanes *lanes;		/* the lane workers, made by the first striped op */
+	pthread_mutex_t err_lock;	/* lanes may fail at once: one writer of err */
 	uint32_t epoch;			/* retries of ops so far: connections of older ones are dead */
 
 	pthread_mutex_t lock;		/* guards peer_fd, async_msg, replies, in_op */
@@ -210,14 +215,27 @@ size_t blocks_watch_pollfds(struct comm *c, struct pollfd *pfd);
 void blocks_watch_serve(struct comm *c, const struct pollfd *pfd, size_t n, uint64_t now);
 void blocks_watch_free(struct blocks_watch *w, int n);
 
-/* peer.c: the connected socket to a peer, connecting (or waiting for it) first. */
-int peer_get(struct comm *c, int peer, int *fd);
+/* Where the connection to peer on lane sits in peer_fd and peer_epoch. */
+static inline int
+peer_slot(const struct comm *c, int lane, int peer)
+{
+	return lane * c->nranks + peer;
+}
+/* peer.c: the connected socket to a peer on a lane, connecting (or waiting for it) first. */
+int peer_get(struct comm *c, int peer, int lane, int *fd);
 /* peer.c: accept one connection from a lower rank (service thread). */
 void peer_accept(struct comm *c);
 /* peer.c: wait for handshakes in flight to finish (destroy, after the abort fd fired). */
 void peer_drain(struct comm *c);
 /* peer.c: drop every connection made before epoch (a retry starts clean). */
 void peer_reset(struct comm *c, uint32_t epoch);
+
+/* lanes.c: how many lanes this rank offers (COLL_NTHREADS, COLL_NSOCKS, or the link speed). */
+void lanes_config(struct comm *c);
+/* lanes.c: COLL_EINVAL, and why in err, when a lane setting is not a count in its range. */
+int lanes_check(char *err, size_t len);
+/* lanes.c: stop the lane workers (destroy). */
+void lanes_free(struct comm *c);
 
 /* defer.c: hand fn(c, job) to the worker (job is malloc'ed, freed after); COLL_EINPROGRESS. */
 int comm_defer(struct comm *c, int (*fn)(struct comm *, void *), void *job);

@@ -89,7 +89,8 @@ bootstrap_send_join(struct comm *c)
 	struct wbuf b;
 
 	j.e = (struct wire_entry){ .rank = (uint32_t)(c->rank - c->block_base),
-	    .nranks = (uint32_t)c->block_n, .pid = (uint32_t)getpid() };
+	    .nranks = (uint32_t)c->block_n, .pid = (uint32_t)getpid(),
+	    .lanes = (uint8_t)c->lanes_wish };
 	net_local_addr(c->listen_fd, &j.e.addr);
 	snprintf(j.e.host, sizeof j.e.host, "%s", c->host);
 	wbuf_init(&b, buf, sizeof buf);
@@ -160,7 +161,7 @@ bootstrap_from_parent(struct comm *c, uint64_t dl)
 	struct wire_hdr h;
 	uint8_t *p = NULL;
 
-	if ((r = peer_get(c, parent, &fd)) != COLL_OK)
+	if ((r = peer_get(c, parent, 0, &fd)) != COLL_OK)
 		return r;
 	while (r == COLL_OK && c->book_have < c->nranks) {
 		r = wire_recv(fd, &h, &p, WIRE_MAX_PAYLOAD, dl, c->intr_fd);
@@ -194,7 +195,7 @@ bootstrap_to_children(struct comm *c, uint64_t dl)
 
 		if (me + bit >= size)
 			continue;
-		if ((r = peer_get(c, child, &fd)) != COLL_OK)
+		if ((r = peer_get(c, child, 0, &fd)) != COLL_OK)
 			break;
 		for (first = 0; r == COLL_OK && first < n; first += count) {
 			count = n - first < WIRE_BOOK_CHUNK ? n - first : WIRE_BOOK_CHUNK;

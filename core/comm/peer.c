@@ -3,6 +3,7 @@
  * connects, the higher accepts in its service thread (each handshake in a
  * short-lived thread of its own), so the accepting side answers whatever its
  * main thread is doing and no pair of ranks can wait on each other to connect.
+ * A pair has one connection per lane (lanes.c): the hello names the lane.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -20,16 +21,19 @@
 
 #define PEER_HANDSHAKE_MS 10000
 
+#define PEER_HELLO_LEN 20
+
 static int
-peer_send_hello(struct comm *c, int fd, uint64_t dl)
+peer_send_hello(struct comm *c, int lane, int fd, uint64_t dl)
 {
-	uint8_t buf[16];
+	uint8_t buf[PEER_HELLO_LEN];
 	struct wbuf b;
 
 	wbuf_init(&b, buf, sizeof buf);
 	wbuf_put_u32(&b, (uint32_t)c->rank);
 	wbuf_put_u64(&b, c->commid);
 	wbuf_put_u32(&b, c->epoch);
+	wbuf_put_u32(&b, (uint32_t)lane);
 	return wire_send(fd, WIRE_PEER_HELLO, buf, (uint32_t)b.off, dl, c->intr_fd);
 }
 
@@ -49,21 +53,24 @@ peer_handshake(void *arg)
 	struct wire_hdr h;
 	uint8_t role, *p = NULL;
 	struct wbuf b;
-	uint32_t rank = 0, epoch = 0;
-	int fd = hs->fd, ok = 0;
+	uint32_t rank = 0, epoch = 0, lane = 0;
+	int fd = hs->fd, ok = 0, slot = 0;
 
 	if (auth_accept(fd, &c->uid, &role, dl, c->abort_fd, err, sizeof err) != COLL_OK)
 		log_warn("refused a peer connection: %s", err);
 	else if (role == WIRE_ROLE_PEER && wire_recv(fd, &h, &p, 64, dl, c->abort_fd) == COLL_OK &&
-	    h.type == WIRE_PEER_HELLO && h.len == 16) {
+	    h.type == WIRE_PEER_HELLO && h.len == PEER_HELLO_LEN) {
 		wbuf_init(&b, p, h.len);
 		rank = wbuf_get_u32(&b);
 		commid = wbuf_get_u64(&b);
 		epoch = wbuf_get_u32(&b);
-		ok = commid == c->commid && rank < (uint32_t)c->rank;
+		lane = wbuf_get_u32(&b);
+		ok = commid == c->commid && rank < (uint32_t)c->rank &&
+		    lane < (uint32_t)c->lanes_wish;
 		if (!ok)
-			log_warn("refused a peer connection claiming rank %u of comm %016llx", rank,
-			    (unsigned long long)commid);
+			log_warn("refused a peer connection claiming rank %u of comm %016llx, "
+			    "lane %u", rank, (unsigned long long)commid, lane);
+		slot = peer_slot(c, (int)lane, (int)rank);
 	}
 	free(p);
 	auth_thread_end();
@@ -72,15 +79,15 @@ peer_handshake(void *arg)
 	 * A connection of a newer retry epoch replaces the old one (the peer got
 	 * the go-ahead before us); one of an older epoch is a leftover.
 	 */
-	if (ok && (c->peer_fd[rank] < 0 || epoch > c->peer_epoch[rank]) && epoch >= c->epoch) {
-		if (c->peer_fd[rank] >= 0)
-			close(c->peer_fd[rank]);
-		c->peer_fd[rank] = fd;
-		c->peer_epoch[rank] = epoch;
+	if (ok && (c->peer_fd[slot] < 0 || epoch > c->peer_epoch[slot]) && epoch >= c->epoch) {
+		if (c->peer_fd[slot] >= 0)
+			close(c->peer_fd[slot]);
+		c->peer_fd[slot] = fd;
+		c->peer_epoch[slot] = epoch;
 		fd = -1;
 	} else if (ok) {
-		log_warn("rank %u connected twice (epoch %u); keeping the first connection", rank,
-		    epoch);
+		log_warn("rank %u connected twice (epoch %u, lane %u); keeping the first "
+		    "connection", rank, epoch, lane);
 	}
 	c->handshakes--;
 	pthread_cond_broadcast(&c->cond);
@@ -124,7 +131,7 @@ void
 peer_reset(struct comm *c, uint32_t epoch)
 {
 	pthread_mutex_lock(&c->lock);
-	for (int i = 0; i < c->nranks; i++)
+	for (int i = 0; i < c->lanes_wish * c->nranks; i++)
 		if (c->peer_fd[i] >= 0 && c->peer_epoch[i] < epoch) {
 			close(c->peer_fd[i]);
 			c->peer_fd[i] = -1;
@@ -164,7 +171,7 @@ peer_interrupted(struct comm *c, int peer, int r)
 }
 
 static int
-peer_connect_once(struct comm *c, int peer, uint64_t dl, int *out)
+peer_connect_once(struct comm *c, int peer, int lane, uint64_t dl, int *out)
 {
 	char err[COLL_ERR_LEN], addr[NET_ADDRSTR_LEN];
 	int fd = -1, r;
@@ -183,7 +190,7 @@ peer_connect_once(struct comm *c, int peer, uint64_t dl, int *out)
 		return r == COLL_EABORTED ? r : comm_fail_peer(c, peer, r, "connecting to");
 	r = auth_connect(fd, &c->uid, WIRE_ROLE_PEER, dl, c->intr_fd, err, sizeof err);
 	if (r == COLL_OK)
-		r = peer_send_hello(c, fd, dl);
+		r = peer_send_hello(c, lane, fd, dl);
 	if (r != COLL_OK) {
 		close(fd);
 		if (r == COLL_EAUTH || r == COLL_EPROTO || r == COLL_EVERSION)
@@ -192,21 +199,21 @@ peer_connect_once(struct comm *c, int peer, uint64_t dl, int *out)
 		return r == COLL_EABORTED ? r : comm_fail_peer(c, peer, r, "connecting to");
 	}
 	pthread_mutex_lock(&c->lock);
-	c->peer_fd[peer] = fd;
-	c->peer_epoch[peer] = c->epoch;
+	c->peer_fd[peer_slot(c, lane, peer)] = fd;
+	c->peer_epoch[peer_slot(c, lane, peer)] = c->epoch;
 	pthread_mutex_unlock(&c->lock);
 	*out = fd;
 	return COLL_OK;
 }
 
 static int
-peer_connect(struct comm *c, int peer, int *out)
+peer_connect(struct comm *c, int peer, int lane, int *out)
 {
 	uint64_t dl = comm_deadline(c);
 	int r;
 
 	/* A wake-up meant for someone else: connect again. */
-	while ((r = peer_interrupted(c, peer, peer_connect_once(c, peer, dl, out))) ==
+	while ((r = peer_interrupted(c, peer, peer_connect_once(c, peer, lane, dl, out))) ==
 	    COLL_EINPROGRESS)
 		;
 	return r;
@@ -214,21 +221,21 @@ peer_connect(struct comm *c, int peer, int *out)
 
 /* Wait for a lower rank to connect to us. */
 static int
-peer_await(struct comm *c, int peer, int *out)
+peer_await(struct comm *c, int peer, int lane, int *out)
 {
 	uint64_t dl = comm_deadline(c);
 	struct timespec ts;
-	int r = COLL_OK;
+	int r = COLL_OK, slot = peer_slot(c, lane, peer);
 
 	ts.tv_sec = (time_t)(dl / 1000);
 	ts.tv_nsec = (long)(dl % 1000) * 1000000;
 	pthread_mutex_lock(&c->lock);
-	while (c->peer_fd[peer] < 0 && !atomic_load(&c->aborted) && !atomic_load(&c->failed) &&
+	while (c->peer_fd[slot] < 0 && !atomic_load(&c->aborted) && !atomic_load(&c->failed) &&
 	    !atomic_load(&c->cancelled) && r == COLL_OK &&
 	    !(c->in_op && c->rt.query_seq == c->seq && !c->rt.answered))
 		if (pthread_cond_timedwait(&c->cond, &c->lock, &ts) == ETIMEDOUT)
 			r = COLL_ETIMEDOUT;
-	*out = c->peer_fd[peer];
+	*out = c->peer_fd[slot];
 	pthread_mutex_unlock(&c->lock);
 	if (*out >= 0)
 		return COLL_OK;
@@ -241,19 +248,19 @@ peer_await(struct comm *c, int peer, int *out)
 }
 
 int
-peer_get(struct comm *c, int peer, int *fd)
+peer_get(struct comm *c, int peer, int lane, int *fd)
 {
 	int r;
 
 	if ((r = comm_check_intr(c, peer, "talking to")) != COLL_OK)
 		return r;
 	pthread_mutex_lock(&c->lock);
-	*fd = c->peer_fd[peer];
+	*fd = c->peer_fd[peer_slot(c, lane, peer)];
 	pthread_mutex_unlock(&c->lock);
 	if (*fd >= 0)
 		return COLL_OK;
 	status_wait(&c->status, peer, 1);
 	if (peer < c->rank)
-		return peer_await(c, peer, fd);
-	return peer_connect(c, peer, fd);
+		return peer_await(c, peer, lane, fd);
+	return peer_connect(c, peer, lane, fd);
 }

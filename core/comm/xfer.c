@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -20,6 +21,7 @@
 #include "kind.h"
 #include "reduce.h"
 #include "xfer.h"
+#include "xmalloc.h"
 
 enum { XFER_MOVED = 1, XFER_IDLE = 0 };
 
@@ -171,7 +173,6 @@ static ssize_t
 xfer_recv_seg(struct xfer *x, struct xfer_side *r)
 {
 	const struct xfer_seg *g = &x->recv[r->seg];
-	struct comm *c = x->c;
 	size_t esz = dtype_size(x->dt), want, elems;
 	ssize_t n;
 
@@ -179,23 +180,23 @@ xfer_recv_seg(struct xfer *x, struct xfer_side *r)
 		n = recv(r->fd, g->buf + r->off, g->len - r->off, MSG_DONTWAIT);
 		if (n > 0) {
 			r->off += (size_t)n;
-			c->op_recv_bytes += (uint64_t)n;
+			x->rx += (uint64_t)n;
 		}
 		return n;
 	}
 	want = g->len - r->off - r->fill;
-	if (want > c->scratch_len - r->fill)
-		want = c->scratch_len - r->fill;
-	n = recv(r->fd, c->scratch + r->fill, want, MSG_DONTWAIT);
+	if (want > x->scratch_len - r->fill)
+		want = x->scratch_len - r->fill;
+	n = recv(r->fd, x->scratch + r->fill, want, MSG_DONTWAIT);
 	if (n <= 0)
 		return n;
 	r->fill += (size_t)n;
-	c->op_recv_bytes += (uint64_t)n;
+	x->rx += (uint64_t)n;
 	elems = r->fill / esz;
-	reduce_apply(g->buf + r->off, g->src + r->off, c->scratch, elems, x->dt, x->op);
+	reduce_apply(g->buf + r->off, g->src + r->off, x->scratch, elems, x->dt, x->op);
 	r->off += elems * esz;
 	r->fill -= elems * esz;
-	memmove(c->scratch, c->scratch + elems * esz, r->fill);
+	memmove(x->scratch, x->scratch + elems * esz, r->fill);
 	return n;
 }
 
@@ -218,7 +219,7 @@ xfer_recv_hdr(struct xfer *x, struct xfer_side *r)
 	n = readv(r->fd, iov, cnt);
 	if (n > 0 && (size_t)n > iov[0].iov_len) {
 		r->off = (size_t)n - iov[0].iov_len;
-		x->c->op_recv_bytes += r->off;
+		x->rx += r->off;
 		r->hdr_off = WIRE_DATA_HDR_LEN;
 	} else if (n > 0) {
 		r->hdr_off += (size_t)n;
@@ -262,95 +263,170 @@ xfer_recv_some(struct xfer *x, struct xfer_side *r, int *moved)
 	return COLL_OK;
 }
 
-/* Block until a side can move, the abort fd fires, or the progress timeout passes. */
+/* The state of one transfer of a group. */
+struct xfer_st {
+	struct xfer *x;
+	struct xfer_side s, r;
+};
+
 static int
-xfer_poll(struct xfer *x, struct xfer_side *s, struct xfer_side *r, uint64_t last)
+xfer_st_done(const struct xfer_st *t)
 {
-	struct pollfd pfd[3] = { { x->c->intr_fd, POLLIN, 0 } };
-	int n = 1, si = -1, ri = -1, rc, waiting;
-	uint64_t dl = last + (uint64_t)x->c->timeout_ms;
+	return t->s.done && t->r.done;
+}
 
-	if (!r->done && !r->ready) {
-		ri = n;
-		pfd[n++] = (struct pollfd){ r->fd, POLLIN, 0 };
-	}
-	if (!s->done && !s->ready) {
-		si = n;
-		pfd[n++] = (struct pollfd){ s->fd, POLLOUT, 0 };
-	}
-	/* A send blocked on a full socket is firm evidence against its peer. */
-	waiting = si > 0 ? x->send_peer : x->recv_peer;
-	status_wait(&x->c->status, waiting, si > 0 ? 2 : 1);
-	do
-		rc = poll(pfd, (nfds_t)n, clock_remaining_ms(dl));
-	while (rc == -1 && errno == EINTR);
-	if (rc == -1)
-		return comm_fail(x->c, COLL_ESYS, "poll: %s", strerror(errno));
-	if (pfd[0].revents) {
-		uint64_t v;
-		int k;
+static int
+xfer_stopped(const struct xfer_ctl *ctl)
+{
+	return ctl->stop != NULL && atomic_load(ctl->stop);
+}
 
-		/* Drain first, then look: a wake-up that comes after the look is not lost. */
+/*
+ * A wake-up on intr_fd. The op's own thread drains it, then looks; a lane
+ * worker only looks (draining would hide it from the others) and, when it
+ * was not about this op, naps so as not to spin until the owner drains it.
+ */
+static int
+xfer_intr(struct xfer *x, const struct xfer_ctl *ctl, int waiting)
+{
+	struct timespec nap = { 0, 1000000 };
+	uint64_t v;
+	int k;
+
+	if (ctl->main)
 		while (read(x->c->intr_fd, &v, sizeof v) == (ssize_t)sizeof v)
 			;
-		if ((k = comm_check_intr(x->c, waiting, "exchanging with")) != COLL_OK)
-			return k;
+	if ((k = comm_check_intr(x->c, waiting, "exchanging with")) != COLL_OK)
+		return k;
+	if (!ctl->main)
+		nanosleep(&nap, NULL);
+	return COLL_OK;
+}
+
+/*
+ * Block until a side of the group can move, the data plane is interrupted,
+ * another lane gives up, or the progress timeout passes.
+ */
+static int
+xfer_poll(struct xfer_st *st, int n, const struct xfer_ctl *ctl, uint64_t last,
+    struct pollfd *pfd)
+{
+	struct comm *c = st[0].x->c;
+	int np = 0, rc, waiting = -1, blocked_send = 0, ev;
+	uint64_t dl = last + (uint64_t)c->timeout_ms;
+
+	pfd[np++] = (struct pollfd){ c->intr_fd, POLLIN, 0 };
+	pfd[np++] = (struct pollfd){ ctl->stop_fd, POLLIN, 0 };
+	for (int i = 0; i < n; i++) {
+		struct xfer_st *t = &st[i];
+
+		if (!t->r.done && !t->r.ready) {
+			pfd[np++] = (struct pollfd){ t->r.fd, POLLIN, 0 };
+			if (waiting < 0)
+				waiting = t->x->recv_peer;
+		}
+		if (!t->s.done && !t->s.ready) {
+			pfd[np++] = (struct pollfd){ t->s.fd, POLLOUT, 0 };
+			/* A send blocked on a full socket is firm evidence against its peer. */
+			if (!blocked_send)
+				waiting = t->x->send_peer;
+			blocked_send = 1;
+		}
 	}
+	if (ctl->main)
+		status_wait(&c->status, waiting, blocked_send ? 2 : 1);
+	do
+		rc = poll(pfd, (nfds_t)np, clock_remaining_ms(dl));
+	while (rc == -1 && errno == EINTR);
+	if (rc == -1)
+		return comm_fail(c, COLL_ESYS, "poll: %s", strerror(errno));
+	if (pfd[1].revents || xfer_stopped(ctl))
+		return XFER_STOPPED;
+	if (pfd[0].revents && (rc = xfer_intr(st[0].x, ctl, waiting)) != COLL_OK)
+		return rc;
 	if (rc == 0)
-		return comm_fail_peer(x->c, waiting, COLL_ETIMEDOUT,
-		    si > 0 ? "waiting to send to" : "waiting for data from");
-	if (ri > 0 && pfd[ri].revents)
-		r->ready = 1;
-	if (si > 0 && pfd[si].revents)
-		s->ready = 1;
+		return comm_fail_peer(c, waiting, COLL_ETIMEDOUT,
+		    blocked_send ? "waiting to send to" : "waiting for data from");
+	/* The sides were added in order: walk them again in the same order. */
+	ev = 2;
+	for (int i = 0; i < n; i++) {
+		struct xfer_st *t = &st[i];
+
+		if (!t->r.done && !t->r.ready && pfd[ev++].revents)
+			t->r.ready = 1;
+		if (!t->s.done && !t->s.ready && pfd[ev++].revents)
+			t->s.ready = 1;
+	}
 	return COLL_OK;
 }
 
 static int
-xfer_open_side(struct xfer *x, struct xfer_side *side, int peer, int *done)
+xfer_open_side(struct xfer *x, struct xfer_side *side, int peer)
 {
 	memset(side, 0, sizeof *side);
 	side->ready = 1;
-	side->done = *done = peer < 0;
+	side->done = peer < 0;
 	side->fd = -1;
 	if (peer < 0)
 		return COLL_OK;
-	return peer_get(x->c, peer, &side->fd);
+	return peer_get(x->c, peer, x->lane, &side->fd);
 }
 
-int
-xfer_run(struct xfer *x)
+static int
+xfer_open(struct xfer_st *t, struct xfer *x, const struct xfer_ctl *ctl, int first)
 {
 	struct wire_data_hdr h = { x->kind, x->tag, x->seq, xfer_total(x->send, x->nsend) };
-	struct xfer_side s, r;
-	uint64_t last;
-	int rc, moved, sdone, rdone, spins = 0;
+	int rc;
 
-	if (xfer_spins < 0) {
-		const char *e = getenv("COLL_SPIN");
-		xfer_spins = e ? atoi(e) : XFER_SPINS_DEFAULT;
+	t->x = x;
+	if (x->scratch == NULL) {
+		x->scratch = x->c->scratch;
+		x->scratch_len = x->c->scratch_len;
 	}
-	if ((rc = xfer_open_side(x, &s, x->send_peer, &sdone)) != COLL_OK ||
-	    (rc = xfer_open_side(x, &r, x->recv_peer, &rdone)) != COLL_OK)
+	if ((rc = xfer_open_side(x, &t->s, x->send_peer)) != COLL_OK ||
+	    (rc = xfer_open_side(x, &t->r, x->recv_peer)) != COLL_OK)
 		return rc;
-	wire_data_hdr_encode(s.hdr, &h);
-	if (s.fd >= 0 && (rc = fault_in_xfer(x->c, s.fd, s.hdr)) != COLL_OK)
-		return rc;
-	last = clock_now_ms();
+	wire_data_hdr_encode(t->s.hdr, &h);
+	/* COLL_FAULT's faults act on the op's first connection only. */
+	if (ctl->main && first && t->s.fd >= 0)
+		return fault_in_xfer(x->c, t->s.fd, t->s.hdr);
+	return COLL_OK;
+}
+
+static int
+xfer_loop(struct xfer_st *st, int n, const struct xfer_ctl *ctl, struct pollfd *pfd)
+{
+	struct comm *c = st[0].x->c;
+	uint64_t last = clock_now_ms();
+	int rc, moved, busy, spins = 0, halt_peer;
+
 	for (;;) {
 		moved = XFER_IDLE;
-		if ((rc = xfer_send_some(x, &s, &r, &moved)) != COLL_OK ||
-		    (rc = xfer_recv_some(x, &r, &moved)) != COLL_OK)
-			return rc;
-		if (s.done && r.done)
-			break;
-		if (moved && comm_halted(x->c) &&
-		    (rc = comm_check_intr(x->c, x->recv_peer >= 0 ? x->recv_peer : x->send_peer,
-		    "exchanging with")) != COLL_OK)
+		busy = 0;
+		halt_peer = -1;
+		for (int i = 0; i < n; i++) {
+			struct xfer_st *t = &st[i];
+
+			if (xfer_st_done(t))
+				continue;
+			if ((rc = xfer_send_some(t->x, &t->s, &t->r, &moved)) != COLL_OK ||
+			    (rc = xfer_recv_some(t->x, &t->r, &moved)) != COLL_OK)
+				return rc;
+			busy |= !xfer_st_done(t);
+			if (halt_peer < 0)
+				halt_peer = t->x->recv_peer >= 0 ? t->x->recv_peer : t->x->send_peer;
+		}
+		if (!busy)
+			return COLL_OK;
+		if (xfer_stopped(ctl))
+			return XFER_STOPPED;
+		if (moved && comm_halted(c) &&
+		    (rc = comm_check_intr(c, halt_peer, "exchanging with")) != COLL_OK)
 			return rc;
 		if (moved) {
 			last = clock_now_ms();
-			status_progress(&x->c->status);
+			if (ctl->main)
+				status_progress(&c->status);
 			spins = 0;
 			continue;
 		}
@@ -360,14 +436,47 @@ xfer_run(struct xfer *x)
 		 */
 		if (spins++ < xfer_spins) {
 			sched_yield();
-			s.ready = !s.done;
-			r.ready = !r.done;
+			for (int i = 0; i < n; i++) {
+				st[i].s.ready = !st[i].s.done;
+				st[i].r.ready = !st[i].r.done;
+			}
 			continue;
 		}
-		if ((rc = xfer_poll(x, &s, &r, last)) != COLL_OK)
+		if ((rc = xfer_poll(st, n, ctl, last, pfd)) != COLL_OK)
 			return rc;
 	}
-	return COLL_OK;
+}
+
+int
+xfer_run_group(struct xfer *xs, int n, const struct xfer_ctl *ctl)
+{
+	struct xfer_st one, *st = n == 1 ? &one : xcalloc((size_t)n, sizeof *st);
+	struct pollfd pfd1[4], *pfd = n == 1 ? pfd1 : xcalloc(2 + 2 * (size_t)n, sizeof *pfd);
+	int rc = COLL_OK;
+
+	if (xfer_spins < 0) {
+		const char *e = getenv("COLL_SPIN");
+		xfer_spins = e ? atoi(e) : XFER_SPINS_DEFAULT;
+	}
+	for (int i = 0; i < n && rc == COLL_OK; i++)
+		rc = xfer_open(&st[i], &xs[i], ctl, i == 0);
+	if (rc == COLL_OK)
+		rc = xfer_loop(st, n, ctl, pfd);
+	if (st != &one)
+		free(st);
+	if (pfd != pfd1)
+		free(pfd);
+	return rc;
+}
+
+int
+xfer_run(struct xfer *x)
+{
+	static const struct xfer_ctl alone = { 1, NULL, -1 };
+	int rc = xfer_run_group(x, 1, &alone);
+
+	x->c->op_recv_bytes += x->rx;
+	return rc;
 }
 
 int

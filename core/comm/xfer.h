@@ -11,6 +11,7 @@
 #ifndef COLL_XFER_H
 #define COLL_XFER_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -40,10 +41,35 @@ struct xfer {
 	int lag;		/* send i waits for receive i - lag; XFER_NO_DEP: none */
 	enum dtype dt;
 	enum redop op;
+	int lane;		/* which of the pair's connections (lanes.c); 0: the first */
+	uint8_t *scratch;	/* staging for reductions; NULL: the communicator's */
+	size_t scratch_len;
+	uint64_t rx;		/* bytes received */
 };
 
+/*
+ * How a group of transfers runs: on the op's own thread (main: it keeps the
+ * status page, drains intr_fd and injects COLL_FAULT's faults), or on a lane
+ * worker beside it. stop is set, and stop_fd kicked, when another lane of the
+ * op failed: the group then returns XFER_STOPPED, leaving the error to that lane.
+ */
+struct xfer_ctl {
+	int main;
+	atomic_int *stop;	/* NULL: no other lanes */
+	int stop_fd;		/* -1: none */
+};
+
+#define XFER_STOPPED 1		/* not a COLL_ code: another lane's error is the op's */
+
+/* Run n transfers at once in this thread, over their own connections (lanes). */
+int xfer_run_group(struct xfer *xs, int n, const struct xfer_ctl *ctl);
+/* One transfer on the op's thread; its bytes count into the op's. */
 int xfer_run(struct xfer *x);
 /* One buffer each way, no dependency (recursive doubling, trees, point-to-point). */
+/* lanes.c: lanes an op of bytes is cut into (1: not cut); every rank gets the same. */
+int lanes_for(struct comm *c, size_t bytes);
+/* lanes.c: run xs[i] on lane i, for i < n, on this thread and the lane workers. */
+int lanes_run(struct comm *c, struct xfer *xs, int n);
 int xfer_sendrecv(struct comm *c, uint8_t tag, int send_peer, const void *sbuf, size_t slen,
     int recv_peer, void *rbuf, size_t rlen);
 

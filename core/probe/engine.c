@@ -71,9 +71,12 @@ eng_close(struct probe_engine *e)
 void
 probe_engine_coll(struct probe_engine *e, struct comm *c)
 {
+	int threads, lanes = comm_lanes(c, &threads);
+
 	memset(e, 0, sizeof *e);
 	e->name = "coll";
-	snprintf(e->where, sizeof e->where, "host memory, tcp");
+	snprintf(e->where, sizeof e->where, "host memory, tcp, %d connection%s per peer (%d "
+	    "thread%s)", lanes, lanes == 1 ? "" : "s", threads, threads == 1 ? "" : "s");
 	e->ctx = c;
 	e->alloc = eng_alloc;
 	e->release = eng_release;

@@ -191,7 +191,9 @@ test_hdr_rejects(void **state)
 		  0, 0 }, COLL_EVERSION },
 		{ "version 3 (joins without a block's base)", { 'C', 'O', 'L', 'L', 3, 1, 0, 0, 0,
 		  0, 0, 0 }, COLL_EVERSION },
-		{ "version 5", { 'C', 'O', 'L', 'L', 5, 1, 0, 0, 0, 0, 0, 0 }, COLL_EVERSION },
+		{ "version 4 (entries without lanes)", { 'C', 'O', 'L', 'L', 4, 1, 0, 0, 0, 0, 0,
+		  0 }, COLL_EVERSION },
+		{ "version 6", { 'C', 'O', 'L', 'L', 6, 1, 0, 0, 0, 0, 0, 0 }, COLL_EVERSION },
 		{ "version 255", { 'C', 'O', 'L', 'L', 255, 1, 0, 0, 0, 0, 0, 0 },
 		  COLL_EVERSION },
 		{ "type 0", { 'C', 'O', 'L', 'L', WIRE_VERSION, 0, 0, 0, 0, 0, 0, 0 }, COLL_EPROTO },
@@ -222,6 +224,7 @@ make_entry(struct wire_entry *e, uint32_t rank, uint32_t nranks, const char *ip,
 	e->rank = rank;
 	e->nranks = nranks;
 	e->pid = 1000 + rank;
+	e->lanes = (uint8_t)(1 + rank % WIRE_MAX_LANES);
 	assert_int_equal(net_addr_parse(&e->addr, ip, port), COLL_OK);
 	snprintf(e->host, sizeof e->host, "%s", host);
 }
@@ -234,6 +237,7 @@ assert_entry_equal(const struct wire_entry *a, const struct wire_entry *b)
 	assert_int_equal(a->rank, b->rank);
 	assert_int_equal(a->nranks, b->nranks);
 	assert_int_equal(a->pid, b->pid);
+	assert_int_equal(a->lanes, b->lanes);
 	assert_int_equal(a->addr.ss.ss_family, b->addr.ss.ss_family);
 	assert_int_equal(a->addr.len, b->addr.len);
 	net_addr_format(&a->addr, x, sizeof x);
@@ -273,7 +277,7 @@ test_entry_round_trip(void **state)
 		wbuf_init(&b, buf, sizeof buf);
 		n = wire_entry_encode(&b, &in);
 		assert_int_equal(b.err, 0);
-		assert_int_equal(n, 12 + 19 + 2 + strlen(entry_rows[i].host));
+		assert_int_equal(n, 13 + 19 + 2 + strlen(entry_rows[i].host));
 		wbuf_init(&b, buf, n);
 		assert_int_equal(wire_entry_decode(&b, &out), COLL_OK);
 		assert_int_equal(b.off, n);
@@ -312,15 +316,17 @@ test_entry_rejects(void **state)
 		size_t off;	/* byte to overwrite in an encoded 4-byte-host entry */
 		uint8_t val;
 	} rows[] = {
-		{ "family 0", 12, 0 },
-		{ "family 5", 12, 5 },
-		{ "family AF_INET", 12, AF_INET },
+		{ "lanes 0", 12, 0 },
+		{ "lanes over the most", 12, WIRE_MAX_LANES + 1 },
+		{ "family 0", 13, 0 },
+		{ "family 5", 13, 5 },
+		{ "family AF_INET", 13, AF_INET },
 		{ "nranks 0", 4, 0 },
 		{ "rank == nranks", 0, 4 },
 		{ "rank > nranks", 3, 0x80 },
-		{ "host length 65", 31, 65 },
-		{ "host length too long for buffer", 31, 5 },
-		{ "embedded NUL in host", 34, 0 },
+		{ "host length 65", 32, 65 },
+		{ "host length too long for buffer", 32, 5 },
+		{ "embedded NUL in host", 35, 0 },
 	};
 
 	for (size_t i = 0; i < ARRAY_LEN(rows); i++) {
@@ -332,7 +338,7 @@ test_entry_rejects(void **state)
 		make_entry(&in, 1, 4, "10.0.0.1", 80, "abcd");
 		wbuf_init(&b, buf, sizeof buf);
 		n = wire_entry_encode(&b, &in);
-		assert_int_equal(n, 37);
+		assert_int_equal(n, 38);
 		if (rows[i].off == 4) {		/* nranks is a u32: zero all of it */
 			memset(buf + 4, 0, 4);
 		}
@@ -713,7 +719,7 @@ test_join_round_trip(void **state)
 	struct wbuf b;
 
 	(void)state;
-	j.e = (struct wire_entry){ .rank = 3, .nranks = 4096, .pid = 77 };
+	j.e = (struct wire_entry){ .rank = 3, .nranks = 4096, .pid = 77, .lanes = 4 };
 	assert_int_equal(net_addr_parse(&j.e.addr, "127.0.0.1", 5000), COLL_OK);
 	snprintf(j.e.host, sizeof j.e.host, "node7");
 	wbuf_init(&b, buf, sizeof buf);

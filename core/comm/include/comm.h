@@ -95,6 +95,12 @@ int comm_rank(const struct comm *c);
 int comm_size(const struct comm *c);
 /* Host name of a rank, from the address book. */
 const char *comm_host(const struct comm *c, int rank);
+/*
+ * Connections per peer that large ops are striped over: the fewest any rank
+ * offers (COLL_NTHREADS x COLL_NSOCKS, else chosen from the link's speed);
+ * threads, when not NULL, gets how many of this rank's threads drive them.
+ */
+int comm_lanes(struct comm *c, int *threads);
 uint64_t comm_jobid(const struct comm *c);
 uint64_t comm_id(const struct comm *c);
 /* Process id of a rank, from the address book. */

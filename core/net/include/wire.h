@@ -18,7 +18,7 @@
 
 #define WIRE_MAGIC 0x4c4c4f43u		/* "COLL" */
 #define WIRE_DATA_MAGIC 0x54414443u	/* "CDAT" */
-#define WIRE_VERSION 4	/* 4: joins give their block's start and the root count; FETCH */
+#define WIRE_VERSION 5	/* 5: entries offer lanes; peer hellos name theirs */
 #define WIRE_HDR_LEN 12
 #define WIRE_DATA_HDR_LEN 24
 #define WIRE_MAX_PAYLOAD (16u << 20)
@@ -63,6 +63,7 @@ struct wire_entry {
 	uint32_t rank;
 	uint32_t nranks;
 	uint32_t pid;
+	uint8_t lanes;		/* connections per peer this rank can drive (1..WIRE_MAX_LANES) */
 	struct net_addr addr;
 	char host[WIRE_HOST_LEN + 1];
 };
@@ -80,8 +81,10 @@ struct wire_auth {
  * bound never limits the rank count; this does, and every tool uses it.
  */
 #define WIRE_MAX_RANKS (1 << 20)
-#define WIRE_ENTRY_MAX (12 + 19 + 2 + WIRE_HOST_LEN)
+#define WIRE_ENTRY_MAX (13 + 19 + 2 + WIRE_HOST_LEN)
 #define WIRE_BOOK_CHUNK 65536
+/* Connections per pair of ranks, each with its own slice of a large op. */
+#define WIRE_MAX_LANES 64
 
 /* JOIN: which communicator, how often this rank pings, and its entry. */
 struct wire_join {

@@ -1,0 +1,422 @@
+/*
+ * Lanes: several connections per pair of ranks, each carrying its own slice
+ * of a large op, driven by several threads. One TCP stream and one thread
+ * cannot fill a fast link: the kernel's copies and our reductions of a
+ * stream run on one core, and one stream's window limits it. As NCCL's
+ * socket transport does (NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD), an
+ * op is cut into lanes, each a whole collective over a slice of the data on
+ * its own connection; each thread drives a group of lanes in one poll loop.
+ *
+ * The count comes from COLL_NTHREADS and COLL_NSOCKS, or from the speed of
+ * the link this rank talks on. Every rank offers its count in its address
+ * book entry and a communicator uses the fewest any rank offers, so that the
+ * two ends of every connection slice an op alike. Small ops keep one lane:
+ * below COLL_LANE_MIN_BYTES a lane costs more in wake-ups than it brings.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "comm_impl.h"
+#include "ifsel.h"
+#include "log.h"
+#include "xfer.h"
+#include "xmalloc.h"
+
+#define LANES_MAX_THREADS 16
+#define LANES_MAX_SOCKS 16
+#define LANES_MIN_BYTES_DEFAULT (256u << 10)
+#define LANES_SCRATCH_LEN (256u << 10)
+
+struct lane_job {
+	struct xfer *xs;	/* this worker's group */
+	int n;
+	int rc;
+};
+
+struct lanes {
+	int nworkers;
+	pthread_t *t;
+	struct lane_job *job;	/* one per worker */
+	uint8_t **scratch;	/* one per lane past the first */
+	int nscratch;
+	pthread_mutex_t mu;
+	pthread_cond_t go;	/* a new generation of jobs, or quit */
+	pthread_cond_t done;	/* pending reached 0 */
+	uint64_t gen;
+	int pending;
+	int quit;
+	atomic_int stop;
+	int stop_fd;
+	struct comm *c;
+};
+
+/* The interface a socket to addr would leave by: routing decides, no packet is sent. */
+static int
+lanes_ifname(struct comm *c, char *ifname, size_t len)
+{
+	struct net_addr a = { 0 };
+	struct sockaddr_storage local;
+	socklen_t sl = sizeof local;
+	struct ifaddrs *ifs, *it;
+	int fd, found = 0;
+
+	if (c->ifname[0] != '\0')
+		return ifsel_pick(c->ifname, AF_UNSPEC, &a, ifname, len) == COLL_OK;
+	if (c->root_uid.root.len == 0 ||
+	    (fd = socket(c->root_uid.root.ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0)) == -1)
+		return 0;
+	if (connect(fd, (const struct sockaddr *)&c->root_uid.root.ss, c->root_uid.root.len) ||
+	    getsockname(fd, (struct sockaddr *)&local, &sl)) {
+		close(fd);
+		return 0;
+	}
+	close(fd);
+	if (getifaddrs(&ifs) != 0)
+		return 0;
+	for (it = ifs; it != NULL && !found; it = it->ifa_next) {
+		if (it->ifa_addr == NULL || it->ifa_addr->sa_family != local.ss_family)
+			continue;
+		if (local.ss_family == AF_INET)
+			found = ((struct sockaddr_in *)it->ifa_addr)->sin_addr.s_addr ==
+			    ((struct sockaddr_in *)&local)->sin_addr.s_addr;
+		else if (local.ss_family == AF_INET6)
+			found = memcmp(&((struct sockaddr_in6 *)it->ifa_addr)->sin6_addr,
+			    &((struct sockaddr_in6 *)&local)->sin6_addr, 16) == 0;
+		if (found)
+			snprintf(ifname, len, "%s", it->ifa_name);
+	}
+	freeifaddrs(ifs);
+	return found;
+}
+
+/* The link's speed in Mb/s from sysfs; -1 where it has none (loopback, most virtual ones). */
+static long
+lanes_speed(const char *ifname)
+{
+	char path[128], buf[32];
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/sys/class/net/%s/speed", ifname);
+	if ((f = fopen(path, "re")) == NULL)
+		return -1;
+	if (fgets(buf, sizeof buf, f) != NULL)
+		v = strtol(buf, NULL, 10);
+	fclose(f);
+	return v > 0 ? v : -1;
+}
+
+/*
+ * Threads and sockets from the link: a 10 GbE stream fills its link with
+ * one core to spare, 25-100 GbE and faster need more streams and cores.
+ * Loopback's rate is memory's: more threads help where there are cores.
+ * Never more threads than half the cores: ranks share the host.
+ */
+static void
+lanes_auto(struct comm *c, int *threads, int *socks)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN), speed = -1;
+	char ifname[64] = "";
+	int loop = 0;
+
+	if (lanes_ifname(c, ifname, sizeof ifname)) {
+		speed = lanes_speed(ifname);
+		loop = strcmp(ifname, "lo") == 0;
+	}
+	*threads = *socks = 1;
+	if (speed >= 100000) {
+		*threads = 4;
+		*socks = 2;
+	} else if (speed >= 25000) {
+		*threads = 2;
+		*socks = 2;
+	} else if (speed >= 10000) {
+		*threads = 2;
+	} else if (loop) {
+		*threads = cpus >= 16 ? 4 : 1;
+	}
+	if (*threads > cpus / 2)
+		*threads = cpus >= 2 ? (int)(cpus / 2) : 1;
+}
+
+static int
+lanes_env(const char *name, int max, int def)
+{
+	long v;
+
+	return comm_env_parse(name, 1, max, &v) == COLL_OK ? (int)v : def;
+}
+
+int
+lanes_check(char *err, size_t len)
+{
+	static const struct {
+		const char *name;
+		long max;
+	} vars[] = {
+		{ "COLL_NTHREADS", LANES_MAX_THREADS },
+		{ "COLL_NSOCKS", LANES_MAX_SOCKS },
+		{ "COLL_LANE_MIN_BYTES", 1L << 40 },
+	};
+	long v;
+
+	for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+		if (comm_env_parse(vars[i].name, 1, vars[i].max, &v) == COLL_EINVAL) {
+			snprintf(err, len, "%s=%s is not a count in 1..%ld: set it to one, or "
+			    "unset it to choose from the link's speed", vars[i].name,
+			    getenv(vars[i].name), vars[i].max);
+			return COLL_EINVAL;
+		}
+	return COLL_OK;
+}
+
+int
+comm_lanes(struct comm *c, int *threads)
+{
+	int n = lanes_for(c, SIZE_MAX);
+
+	if (threads != NULL)
+		*threads = c->lane_threads < n ? c->lane_threads : n;
+	return n;
+}
+
+void
+lanes_config(struct comm *c)
+{
+	int threads, socks;
+
+	lanes_auto(c, &threads, &socks);
+	threads = lanes_env("COLL_NTHREADS", LANES_MAX_THREADS, threads);
+	socks = lanes_env("COLL_NSOCKS", LANES_MAX_SOCKS, socks);
+	c->lane_threads = threads;
+	c->lanes_wish = threads * socks;
+}
+
+int
+lanes_for(struct comm *c, size_t bytes)
+{
+	static _Atomic long min_bytes = -1;
+	long mb = atomic_load(&min_bytes);
+	int n;
+
+	if (mb < 0) {
+		long v;
+
+		mb = comm_env_parse("COLL_LANE_MIN_BYTES", 1, 1L << 40, &v) == COLL_OK ? v :
+		    (long)LANES_MIN_BYTES_DEFAULT;
+		atomic_store(&min_bytes, mb);
+	}
+	if (c->nlanes == 0 && c->book != NULL) {
+		n = c->lanes_wish;
+		for (int i = 0; i < c->nranks; i++)
+			if (c->book[i].lanes < n)
+				n = c->book[i].lanes;
+		c->nlanes = n > 0 ? n : 1;
+	}
+	n = c->nlanes > 0 ? c->nlanes : 1;
+	if ((size_t)n > bytes / (size_t)mb)
+		n = (int)(bytes / (size_t)mb);
+	return n > 0 ? n : 1;
+}
+
+static void *
+lanes_worker(void *arg)
+{
+	struct lanes *l = ((void **)arg)[0];
+	int i = (int)(intptr_t)((void **)arg)[1];
+	struct xfer_ctl ctl = { 0, &l->stop, l->stop_fd };
+	uint64_t seen = 0;
+	uint64_t one = 1;
+	int rc;
+
+	free(arg);
+	pthread_mutex_lock(&l->mu);
+	for (;;) {
+		while (!l->quit && l->gen == seen)
+			pthread_cond_wait(&l->go, &l->mu);
+		if (l->quit)
+			break;
+		seen = l->gen;
+		if (l->job[i].n == 0)
+			continue;
+		pthread_mutex_unlock(&l->mu);
+		rc = xfer_run_group(l->job[i].xs, l->job[i].n, &ctl);
+		if (rc != COLL_OK && rc != XFER_STOPPED) {
+			atomic_store(&l->stop, 1);
+			if (write(l->stop_fd, &one, sizeof one) < 0 && errno != EAGAIN)
+				log_warn("cannot wake the other lanes: %s", strerror(errno));
+		}
+		pthread_mutex_lock(&l->mu);
+		l->job[i].rc = rc;
+		if (--l->pending == 0)
+			pthread_cond_broadcast(&l->done);
+	}
+	pthread_mutex_unlock(&l->mu);
+	return NULL;
+}
+
+/* The workers and scratch for n lanes driven by threads threads, made once and grown. */
+static int
+lanes_ready(struct comm *c, int n, int threads)
+{
+	struct lanes *l = c->lanes;
+
+	if (l == NULL) {
+		l = c->lanes = xcalloc(1, sizeof *l);
+		l->c = c;
+		pthread_mutex_init(&l->mu, NULL);
+		pthread_cond_init(&l->go, NULL);
+		pthread_cond_init(&l->done, NULL);
+		if ((l->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) == -1)
+			return comm_fail(c, COLL_ESYS, "rank %d: eventfd for the lanes: %s", c->rank,
+			    strerror(errno));
+	}
+	if (l->stop_fd < 0)
+		return comm_fail(c, COLL_ESYS, "rank %d: no eventfd for the lanes", c->rank);
+	if (n - 1 > l->nscratch) {
+		l->scratch = xreallocarray(l->scratch, (size_t)(n - 1), sizeof *l->scratch);
+		for (int i = l->nscratch; i < n - 1; i++)
+			l->scratch[i] = xmalloc(LANES_SCRATCH_LEN);
+		l->nscratch = n - 1;
+	}
+	if (threads - 1 > l->nworkers) {
+		pthread_mutex_lock(&l->mu);
+		l->t = xreallocarray(l->t, (size_t)(threads - 1), sizeof *l->t);
+		l->job = xreallocarray(l->job, (size_t)(threads - 1), sizeof *l->job);
+		for (int i = l->nworkers; i < threads - 1; i++) {
+			void **arg = xmalloc(2 * sizeof *arg);
+
+			arg[0] = l;
+			arg[1] = (void *)(intptr_t)i;
+			l->job[i] = (struct lane_job){ NULL, 0, COLL_OK };
+			if (pthread_create(&l->t[i], NULL, lanes_worker, arg) != 0) {
+				free(arg);
+				pthread_mutex_unlock(&l->mu);
+				return comm_fail(c, COLL_ESYS, "rank %d: cannot start a lane thread: %s",
+				    c->rank, strerror(errno));
+			}
+			l->nworkers = i + 1;
+		}
+		pthread_mutex_unlock(&l->mu);
+	}
+	return COLL_OK;
+}
+
+/*
+ * Every lane's connections, made here on the op's thread before any lane
+ * runs: connecting may wait for a lower rank, and only this thread waits
+ * on the data plane's wake-ups and the status page.
+ */
+static int
+lanes_connect(struct comm *c, struct xfer *xs, int n)
+{
+	int fd, rc;
+
+	for (int i = 1; i < n; i++) {
+		if (xs[i].send_peer >= 0 && (rc = peer_get(c, xs[i].send_peer, i, &fd)) != COLL_OK)
+			return rc;
+		if (xs[i].recv_peer >= 0 && (rc = peer_get(c, xs[i].recv_peer, i, &fd)) != COLL_OK)
+			return rc;
+	}
+	return COLL_OK;
+}
+
+int
+lanes_run(struct comm *c, struct xfer *xs, int n)
+{
+	int threads = c->lane_threads < n ? c->lane_threads : n, rc, own, first;
+	struct xfer_ctl ctl;
+	struct lanes *l;
+	uint64_t v;
+
+	if (n == 1)
+		return xfer_run(xs);
+	if (c->lanes == NULL)
+		log_info("rank %d: %s seq %" PRIu64 " is the first op striped over %d connections "
+		    "per peer, %d threads", c->rank, comm_op_name(c), c->seq, n, threads);
+	if ((rc = lanes_ready(c, n, threads)) != COLL_OK || (rc = lanes_connect(c, xs, n)) != COLL_OK)
+		return rc;
+	l = c->lanes;
+	for (int i = 0; i < n; i++) {
+		xs[i].lane = i;
+		if (i > 0) {
+			xs[i].scratch = l->scratch[i - 1];
+			xs[i].scratch_len = LANES_SCRATCH_LEN;
+		}
+	}
+	atomic_store(&l->stop, 0);
+	while (read(l->stop_fd, &v, sizeof v) == (ssize_t)sizeof v)
+		;
+	/* Thread t drives lanes [t n / threads, (t + 1) n / threads); this one the first group. */
+	own = n / threads;
+	pthread_mutex_lock(&l->mu);
+	l->pending = threads - 1;
+	for (int t = 1; t < threads; t++) {
+		first = t * n / threads;
+		l->job[t - 1] = (struct lane_job){ xs + first, (t + 1) * n / threads - first, COLL_OK };
+	}
+	for (int t = threads - 1; t < l->nworkers; t++)
+		l->job[t] = (struct lane_job){ NULL, 0, COLL_OK };
+	l->gen++;
+	pthread_cond_broadcast(&l->go);
+	pthread_mutex_unlock(&l->mu);
+
+	ctl = (struct xfer_ctl){ 1, &l->stop, l->stop_fd };
+	rc = xfer_run_group(xs, own, &ctl);
+	if (rc != COLL_OK && rc != XFER_STOPPED) {
+		uint64_t one = 1;
+
+		atomic_store(&l->stop, 1);
+		if (write(l->stop_fd, &one, sizeof one) < 0 && errno != EAGAIN)
+			log_warn("cannot wake the other lanes: %s", strerror(errno));
+	}
+	pthread_mutex_lock(&l->mu);
+	while (l->pending > 0)
+		pthread_cond_wait(&l->done, &l->mu);
+	/* The op's error is the first lane's that failed on its own, not one that was stopped. */
+	for (int t = 1; t < threads && (rc == COLL_OK || rc == XFER_STOPPED); t++)
+		if (l->job[t - 1].rc != COLL_OK)
+			rc = l->job[t - 1].rc;
+	pthread_mutex_unlock(&l->mu);
+	for (int i = 0; i < n; i++)
+		c->op_recv_bytes += xs[i].rx;
+	return rc == XFER_STOPPED ? comm_fail(c, COLL_ESYS, "rank %d: a lane of %s stopped with "
+	    "no error of its own", c->rank, comm_op_name(c)) : rc;
+}
+
+void
+lanes_free(struct comm *c)
+{
+	struct lanes *l = c->lanes;
+
+	if (l == NULL)
+		return;
+	pthread_mutex_lock(&l->mu);
+	l->quit = 1;
+	pthread_cond_broadcast(&l->go);
+	pthread_mutex_unlock(&l->mu);
+	for (int i = 0; i < l->nworkers; i++)
+		pthread_join(l->t[i], NULL);
+	for (int i = 0; i < l->nscratch; i++)
+		free(l->scratch[i]);
+	if (l->stop_fd >= 0)
+		close(l->stop_fd);
+	pthread_mutex_destroy(&l->mu);
+	pthread_cond_destroy(&l->go);
+	pthread_cond_destroy(&l->done);
+	free(l->scratch);
+	free(l->t);
+	free(l->job);
+	free(l);
+	c->lanes = NULL;
+}
