@@ -93,7 +93,7 @@ for spec in $LANES; do
 		envs=("COLL_NTHREADS=${spec%%:*}" "COLL_NSOCKS=${spec##*:}")
 	fi
 	if [ "$NETNS" = 1 ]; then
-		env "${envs[@]}" "$BUILD/cmd/collrun" -F "$BED/ssh_config" -H node01,node02 \
+		env "${envs[@]}" "$BUILD/cmd/collrun" --no-label -F "$BED/ssh_config" -H node01,node02 \
 			env "${envs[@]}" "$BUILD/cmd/collcheck" allreduce --engine coll -b 8 -e "$MAXB" -f 4 \
 			-n 10 -w 3 -c 0 --json >"$OUT/coll-$spec.json" 2>"$OUT/coll-$spec.err"
 	else

@@ -35,20 +35,49 @@ tree_broadcast(struct comm *c, void *buf, size_t bytes, int root)
 	return rc;
 }
 
+/* Lane l's share of count elements: the first count % nl lanes get one more. */
+static void
+tree_slice(size_t count, int nl, int l, size_t *off, size_t *len)
+{
+	size_t q = count / (size_t)nl, rem = count % (size_t)nl;
+
+	*off = (size_t)l * q + ((size_t)l < rem ? (size_t)l : rem);
+	*len = q + ((size_t)l < rem);
+}
+
+static int
+tree_lanes_finish(struct comm *c, struct xfer *xs, struct xfer_seg *segs, int nl)
+{
+	int rc = lanes_run(c, xs, nl);
+
+	free(xs);
+	free(segs);
+	return rc;
+}
+
+/* Large ones are striped: each lane streams its slice down the chain on its own connection. */
 int
 tree_broadcast_chain(struct comm *c, void *buf, size_t bytes, int root)
 {
-	int n = c->nranks, v = (c->rank - root + n) % n;
-	struct xfer_seg seg = { buf, NULL, bytes };
-	struct xfer x = {
-		.c = c, .seq = c->seq, .rseq = c->seq, .kind = c->kind, .tag = TREE_TAG_CHAIN,
-		.send_peer = v + 1 < n ? (c->rank + 1) % n : -1,
-		.recv_peer = v > 0 ? (c->rank + n - 1) % n : -1,
-		.send = &seg, .recv = &seg, .nsend = 1, .nrecv = 1,
-		.lag = 0, .dt = DT_UINT8, .op = OP_SUM,
-	};
+	int n = c->nranks, v = (c->rank - root + n) % n, nl = lanes_for(c, bytes);
+	struct xfer_seg *seg = xcalloc((size_t)nl, sizeof *seg);
+	struct xfer *xs = xcalloc((size_t)nl, sizeof *xs);
 
-	return xfer_run(&x);
+	for (int l = 0; l < nl; l++) {
+		size_t off, len;
+
+		tree_slice(bytes, nl, l, &off, &len);
+		seg[l] = (struct xfer_seg){ (char *)buf + off, NULL, len };
+		xs[l] = (struct xfer){
+			.c = c, .seq = c->seq, .rseq = c->seq, .kind = c->kind,
+			.tag = (uint8_t)(TREE_TAG_CHAIN + 2 * l),
+			.send_peer = v + 1 < n ? (c->rank + 1) % n : -1,
+			.recv_peer = v > 0 ? (c->rank + n - 1) % n : -1,
+			.send = &seg[l], .recv = &seg[l], .nsend = 1, .nrecv = 1,
+			.lag = 0, .dt = DT_UINT8, .op = OP_SUM, .lane = l,
+		};
+	}
+	return tree_lanes_finish(c, xs, seg, nl);
 }
 
 int
@@ -56,18 +85,31 @@ tree_reduce_chain(struct comm *c, const void *sendbuf, void *recvbuf, size_t cou
     enum dtype dt, enum redop op, int root)
 {
 	int n = c->nranks, v = (c->rank - root - 1 + 2 * n) % n, rc;
-	size_t bytes = count * dtype_size(dt);
+	size_t esz = dtype_size(dt), bytes = count * esz;
+	int nl = lanes_for(c, bytes);
+	/* The chain starts after the root and ends there: v is the place in it. */
 	char *acc = v == n - 1 ? recvbuf : (v > 0 ? xmalloc(bytes) : (char *)sendbuf);
-	struct xfer_seg sseg = { acc, NULL, bytes }, rseg = { acc, sendbuf, bytes };
-	struct xfer x = {
-		.c = c, .seq = c->seq, .rseq = c->seq, .kind = c->kind, .tag = TREE_TAG_REDUCE,
-		.send_peer = v < n - 1 ? (c->rank + 1) % n : -1,
-		.recv_peer = v > 0 ? (c->rank + n - 1) % n : -1,
-		.send = &sseg, .recv = &rseg, .nsend = 1, .nrecv = 1,
-		.lag = 0, .dt = dt, .op = op,
-	};
+	struct xfer_seg *seg = xcalloc(2 * (size_t)nl, sizeof *seg);
+	struct xfer *xs = xcalloc((size_t)nl, sizeof *xs);
 
-	rc = xfer_run(&x);
+	for (int l = 0; l < nl; l++) {
+		size_t off, len;
+
+		tree_slice(count, nl, l, &off, &len);
+		off *= esz;
+		len *= esz;
+		seg[2 * l] = (struct xfer_seg){ acc + off, NULL, len };
+		seg[2 * l + 1] = (struct xfer_seg){ acc + off, (const char *)sendbuf + off, len };
+		xs[l] = (struct xfer){
+			.c = c, .seq = c->seq, .rseq = c->seq, .kind = c->kind,
+			.tag = (uint8_t)(TREE_TAG_REDUCE + 2 * l),
+			.send_peer = v < n - 1 ? (c->rank + 1) % n : -1,
+			.recv_peer = v > 0 ? (c->rank + n - 1) % n : -1,
+			.send = &seg[2 * l], .recv = &seg[2 * l + 1], .nsend = 1, .nrecv = 1,
+			.lag = 0, .dt = dt, .op = op, .lane = l,
+		};
+	}
+	rc = tree_lanes_finish(c, xs, seg, nl);
 	if (v > 0 && v < n - 1)
 		free(acc);
 	if (rc == COLL_OK && v == n - 1 && op == OP_AVG)
