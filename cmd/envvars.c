@@ -84,8 +84,9 @@ const struct envvar envvar_table[] = {
 	    "1 to 16. Unset: chosen from the speed of the link the rank talks on (1 up to "
 	    "10 Gb/s, 2 from 10 Gb/s, 4 from 100 Gb/s, 8 on loopback), never more than half "
 	    "of this rank's share of the cores (the cores over COLL_LOCAL_SIZE). With "
-	    "COLL_NSOCKS it sets the lanes: connections per pair of ranks, each carrying its own slice of an all-reduce, "
-	    "reduce-scatter or all-gather, as NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD. "
+	    "COLL_NSOCKS it sets the lanes: connections per pair of ranks, each carrying its "
+	    "own slice of a large all-reduce, reduce-scatter, all-gather, broadcast or reduce, "
+	    "as NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD. "
 	    "Every rank offers its count and a communicator uses the fewest any rank offers; "
 	    "collcheck's header shows it. A value out of range stops the rank's init with its "
 	    "name.", ENV_CORE },
