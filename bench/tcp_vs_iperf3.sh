@@ -45,8 +45,9 @@ fi
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 BED=""
+SRV=""
 cleanup() {
-	pkill -f "$IPERF3 -s -p 53[0-9][0-9]" 2>/dev/null || true
+	[ -n "$SRV" ] && kill "$SRV" 2>/dev/null || true
 	[ -n "$BED" ] && bash "$HERE/../tests/netbed/netbed.sh" down "$BED" >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
@@ -72,9 +73,11 @@ declare -A IPERF
 for k in $STREAMS; do
 	port=$((5300 + k))
 	on1 "$IPERF3" -s -p $port -1 >/dev/null 2>&1 &
+	SRV=$!
 	sleep 1
 	on2 "$IPERF3" -c "$SERVER_IP" -p $port --bidir -P "$k" -t "$SECS" -J >"$OUT/iperf3-P$k.json" 2>&1 || true
-	wait || true
+	wait "$SRV" || true
+	SRV=""
 	gbs=$(python3 -c 'import json,sys
 e = json.load(open(sys.argv[1]))["end"]
 print("%.3f" % (min(e["sum_sent"]["bits_per_second"], e["sum_sent_bidir_reverse"]["bits_per_second"]) / 8e9))' \

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "comm_impl.h"
+#include "lanes.h"
 #include "reduce.h"
 #include "ring.h"
 #include "xfer.h"
@@ -90,7 +91,7 @@ ring_allreduce(struct comm *c, const void *sendbuf, void *recvbuf, size_t count,
     enum dtype dt, enum redop op)
 {
 	size_t esz = dtype_size(dt);
-	int nl = lanes_for(c, count * esz), rc;
+	int nl = lanes_for(c, count * esz, count / (size_t)c->nranks), rc;
 	struct xfer *xs = xcalloc((size_t)nl, sizeof *xs);
 
 	/* Lane l: a ring of its own over slice l of the vector. */
@@ -113,7 +114,7 @@ ring_reduce_scatter(struct comm *c, const void *sendbuf, void *recvbuf, size_t r
 {
 	int n = c->nranks, r = c->rank, rc;
 	size_t esz = dtype_size(dt), blen = recvcount * esz;
-	int nl = lanes_for(c, blen * (size_t)n);
+	int nl = lanes_for(c, blen * (size_t)n, recvcount);
 	const char *sb = sendbuf;
 	/*
 	 * One staging block per step: the receiving side of the engine may run
@@ -153,7 +154,7 @@ ring_allgather(struct comm *c, const void *sendbuf, void *recvbuf, size_t sendco
 {
 	int n = c->nranks, r = c->rank;
 	size_t esz = dtype_size(dt), blen = sendcount * esz;
-	int nl = lanes_for(c, blen * (size_t)n);
+	int nl = lanes_for(c, blen * (size_t)n, sendcount);
 	char *rb = recvbuf;
 	struct xfer *xs = xcalloc((size_t)nl, sizeof *xs);
 

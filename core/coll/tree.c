@@ -9,6 +9,7 @@
 
 #include "algo.h"
 #include "comm_impl.h"
+#include "lanes.h"
 #include "reduce.h"
 #include "xfer.h"
 #include "xmalloc.h"
@@ -59,7 +60,7 @@ tree_lanes_finish(struct comm *c, struct xfer *xs, struct xfer_seg *segs, int nl
 int
 tree_broadcast_chain(struct comm *c, void *buf, size_t bytes, int root)
 {
-	int n = c->nranks, v = (c->rank - root + n) % n, nl = lanes_for(c, bytes);
+	int n = c->nranks, v = (c->rank - root + n) % n, nl = lanes_for(c, bytes, bytes);
 	struct xfer_seg *seg = xcalloc((size_t)nl, sizeof *seg);
 	struct xfer *xs = xcalloc((size_t)nl, sizeof *xs);
 
@@ -86,7 +87,7 @@ tree_reduce_chain(struct comm *c, const void *sendbuf, void *recvbuf, size_t cou
 {
 	int n = c->nranks, v = (c->rank - root - 1 + 2 * n) % n, rc;
 	size_t esz = dtype_size(dt), bytes = count * esz;
-	int nl = lanes_for(c, bytes);
+	int nl = lanes_for(c, bytes, count);
 	/* The chain starts after the root and ends there: v is the place in it. */
 	char *acc = v == n - 1 ? recvbuf : (v > 0 ? xmalloc(bytes) : (char *)sendbuf);
 	struct xfer_seg *seg = xcalloc(2 * (size_t)nl, sizeof *seg);

@@ -17,6 +17,7 @@
 #include "clock.h"
 #include "comm_impl.h"
 #include "kind.h"
+#include "lanes.h"
 #include "log.h"
 #include "root.h"
 #include "xmalloc.h"
@@ -47,7 +48,9 @@ comm_fail(struct comm *c, int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(c->err, sizeof c->err, fmt, ap);
 	va_end(ap);
-	status_set_state(&c->status, STATUS_FAILED, c->err);
+	/* The page has one writer, the op's thread: a lane worker's failure it marks after. */
+	if (!comm_on_lane)
+		status_set_state(&c->status, STATUS_FAILED, c->err);
 	log_warn("%s", c->err);
 	pthread_mutex_unlock(&c->err_lock);
 	return code;

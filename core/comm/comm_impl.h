@@ -83,7 +83,10 @@ struct comm {
 	uint32_t *peer_epoch;		/* the retry epoch each connection was made in */
 	int lanes_wish;			/* connections per peer this rank offers (lanes.c) */
 	int lane_threads;		/* threads this rank drives them with */
+	int lane_threads_set;		/* COLL_NTHREADS gave them */
+	uint32_t lane_min;		/* smallest slice worth a lane, this rank's */
 	int nlanes;			/* the fewest any rank offers; 0 until first needed */
+	uint32_t nlane_min;		/* the largest lane_min any rank has */
 	struct lanes *lanes;		/* the lane workers, made by the first striped op */
 	pthread_mutex_t err_lock;	/* lanes may fail at once: one writer of err */
 	uint32_t epoch;			/* retries of ops so far: connections of older ones are dead */
@@ -152,6 +155,8 @@ struct comm_root *comm_root_ref(struct comm_root *r);
 /* comm.c: drop a share; the last one waits for the other processes' ranks, then stops it. */
 void comm_root_unref(struct comm_root *r, int timeout_ms);
 
+/* Set on a lane worker (lanes.c): its failures leave the status page to the op's thread. */
+extern _Thread_local int comm_on_lane;
 /* Record a failure: formats c->err, marks the status page, logs it; returns code. */
 int comm_fail(struct comm *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /*
@@ -229,13 +234,6 @@ void peer_accept(struct comm *c);
 void peer_drain(struct comm *c);
 /* peer.c: drop every connection made before epoch (a retry starts clean). */
 void peer_reset(struct comm *c, uint32_t epoch);
-
-/* lanes.c: how many lanes this rank offers (COLL_NTHREADS, COLL_NSOCKS, or the link speed). */
-void lanes_config(struct comm *c);
-/* lanes.c: COLL_EINVAL, and why in err, when a lane setting is not a count in its range. */
-int lanes_check(char *err, size_t len);
-/* lanes.c: stop the lane workers (destroy). */
-void lanes_free(struct comm *c);
 
 /* defer.c: hand fn(c, job) to the worker (job is malloc'ed, freed after); COLL_EINPROGRESS. */
 int comm_defer(struct comm *c, int (*fn)(struct comm *, void *), void *job);

@@ -90,7 +90,7 @@ bootstrap_send_join(struct comm *c)
 
 	j.e = (struct wire_entry){ .rank = (uint32_t)(c->rank - c->block_base),
 	    .nranks = (uint32_t)c->block_n, .pid = (uint32_t)getpid(),
-	    .lanes = (uint8_t)c->lanes_wish };
+	    .lanes = (uint8_t)c->lanes_wish, .lane_min = c->lane_min };
 	net_local_addr(c->listen_fd, &j.e.addr);
 	snprintf(j.e.host, sizeof j.e.host, "%s", c->host);
 	wbuf_init(&b, buf, sizeof buf);

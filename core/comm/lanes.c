@@ -28,8 +28,8 @@
 
 #include "comm_impl.h"
 #include "ifsel.h"
+#include "lanes.h"
 #include "log.h"
-#include "xfer.h"
 #include "xmalloc.h"
 
 #define LANES_MAX_THREADS 16
@@ -57,8 +57,9 @@ struct lanes {
 	int quit;
 	atomic_int stop;
 	int stop_fd;
-	struct comm *c;
 };
+
+_Thread_local int comm_on_lane;
 
 /* The interface a socket to addr would leave by: routing decides, no packet is sent. */
 static int
@@ -155,11 +156,31 @@ lanes_auto(struct comm *c, int *threads, int *socks)
 }
 
 static int
-lanes_env(const char *name, int max, int def)
+lanes_env(const char *name, long max, int def)
 {
 	long v;
 
 	return comm_env_parse(name, 1, max, &v) == COLL_OK ? (int)v : def;
+}
+
+void
+lanes_config(struct comm *c)
+{
+	int threads, socks;
+	long mb;
+
+	lanes_auto(c, &threads, &socks);
+	c->lane_threads_set = lanes_env("COLL_NTHREADS", LANES_MAX_THREADS, 0) > 0;
+	threads = lanes_env("COLL_NTHREADS", LANES_MAX_THREADS, threads);
+	socks = lanes_env("COLL_NSOCKS", LANES_MAX_SOCKS, socks);
+	/* Over the wire's bound lanes_check stops init; keep the arrays within it meanwhile. */
+	while (threads * socks > WIRE_MAX_LANES)
+		socks > 1 ? socks-- : threads--;
+	c->lane_threads = threads;
+	c->lanes_wish = threads * socks;
+	if (comm_env_parse("COLL_LANE_MIN_BYTES", 1, UINT32_MAX, &mb) != COLL_OK)
+		mb = LANES_MIN_BYTES_DEFAULT;
+	c->lane_min = (uint32_t)mb;
 }
 
 int
@@ -168,70 +189,85 @@ lanes_check(char *err, size_t len)
 	static const struct {
 		const char *name;
 		long max;
+		const char *unset;
 	} vars[] = {
-		{ "COLL_NTHREADS", LANES_MAX_THREADS },
-		{ "COLL_NSOCKS", LANES_MAX_SOCKS },
-		{ "COLL_LANE_MIN_BYTES", 1L << 40 },
+		{ "COLL_NTHREADS", LANES_MAX_THREADS, "to choose from the link's speed" },
+		{ "COLL_NSOCKS", LANES_MAX_SOCKS, "to choose from the link's speed" },
+		{ "COLL_LANE_MIN_BYTES", UINT32_MAX, "for 262144" },
 	};
-	long v;
+	long v, t = 1, k = 1;
 
 	for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
 		if (comm_env_parse(vars[i].name, 1, vars[i].max, &v) == COLL_EINVAL) {
-			snprintf(err, len, "%s=%s is not a count in 1..%ld: set it to one, or "
-			    "unset it to choose from the link's speed", vars[i].name,
-			    getenv(vars[i].name), vars[i].max);
+			snprintf(err, len, "%s=%s is not a count in 1..%ld: set it to one in that "
+			    "range, or unset it %s", vars[i].name, getenv(vars[i].name),
+			    vars[i].max, vars[i].unset);
 			return COLL_EINVAL;
 		}
+	if (comm_env_parse("COLL_NTHREADS", 1, LANES_MAX_THREADS, &t) == COLL_OK &&
+	    comm_env_parse("COLL_NSOCKS", 1, LANES_MAX_SOCKS, &k) == COLL_OK &&
+	    t * k > WIRE_MAX_LANES) {
+		snprintf(err, len, "COLL_NTHREADS=%ld x COLL_NSOCKS=%ld is %ld connections per "
+		    "peer, over the most (%d): lower one of them", t, k, t * k, WIRE_MAX_LANES);
+		return COLL_EINVAL;
+	}
 	return COLL_OK;
+}
+
+/*
+ * The first time the book is known: the lanes every rank can drive, the
+ * slice every rank finds worth one, and (unless COLL_NTHREADS says) threads
+ * within this rank's share of the cores where no launcher said how many
+ * ranks share the host (COLL_LOCAL_SIZE): the book does.
+ */
+static void
+lanes_agree(struct comm *c)
+{
+	long local, cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	const char *me = comm_host(c, c->rank);
+	int n = c->lanes_wish;
+	uint32_t mb = c->lane_min;
+
+	local = 0;
+	for (int i = 0; i < c->nranks; i++) {
+		if (c->book[i].lanes < n)
+			n = c->book[i].lanes;
+		if (c->book[i].lane_min > mb)
+			mb = c->book[i].lane_min;
+		local += strcmp(c->book[i].host, me) == 0;
+	}
+	c->nlanes = n > 0 ? n : 1;
+	c->nlane_min = mb;
+	if (!c->lane_threads_set && getenv("COLL_LOCAL_SIZE") == NULL && local > 1 &&
+	    c->lane_threads > cpus / local / 2)
+		c->lane_threads = cpus / local / 2 > 1 ? (int)(cpus / local / 2) : 1;
+}
+
+int
+lanes_for(struct comm *c, size_t bytes, size_t units)
+{
+	size_t n;
+
+	if (c->nlanes == 0 && c->book != NULL)
+		lanes_agree(c);
+	if (c->nlanes <= 1)
+		return 1;
+	n = (size_t)c->nlanes;
+	if (n > bytes / c->nlane_min)
+		n = bytes / c->nlane_min;
+	if (n > units)
+		n = units;
+	return n > 1 ? (int)n : 1;
 }
 
 int
 comm_lanes(struct comm *c, int *threads)
 {
-	int n = lanes_for(c, SIZE_MAX);
+	int n = lanes_for(c, SIZE_MAX, SIZE_MAX);
 
 	if (threads != NULL)
 		*threads = c->lane_threads < n ? c->lane_threads : n;
 	return n;
-}
-
-void
-lanes_config(struct comm *c)
-{
-	int threads, socks;
-
-	lanes_auto(c, &threads, &socks);
-	threads = lanes_env("COLL_NTHREADS", LANES_MAX_THREADS, threads);
-	socks = lanes_env("COLL_NSOCKS", LANES_MAX_SOCKS, socks);
-	c->lane_threads = threads;
-	c->lanes_wish = threads * socks;
-}
-
-int
-lanes_for(struct comm *c, size_t bytes)
-{
-	static _Atomic long min_bytes = -1;
-	long mb = atomic_load(&min_bytes);
-	int n;
-
-	if (mb < 0) {
-		long v;
-
-		mb = comm_env_parse("COLL_LANE_MIN_BYTES", 1, 1L << 40, &v) == COLL_OK ? v :
-		    (long)LANES_MIN_BYTES_DEFAULT;
-		atomic_store(&min_bytes, mb);
-	}
-	if (c->nlanes == 0 && c->book != NULL) {
-		n = c->lanes_wish;
-		for (int i = 0; i < c->nranks; i++)
-			if (c->book[i].lanes < n)
-				n = c->book[i].lanes;
-		c->nlanes = n > 0 ? n : 1;
-	}
-	n = c->nlanes > 0 ? c->nlanes : 1;
-	if ((size_t)n > bytes / (size_t)mb)
-		n = (int)(bytes / (size_t)mb);
-	return n > 0 ? n : 1;
 }
 
 static void *
@@ -245,6 +281,7 @@ lanes_worker(void *arg)
 	int rc;
 
 	free(arg);
+	comm_on_lane = 1;
 	pthread_mutex_lock(&l->mu);
 	for (;;) {
 		while (!l->quit && l->gen == seen)
@@ -278,7 +315,6 @@ lanes_ready(struct comm *c, int n, int threads)
 
 	if (l == NULL) {
 		l = c->lanes = xcalloc(1, sizeof *l);
-		l->c = c;
 		pthread_mutex_init(&l->mu, NULL);
 		pthread_cond_init(&l->go, NULL);
 		pthread_cond_init(&l->done, NULL);
@@ -390,8 +426,15 @@ lanes_run(struct comm *c, struct xfer *xs, int n)
 		pthread_cond_wait(&l->done, &l->mu);
 	/* The op's error is the first lane's that failed on its own, not one that was stopped. */
 	for (int t = 1; t < threads && (rc == COLL_OK || rc == XFER_STOPPED); t++)
-		if (l->job[t - 1].rc != COLL_OK)
+		if (l->job[t - 1].rc != COLL_OK && l->job[t - 1].rc != XFER_STOPPED) {
 			rc = l->job[t - 1].rc;
+			/* A worker wrote c->err but left the status page to this thread. */
+			if (rc != COLL_ERETRY && rc != COLL_EPEER) {
+				pthread_mutex_lock(&c->err_lock);
+				status_set_state(&c->status, STATUS_FAILED, c->err);
+				pthread_mutex_unlock(&c->err_lock);
+			}
+		}
 	pthread_mutex_unlock(&l->mu);
 	for (int i = 0; i < n; i++)
 		c->op_recv_bytes += xs[i].rx;

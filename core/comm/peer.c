@@ -67,10 +67,11 @@ peer_handshake(void *arg)
 		lane = wbuf_get_u32(&b);
 		ok = commid == c->commid && rank < (uint32_t)c->rank &&
 		    lane < (uint32_t)c->lanes_wish;
-		if (!ok)
+		if (ok)
+			slot = peer_slot(c, (int)lane, (int)rank);
+		else
 			log_warn("refused a peer connection claiming rank %u of comm %016llx, "
 			    "lane %u", rank, (unsigned long long)commid, lane);
-		slot = peer_slot(c, (int)lane, (int)rank);
 	}
 	free(p);
 	auth_thread_end();

@@ -312,7 +312,7 @@ xfer_poll(struct xfer_st *st, int n, const struct xfer_ctl *ctl, uint64_t last,
     struct pollfd *pfd)
 {
 	struct comm *c = st[0].x->c;
-	int np = 0, rc, waiting = -1, blocked_send = 0, ev;
+	int np = 0, rc, k, waiting = -1, blocked_send = 0, ev;
 	uint64_t dl = last + (uint64_t)c->timeout_ms;
 
 	pfd[np++] = (struct pollfd){ c->intr_fd, POLLIN, 0 };
@@ -342,8 +342,8 @@ xfer_poll(struct xfer_st *st, int n, const struct xfer_ctl *ctl, uint64_t last,
 		return comm_fail(c, COLL_ESYS, "poll: %s", strerror(errno));
 	if (pfd[1].revents || xfer_stopped(ctl))
 		return XFER_STOPPED;
-	if (pfd[0].revents && (rc = xfer_intr(st[0].x, ctl, waiting)) != COLL_OK)
-		return rc;
+	if (pfd[0].revents && (k = xfer_intr(st[0].x, ctl, waiting)) != COLL_OK)
+		return k;
 	if (rc == 0)
 		return comm_fail_peer(c, waiting, COLL_ETIMEDOUT,
 		    blocked_send ? "waiting to send to" : "waiting for data from");
@@ -425,8 +425,8 @@ xfer_loop(struct xfer_st *st, int n, const struct xfer_ctl *ctl, struct pollfd *
 			return rc;
 		if (moved) {
 			last = clock_now_ms();
-			if (ctl->main)
-				status_progress(&c->status);
+			/* One atomic store: safe from every lane, so a stuck page shows a stuck op. */
+			status_progress(&c->status);
 			spins = 0;
 			continue;
 		}

@@ -66,10 +66,6 @@ int xfer_run_group(struct xfer *xs, int n, const struct xfer_ctl *ctl);
 /* One transfer on the op's thread; its bytes count into the op's. */
 int xfer_run(struct xfer *x);
 /* One buffer each way, no dependency (recursive doubling, trees, point-to-point). */
-/* lanes.c: lanes an op of bytes is cut into (1: not cut); every rank gets the same. */
-int lanes_for(struct comm *c, size_t bytes);
-/* lanes.c: run xs[i] on lane i, for i < n, on this thread and the lane workers. */
-int lanes_run(struct comm *c, struct xfer *xs, int n);
 int xfer_sendrecv(struct comm *c, uint8_t tag, int send_peer, const void *sbuf, size_t slen,
     int recv_peer, void *rbuf, size_t rlen);
 

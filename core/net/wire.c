@@ -205,6 +205,7 @@ wire_entry_encode(struct wbuf *b, const struct wire_entry *e)
 	wbuf_put_u32(b, e->nranks);
 	wbuf_put_u32(b, e->pid);
 	wbuf_put_u8(b, e->lanes);
+	wbuf_put_u32(b, e->lane_min);
 	wire_addr_encode(b, &e->addr);
 	wire_str_encode(b, e->host, WIRE_HOST_LEN);
 	return b->off - start;
@@ -217,12 +218,13 @@ wire_entry_decode(struct wbuf *b, struct wire_entry *e)
 	e->nranks = wbuf_get_u32(b);
 	e->pid = wbuf_get_u32(b);
 	e->lanes = wbuf_get_u8(b);
+	e->lane_min = wbuf_get_u32(b);
 	if (wire_addr_decode(b, &e->addr) != COLL_OK)
 		return COLL_EPROTO;
 	if (wire_str_decode(b, e->host, WIRE_HOST_LEN) != COLL_OK)
 		return COLL_EPROTO;
 	if (b->err || e->nranks == 0 || e->rank >= e->nranks || e->lanes == 0 ||
-	    e->lanes > WIRE_MAX_LANES)
+	    e->lanes > WIRE_MAX_LANES || e->lane_min == 0)
 		return COLL_EPROTO;
 	return COLL_OK;
 }

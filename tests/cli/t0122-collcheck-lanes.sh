@@ -21,19 +21,26 @@ for k in allreduce reducescatter allgather broadcast reduce; do
 		test "$(grep -c 'is the first op striped over 4 connections per peer, 2 threads' "$TMP/$k.err")" -eq 4
 done
 
-# Ranks offer 1, 2, 3 and 4 lanes: all use 1, and only 1.
-collrun -n 4 --no-label sh -c 'COLL_NSOCKS=$((RANK + 1)) COLL_NTHREADS=1 exec "$0" "$@"' "$BIN/collcheck" \
-	allreduce --engine coll -b 64K -e 4M -f 4 -n 2 -w 1 >"$TMP/mixed" 2>"$TMP/mixed.err"
-expect_code 0 $? "ranks offering 1 to 4 lanes"
-check "they agree on 1 connection per peer" \
-	test "$(grep -c '^# *Rank *[0-3] .*tcp, 1 connection per peer (1 thread)' "$TMP/mixed")" -eq 4
+# Ranks offer 2, 2, 3 and 3 lanes and ask for different smallest slices: all use 2 lanes
+# from the largest smallest slice on (40000 B: one lane, though rank 0 alone would cut it
+# in two), so both ends of every link cut alike. Sizes that
+# do not divide evenly test the remainders.
+collrun -n 4 --no-label sh -c 'COLL_NSOCKS=$((RANK / 2 + 2)) COLL_NTHREADS=1 COLL_LANE_MIN_BYTES=$((RANK * 20000 + 1000)) exec "$0" "$@"' \
+	"$BIN/collcheck" allreduce --engine coll -b 40000 -e 3000000 -i 999979 -n 2 -w 1 -d all \
+	>"$TMP/mixed" 2>"$TMP/mixed.err"
+expect_code 0 $? "ranks offering 2 or 3 lanes, odd sizes"
+check "they agree on 2 connections per peer" \
+	test "$(grep -c '^# *Rank *[0-3] .*tcp, 2 connections per peer (1 thread)' "$TMP/mixed")" -eq 4
 check "... and get every element right" awk '/^ *[0-9]/ { n++; if ($9 != 0 || $13 != 0) bad = 1 } END { exit bad || n == 0 }' "$TMP/mixed"
 
 for bad in COLL_NTHREADS=0 COLL_NSOCKS=17 COLL_NTHREADS=two COLL_LANE_MIN_BYTES=-5; do
 	env "$bad" "$BIN/collcheck" allreduce -N 2 -b 8 -e 8 >"$TMP/o" 2>"$TMP/e"
 	expect_code 3 $? "$bad stops the job"
-	check "$bad: named on one line with what to do" grep -q "${bad%%=*}=${bad#*=} is not a count in 1\.\.[0-9]*: set it to one, or unset it" "$TMP/e"
+	check "$bad: named on one line with what to do" grep -q "${bad%%=*}=${bad#*=} is not a count in 1\.\.[0-9]*: set it to one in that range, or unset it" "$TMP/e"
 done
+COLL_NTHREADS=8 COLL_NSOCKS=16 "$BIN/collcheck" allreduce -N 2 -b 8 -e 8 >"$TMP/o" 2>"$TMP/e"
+expect_code 3 $? "8 threads x 16 sockets stops the job"
+check "... naming both and the most" grep -q "COLL_NTHREADS=8 x COLL_NSOCKS=16 is 128 connections per peer, over the most (64): lower one of them" "$TMP/e"
 
 # A link closed in a striped op (seq 4, 1 MiB): retried over new connections, right after.
 for i in $(seq "$REPS"); do

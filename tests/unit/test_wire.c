@@ -225,6 +225,7 @@ make_entry(struct wire_entry *e, uint32_t rank, uint32_t nranks, const char *ip,
 	e->nranks = nranks;
 	e->pid = 1000 + rank;
 	e->lanes = (uint8_t)(1 + rank % WIRE_MAX_LANES);
+	e->lane_min = 4096 + rank;
 	assert_int_equal(net_addr_parse(&e->addr, ip, port), COLL_OK);
 	snprintf(e->host, sizeof e->host, "%s", host);
 }
@@ -238,6 +239,7 @@ assert_entry_equal(const struct wire_entry *a, const struct wire_entry *b)
 	assert_int_equal(a->nranks, b->nranks);
 	assert_int_equal(a->pid, b->pid);
 	assert_int_equal(a->lanes, b->lanes);
+	assert_int_equal(a->lane_min, b->lane_min);
 	assert_int_equal(a->addr.ss.ss_family, b->addr.ss.ss_family);
 	assert_int_equal(a->addr.len, b->addr.len);
 	net_addr_format(&a->addr, x, sizeof x);
@@ -277,7 +279,7 @@ test_entry_round_trip(void **state)
 		wbuf_init(&b, buf, sizeof buf);
 		n = wire_entry_encode(&b, &in);
 		assert_int_equal(b.err, 0);
-		assert_int_equal(n, 13 + 19 + 2 + strlen(entry_rows[i].host));
+		assert_int_equal(n, 17 + 19 + 2 + strlen(entry_rows[i].host));
 		wbuf_init(&b, buf, n);
 		assert_int_equal(wire_entry_decode(&b, &out), COLL_OK);
 		assert_int_equal(b.off, n);
@@ -318,15 +320,16 @@ test_entry_rejects(void **state)
 	} rows[] = {
 		{ "lanes 0", 12, 0 },
 		{ "lanes over the most", 12, WIRE_MAX_LANES + 1 },
-		{ "family 0", 13, 0 },
-		{ "family 5", 13, 5 },
-		{ "family AF_INET", 13, AF_INET },
+		{ "lane_min 0", 13, 0 },
+		{ "family 0", 17, 0 },
+		{ "family 5", 17, 5 },
+		{ "family AF_INET", 17, AF_INET },
 		{ "nranks 0", 4, 0 },
 		{ "rank == nranks", 0, 4 },
 		{ "rank > nranks", 3, 0x80 },
-		{ "host length 65", 32, 65 },
-		{ "host length too long for buffer", 32, 5 },
-		{ "embedded NUL in host", 35, 0 },
+		{ "host length 65", 36, 65 },
+		{ "host length too long for buffer", 36, 5 },
+		{ "embedded NUL in host", 39, 0 },
 	};
 
 	for (size_t i = 0; i < ARRAY_LEN(rows); i++) {
@@ -338,10 +341,9 @@ test_entry_rejects(void **state)
 		make_entry(&in, 1, 4, "10.0.0.1", 80, "abcd");
 		wbuf_init(&b, buf, sizeof buf);
 		n = wire_entry_encode(&b, &in);
-		assert_int_equal(n, 38);
-		if (rows[i].off == 4) {		/* nranks is a u32: zero all of it */
-			memset(buf + 4, 0, 4);
-		}
+		assert_int_equal(n, 42);
+		if (rows[i].off == 4 || rows[i].off == 13)	/* a u32: zero all of it */
+			memset(buf + rows[i].off, 0, 4);
 		buf[rows[i].off] = rows[i].val;
 		wbuf_init(&b, buf, n);
 		if (wire_entry_decode(&b, &out) != COLL_EPROTO)
@@ -719,7 +721,8 @@ test_join_round_trip(void **state)
 	struct wbuf b;
 
 	(void)state;
-	j.e = (struct wire_entry){ .rank = 3, .nranks = 4096, .pid = 77, .lanes = 4 };
+	j.e = (struct wire_entry){ .rank = 3, .nranks = 4096, .pid = 77, .lanes = 4,
+	    .lane_min = 65536 };
 	assert_int_equal(net_addr_parse(&j.e.addr, "127.0.0.1", 5000), COLL_OK);
 	snprintf(j.e.host, sizeof j.e.host, "node7");
 	wbuf_init(&b, buf, sizeof buf);

@@ -64,6 +64,7 @@ struct wire_entry {
 	uint32_t nranks;
 	uint32_t pid;
 	uint8_t lanes;		/* connections per peer this rank can drive (1..WIRE_MAX_LANES) */
+	uint32_t lane_min;	/* the smallest slice worth a lane, bytes (COLL_LANE_MIN_BYTES) */
 	struct net_addr addr;
 	char host[WIRE_HOST_LEN + 1];
 };
@@ -81,7 +82,7 @@ struct wire_auth {
  * bound never limits the rank count; this does, and every tool uses it.
  */
 #define WIRE_MAX_RANKS (1 << 20)
-#define WIRE_ENTRY_MAX (13 + 19 + 2 + WIRE_HOST_LEN)
+#define WIRE_ENTRY_MAX (17 + 19 + 2 + WIRE_HOST_LEN)
 #define WIRE_BOOK_CHUNK 65536
 /* Connections per pair of ranks, each with its own slice of a large op. */
 #define WIRE_MAX_LANES 64
