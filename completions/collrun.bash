@@ -103,7 +103,7 @@ _coll_collcheck()
 		-d|--datatype) COMPREPLY=($(compgen -W "int8 uint8 int32 uint32 int64 uint64 half bfloat16 float double all" -- "$cur")); return ;;
 		-o|--op) COMPREPLY=($(compgen -W "sum prod min max avg all" -- "$cur")); return ;;
 		-r|--root) return ;;
-		--engine) COMPREPLY=($(compgen -W "auto coll nccl" -- "$cur")); return ;;
+		--engine) COMPREPLY=($(compgen -W "auto coll nccl cuda" -- "$cur")); return ;;
 		-N|--ranks) return ;;
 		-T|--timeout) return ;;
 		--on-failure) COMPREPLY=($(compgen -W "stop shrink" -- "$cur")); return ;;
@@ -121,7 +121,7 @@ _coll_collcheck()
 		-d|--datatype) COMPREPLY=($(compgen -W "int8 uint8 int32 uint32 int64 uint64 half bfloat16 float double all" -- "$cur")); return ;;
 		-o|--op) COMPREPLY=($(compgen -W "sum prod min max avg all" -- "$cur")); return ;;
 		-r|--root) return ;;
-		--engine) COMPREPLY=($(compgen -W "auto coll nccl" -- "$cur")); return ;;
+		--engine) COMPREPLY=($(compgen -W "auto coll nccl cuda" -- "$cur")); return ;;
 		-N|--ranks) return ;;
 		-T|--timeout) return ;;
 		--on-failure) COMPREPLY=($(compgen -W "stop shrink" -- "$cur")); return ;;
@@ -139,7 +139,7 @@ _coll_collcheck()
 		-d|--datatype) COMPREPLY=($(compgen -W "int8 uint8 int32 uint32 int64 uint64 half bfloat16 float double all" -- "$cur")); return ;;
 		-o|--op) COMPREPLY=($(compgen -W "sum prod min max avg all" -- "$cur")); return ;;
 		-r|--root) return ;;
-		--engine) COMPREPLY=($(compgen -W "auto coll nccl" -- "$cur")); return ;;
+		--engine) COMPREPLY=($(compgen -W "auto coll nccl cuda" -- "$cur")); return ;;
 		-N|--ranks) return ;;
 		-T|--timeout) return ;;
 		--on-failure) COMPREPLY=($(compgen -W "stop shrink" -- "$cur")); return ;;
@@ -157,7 +157,7 @@ _coll_collcheck()
 		-d|--datatype) COMPREPLY=($(compgen -W "int8 uint8 int32 uint32 int64 uint64 half bfloat16 float double all" -- "$cur")); return ;;
 		-o|--op) COMPREPLY=($(compgen -W "sum prod min max avg all" -- "$cur")); return ;;
 		-r|--root) return ;;
-		--engine) COMPREPLY=($(compgen -W "auto coll nccl" -- "$cur")); return ;;
+		--engine) COMPREPLY=($(compgen -W "auto coll nccl cuda" -- "$cur")); return ;;
 		-N|--ranks) return ;;
 		-T|--timeout) return ;;
 		--on-failure) COMPREPLY=($(compgen -W "stop shrink" -- "$cur")); return ;;
@@ -175,7 +175,7 @@ _coll_collcheck()
 		-d|--datatype) COMPREPLY=($(compgen -W "int8 uint8 int32 uint32 int64 uint64 half bfloat16 float double all" -- "$cur")); return ;;
 		-o|--op) COMPREPLY=($(compgen -W "sum prod min max avg all" -- "$cur")); return ;;
 		-r|--root) return ;;
-		--engine) COMPREPLY=($(compgen -W "auto coll nccl" -- "$cur")); return ;;
+		--engine) COMPREPLY=($(compgen -W "auto coll nccl cuda" -- "$cur")); return ;;
 		-N|--ranks) return ;;
 		-T|--timeout) return ;;
 		--on-failure) COMPREPLY=($(compgen -W "stop shrink" -- "$cur")); return ;;
@@ -193,7 +193,7 @@ _coll_collcheck()
 		-d|--datatype) COMPREPLY=($(compgen -W "int8 uint8 int32 uint32 int64 uint64 half bfloat16 float double all" -- "$cur")); return ;;
 		-o|--op) COMPREPLY=($(compgen -W "sum prod min max avg all" -- "$cur")); return ;;
 		-r|--root) return ;;
-		--engine) COMPREPLY=($(compgen -W "auto coll nccl" -- "$cur")); return ;;
+		--engine) COMPREPLY=($(compgen -W "auto coll nccl cuda" -- "$cur")); return ;;
 		-N|--ranks) return ;;
 		-T|--timeout) return ;;
 		--on-failure) COMPREPLY=($(compgen -W "stop shrink" -- "$cur")); return ;;

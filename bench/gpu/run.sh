@@ -13,7 +13,13 @@
 #  2. every collective 8 B to MAXB (1G) on NCCL: nccl-tests' *_perf -g GPUS
 #     against collcheck --engine nccl -N GPUS, side by side;
 #  3. all-reduce on coll's own engine (TCP over loopback, host memory) against
-#     iperf3 --bidir -P K over loopback, when IPERF3 names an iperf3 binary.
+#     iperf3 --bidir -P K over loopback, when IPERF3 names an iperf3 binary;
+#  4. every collective 8 B to MAXB on coll's own CUDA engine (--engine cuda,
+#     peers' memory over NVLink) against --engine nccl, side by side, and the
+#     busbw ratio cuda/nccl at 512 MiB and 1 GiB. Correctness (1.) runs the
+#     cuda engine too, when the build has its kernels (tests/gpu/cuda_engine.sh
+#     checks both of its paths).
+# SKIP_NCCL_TESTS=1 leaves out 2. and 3. (CUDA=0 leaves out the cuda engine).
 set -u
 BUILD=$(cd "${1:?usage: run.sh BUILD OUT [NCCL_TESTS_SRC]}" && pwd)
 OUT=${2:?usage: run.sh BUILD OUT [NCCL_TESTS_SRC]}
@@ -29,6 +35,11 @@ CC="$BUILD/cmd/collcheck"
 SUM="$OUT/summary.md"
 HERE=$(cd "$(dirname "$0")" && pwd)
 fail=0
+# coll's CUDA engine where this build has its kernels (COLL_CUDA found nvcc).
+CUDA=${CUDA:-$(grep -qs '^COLL_NVCC:FILEPATH=/' "$BUILD/CMakeCache.txt" &&
+	! grep -qs '^COLL_CUDA:STRING=OFF$' "$BUILD/CMakeCache.txt" && echo 1 || echo 0)}
+ENGINES="nccl coll"
+[ "$CUDA" = 1 ] && ENGINES="nccl coll cuda"
 
 GPUS=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 {
@@ -65,7 +76,7 @@ echo "| collective | engine | rows | #wrong | exit |" >>"$SUM"
 echo "|---|---|---:|---:|---:|" >>"$SUM"
 for k in allreduce allgather reducescatter broadcast reduce alltoall; do
 	case $k in allreduce | reducescatter | reduce) ops="-o all" ;; *) ops="" ;; esac
-	for eng in nccl coll; do
+	for eng in $ENGINES; do
 		log="$OUT/check-$k-$eng.txt"
 		# shellcheck disable=SC2086
 		"$CC" $k -N "$GPUS" --engine $eng -b 8 -e 4M -f 8 -n 1 -w 1 -d all $ops >"$log" 2>&1
@@ -78,7 +89,7 @@ for k in allreduce allgather reducescatter broadcast reduce alltoall; do
 done
 echo >>"$SUM"
 
-# 2. NCCL through collcheck against nccl-tests.
+# 2. NCCL through collcheck against nccl-tests (collcheck's NCCL rows are 4.'s reference too).
 perf_name() {
 	case $1 in
 	allreduce) echo all_reduce_perf ;; allgather) echo all_gather_perf ;;
@@ -87,9 +98,10 @@ perf_name() {
 	esac
 }
 for k in allreduce allgather reducescatter broadcast reduce alltoall; do
+	[ "${SKIP_NCCL_TESTS:-0}" = 1 ] && [ "$CUDA" = 0 ] && break
 	"$CC" $k -N "$GPUS" --engine nccl -b 8 -e "$MAXB" -f 2 -n "$ITERS" -w "$WARMUP" -c 0 \
 		>"$OUT/perf-$k-collcheck.txt" 2>&1 || fail=1
-	if [ -n "$NT" ]; then
+	if [ -n "$NT" ] && [ "${SKIP_NCCL_TESTS:-0}" != 1 ]; then
 		"$NT/build/$(perf_name $k)" -b 8 -e "$MAXB" -f 2 -g "$GPUS" -n "$ITERS" -w "$WARMUP" -c 0 \
 			>"$OUT/perf-$k-nccl-tests.txt" 2>&1 || fail=1
 		python3 "$HERE/compare.py" "$k, $GPUS GPUs" "nccl-tests $(perf_name $k) -g $GPUS" \
@@ -99,29 +111,49 @@ for k in allreduce allgather reducescatter broadcast reduce alltoall; do
 done
 
 # 3. coll's TCP engine over loopback against iperf3.
-if [ -n "${IPERF3:-}" ] && [ -x "$IPERF3" ]; then
-	echo "## TCP over loopback: iperf3 --bidir (per direction) and coll's all-reduce busbw" >>"$SUM"
-	port=5301
-	echo "| streams | iperf3 GB/s per direction |" >>"$SUM"
-	echo "|---:|---:|" >>"$SUM"
-	for k in 1 2 4 8; do
-		"$IPERF3" -s -p $((port + k)) -1 >/dev/null 2>&1 &
-		sleep 0.5
-		"$IPERF3" -c 127.0.0.1 -p $((port + k)) --bidir -P $k -t 5 -J >"$OUT/iperf3-P$k.json" 2>&1
-		wait
-		gbs=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); e=d['end']; print('%.2f' % (min(e['sum_sent']['bits_per_second'], e['sum_sent_bidir_reverse']['bits_per_second']) / 8e9))" "$OUT/iperf3-P$k.json" 2>/dev/null || echo -)
-		echo "| $k | $gbs |" >>"$SUM"
+if [ -n "${IPERF3:-}" ] && [ -x "$IPERF3" ] && [ "${SKIP_NCCL_TESTS:-0}" != 1 ]; then
+	# The lanes (COLL_NTHREADS x COLL_NSOCKS) against iperf3 --bidir -P K, one table.
+	IPERF3=$IPERF3 bash "$HERE/../tcp_vs_iperf3.sh" -B "$BUILD" -o "$OUT/tcp" -e 256M \
+		-L "1:1 2:1 4:1 8:1 2:2 4:2 auto" -P "1 2 4 8" >>"$SUM" 2>&1 || fail=1
+	echo >>"$SUM"
+fi
+# 4. coll's own CUDA engine against NCCL, both through collcheck.
+if [ "$CUDA" = 1 ]; then
+	echo "## coll's CUDA engine (B) against NCCL (A), busbw GB/s out of place" >>"$SUM"
+	echo "| collective | 512M nccl | 512M cuda | ratio | 1G nccl | 1G cuda | ratio | 8 B nccl us | 8 B cuda us |" >>"$SUM"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|" >>"$SUM"
+	for k in allreduce allgather reducescatter broadcast reduce alltoall; do
+		"$CC" $k -N "$GPUS" --engine cuda -b 8 -e "$MAXB" -f 2 -n "$ITERS" -w "$WARMUP" -c 0 \
+			>"$OUT/perf-$k-cuda.txt" 2>&1 || fail=1
+		python3 - "$k" "$OUT/perf-$k-collcheck.txt" "$OUT/perf-$k-cuda.txt" >>"$SUM" <<'EOPY'
+import sys
+def rows(p):
+    out = {}
+    for line in open(p, errors="replace"):
+        f = line.split()
+        if len(f) >= 13 and f[0].isdigit():
+            out[int(f[0])] = (float(f[5]), float(f[7]))
+    return out
+k, a, b = sys.argv[1], rows(sys.argv[2]), rows(sys.argv[3])
+def at(r, s, i):
+    # the largest size at or below s (gathers round each part down)
+    keys = [x for x in r if x <= s]
+    return r[max(keys)][i] if keys else 0.0
+cells = []
+for s in (512 << 20, 1 << 30):
+    x, y = at(a, s, 1), at(b, s, 1)
+    cells += ["%.2f" % x, "%.2f" % y, "%.3f" % (y / x) if x > 0 else "-"]
+small = min(set(a) & set(b)) if set(a) & set(b) else None
+cells += ["%.2f" % a[small][0], "%.2f" % b[small][0]] if small else ["-", "-"]
+print("| %s | %s |" % (k, " | ".join(cells)))
+EOPY
 	done
 	echo >>"$SUM"
-	for spec in "1 1" "auto"; do
-		if [ "$spec" = auto ]; then env_=""; tag=auto; else env_="COLL_NSOCKS=1 COLL_NTHREADS=1"; tag=single; fi
-		# shellcheck disable=SC2086
-		env $env_ "$CC" allreduce -N 2 --engine coll -b 8 -e 256M -f 4 -n 10 -w 3 -c 0 \
-			>"$OUT/tcp-allreduce-$tag.txt" 2>&1 || fail=1
+	for k in allreduce allgather reducescatter broadcast reduce alltoall; do
+		python3 "$HERE/compare.py" "$k, $GPUS GPUs" "collcheck $k --engine nccl" \
+			"$OUT/perf-$k-collcheck.txt" "collcheck $k --engine cuda" \
+			"$OUT/perf-$k-cuda.txt" >>"$SUM"
 	done
-	python3 "$HERE/compare.py" "all-reduce over TCP loopback, 2 ranks" "one socket, one thread" \
-		"$OUT/tcp-allreduce-single.txt" "automatic sockets and threads" \
-		"$OUT/tcp-allreduce-auto.txt" >>"$SUM"
 fi
 echo "exit $fail" >>"$SUM"
 cat "$SUM"

@@ -8,9 +8,10 @@
  * *_perf (-b -e -f -i -n -w -c -d -o -r); -N is the rank count, since
  * nccl-tests already gives -n to iterations. Columns are nccl-tests', plus
  * the slowest rank of each size and its time. --engine picks who runs the
- * collectives: NCCL on the GPUs, or coll's own over TCP in host memory (the
- * default where NCCL or a GPU is missing); the timings, checks and the
- * sweep's bookkeeping travel through coll's communicator either way.
+ * collectives: NCCL on the GPUs, coll's own CUDA kernels on the GPUs (cuda),
+ * or coll's own over TCP in host memory (the default where NCCL or a GPU is
+ * missing); the timings, checks and the sweep's bookkeeping travel through
+ * coll's communicator either way.
  *
  * --on-failure shrink goes on without ranks that die: the survivors shrink
  * the communicator to themselves (the root agrees on who is gone) and redo
@@ -33,6 +34,7 @@
 #include "cmd.h"
 #include "coll.h"
 #include "comm.h"
+#include "cuda_engine.h"
 #include "err.h"
 #include "job.h"
 #include "nccl_engine.h"
@@ -46,7 +48,7 @@ enum { O_MIN = 1, O_MAX, O_FACTOR, O_STEP, O_ITERS, O_WARMUP, O_CHECK, O_DTYPE, 
 	O_TIMEOUT, O_ON_FAILURE, O_JSON, O_HELP, O_ROOT, O_ENGINE };
 
 enum ar_on_failure { AR_STOP, AR_SHRINK };
-enum ar_engine { AR_AUTO, AR_COLL, AR_NCCL };
+enum ar_engine { AR_AUTO, AR_COLL, AR_NCCL, AR_CUDA };
 
 static const struct opt ar_opts[] = {
 	{ O_MIN, 'b', "minbytes", OPT_VALUE, "SIZE", "smallest size (default 8)", NULL },
@@ -66,9 +68,10 @@ static const struct opt ar_opts[] = {
 	    "sum prod min max avg all" },
 	{ O_ROOT, 'r', "root", OPT_VALUE, "RANK", "root of broadcast and reduce (default 0)",
 	    NULL },
-	{ O_ENGINE, 0, "engine", OPT_VALUE, "auto|coll|nccl", "who runs the collectives: NCCL "
-	    "on the GPUs, coll's own over TCP in host memory, or NCCL where every rank can load "
-	    "it and has a GPU, else coll (auto, the default)", "auto coll nccl" },
+	{ O_ENGINE, 0, "engine", OPT_VALUE, "auto|coll|nccl|cuda", "who runs the collectives: "
+	    "NCCL on the GPUs, coll's own over TCP in host memory, coll's own CUDA kernels on the "
+	    "GPUs (cuda), or NCCL where every rank can load it and has a GPU, else coll (auto, "
+	    "the default)", "auto coll nccl cuda" },
 	{ O_RANKS, 'N', "ranks", OPT_VALUE, "N", "run alone: start N local ranks (default 1)",
 	    NULL },
 	{ O_TIMEOUT, 'T', "timeout", OPT_VALUE, "SECONDS", "give up on a rank after this long "
@@ -84,7 +87,7 @@ static const struct opt ar_opts[] = {
 static int ar_run(enum probe_coll k, int argc, char **argv);
 
 #define AR_USAGE(nm, extra) "collcheck " nm " [-N RANKS] [-b MIN] [-e MAX] [-f F | -i STEP] " \
-	"[-n ITERS] [-w WARMUP] [-c 0|1] [-d TYPE]" extra " [--engine auto|coll|nccl] " \
+	"[-n ITERS] [-w WARMUP] [-c 0|1] [-d TYPE]" extra " [--engine auto|coll|nccl|cuda] " \
 	"[--on-failure stop|shrink] [--json]"
 #define AR_SUMMARY(what) "Sweep " what " sizes like nccl-tests and report time, algbw, busbw " \
 	"and #wrong per size,\nwith the slowest rank. Run under collrun, or alone with -N local ranks."
@@ -142,11 +145,13 @@ ar_parse_one(struct ar_args *a, int id, const char *val, char *err, size_t len)
 	case O_RANKS: return opt_int("-N", val, 1, 4096, &a->ranks, err, len);
 	case O_ROOT: return opt_int("-r", val, 0, 1 << 30, &a->root, err, len);
 	case O_ENGINE:
-		if (strcmp(val, "auto") == 0 || strcmp(val, "coll") == 0 || strcmp(val, "nccl") == 0) {
-			a->engine = val[0] == 'a' ? AR_AUTO : val[0] == 'c' ? AR_COLL : AR_NCCL;
+		if (strcmp(val, "auto") == 0 || strcmp(val, "coll") == 0 || strcmp(val, "nccl") == 0 ||
+		    strcmp(val, "cuda") == 0) {
+			a->engine = val[0] == 'a' ? AR_AUTO : val[1] == 'o' ? AR_COLL :
+			    val[0] == 'n' ? AR_NCCL : AR_CUDA;
 			return 0;
 		}
-		snprintf(err, len, "unknown --engine '%s': use auto, coll or nccl", val);
+		snprintf(err, len, "unknown --engine '%s': use auto, coll, nccl or cuda", val);
 		return -1;
 	case O_TIMEOUT: return opt_double("-T", val, 0.1, 1e6, &a->timeout_s, err, len);
 	case O_JSON: a->json = 1; return 0;
@@ -205,6 +210,9 @@ ar_parse(struct ar_args *a, enum probe_coll k, int argc, char **argv)
 	if (a->engine == AR_NCCL && a->on_failure == AR_SHRINK)
 		return cmd_usage_error(cmd, "--on-failure shrink needs --engine coll: an NCCL "
 		    "communicator is aborted, not shrunk, when a rank dies");
+	if (a->engine == AR_CUDA && a->on_failure == AR_SHRINK)
+		return cmd_usage_error(cmd, "--on-failure shrink needs --engine coll: the CUDA "
+		    "engine's ranks map each other's memory and stop, not shrink, when one dies");
 	if (a->engine == AR_AUTO && a->on_failure == AR_SHRINK)
 		a->engine = AR_COLL;
 	if (a->factor <= 1 && a->step == 0)
@@ -320,8 +328,8 @@ struct ar_state {
 	const struct ar_args *a;
 	struct comm *c;
 	struct probe p;
-	struct probe_engine eng;	/* NCCL's, when it runs the collectives */
-	const char *engine;		/* "coll" or "nccl" */
+	struct probe_engine eng;	/* NCCL's or the CUDA one's, when it runs the collectives */
+	const char *engine;		/* "coll", "nccl" or "cuda" */
 	int n0;				/* ranks at the start */
 	int me0;			/* this rank at the start */
 	int *orig;			/* current rank -> rank at the start */
@@ -713,9 +721,28 @@ ar_join(struct ar_state *st)
 	return COLL_OK;
 }
 
+/* coll's own CUDA kernels, asked for by name: when they cannot be had the sweep stops. */
+static int
+ar_engine_cuda(struct ar_state *st, struct probe_opts *po)
+{
+	struct cuda_engine_opts co = { -1, st->a->timeout_s > 0 ? (int)(st->a->timeout_s *
+	    1000) : 0 };
+	char err[512];
+	int rc;
+
+	st->engine = "cuda";
+	if ((rc = cuda_engine_open(&st->eng, st->c, &co, err, sizeof err)) != COLL_OK) {
+		if (comm_get_async_error(st->c) == COLL_OK)
+			fprintf(stderr, "collcheck: cannot run on coll's CUDA engine: %s\n", err);
+		return rc;
+	}
+	po->engine = &st->eng;
+	return COLL_OK;
+}
+
 /*
  * Open the engine asked for. auto takes NCCL when every rank can, else coll's
- * own, and says why in *note; nccl that cannot be had stops the sweep.
+ * own, and says why in *note; nccl or cuda that cannot be had stops the sweep.
  */
 static int
 ar_engine(struct ar_state *st, struct probe_opts *po, char *note, size_t len)
@@ -728,6 +755,8 @@ ar_engine(struct ar_state *st, struct probe_opts *po, char *note, size_t len)
 	st->engine = "coll";
 	if (st->a->engine == AR_COLL)
 		return COLL_OK;
+	if (st->a->engine == AR_CUDA)
+		return ar_engine_cuda(st, po);
 	if ((rc = nccl_engine_open(&st->eng, st->c, &no, err, sizeof err)) == COLL_OK) {
 		po->engine = &st->eng;
 		st->engine = "nccl";

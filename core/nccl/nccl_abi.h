@@ -1,23 +1,19 @@
 /*
- * The part of NCCL's and the CUDA driver's ABI that the engine calls, written
- * from their public headers' documented values so that nothing of either is
- * needed to build: both libraries are found with dlopen at run time.
+ * The part of NCCL's ABI that the engine calls, written from its public
+ * header's documented values so that nothing of it is needed to build: the
+ * library is found with dlopen at run time, as the CUDA driver is (cu_api.h).
  */
 #ifndef COLL_NCCL_ABI_H
 #define COLL_NCCL_ABI_H
 
 #include <stddef.h>
 
+#include "cu_api.h"
+
 typedef struct { char internal[128]; } nccl_uid_t;
 typedef void *nccl_comm_t;
-typedef void *cu_stream_t;
-typedef void *cu_ctx_t;
-typedef unsigned long long cu_ptr_t;
 
 enum { NCCL_OK = 0, NCCL_INPROGRESS = 7 };
-enum { CU_OK = 0, CU_NOT_READY = 600, CU_STREAM_NON_BLOCKING = 1 };
-/* cuDeviceGetAttribute: the PCI location, to print where each rank runs. */
-enum { CU_ATTR_PCI_BUS = 33, CU_ATTR_PCI_DEVICE = 34, CU_ATTR_PCI_DOMAIN = 50 };
 
 /* ncclConfig_t as of NCCL 2.17; newer libraries read it by its size and version. */
 struct nccl_config {
@@ -37,7 +33,7 @@ struct nccl_config {
 #define NCCL_UNDEF_INT (-2147483647 - 1)
 
 struct nccl_api {
-	void *lib, *cuda;
+	void *lib;
 	char path[256];
 	int version;		/* NCCL_VERSION_CODE: 22803 for 2.28.3 */
 	int (*get_version)(int *);
@@ -60,30 +56,10 @@ struct nccl_api {
 	int (*recv)(void *, size_t, int, int, nccl_comm_t, cu_stream_t);
 	int (*group_start)(void);
 	int (*group_end)(void);
-
-	int (*cu_init)(unsigned);
-	int (*cu_device_get_count)(int *);
-	int (*cu_device_get)(int *, int);
-	int (*cu_device_get_name)(char *, int, int);
-	int (*cu_device_get_attribute)(int *, int, int);
-	int (*cu_primary_ctx_retain)(cu_ctx_t *, int);
-	int (*cu_primary_ctx_release)(int);
-	int (*cu_ctx_set_current)(cu_ctx_t);
-	int (*cu_ctx_synchronize)(void);
-	int (*cu_mem_alloc)(cu_ptr_t *, size_t);
-	int (*cu_mem_free)(cu_ptr_t);
-	int (*cu_memcpy_htod)(cu_ptr_t, const void *, size_t);
-	int (*cu_memcpy_dtoh)(void *, cu_ptr_t, size_t);
-	int (*cu_stream_create)(cu_stream_t *, unsigned);
-	int (*cu_stream_destroy)(cu_stream_t);
-	int (*cu_stream_query)(cu_stream_t);
-	int (*cu_get_error_string)(int, const char **);
 };
 
-/* Load libnccl (COLL_NCCL_LIB, else libnccl.so.2) and libcuda.so.1; 0, or -1 with why. */
+/* Load libnccl (COLL_NCCL_LIB, else libnccl.so.2); 0, or -1 with why. */
 int nccl_api_load(struct nccl_api *a, char *err, size_t len);
 void nccl_api_unload(struct nccl_api *a);
-/* "unknown CUDA error 7" when the driver cannot say. */
-const char *nccl_api_cu_error(const struct nccl_api *a, int code, char *buf, size_t len);
 
 #endif

@@ -22,6 +22,7 @@
 #include "clock.h"
 #include "coll.h"
 #include "err.h"
+#include "cu_dev.h"
 #include "nccl_abi.h"
 #include "nccl_engine.h"
 #include "xmalloc.h"
@@ -40,10 +41,7 @@ struct nccl_eng {
 	nccl_comm_t parent;	/* the non-blocking one it was split from, or NULL */
 	nccl_comm_t volatile child;	/* where ncclCommSplit stores the new one */
 	struct nccl_config split_cfg;
-	cu_stream_t stream;
-	cu_ctx_t ctx;
-	int dev;
-	int ctx_held;
+	struct cu_dev d;	/* the GPU, its context and the ops' stream */
 	int rank, nranks;
 	int dead;		/* aborted: every later call fails at once */
 	int queued;		/* ops started since the last wait */
@@ -115,9 +113,9 @@ eng_alloc(struct probe_engine *e, size_t bytes)
 	char b[96];
 	int r;
 
-	if ((r = n->api.cu_mem_alloc(&p, bytes ? bytes : 1)) != CU_OK) {
+	if ((r = n->d.api.mem_alloc(&p, bytes ? bytes : 1)) != CU_OK) {
 		snprintf(n->err, sizeof n->err, "cannot allocate %zu bytes on GPU %d: %s", bytes,
-		    n->dev, nccl_api_cu_error(&n->api, r, b, sizeof b));
+		    n->d.dev, cu_api_error(&n->d.api, r, b, sizeof b));
 		return NULL;
 	}
 	return (void *)(uintptr_t)p;
@@ -128,19 +126,13 @@ eng_release(struct probe_engine *e, void *buf)
 {
 	struct nccl_eng *n = e->ctx;
 
-	n->api.cu_mem_free((cu_ptr_t)(uintptr_t)buf);
+	n->d.api.mem_free((cu_ptr_t)(uintptr_t)buf);
 }
 
 static int
 eng_cu(struct nccl_eng *n, int r, const char *what)
 {
-	char b[96];
-
-	if (r == CU_OK)
-		return COLL_OK;
-	snprintf(n->err, sizeof n->err, "%s on GPU %d: %s", what, n->dev,
-	    nccl_api_cu_error(&n->api, r, b, sizeof b));
-	return COLL_ESYS;
+	return cu_dev_check(&n->d, r, what, n->err, sizeof n->err);
 }
 
 static int
@@ -148,15 +140,7 @@ eng_put(struct probe_engine *e, void *dst, const void *src, size_t len)
 {
 	struct nccl_eng *n = e->ctx;
 
-	int rc = eng_cu(n, n->api.cu_memcpy_htod((cu_ptr_t)(uintptr_t)dst, src, len),
-	    "copy to GPU");
-
-	/*
-	 * From pageable memory the copy returns once the bytes are staged, not
-	 * landed, and the ops' stream does not wait for the default one: without
-	 * this, an op can read the buffer before the new input is in it.
-	 */
-	return rc == COLL_OK ? eng_cu(n, n->api.cu_ctx_synchronize(), "copy to GPU") : rc;
+	return cu_dev_put(&n->d, (cu_ptr_t)(uintptr_t)dst, src, len, n->err, sizeof n->err);
 }
 
 static int
@@ -164,8 +148,7 @@ eng_get(struct probe_engine *e, void *dst, const void *src, size_t len)
 {
 	struct nccl_eng *n = e->ctx;
 
-	return eng_cu(n, n->api.cu_memcpy_dtoh(dst, (cu_ptr_t)(uintptr_t)src, len),
-	    "copy from GPU");
+	return cu_dev_get(&n->d, dst, (cu_ptr_t)(uintptr_t)src, len, n->err, sizeof n->err);
 }
 
 /* All-to-all as NCCL's own call where the library has it, else grouped sends and receives. */
@@ -175,16 +158,16 @@ eng_alltoall(struct nccl_eng *n, const void *s, void *r, size_t count, int dt, s
 	int res;
 
 	if (n->api.alltoall != NULL)
-		return n->api.alltoall(s, r, count, dt, n->comm, n->stream);
+		return n->api.alltoall(s, r, count, dt, n->comm, n->d.stream);
 	if ((res = n->api.group_start()) != NCCL_OK)
 		return res;
 	for (int j = 0; j < n->nranks; j++) {
 		size_t off = (size_t)j * count * esz;
 
-		if ((res = n->api.send((const char *)s + off, count, dt, j, n->comm, n->stream)) !=
+		if ((res = n->api.send((const char *)s + off, count, dt, j, n->comm, n->d.stream)) !=
 		    NCCL_OK && res != NCCL_INPROGRESS)
 			break;
-		if ((res = n->api.recv((char *)r + off, count, dt, j, n->comm, n->stream)) !=
+		if ((res = n->api.recv((char *)r + off, count, dt, j, n->comm, n->d.stream)) !=
 		    NCCL_OK && res != NCCL_INPROGRESS)
 			break;
 	}
@@ -210,13 +193,13 @@ eng_start(struct probe_engine *e, enum probe_coll k, const void *s, void *r, siz
 		return res;
 	n->queued++;
 	switch (k) {
-	case PROBE_ALLREDUCE: res = n->api.all_reduce(s, r, count, d, o, n->comm, n->stream); break;
-	case PROBE_ALLGATHER: res = n->api.all_gather(s, r, count, d, n->comm, n->stream); break;
+	case PROBE_ALLREDUCE: res = n->api.all_reduce(s, r, count, d, o, n->comm, n->d.stream); break;
+	case PROBE_ALLGATHER: res = n->api.all_gather(s, r, count, d, n->comm, n->d.stream); break;
 	case PROBE_REDUCE_SCATTER:
-		res = n->api.reduce_scatter(s, r, count, d, o, n->comm, n->stream);
+		res = n->api.reduce_scatter(s, r, count, d, o, n->comm, n->d.stream);
 		break;
-	case PROBE_BROADCAST: res = n->api.broadcast(s, r, count, d, root, n->comm, n->stream); break;
-	case PROBE_REDUCE: res = n->api.reduce(s, r, count, d, o, root, n->comm, n->stream); break;
+	case PROBE_BROADCAST: res = n->api.broadcast(s, r, count, d, root, n->comm, n->d.stream); break;
+	case PROBE_REDUCE: res = n->api.reduce(s, r, count, d, o, root, n->comm, n->d.stream); break;
 	case PROBE_ALLTOALL: res = eng_alltoall(n, s, r, count, d, dtype_size(dt)); break;
 	default: return COLL_EINVAL;
 	}
@@ -236,7 +219,7 @@ eng_wait(struct probe_engine *e)
 	if (n->dead)
 		return COLL_EABORTED;
 	n->queued = 0;
-	while ((q = n->api.cu_stream_query(n->stream)) == CU_NOT_READY) {
+	while ((q = n->d.api.stream_query(n->d.stream)) == CU_NOT_READY) {
 		if (n->api.comm_get_async_error(n->comm, &st) == NCCL_OK && st != NCCL_OK &&
 		    st != NCCL_INPROGRESS) {
 			eng_fail(n, COLL_EPEER, "NCCL reported an error while the op ran", st);
@@ -248,7 +231,7 @@ eng_wait(struct probe_engine *e)
 			eng_abort(n);
 			snprintf(n->err, sizeof n->err, "NCCL ops on rank %d (GPU %d) did not finish in "
 			    "%d ms: the NCCL communicator was aborted; a peer is stuck or gone, "
-			    "see which with collstack", n->rank, n->dev, n->timeout_ms);
+			    "see which with collstack", n->rank, n->d.dev, n->timeout_ms);
 			return COLL_ETIMEDOUT;
 		}
 	}
@@ -279,60 +262,22 @@ eng_close(struct probe_engine *e)
 		if (eng_settle(n, n->api.comm_finalize(n->comm), "ncclCommFinalize") == COLL_OK)
 			n->api.comm_destroy(n->comm);
 	}
-	if (n->stream != NULL)
-		n->api.cu_stream_destroy(n->stream);
-	if (n->ctx_held)
-		n->api.cu_primary_ctx_release(n->dev);
 	nccl_api_unload(&n->api);
+	cu_dev_close(&n->d);
 	free(n);
 	e->ctx = NULL;
 }
 
-/* This rank's index among the ranks of its host: its GPU, as torchrun's LOCAL_RANK. */
-static int
-eng_local_rank(struct comm *c)
-{
-	const char *e = getenv("COLL_LOCAL_RANK");
-	int me = comm_rank(c), k = 0;
-
-	if (e != NULL && *e != '\0')
-		return atoi(e);
-	for (int r = 0; r < me; r++)
-		k += strcmp(comm_host(c, r), comm_host(c, me)) == 0;
-	return k;
-}
-
-/* Load the libraries, take the GPU and make the stream: what each rank can do alone. */
+/* Take the GPU and make the stream, then load NCCL: what each rank can do alone. */
 static int
 eng_local(struct nccl_eng *n, struct comm *c, const struct nccl_engine_opts *o)
 {
-	char b[96];
-	int count = 0, r;
+	int rc;
 
-	if (nccl_api_load(&n->api, n->err, sizeof n->err) != 0)
-		return COLL_ESYS;
-	if ((r = n->api.cu_init(0)) != CU_OK || (r = n->api.cu_device_get_count(&count)) != CU_OK) {
-		snprintf(n->err, sizeof n->err, "CUDA driver: %s", nccl_api_cu_error(&n->api, r, b,
-		    sizeof b));
-		return COLL_ESYS;
-	}
-	if (count == 0) {
-		snprintf(n->err, sizeof n->err, "no GPU visible (CUDA_VISIBLE_DEVICES=%s)",
-		    getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES") : "unset");
-		return COLL_ESYS;
-	}
-	n->dev = o->device >= 0 ? o->device : eng_local_rank(c) % count;
-	if (n->dev >= count) {
-		snprintf(n->err, sizeof n->err, "GPU %d asked for, %d visible", n->dev, count);
-		return COLL_EINVAL;
-	}
-	if ((r = n->api.cu_primary_ctx_retain(&n->ctx, n->dev)) != CU_OK)
-		return eng_cu(n, r, "cannot open a context");
-	n->ctx_held = 1;
-	if ((r = n->api.cu_ctx_set_current(n->ctx)) != CU_OK ||
-	    (r = n->api.cu_stream_create(&n->stream, CU_STREAM_NON_BLOCKING)) != CU_OK)
-		return eng_cu(n, r, "cannot make a stream");
-	return COLL_OK;
+	if ((rc = cu_dev_open(&n->d, c, o->device, "the NCCL engine", n->err,
+	    sizeof n->err)) != COLL_OK)
+		return rc;
+	return nccl_api_load(&n->api, n->err, sizeof n->err) == 0 ? COLL_OK : COLL_ESYS;
 }
 
 /*
@@ -378,47 +323,14 @@ eng_split(struct nccl_eng *n)
 	return eng_settle(n, res, "ncclCommSplit");
 }
 
-/* Whether every rank got as far; if not, name the ones that did not. */
-static int
-eng_agree(struct comm *c, int ok, const char *stage, char *err, size_t len)
-{
-	int n = comm_size(c), rc, bad = 0;
-	int *all = xcalloc((size_t)n, sizeof *all);
-	size_t off;
-
-	if ((rc = coll_allgather(c, &ok, all, 1, DT_INT32)) != COLL_OK) {
-		snprintf(err, len, "%s", comm_last_error(c));
-		free(all);
-		return rc;
-	}
-	off = (size_t)snprintf(err, len, "%s failed on rank", stage);
-	for (int r = 0; r < n; r++) {
-		if (all[r])
-			continue;
-		if (off < len)
-			off += (size_t)snprintf(err + off, len - off, "%s %d (%s)", bad ? "," : "", r,
-			    comm_host(c, r));
-		bad++;
-	}
-	if (off < len)
-		snprintf(err + off, len - off, "; each says why on its own output");
-	free(all);
-	return bad ? COLL_EINVAL : COLL_OK;
-}
-
 static void
 eng_where(struct probe_engine *e, struct nccl_eng *n)
 {
-	char name[96] = "?";
-	int bus = 0, dev = 0, dom = 0;
+	char dev[128];
 
-	n->api.cu_device_get_name(name, sizeof name, n->dev);
-	n->api.cu_device_get_attribute(&dom, CU_ATTR_PCI_DOMAIN, n->dev);
-	n->api.cu_device_get_attribute(&bus, CU_ATTR_PCI_BUS, n->dev);
-	n->api.cu_device_get_attribute(&dev, CU_ATTR_PCI_DEVICE, n->dev);
-	snprintf(e->where, sizeof e->where, "device %d [%04x:%02x:%02x] %.48s, NCCL %d.%d.%d %.60s",
-	    n->dev, dom, bus, dev, name, n->api.version / 10000, n->api.version / 100 % 100,
-	    n->api.version % 100, n->api.path);
+	cu_dev_where(&n->d, dev, sizeof dev);
+	snprintf(e->where, sizeof e->where, "%.60s, NCCL %d.%d.%d %.60s", dev, n->api.version / 10000,
+	    n->api.version / 100 % 100, n->api.version % 100, n->api.path);
 }
 
 int
@@ -446,7 +358,7 @@ nccl_engine_open(struct probe_engine *e, struct comm *c, const struct nccl_engin
 	if (rc == COLL_OK && n->rank == 0 && (res = n->api.get_unique_id(&uid)) != NCCL_OK)
 		rc = eng_fail(n, COLL_ESYS, "ncclGetUniqueId", res);
 	/* One rank without a GPU must not leave the others in NCCL's init until the timeout. */
-	if ((res = eng_agree(c, rc == COLL_OK, "setting up the NCCL engine", who,
+	if ((res = cu_dev_agree(c, rc == COLL_OK, "setting up the NCCL engine", who,
 	    sizeof who)) != COLL_OK || rc != COLL_OK)
 		goto fail;
 	if ((res = coll_broadcast(c, &uid, &uid, sizeof uid, DT_UINT8, 0)) != COLL_OK) {
@@ -460,7 +372,7 @@ nccl_engine_open(struct probe_engine *e, struct comm *c, const struct nccl_engin
 		rc = eng_settle(n, res, "ncclCommInitRankConfig");
 	if (rc == COLL_OK)
 		rc = eng_split(n);
-	if ((res = eng_agree(c, rc == COLL_OK, "NCCL's init", who, sizeof who)) != COLL_OK ||
+	if ((res = cu_dev_agree(c, rc == COLL_OK, "NCCL's init", who, sizeof who)) != COLL_OK ||
 	    rc != COLL_OK)
 		goto fail;
 	e->name = "nccl";

@@ -1,0 +1,69 @@
+#!/bin/bash
+# coll's own CUDA engine on 2 GPUs, both paths: every collective, every
+# datatype, every op where it reduces, out of place and in place, sizes from
+# 8 B to 4 MiB (and odd sizes for the unaligned tails), roots 0 and 1, on the
+# ipc path (peers' memory mapped, coll's kernels) and the staged path
+# (COLL_CUDA_P2P=0: pinned host memory, coll over TCP). #wrong must be 0 in
+# every row. Then the deadline: rank 1 stopped in a sweep, rank 0 must give
+# up after -T 5 s with a clear message.
+#   tests/gpu/cuda_engine.sh BUILD OUT
+set -u
+BUILD=$1 OUT=$2
+mkdir -p "$OUT"
+export NCCL_NVLS_ENABLE=0 LD_LIBRARY_PATH="$BUILD/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+CC="$BUILD/cmd/collcheck"
+SUM="$OUT/cuda_engine.md"
+fail=0
+
+echo "| path | collective | sizes | root | rows | #wrong | exit |" >"$SUM"
+echo "|---|---|---|---:|---:|---:|---:|" >>"$SUM"
+run() { # run PATH COLLECTIVE SIZES ROOT ARGS...
+	local path=$1 k=$2 sizes=$3 root=$4 p2p=1 log rc rows wrong
+	shift 4
+	[ "$path" = staged ] && p2p=0
+	log="$OUT/check-$path-$k-$sizes-r$root.txt"
+	# shellcheck disable=SC2068
+	COLL_CUDA_P2P=$p2p timeout 600 "$CC" "$k" -N 2 --engine cuda -n 1 -w 1 -d all -r "$root" $@ \
+		>"$log" 2>&1
+	rc=$?
+	rows=$(grep -c '^ *[0-9]' "$log")
+	wrong=$(awk '/^ *[0-9]/ { w += ($9 == "N/A" ? 0 : $9) + ($13 == "N/A" ? 0 : $13) } END { print w + 0 }' "$log")
+	echo "| $path | $k | $sizes | $root | $rows | $wrong | $rc |" >>"$SUM"
+	grep -q "^#  Rank  [01] .*, $path" "$log" || { echo "$log: not on the $path path" >>"$SUM"; fail=1; }
+	[ "$rc" -eq 0 ] && [ "$wrong" -eq 0 ] && [ "$rows" -gt 0 ] || fail=1
+}
+for path in ipc staged; do
+	for k in allreduce allgather reducescatter broadcast reduce alltoall; do
+		case $k in allreduce | reducescatter | reduce) ops="-o all" ;; *) ops="" ;; esac
+		run $path $k pow8 0 -b 8 -e 4M -f 8 $ops
+		case $k in
+		allreduce | broadcast | reduce)
+			run $path $k odd 1 -b 1000 -e 3000000 -f 7 $ops ;;
+		esac
+	done
+done
+
+# The deadline: rank 1 stopped mid-sweep; rank 0's kernels are told to stop.
+"$CC" allreduce -N 2 --engine cuda -b 256M -e 256M -n 100000 -w 0 -c 0 -T 5 \
+	>"$OUT/abort.out" 2>"$OUT/abort.err" &
+front=$!
+sleep 6
+r1=$(pgrep -P "$front" | sort -n | tail -1)
+t0=$(date +%s%N)
+kill -STOP "$r1"
+wait "$front"
+rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+kill -CONT "$r1" 2>/dev/null
+kill -9 "$r1" 2>/dev/null
+{
+	echo
+	echo "deadline: collcheck exit $rc, $ms ms after rank 1 (pid $r1) was stopped"
+	echo '```'
+	cat "$OUT/abort.err"
+	echo '```'
+} >>"$SUM"
+grep -q 'did not finish the collectives in 5000 ms' "$OUT/abort.err" && [ "$rc" -ne 0 ] || fail=1
+echo "exit $fail" >>"$SUM"
+cat "$SUM"
+exit $fail
