@@ -94,7 +94,8 @@ const struct envvar envvar_table[] = {
 	    "Unset: 2 from 25 Gb/s, else 1.", ENV_CORE },
 	{ "COLL_LANE_MIN_BYTES", "262144", "The smallest slice, in bytes, worth a lane of its "
 	    "own: an op of fewer than 2 x this many bytes runs on one connection, as small ops "
-	    "gain nothing from more.", ENV_CORE },
+	    "gain nothing from more. Ranks that set it differently use the largest any sets.",
+	    ENV_CORE },
 	{ "COLL_SPIN", "20", "How many times a transfer with nothing to move yields the CPU "
 	    "before it sleeps in poll(2); 0 sleeps at once, which saves CPU and costs latency.",
 	    ENV_CORE },
