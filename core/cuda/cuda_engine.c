@@ -86,7 +86,9 @@ eng_alloc(struct probe_engine *e, size_t bytes)
 		free(b);
 		return NULL;
 	}
-	b->peer[g->rank] = b->base;
+	/* peer[] holds the ipc path's ranks only; the staged path (any count) needs none. */
+	if (g->rank < CK_MAXR)
+		b->peer[g->rank] = b->base;
 	b->next = g->bufs;
 	g->bufs = b;
 	return (void *)(uintptr_t)b->base;
@@ -156,7 +158,8 @@ eng_start(struct probe_engine *e, enum probe_coll k, const void *s, void *r, siz
 		rc = cuda_staged_start(g, k, sp, rp, count, dt, op, root);
 	else
 		rc = cuda_ipc_start(g, k, sp, rp, count, dt, op, root);
-	if (rc != COLL_OK && rc != COLL_EINVAL)
+	/* Arguments were checked above: any failure now (a peer's mapping too) is fatal. */
+	if (rc != COLL_OK)
 		g->dead = 1;
 	return rc;
 }
@@ -180,6 +183,11 @@ eng_close(struct probe_engine *e)
 			*g->abort_host = 1;
 		g->dead = 0;
 		if (cuda__sync(g, g->d.api.stream_query, g->d.stream, "before closing") != COLL_OK)
+			g->d.api.ctx_synchronize();
+		/* The staged path's copies up run on a stream of their own, from pinned memory. */
+		g->dead = 0;
+		if (g->h2d != NULL &&
+		    cuda__sync(g, g->d.api.stream_query, g->h2d, "before closing") != COLL_OK)
 			g->d.api.ctx_synchronize();
 	}
 	while (g->bufs != NULL)
@@ -269,6 +277,43 @@ eng_fill(struct probe_engine *e, struct cuda_eng *g)
 	e->inplace_alltoall = 0;
 }
 
+/*
+ * The tuning variables shape every rank's kernels and chunks, which must
+ * pair with their peers': a rank set apart would wait for partners that
+ * never come. Every rank compares a hash of its settings with the others'.
+ */
+static int
+eng_same_settings(struct cuda_eng *g, char *who, size_t len)
+{
+	static const char *const vars[] = { "COLL_CUDA_P2P", "COLL_CUDA_BLOCKS",
+	    "COLL_CUDA_THREADS", "COLL_CUDA_SYNC", "COLL_CUDA_COPY", "COLL_CUDA_CHUNK" };
+	uint64_t h = 1469598103934665603ull, *all = xcalloc((size_t)g->nranks, sizeof *all);
+	int rc, odd = -1;
+
+	for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+		const char *v = getenv(vars[i]);
+
+		for (const char *p = v != NULL ? v : ""; ; p++) {
+			h = (h ^ (unsigned char)*p) * 1099511628211ull;
+			if (*p == '\0')
+				break;
+		}
+	}
+	if ((rc = coll_allgather(g->c, &h, all, 1, DT_UINT64)) != COLL_OK)
+		snprintf(who, len, "%s", comm_last_error(g->c));
+	for (int r = 1; r < g->nranks && rc == COLL_OK && odd < 0; r++)
+		if (all[r] != all[0])
+			odd = r;
+	free(all);
+	if (odd >= 0) {
+		snprintf(who, len, "rank %d (%s) has other COLL_CUDA_* settings than rank 0: set "
+		    "COLL_CUDA_P2P, _BLOCKS, _THREADS, _SYNC, _COPY and _CHUNK alike on every rank",
+		    odd, comm_host(g->c, odd));
+		return COLL_EINVAL;
+	}
+	return rc;
+}
+
 /* What each rank can do alone: kernels built in, the driver, its GPU. */
 static int
 eng_local(struct cuda_eng *g, const struct cuda_engine_opts *o)
@@ -305,6 +350,8 @@ cuda_engine_open(struct probe_engine *e, struct comm *c, const struct cuda_engin
 	/* One rank without a GPU must not leave the others mapping memory it never offers. */
 	if ((res = cu_dev_agree(c, rc == COLL_OK, "setting up the CUDA engine", who,
 	    sizeof who)) != COLL_OK || rc != COLL_OK)
+		goto fail;
+	if ((res = eng_same_settings(g, who, sizeof who)) != COLL_OK)
 		goto fail;
 	if ((path = eng_path(g, &why)) < 0) {
 		snprintf(who, sizeof who, "%s", comm_last_error(c));

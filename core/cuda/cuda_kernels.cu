@@ -132,16 +132,31 @@ ck_tof(ck_bf16 h)
 	return __bfloat162float(__ushort_as_bfloat16(h.b));
 }
 
+/*
+ * A NaN keeps its sign and top payload bits, quieted, as dtype_float_to_half
+ * and dtype_float_to_bf16 do on the host: CUDA's conversions give one
+ * canonical NaN, and the engines must agree bit for bit.
+ */
 static __device__ __forceinline__ void
 ck_fromf(float f, ck_half *h)
 {
-	h->b = __half_as_ushort(__float2half_rn(f));
+	unsigned u = __float_as_uint(f), abs = u & 0x7fffffffu;
+
+	if (abs > 0x7f800000u)
+		h->b = (unsigned short)(((u >> 16) & 0x8000u) | 0x7e00u | ((abs >> 13) & 0x3ffu));
+	else
+		h->b = __half_as_ushort(__float2half_rn(f));
 }
 
 static __device__ __forceinline__ void
 ck_fromf(float f, ck_bf16 *h)
 {
-	h->b = __bfloat16_as_ushort(__float2bfloat16_rn(f));
+	unsigned u = __float_as_uint(f);
+
+	if ((u & 0x7fffffffu) > 0x7f800000u)
+		h->b = (unsigned short)((u >> 16) | 0x40u);
+	else
+		h->b = __bfloat16_as_ushort(__float2bfloat16_rn(f));
 }
 
 template <typename H, int OP> struct ck_op16 {
