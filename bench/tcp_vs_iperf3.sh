@@ -16,6 +16,7 @@
 #
 # usage: bench/tcp_vs_iperf3.sh [-B BUILD] [-o OUTDIR] [--netns] [-e MAX] [-t SECS]
 #                               [-L "T:S T:S ..."] [-P "K K ..."]
+# -o keeps the raw outputs (JSON, logs) there; without it they are removed.
 set -euo pipefail
 
 BUILD=build OUT="" NETNS=0 MAXB=256M SECS=5
@@ -39,8 +40,11 @@ BUILD=$(cd "$BUILD" && pwd)
 IPERF3=${IPERF3:-$(command -v iperf3 || true)}
 [ -x "$BUILD/cmd/collcheck" ] || { echo "tcp_vs_iperf3.sh: no $BUILD/cmd/collcheck: build first or pass -B" >&2; exit 2; }
 [ -n "$IPERF3" ] && [ -x "$IPERF3" ] || { echo "tcp_vs_iperf3.sh: no iperf3: apt-get install iperf3, or set IPERF3" >&2; exit 2; }
+# Without -o the raw outputs live in a temporary folder, removed at the end.
+KEEP=1
 if [ -z "$OUT" ]; then
 	OUT=$(mktemp -d /tmp/tcp_vs_iperf3.XXXXXX)
+	KEEP=0
 fi
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
@@ -49,6 +53,7 @@ SRV=""
 cleanup() {
 	[ -n "$SRV" ] && kill "$SRV" 2>/dev/null || true
 	[ -n "$BED" ] && bash "$HERE/../tests/netbed/netbed.sh" down "$BED" >/dev/null 2>&1 || true
+	[ "$KEEP" = 1 ] || rm -rf "$OUT"
 }
 trap cleanup EXIT
 
@@ -148,4 +153,4 @@ if "1:1" in runs:
     for s in specs:
         print(f"8 B latency {s}: {runs[s][sizes[0]]['time_us']:.2f} us = {runs[s][sizes[0]]['time_us'] / one:.2f}x one lane")
 EOPY
-echo "raw outputs in $OUT"
+if [ "$KEEP" = 1 ]; then echo "raw outputs in $OUT"; fi

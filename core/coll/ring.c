@@ -8,21 +8,6 @@
 #include "xfer.h"
 #include "xmalloc.h"
 
-/* Block b of count elements split n ways: the first count % n blocks get one more. */
-static size_t
-ring_block_off(size_t count, int n, int b)
-{
-	size_t q = count / (size_t)n, rem = count % (size_t)n;
-
-	return (size_t)b * q + ((size_t)b < rem ? (size_t)b : rem);
-}
-
-static size_t
-ring_block_len(size_t count, int n, int b)
-{
-	return count / (size_t)n + ((size_t)b < count % (size_t)n);
-}
-
 static int
 ring_mod(int a, int n)
 {

@@ -11,6 +11,7 @@
 #include "comm_impl.h"
 #include "lanes.h"
 #include "reduce.h"
+#include "ring.h"
 #include "xfer.h"
 #include "xmalloc.h"
 
@@ -36,16 +37,6 @@ tree_broadcast(struct comm *c, void *buf, size_t bytes, int root)
 	return rc;
 }
 
-/* Lane l's share of count elements: the first count % nl lanes get one more. */
-static void
-tree_slice(size_t count, int nl, int l, size_t *off, size_t *len)
-{
-	size_t q = count / (size_t)nl, rem = count % (size_t)nl;
-
-	*off = (size_t)l * q + ((size_t)l < rem ? (size_t)l : rem);
-	*len = q + ((size_t)l < rem);
-}
-
 static int
 tree_lanes_finish(struct comm *c, struct xfer *xs, struct xfer_seg *segs, int nl)
 {
@@ -65,9 +56,8 @@ tree_broadcast_chain(struct comm *c, void *buf, size_t bytes, int root)
 	struct xfer *xs = xcalloc((size_t)nl, sizeof *xs);
 
 	for (int l = 0; l < nl; l++) {
-		size_t off, len;
+		size_t off = ring_block_off(bytes, nl, l), len = ring_block_len(bytes, nl, l);
 
-		tree_slice(bytes, nl, l, &off, &len);
 		seg[l] = (struct xfer_seg){ (char *)buf + off, NULL, len };
 		xs[l] = (struct xfer){
 			.c = c, .seq = c->seq, .rseq = c->seq, .kind = c->kind,
@@ -94,11 +84,9 @@ tree_reduce_chain(struct comm *c, const void *sendbuf, void *recvbuf, size_t cou
 	struct xfer *xs = xcalloc((size_t)nl, sizeof *xs);
 
 	for (int l = 0; l < nl; l++) {
-		size_t off, len;
+		size_t off = ring_block_off(count, nl, l) * esz;
+		size_t len = ring_block_len(count, nl, l) * esz;
 
-		tree_slice(count, nl, l, &off, &len);
-		off *= esz;
-		len *= esz;
 		seg[2 * l] = (struct xfer_seg){ acc + off, NULL, len };
 		seg[2 * l + 1] = (struct xfer_seg){ acc + off, (const char *)sendbuf + off, len };
 		xs[l] = (struct xfer){

@@ -56,7 +56,7 @@ comm_fail(struct comm *c, int code, const char *fmt, ...)
 	return code;
 }
 
-static void
+void
 comm_kick(int fd)
 {
 	uint64_t one = 1;
@@ -325,8 +325,9 @@ comm_new(const struct coll_uid *uid, uint64_t commid, int rank, int nranks,
 	return c;
 }
 
+/* The settings read from the environment that can be wrong: a bad one stops init. */
 static int
-comm_faults_load(struct comm *c)
+comm_env_check(struct comm *c)
 {
 	char err[COLL_ERR_LEN];
 
@@ -344,7 +345,7 @@ comm_start(struct comm *c, int background)
 
 	if (c->abort_fd == -1 || c->intr_fd == -1)
 		return comm_fail(c, COLL_ESYS, "cannot create an eventfd: %s", strerror(errno));
-	if ((r = comm_faults_load(c)) != COLL_OK) {
+	if ((r = comm_env_check(c)) != COLL_OK) {
 		atomic_store(&c->state, r);
 		return r;
 	}

@@ -168,6 +168,8 @@ int comm_fail_peer(struct comm *c, int peer, int code, const char *doing);
 uint64_t comm_deadline(const struct comm *c);
 /* Name of the op being run, for messages. */
 const char *comm_op_name(const struct comm *c);
+/* Add one to an eventfd, so that its pollers wake (a full counter is awake already). */
+void comm_kick(int fd);
 /* Wake the data plane (intr_fd and the condition). */
 void comm_interrupt(struct comm *c);
 /* Why the data plane was woken: the error to return, COLL_ERETRY, or COLL_OK (spurious). */

@@ -270,6 +270,16 @@ comm_lanes(struct comm *c, int *threads)
 	return n;
 }
 
+/* A lane failed on its own (rc): the others give up rather than wait out the timeout. */
+static void
+lanes_stop_others(struct lanes *l, int rc)
+{
+	if (rc == COLL_OK || rc == XFER_STOPPED)
+		return;
+	atomic_store(&l->stop, 1);
+	comm_kick(l->stop_fd);
+}
+
 static void *
 lanes_worker(void *arg)
 {
@@ -277,7 +287,6 @@ lanes_worker(void *arg)
 	int i = (int)(intptr_t)((void **)arg)[1];
 	struct xfer_ctl ctl = { 0, &l->stop, l->stop_fd };
 	uint64_t seen = 0;
-	uint64_t one = 1;
 	int rc;
 
 	free(arg);
@@ -293,11 +302,7 @@ lanes_worker(void *arg)
 			continue;
 		pthread_mutex_unlock(&l->mu);
 		rc = xfer_run_group(l->job[i].xs, l->job[i].n, &ctl);
-		if (rc != COLL_OK && rc != XFER_STOPPED) {
-			atomic_store(&l->stop, 1);
-			if (write(l->stop_fd, &one, sizeof one) < 0 && errno != EAGAIN)
-				log_warn("cannot wake the other lanes: %s", strerror(errno));
-		}
+		lanes_stop_others(l, rc);
 		pthread_mutex_lock(&l->mu);
 		l->job[i].rc = rc;
 		if (--l->pending == 0)
@@ -414,13 +419,7 @@ lanes_run(struct comm *c, struct xfer *xs, int n)
 
 	ctl = (struct xfer_ctl){ 1, &l->stop, l->stop_fd };
 	rc = xfer_run_group(xs, own, &ctl);
-	if (rc != COLL_OK && rc != XFER_STOPPED) {
-		uint64_t one = 1;
-
-		atomic_store(&l->stop, 1);
-		if (write(l->stop_fd, &one, sizeof one) < 0 && errno != EAGAIN)
-			log_warn("cannot wake the other lanes: %s", strerror(errno));
-	}
+	lanes_stop_others(l, rc);
 	pthread_mutex_lock(&l->mu);
 	while (l->pending > 0)
 		pthread_cond_wait(&l->done, &l->mu);
