@@ -12,14 +12,16 @@
 #
 # coll runs once per lane setting (COLL_NTHREADS x COLL_NSOCKS, and the
 # automatic choice); the table gives busbw per size for each and the ratio
-# of the best to iperf3's best, and 8 B latency against one lane.
+# of the best to iperf3's best, and 8 B latency against one lane. A setting
+# T:S:Z also sets COLL_ZEROCOPY=Z (0, 1 or auto); -Z runs each T:S twice,
+# with MSG_ZEROCOPY off (T:S:0) and forced on (T:S:1).
 #
 # usage: bench/tcp_vs_iperf3.sh [-B BUILD] [-o OUTDIR] [--netns] [-e MAX] [-t SECS]
-#                               [-L "T:S T:S ..."] [-P "K K ..."]
+#                               [-L "T:S[:Z] ..."] [-P "K K ..."] [-Z]
 # -o keeps the raw outputs (JSON, logs) there; without it they are removed.
 set -euo pipefail
 
-BUILD=build OUT="" NETNS=0 MAXB=256M SECS=5
+BUILD=build OUT="" NETNS=0 MAXB=256M SECS=5 ZC=0
 LANES="1:1 2:1 4:1 2:2 4:2 8:1 auto"
 STREAMS="1 2 4 8"
 while [ $# -gt 0 ]; do
@@ -31,7 +33,8 @@ while [ $# -gt 0 ]; do
 	-t) SECS=$2; shift 2 ;;
 	-L) LANES=$2; shift 2 ;;
 	-P) STREAMS=$2; shift 2 ;;
-	-h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-Z) ZC=1; shift ;;
+	-h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "tcp_vs_iperf3.sh: unknown argument '$1': see --help" >&2; exit 2 ;;
 	esac
 done
@@ -94,11 +97,17 @@ print("%.3f" % (min(e["sum_sent"]["bits_per_second"], e["sum_sent_bidir_reverse"
 done
 
 # coll: one sweep per lane setting.
+if [ "$ZC" = 1 ]; then
+	LANES=$(for spec in $LANES; do
+		case $spec in auto | *:*:*) echo "$spec" ;; *) echo "$spec:0 $spec:1" ;; esac
+	done | paste -sd' ')
+fi
 for spec in $LANES; do
-	if [ "$spec" = auto ]; then
-		envs=()
-	else
-		envs=("COLL_NTHREADS=${spec%%:*}" "COLL_NSOCKS=${spec##*:}")
+	IFS=: read -r t k z <<<"$spec"
+	envs=()
+	if [ "$spec" != auto ]; then
+		envs=("COLL_NTHREADS=$t" "COLL_NSOCKS=$k")
+		[ -n "$z" ] && envs+=("COLL_ZEROCOPY=$z")
 	fi
 	if [ "$NETNS" = 1 ]; then
 		env "${envs[@]}" "$BUILD/cmd/collrun" --no-label -F "$BED/ssh_config" -H node01,node02 \
@@ -134,7 +143,10 @@ specs = [s for s in lanes if s in runs]
 if not specs:
     sys.exit(1)
 sizes = sorted(k for k in runs[specs[0]] if k != "_where")
-head = " | ".join(f"{s.replace(':', 'x')} busbw" for s in specs)
+def label(s):
+    f = s.split(":")
+    return "x".join(f[:2]) + (f" zc={f[2]}" if len(f) > 2 else "")
+head = " | ".join(f"{label(s)} busbw" for s in specs)
 print(f"| size | {head} |")
 print("|---:|" + "---:|" * len(specs))
 for size in sizes:
@@ -143,14 +155,15 @@ for size in sizes:
 big = sizes[-1]
 best = max(specs, key=lambda s: runs[s][big]["busbw"])
 bb = runs[best][big]["busbw"]
-print(f"\nAt {big} B: best lanes {best} (threads x sockets), busbw {bb:.3f} GB/s = "
+print(f"\nAt {big} B: best lanes {label(best)} (threads x sockets), busbw {bb:.3f} GB/s = "
       f"{bb / best_gbs if best_gbs else 0:.2f}x iperf3's best (target >= 0.8x)")
 if "auto" in runs:
     ab = runs["auto"][big]["busbw"]
     print(f"automatic choice: busbw {ab:.3f} GB/s = {ab / best_gbs if best_gbs else 0:.2f}x iperf3's best")
-if "1:1" in runs:
-    one = runs["1:1"][sizes[0]]["time_us"]
+base = next((s for s in ("1:1", "1:1:0") if s in runs), None)
+if base:
+    one = runs[base][sizes[0]]["time_us"]
     for s in specs:
-        print(f"8 B latency {s}: {runs[s][sizes[0]]['time_us']:.2f} us = {runs[s][sizes[0]]['time_us'] / one:.2f}x one lane")
+        print(f"8 B latency {label(s)}: {runs[s][sizes[0]]['time_us']:.2f} us = {runs[s][sizes[0]]['time_us'] / one:.2f}x {label(base)}")
 EOPY
 if [ "$KEEP" = 1 ]; then echo "raw outputs in $OUT"; fi

@@ -20,6 +20,7 @@
 #include "lanes.h"
 #include "log.h"
 #include "root.h"
+#include "zcopy.h"
 #include "xmalloc.h"
 
 _Static_assert(COLL_MAX_RANKS == WIRE_MAX_RANKS, "the API's rank bound is the wire's");
@@ -305,6 +306,7 @@ comm_new(const struct coll_uid *uid, uint64_t commid, int rank, int nranks,
 	snprintf(c->ifname, sizeof c->ifname, "%s", ifname ? ifname : "");
 	comm_env_load(c);
 	lanes_config(c);
+	zc_config(c);
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_mutex_init(&c->err_lock, NULL);
 	comm_setup(c, commid, rank, nranks);
@@ -333,7 +335,7 @@ comm_env_check(struct comm *c)
 
 	if (fault_load(c->rank, err, sizeof err) != COLL_OK)
 		return comm_fail(c, COLL_EINVAL, "COLL_FAULT: %s", err);
-	if (lanes_check(err, sizeof err) != COLL_OK)
+	if (lanes_check(err, sizeof err) != COLL_OK || zc_check(err, sizeof err) != COLL_OK)
 		return comm_fail(c, COLL_EINVAL, "rank %d: %s", c->rank, err);
 	return COLL_OK;
 }

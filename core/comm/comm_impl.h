@@ -88,6 +88,8 @@ struct comm {
 	int nlanes;			/* the fewest any rank offers; 0 until first needed */
 	uint32_t nlane_min;		/* the largest lane_min any rank has */
 	struct lanes *lanes;		/* the lane workers, made by the first striped op */
+	int zc_mode;			/* COLL_ZEROCOPY (zcopy.h) */
+	size_t zc_min;			/* sends of a transfer below this copy */
 	pthread_mutex_t err_lock;	/* lanes may fail at once: one writer of err */
 	uint32_t epoch;			/* retries of ops so far: connections of older ones are dead */
 

@@ -19,9 +19,11 @@
 #include "clock.h"
 #include "comm_impl.h"
 #include "kind.h"
+#include "log.h"
 #include "reduce.h"
 #include "xfer.h"
 #include "xmalloc.h"
+#include "zcopy.h"
 
 enum { XFER_MOVED = 1, XFER_IDLE = 0 };
 
@@ -38,6 +40,7 @@ struct xfer_side {
 	size_t fill;		/* staged bytes not yet reduced */
 	int ready;		/* not known to be blocked in the kernel */
 	int done;
+	struct zc_side zc;	/* send: its MSG_ZEROCOPY calls (zcopy.h) */
 };
 
 static size_t
@@ -87,6 +90,38 @@ xfer_errno(struct xfer *x, int peer, const char *doing)
 	return comm_fail_peer(c, peer, code, doing);
 }
 
+/*
+ * A send of segment bytes (and maybe the header before them): pinned rather
+ * than copied when the transfer uses zero-copy and the call is large.
+ */
+static ssize_t
+xfer_sendmsg(struct xfer_side *s, const struct msghdr *msg, size_t len)
+{
+	ssize_t n;
+
+	if (s->zc.on && len >= ZC_CALL_MIN) {
+		n = sendmsg(s->fd, msg, MSG_NOSIGNAL | MSG_DONTWAIT | MSG_ZEROCOPY);
+		if (n > 0) {
+			s->zc.pending++;
+			s->zc.sent++;
+			return n;
+		}
+		/* ENOBUFS: no option memory left for notices; this call copies. */
+		if (!(n == -1 && errno == ENOBUFS))
+			return n;
+	}
+	return sendmsg(s->fd, msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+static ssize_t
+xfer_send_data(struct xfer_side *s, const char *p, size_t len)
+{
+	struct iovec iov = { (void *)p, len };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	return xfer_sendmsg(s, &msg, len);
+}
+
 /* The header and the start of the first segment leave in one syscall (one packet when small). */
 static ssize_t
 xfer_send_hdr(struct xfer *x, struct xfer_side *s, const struct xfer_side *r)
@@ -99,7 +134,7 @@ xfer_send_hdr(struct xfer *x, struct xfer_side *s, const struct xfer_side *r)
 		iov[1].iov_base = x->send[0].buf;
 		msg.msg_iovlen = 2;
 	}
-	n = sendmsg(s->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+	n = xfer_sendmsg(s, &msg, iov[0].iov_len + (msg.msg_iovlen == 2 ? iov[1].iov_len : 0));
 	if (n > 0 && (size_t)n > iov[0].iov_len) {
 		s->off = (size_t)n - iov[0].iov_len;
 		s->hdr_off = WIRE_DATA_HDR_LEN;
@@ -115,10 +150,23 @@ xfer_send_some(struct xfer *x, struct xfer_side *s, const struct xfer_side *r, i
 	ssize_t n;
 	size_t avail;
 
+	if (s->zc.notice && zc_reap(x->c, s->fd, &s->zc, moved) != 0)
+		return xfer_errno(x, x->send_peer, "sending to");
 	while (s->ready && !s->done) {
 		if (s->hdr_off < WIRE_DATA_HDR_LEN) {
 			n = xfer_send_hdr(x, s, r);
 		} else if (s->seg == x->nsend) {
+			/* The bytes may not change before the kernel gives the pages back. */
+			if (s->zc.pending > 0 && zc_reap(x->c, s->fd, &s->zc, moved) != 0)
+				return xfer_errno(x, x->send_peer, "sending to");
+			if (s->zc.pending > 0) {
+				s->ready = 0;
+				break;
+			}
+			if (s->zc.sent > 0)
+				log_trace("rank %d: %u sends of %s seq %" PRIu64 " to rank %d were "
+				    "zero-copy%s", x->c->rank, s->zc.sent, coll_kind_name(x->kind),
+				    x->seq, x->send_peer, s->zc.copied ? " (the kernel copied)" : "");
 			s->done = 1;
 			break;
 		} else if (s->off == x->send[s->seg].len) {
@@ -129,8 +177,7 @@ xfer_send_some(struct xfer *x, struct xfer_side *s, const struct xfer_side *r, i
 			avail = xfer_avail(x, s, r);
 			if (avail <= s->off)
 				break;		/* waiting for the bytes to arrive */
-			n = send(s->fd, x->send[s->seg].buf + s->off, avail - s->off,
-			    MSG_NOSIGNAL | MSG_DONTWAIT);
+			n = xfer_send_data(s, x->send[s->seg].buf + s->off, avail - s->off);
 			if (n > 0)
 				s->off += (size_t)n;
 		}
@@ -326,7 +373,11 @@ xfer_poll(struct xfer_st *st, int n, const struct xfer_ctl *ctl, uint64_t last,
 				waiting = t->x->recv_peer;
 		}
 		if (!t->s.done && !t->s.ready) {
-			pfd[np++] = (struct pollfd){ t->s.fd, POLLOUT, 0 };
+			/* All sent: only the kernel's zero-copy notices (POLLERR) are awaited. */
+			short want = t->s.seg == t->x->nsend && t->s.hdr_off == WIRE_DATA_HDR_LEN ?
+			    0 : POLLOUT;
+
+			pfd[np++] = (struct pollfd){ t->s.fd, want, 0 };
 			/* A send blocked on a full socket is firm evidence against its peer. */
 			if (!blocked_send)
 				waiting = t->x->send_peer;
@@ -352,10 +403,19 @@ xfer_poll(struct xfer_st *st, int n, const struct xfer_ctl *ctl, uint64_t last,
 	for (int i = 0; i < n; i++) {
 		struct xfer_st *t = &st[i];
 
-		if (!t->r.done && !t->r.ready && pfd[ev++].revents)
+		short re;
+
+		if (!t->r.done && !t->r.ready && (re = pfd[ev++].revents) != 0) {
 			t->r.ready = 1;
-		if (!t->s.done && !t->s.ready && pfd[ev++].revents)
+			/* The error queue is per socket: the send side on it must take it. */
+			if ((re & POLLERR) && t->r.fd == t->s.fd)
+				t->s.zc.notice = 1;
+		}
+		if (!t->s.done && !t->s.ready && (re = pfd[ev++].revents) != 0) {
 			t->s.ready = 1;
+			if (re & POLLERR)
+				t->s.zc.notice = 1;
+		}
 	}
 	return COLL_OK;
 }
@@ -387,6 +447,8 @@ xfer_open(struct xfer_st *t, struct xfer *x, const struct xfer_ctl *ctl, int fir
 	    (rc = xfer_open_side(x, &t->r, x->recv_peer)) != COLL_OK)
 		return rc;
 	wire_data_hdr_encode(t->s.hdr, &h);
+	if (t->s.fd >= 0)
+		t->s.zc.on = zc_begin(x->c, t->s.fd, h.len);
 	/* COLL_FAULT's faults act on the op's first connection only. */
 	if (ctl->main && first && t->s.fd >= 0)
 		return fault_in_xfer(x->c, t->s.fd, t->s.hdr);
