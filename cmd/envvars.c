@@ -73,7 +73,8 @@ const struct envvar envvar_table[] = {
 	    "NCCL_SOCKET_IFNAME: a comma-separated list of name prefixes (eth), exact names after "
 	    "= (=eth0), or names to leave out after ^ (^docker,lo). The front end's root service "
 	    "listens there too, and under Slurm it then hands out that address instead of the "
-	    "host name's. Unset, any interface will do.", ENV_CORE | ENV_FRONT },
+	    "one srun reached each node from (SLURM_LAUNCH_NODE_IPADDR). Unset, any interface "
+	    "will do.", ENV_CORE | ENV_FRONT },
 	{ "COLL_STATUS_DIR", "/dev/shm", "Where each rank publishes its status page "
 	    "(coll.JOB.COMM.RANK), which collstack reads while a job hangs.", ENV_CORE | ENV_FRONT },
 	{ "COLL_JOB_DIR", "/tmp/coll-UID/jobs", "Where collrun keeps a JSON record of each "
@@ -96,6 +97,13 @@ const struct envvar envvar_table[] = {
 	    "own: an op of fewer than 2 x this many bytes runs on one connection, as small ops "
 	    "gain nothing from more. Ranks that set it differently use the largest any sets.",
 	    ENV_CORE },
+	{ "COLL_ZEROCOPY", "auto", "MSG_ZEROCOPY for the large sends of an op: 1 pins the "
+	    "buffer's pages instead of copying them into the socket (the op then ends only when "
+	    "the kernel gives them back), 0 always copies, auto tries it on each connection and "
+	    "stops where the kernel says it copied anyway (loopback, veth, a NIC without "
+	    "scatter-gather). Any other value stops the rank's init with its name.", ENV_CORE },
+	{ "COLL_ZEROCOPY_MIN_BYTES", "1048576", "The fewest bytes an op must send to one peer "
+	    "for its sends to go zero-copy; calls under 32 KiB always copy.", ENV_CORE },
 	{ "COLL_SPIN", "20", "How many times a transfer with nothing to move yields the CPU "
 	    "before it sleeps in poll(2); 0 sleeps at once, which saves CPU and costs latency.",
 	    ENV_CORE },

@@ -143,6 +143,12 @@ hostopt_plan(struct hostopt *a, struct hostlist *hl, int **rank_host, char *err,
 		snprintf(err, len, "--place must be block or roundrobin, not '%s'", a->place);
 		return -1;
 	}
+	/* Outside an allocation, without hosts, srun finds the nodes: no slots to check here. */
+	if (hl->n == 0 && a->launcher != NULL && strcmp(a->launcher, "slurm") == 0) {
+		a->jo.nranks = (int)(a->np ? a->np : (a->per_host ? a->per_host : 1));
+		*rank_host = xcalloc((size_t)a->jo.nranks, sizeof **rank_host);
+		return hostopt_slurm(a, hl, mode, err, len);
+	}
 	if (hl->n == 0)
 		hostlist_parse(hl, "localhost", err, len);
 	for (int i = 0; i < hl->n && slots <= COLL_MAX_RANKS; i++)

@@ -15,7 +15,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <netdb.h>
 #include <sys/resource.h>
 #include <signal.h>
 #include <stdio.h>
@@ -46,6 +45,8 @@ struct job {
 	struct gather *gather;
 	int failed_rank;	/* first rank that failed, -1 */
 	int exit_code;
+	int failed_unasked;	/* that rank ended before collrun signalled anything */
+	int signalled;		/* collrun has signalled the ranks */
 	int forwarded;		/* signals forwarded so far */
 	int timed_out;
 	int stopping;		/* the ranks left are being stopped (failure or timeout) */
@@ -152,8 +153,20 @@ job_stop_others(struct job *j)
 	}
 }
 
+/*
+ * A rank lost with its node explains the ranks that ended on SIGTERM or
+ * SIGKILL before it was known, if collrun had not signalled them: Slurm
+ * stops a step when a node of it fails, and srun reports the lost ones last.
+ */
+static int
+job_lost_explains(const struct job *j)
+{
+	return j->failed_unasked && (j->exit_code == 128 + SIGTERM ||
+	    j->exit_code == 128 + SIGKILL);
+}
+
 static void
-job_fail_once(struct job *j, int rank, int code)
+job_fail_once(struct job *j, int rank, int code, int lost)
 {
 	int first = j->root != NULL ? root_first_dead(j->root) : -1;
 
@@ -161,11 +174,33 @@ job_fail_once(struct job *j, int rank, int code)
 	 * Ranks that end together (one died, the others heard of it) may be
 	 * reported in any order: the root's word on who died first decides.
 	 */
-	if (j->timed_out || (j->failed_rank >= 0 && !(rank == first && j->failed_rank != first)))
+	if (j->timed_out || (j->failed_rank >= 0 && !(rank == first && j->failed_rank != first) &&
+	    !(lost && first < 0 && job_lost_explains(j))))
 		return;
 	j->failed_rank = rank;
 	j->exit_code = code;
+	j->failed_unasked = !j->signalled;
 	job_stop_others(j);
+}
+
+/* A lost rank's host is as good as unreachable: 255, as with ssh. */
+static int
+job_exit_code(int state, int code)
+{
+	if (state == LAUNCH_LOST)
+		return JOB_EXIT_UNREACHABLE;
+	return state == LAUNCH_SIGNALED ? 128 + code : code;
+}
+
+void
+job_end_words(int state, int code, char *buf, size_t len)
+{
+	if (state == LAUNCH_LOST)
+		snprintf(buf, len, "was lost: srun ended without word of how it ended (its node "
+		    "died or was cut off, or its agent was killed)");
+	else
+		snprintf(buf, len, "%s %d", state == LAUNCH_SIGNALED ? "was killed by signal" :
+		    "exited with code", code);
 }
 
 static void
@@ -173,7 +208,7 @@ job_exited(void *arg, int rank, int state, int code)
 {
 	struct job *j = arg;
 	pid_t pid = launch_pid(j->l, rank);
-	char where[300] = "";
+	char where[300] = "", words[160];
 
 	if (j->o->hooks != NULL && j->o->hooks->exited != NULL)
 		j->o->hooks->exited(j->o->hooks->arg, rank, state, code);
@@ -181,23 +216,26 @@ job_exited(void *arg, int rank, int state, int code)
 		return;
 	if (state == LAUNCH_FAILED) {
 		/* Its host's failure was reported; the job cannot be whole. */
-		job_fail_once(j, rank, JOB_EXIT_UNREACHABLE);
+		job_fail_once(j, rank, JOB_EXIT_UNREACHABLE, 1);
 		return;
 	}
 	fflush(stdout);
 	if (job_quiet(j)) {
-		job_fail_once(j, rank, state == LAUNCH_SIGNALED ? 128 + code : code);
+		job_fail_once(j, rank, job_exit_code(state, code), state == LAUNCH_LOST);
 		return;
 	}
 	if (job_host(j, rank) != NULL)
 		snprintf(where, sizeof where, " on %s", job_host(j, rank));
-	if (state == LAUNCH_SIGNALED)
+	if (state == LAUNCH_LOST) {
+		job_end_words(state, code, words, sizeof words);
+		fprintf(stderr, "%s: rank %d%s (pid %d) %s\n", j->o->tool, rank, where, (int)pid, words);
+	} else if (state == LAUNCH_SIGNALED)
 		fprintf(stderr, "%s: rank %d%s (pid %d) was killed by signal %d (SIG%s)\n", j->o->tool,
 		    rank, where, (int)pid, code, sigabbrev_np(code) ? sigabbrev_np(code) : "?");
 	else
 		fprintf(stderr, "%s: rank %d%s (pid %d) exited with code %d\n", j->o->tool, rank,
 		    where, (int)pid, code);
-	job_fail_once(j, rank, state == LAUNCH_SIGNALED ? 128 + code : code);
+	job_fail_once(j, rank, job_exit_code(state, code), state == LAUNCH_LOST);
 }
 
 static void
@@ -224,9 +262,11 @@ job_handle_signals(struct job *j)
 		if (j->forwarded++ == 0) {
 			fprintf(stderr, "%s: got SIG%s, passing it to the ranks (again to kill them)\n",
 			    j->o->tool, sigabbrev_np(b) ? sigabbrev_np(b) : "?");
+			j->signalled = 1;
 			launch_signal(j->l, b);
 			j->kill_at = clock_now_ms() + (uint64_t)(j->o->grace_s * 1000) + 5000;
 		} else {
+			j->signalled = 1;
 			launch_signal(j->l, SIGKILL);
 		}
 	}
@@ -248,11 +288,13 @@ job_timers(struct job *j, uint64_t job_deadline)
 		j->term_at = now;
 	}
 	if (j->term_at && now >= j->term_at) {
+		j->signalled = 1;
 		launch_signal(j->l, SIGTERM);
 		j->term_at = 0;
 		j->kill_at = now + 3000;
 	}
 	if (j->kill_at && now >= j->kill_at) {
+		j->signalled = 1;
 		launch_signal(j->l, SIGKILL);
 		if (j->give_up_at == 0)
 			j->give_up_at = now + 10000;
@@ -353,7 +395,12 @@ job_record(struct job *j, const struct coll_uid *uid, char *path, size_t len)
 	free(r);
 }
 
-/* Where the root listens: loopback for a local job; for SSH every address (or the chosen one). */
+/*
+ * Where the root listens: loopback for a local job; else every address (or
+ * the chosen interface's). On every address the uid says "::": each SSH
+ * host is given the address its session reached, and each Slurm task the
+ * address srun reached its node from (collrun --agent --slurm).
+ */
 static int
 job_root_addr(const struct job_opts *o, struct net_addr *a)
 {
@@ -366,41 +413,6 @@ job_root_addr(const struct job_opts *o, struct net_addr *a)
 		return ifsel_pick(ifname, AF_UNSPEC, a, name, sizeof name);
 	/* Every address, both families (net_listen makes "::" dual-stack). */
 	return net_addr_parse(a, "::", 0);
-}
-
-/*
- * Under srun the ranks' hosts are Slurm's choice: hand them this machine's
- * address by its name, as the cluster resolves it, unless an interface was chosen.
- */
-static void
-job_uid_addr(const struct job_opts *o, struct coll_uid *uid)
-{
-	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM }, *res;
-	char host[256] = "";
-	uint16_t port = net_addr_port(&uid->root);
-
-	if (o->kind != LAUNCH_SLURM || getenv("COLL_SOCKET_IFNAME") != NULL)
-		return;
-	struct addrinfo *it;
-
-	gethostname(host, sizeof host - 1);
-	if (getaddrinfo(host, NULL, &hints, &res) != 0)
-		return;
-	for (it = res; it != NULL; it = it->ai_next) {
-		struct net_addr a = { .len = it->ai_addrlen };
-
-		memcpy(&a.ss, it->ai_addr, it->ai_addrlen);
-		if (net_addr_is_loopback(&a))
-			continue;	/* Debian maps the host name to 127.0.1.1 */
-		uid->root = a;
-		net_addr_set_port(&uid->root, port);
-		break;
-	}
-	if (it == NULL)
-		fprintf(stderr, "%s: warning: host name '%s' resolves only to loopback: ranks on "
-		    "other nodes cannot reach the rendezvous; set COLL_SOCKET_IFNAME\n", o->tool,
-		    host);
-	freeaddrinfo(res);
 }
 
 static int
@@ -485,7 +497,6 @@ job_start(struct job *j, struct root **root, struct coll_uid *uid, char *path, s
 		    coll_strerror(r), strerror(errno));
 		return EXIT_CANNOT;
 	}
-	job_uid_addr(j->o, uid);
 	lo = (struct launch_opts){ .kind = j->o->kind, .nranks = j->o->nranks,
 	    .path = j->o->kind == LAUNCH_LOCAL ? path : j->o->argv[0], .argv = j->o->argv,
 	    .uid = uid, .master_addr = "127.0.0.1", .master_port = job_master_port(),

@@ -56,6 +56,8 @@ struct job_opts {
 #define JOB_EXIT_TIMEOUT 124
 #define JOB_EXIT_UNREACHABLE 255
 
+/* How a rank ended, for a message after "rank N": "exited with code 3", "was lost: ...". */
+void job_end_words(int state, int code, char *buf, size_t len);
 /* Run the job to its end; the exit code to use (the failing rank's, 128+signal, ...). */
 int job_run(const struct job_opts *o);
 

@@ -13,7 +13,8 @@
  * connection to collrun dropped) ends the whole group, SIGTERM then SIGKILL,
  * so no rank outlives its launcher. The agent signals nothing but its own
  * child's group. It exits the way the program did, re-raising a fatal signal
- * so that sshd reports it too.
+ * so that sshd reports it too (under srun, 0 for an end a step signal asked
+ * for: see agent_step_signals).
  *
  * Under srun (--slurm) one command line serves every task: the agent takes
  * the rank and local rank from SLURM_PROCID and SLURM_LOCALID and the local
@@ -45,6 +46,7 @@
 #include "err.h"
 #include "hostlist.h"
 #include "linebuf.h"
+#include "net.h"
 #include "uid.h"
 
 #define AGENT_GRACE_MS 2000
@@ -52,13 +54,24 @@
 #define AGENT_DRAIN_MS 1000
 
 /*
- * Under srun the step's signals (scancel, srun's own SIGINT handling) reach
- * every process of the step, the agent too: it ignores them and lets the
- * program, which gets them as well, decide, so the agent lives to pass on
- * the program's last words and its end.
+ * Under srun a step's signals reach every process of each task, the agent's
+ * too: the user's scancel, collrun stopping the job through scancel (which
+ * reaches the nodes one by one), Slurm ending the step. The program decides
+ * what they mean; the agent lives on to pass on its last words and its end.
+ * A program that ends soon after SIGINT, SIGUSR1, SIGUSR2 or SIGTERM ended
+ * as asked, not as a failure: srun is told 0, else its --kill-on-bad-exit
+ * would SIGKILL the tasks of nodes the signal has not reached yet (collrun
+ * still gets the true end in the agent's record). A second SIGTERM is
+ * collrun's last word before it has Slurm kill the step: the agent SIGKILLs
+ * the program itself, so the rank's end is still told, not lost with it.
  */
 static const int agent_step_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
 #define AGENT_NSTEP_SIGNALS (sizeof agent_step_signals / sizeof agent_step_signals[0])
+/* How soon after a step signal an end counts as asked for. */
+#define AGENT_ASKED_MS 10000
+
+static volatile sig_atomic_t agent_step_sig;	/* a step signal came, not yet noted */
+static volatile sig_atomic_t agent_step_terms;	/* SIGTERMs so far */
 
 struct agent {
 	pid_t child;
@@ -74,6 +87,8 @@ struct agent {
 	int status;
 	uint64_t drain_until;
 	size_t backlog;		/* bytes unread in the pipes when the program ended */
+	uint64_t signal_at;	/* srun: when the last step signal came (0: none) */
+	uint64_t ended_at;	/* when the program's end was seen */
 };
 
 /* Export a variable under all its names: ours and torchrun's. */
@@ -83,6 +98,33 @@ agent_export(const char *coll, const char *torch, const char *value)
 	setenv(coll, value, 1);
 	if (torch != NULL)
 		setenv(torch, value, 1);
+}
+
+/*
+ * A root on every address (collrun was given no interface) is reached from
+ * each node at the address srun reached that node from, which slurmd hands
+ * the task as SLURM_LAUNCH_NODE_IPADDR: the launching machine's host name
+ * may resolve to loopback, or to a network the nodes are not on.
+ */
+static int
+agent_slurm_root(void)
+{
+	const char *s = getenv("COLL_UNIQUE_ID"), *ip = getenv("SLURM_LAUNCH_NODE_IPADDR");
+	struct coll_uid uid;
+	char buf[UID_STR_LEN];
+	uint16_t port;
+
+	if (s == NULL || uid_parse(&uid, s) != COLL_OK || !net_addr_is_any(&uid.root))
+		return 0;
+	port = net_addr_port(&uid.root);
+	if (ip == NULL || net_addr_parse(&uid.root, ip, port) != COLL_OK) {
+		fprintf(stderr, "collrun --agent --slurm: the rendezvous listens on every address "
+		    "of the launching host, and srun gave no usable SLURM_LAUNCH_NODE_IPADDR ('%s'): "
+		    "set COLL_SOCKET_IFNAME where collrun runs\n", ip ? ip : "");
+		return -1;
+	}
+	uid_format(&uid, buf, sizeof buf);
+	return setenv("COLL_UNIQUE_ID", buf, 1);
 }
 
 /* COLL_RANK, LOCAL_RANK, ... from what slurmd gives each task. */
@@ -107,11 +149,11 @@ agent_slurm_env(void)
 	    sizeof err) == COLL_OK && node >= 0 && node < hl.n) {
 		snprintf(size, sizeof size, "%d", hl.hosts[node].slots);
 		agent_export("COLL_LOCAL_SIZE", "LOCAL_WORLD_SIZE", size);
-		if (getenv("MASTER_ADDR") == NULL)
-			setenv("MASTER_ADDR", hl.hosts[0].name, 1);
+		/* Rank 0's node, whatever srun inherited from collrun (its own 127.0.0.1). */
+		setenv("MASTER_ADDR", hl.hosts[0].name, 1);
 	}
 	hostlist_free(&hl);
-	return 0;
+	return agent_slurm_root();
 }
 
 /* The unique id, first line of stdin (it holds a secret: never in argv). */
@@ -425,6 +467,7 @@ agent_reap(struct agent *a)
 		waitpid(a->child, &a->status, 0);
 	}
 	a->exited = 1;
+	a->ended_at = clock_now_ms();
 	a->backlog = agent_pipe_unread(a->pipe[0]) + agent_pipe_unread(a->pipe[1]);
 	a->drain_until = clock_now_ms() + AGENT_DRAIN_MS;
 }
@@ -439,6 +482,18 @@ agent_wait_ms(const struct agent *a)
 	if (until == 0)
 		return 1000;
 	return until > now ? (int)(until - now) : 0;
+}
+
+/* A step signal came (srun): note when; a second SIGTERM kills the program. */
+static void
+agent_note_signal(struct agent *a)
+{
+	if (agent_step_sig == 0)
+		return;
+	agent_step_sig = 0;
+	a->signal_at = clock_now_ms();
+	if (agent_step_terms >= 2)
+		agent_kill(a, SIGKILL);
 }
 
 static void
@@ -458,6 +513,7 @@ agent_loop(struct agent *a)
 				agent_forward(a, s);
 		if (pfd[3].revents)
 			agent_read_stdin(a);
+		agent_note_signal(a);
 		agent_reap(a);
 		if (a->exited && ((a->pipe[0] < 0 && a->pipe[1] < 0) || a->gone ||
 		    clock_now_ms() >= a->drain_until))
@@ -489,7 +545,38 @@ agent_watch(struct agent *a)
 		agent_send_number(AGENTPROTO_SIGNAL, WTERMSIG(a->status));
 	else
 		agent_send_number(AGENTPROTO_EXIT, WEXITSTATUS(a->status));
+	agent_note_signal(a);
+	/* The signal may be seen just after the end it caused: the order of delivery is Slurm's. */
+	if (a->slurm && a->signal_at && a->ended_at + 1000 >= a->signal_at &&
+	    a->ended_at <= a->signal_at + AGENT_ASKED_MS)
+		return EXIT_OK;
 	return agent_exit_like(a->status);
+}
+
+static void
+agent_on_step_signal(int sig)
+{
+	if (sig == SIGTERM)
+		agent_step_terms++;
+	agent_step_sig = 1;
+}
+
+/* Under srun: the step's signals are the program's; those that may end a step are noted. */
+static void
+agent_step_signals_init(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof sa);
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	for (size_t i = 0; i < AGENT_NSTEP_SIGNALS; i++) {
+		int sig = agent_step_signals[i];
+
+		sa.sa_handler = sig == SIGINT || sig == SIGUSR1 || sig == SIGUSR2 ||
+		    sig == SIGTERM ? agent_on_step_signal : SIG_IGN;
+		sigaction(sig, &sa, NULL);
+	}
 }
 
 int
@@ -497,6 +584,8 @@ agent_main(int argc, char **argv)
 {
 	struct agent a = { .pipe = { -1, -1 } };
 	int prog, r;
+	long step;
+	char *end = NULL;
 
 	if ((r = agent_args(argc, argv, &prog, &a.slurm)) == -2)
 		return EXIT_CANNOT;
@@ -517,12 +606,16 @@ agent_main(int argc, char **argv)
 	/* An ignored SIGCHLD, inherited, would have the kernel reap the program for us. */
 	signal(SIGCHLD, SIG_DFL);
 	signal(SIGPIPE, SIG_IGN);
-	for (size_t i = 0; a.slurm && i < AGENT_NSTEP_SIGNALS; i++)
-		signal(agent_step_signals[i], SIG_IGN);
+	if (a.slurm)
+		agent_step_signals_init();
 	if (agent_spawn(&a, argv + prog) != 0) {
 		fprintf(stderr, "collrun --agent: cannot start the program: %s\n", strerror(errno));
 		return EXIT_CANNOT;
 	}
+	/* Our step, so that collrun's scancel reaches it alone in a larger allocation. */
+	step = a.slurm && getenv("SLURM_STEP_ID") ? strtol(getenv("SLURM_STEP_ID"), &end, 10) : -1;
+	if (step >= 0 && step <= 0x7fffffff && *end == '\0')
+		agent_send_number(AGENTPROTO_STEP, step);
 	if (agent_send_number(AGENTPROTO_PID, a.child) != 0) {
 		a.gone = 1;
 		agent_stop(&a);

@@ -12,6 +12,7 @@
 
 #include "collstack.h"
 #include "err.h"
+#include "job.h"
 #include "launch.h"
 #include "xmalloc.h"
 
@@ -50,11 +51,12 @@ static void
 stk_front_exited(void *arg, int rank, int state, int code)
 {
 	struct stk_front *f = arg;
+	char words[160];
 
 	if ((state == LAUNCH_EXITED && code == 0) || state == LAUNCH_FAILED || f->fatal != NULL)
 		return;
-	f->fatal = xasprintf("the worker of rank %d %s %d (its words are above)", rank,
-	    state == LAUNCH_SIGNALED ? "was killed by signal" : "exited with code", code);
+	job_end_words(state, code, words, sizeof words);
+	f->fatal = xasprintf("the worker of rank %d %s (its words are above)", rank, words);
 }
 
 static void

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "job.h"
 #include "launch.h"
 #include "top.h"
 #include "xmalloc.h"
@@ -158,16 +159,16 @@ static void
 front_exited(void *arg, int rank, int state, int code)
 {
 	struct top_front *f = arg;
+	char words[160];
 
 	if (state == LAUNCH_EXITED && code == 0)
 		return;
+	job_end_words(state, code, words, sizeof words);
 	front_lock_model(f);
-	snprintf(f->err, sizeof f->err, "rank %d %s %d", rank, state == LAUNCH_SIGNALED ?
-	    "was killed by signal" : "exited with code", code);
+	snprintf(f->err, sizeof f->err, "rank %d %s", rank, words);
 	f->dirty = 1;
 	if (!f->early)
-		snprintf(f->why, sizeof f->why, "its rank %d %s %d (its words are above)", rank,
-		    state == LAUNCH_SIGNALED ? "was killed by signal" : "exited with code", code);
+		snprintf(f->why, sizeof f->why, "its rank %d %s (its words are above)", rank, words);
 	front_fail_early(f);
 	front_unlock_model(f);
 }

@@ -27,6 +27,8 @@ static const struct agentproto_type agentproto_types[] = {
 	{ 'x', AGENTPROTO_EXIT, 0, 0, 0, 255 },
 	{ 's', AGENTPROTO_SIGNAL, 0, 0, 1, 64 },
 	{ 'k', AGENTPROTO_KILL, 0, 0, 1, 64 },
+	/* Slurm's own steps (batch, extern, ...) sit at the top of 32 bits: never ours. */
+	{ 't', AGENTPROTO_STEP, 0, 0, 0, 0x7fffffff },
 };
 
 #define AGENTPROTO_NTYPES (sizeof agentproto_types / sizeof agentproto_types[0])
@@ -95,7 +97,7 @@ size_t
 agentproto_encode_number(char *out, enum agentproto_kind kind, long value)
 {
 	char letter = kind == AGENTPROTO_PID ? 'p' : kind == AGENTPROTO_EXIT ? 'x' :
-	    kind == AGENTPROTO_SIGNAL ? 's' : 'k';
+	    kind == AGENTPROTO_SIGNAL ? 's' : kind == AGENTPROTO_STEP ? 't' : 'k';
 
 	return (size_t)snprintf(out, AGENTPROTO_LINE, "%c %ld\n", letter, value);
 }

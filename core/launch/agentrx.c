@@ -10,7 +10,7 @@ struct agentrx_ctx {
 void
 agentrx_init(struct agentrx *rx, struct launch *l, int rank)
 {
-	*rx = (struct agentrx){ .l = l, .rank = rank, .pid = -1 };
+	*rx = (struct agentrx){ .l = l, .rank = rank, .pid = -1, .step = -1 };
 }
 
 static void
@@ -50,6 +50,9 @@ agentrx_line(struct agentrx *rx, const char *line, size_t len)
 		break;
 	case AGENTPROTO_PID:
 		rx->pid = (pid_t)m.value;
+		break;
+	case AGENTPROTO_STEP:
+		rx->step = m.value;
 		break;
 	case AGENTPROTO_EXIT:
 	case AGENTPROTO_SIGNAL:

@@ -21,6 +21,7 @@ struct agentrx {
 	int rank;
 	struct linebuf acc[2];	/* stdout and stderr pieces, joined into lines */
 	pid_t pid;		/* -1 until the agent said */
+	long step;		/* its Slurm step, -1 until the agent said (srun only) */
 	int ended;		/* an exit or signal record came */
 	int state;		/* LAUNCH_EXITED or LAUNCH_SIGNALED */
 	int code;

@@ -31,8 +31,11 @@ struct slurm {
 	int *done;
 	struct agentrx *rx;	/* per rank: its records, pid and end */
 	char **argv;
-	char scancel_spec[64];
+	char jobname[64];	/* coll-<jobid>: srun's job (own_job) or step name */
+	const char *alloc;	/* the allocation we run in (SLURM_JOB_ID), or NULL */
 	int step;		/* a step in someone's running job: never scancel it */
+	int own_job;		/* srun made the job (no allocation around us): ours to cancel */
+	int kills;		/* SIGKILLs asked for so far */
 };
 
 static void
@@ -85,7 +88,11 @@ slurm_output(void *arg, int srun_rank, int stream, const char *line, size_t len)
 		l->cb.output(l->cb.arg, (int)rank, stream, line + i + 2, len - i - 2);
 }
 
-/* srun ended: ranks that did not say how they ended end as srun did. */
+/*
+ * srun ended: ranks that never started end as srun did; a rank that started
+ * and did not say how it ended is lost (its node died, or its agent was
+ * killed): whatever srun's status, it is not that rank's.
+ */
 static void
 slurm_srun_exited(void *arg, int srun_rank, int state, int code)
 {
@@ -95,7 +102,12 @@ slurm_srun_exited(void *arg, int srun_rank, int state, int code)
 	(void)srun_rank;
 	for (int r = 0; r < sl->nranks; r++) {
 		agentrx_flush(&sl->rx[r]);
-		slurm_report(l, r, state == LAUNCH_EXITED && code == 0 ? LAUNCH_EXITED : state, code);
+		if (sl->rx[r].ended)
+			slurm_report(l, r, sl->rx[r].state, sl->rx[r].code);
+		else if (sl->rx[r].pid > 0)
+			slurm_report(l, r, LAUNCH_LOST, 0);
+		else
+			slurm_report(l, r, state, code);
 	}
 }
 
@@ -189,11 +201,10 @@ slurm_start(struct launch *l, const struct launch_opts *o)
 	uid_format(o->uid, uidstr, sizeof uidstr);
 	sl->argv = slurm_argv(o, uidstr);
 	sl->step = o->jobid != NULL;
-	if (getenv("SLURM_JOB_ID") != NULL)
-		snprintf(sl->scancel_spec, sizeof sl->scancel_spec, "%s", getenv("SLURM_JOB_ID"));
-	else
-		snprintf(sl->scancel_spec, sizeof sl->scancel_spec, "--name=coll-%016llx",
-		    (unsigned long long)o->uid->jobid);
+	sl->alloc = sl->step ? NULL : getenv("SLURM_JOB_ID");
+	sl->own_job = !sl->step && sl->alloc == NULL;
+	snprintf(sl->jobname, sizeof sl->jobname, "--name=coll-%016llx",
+	    (unsigned long long)o->uid->jobid);
 	so = (struct launch_opts){ .kind = LAUNCH_LOCAL, .nranks = 1, .path = srun,
 	    .argv = sl->argv, .uid = o->uid, .master_addr = o->master_addr,
 	    .master_port = o->master_port };
@@ -222,23 +233,16 @@ slurm_poll(struct launch *l, int timeout_ms, int wake_fd)
 	return left + launch_local_ops.running(&sl->srun);
 }
 
-/*
- * srun shows status on SIGINT rather than passing it on: scancel delivers it.
- * In someone else's job scancel would reach their tasks too; there srun is
- * told to end our step (it passes SIGTERM to our tasks alone).
- */
+/* Run scancel with these words, without waiting for it. */
 static void
-slurm_scancel(struct slurm *sl, int sig)
+slurm_scancel_exec(const char *w1, const char *w2)
 {
-	char s[16];
-	pid_t pid;
+	pid_t pid = fork();
 
-	snprintf(s, sizeof s, "--signal=%d", sig);
-	pid = fork();
 	if (pid == 0) {
 		/* Detach so no zombie waits for us. */
 		if (fork() == 0)
-			execlp("scancel", "scancel", s, sl->scancel_spec, (char *)NULL);
+			execlp("scancel", "scancel", w1, w2, (char *)NULL);
 		_exit(0);
 	}
 	if (pid > 0)
@@ -246,17 +250,87 @@ slurm_scancel(struct slurm *sl, int sig)
 			;
 }
 
+/*
+ * What scancel reaches of ours: the job srun made, by its name; in an
+ * allocation, our step alone (JOBID.STEP, as its tasks' agents said), never
+ * the job, whose other steps and batch shell are not ours. Empty while no
+ * agent has said its step yet.
+ */
+static void
+slurm_target(const struct slurm *sl, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (sl->own_job) {
+		snprintf(buf, len, "%s", sl->jobname);
+		return;
+	}
+	for (int r = 0; r < sl->nranks; r++)
+		if (sl->rx[r].step >= 0) {
+			snprintf(buf, len, "%s.%ld", sl->alloc, sl->rx[r].step);
+			return;
+		}
+}
+
+/* scancel --signal=SIG what is ours; 0 if scancel was run, -1 if we have no target yet. */
+static int
+slurm_scancel(struct slurm *sl, int sig)
+{
+	char target[96], s[16];
+
+	slurm_target(sl, target, sizeof target);
+	if (target[0] == '\0')
+		return -1;
+	snprintf(s, sizeof s, "--signal=%d", sig);
+	slurm_scancel_exec(s, target);
+	return 0;
+}
+
+/* Cancel the job srun made for us. */
+static void
+slurm_cancel(struct slurm *sl)
+{
+	if (sl->own_job)
+		slurm_scancel_exec(sl->jobname, NULL);
+}
+
+/*
+ * What a signal to the job becomes. Outside a step of someone's job the
+ * tasks get SIGINT, SIGUSR1, SIGUSR2 and SIGTERM from scancel, and each
+ * program decides what they mean: srun would answer SIGINT with its status
+ * and SIGTERM with SIGKILL to the whole step, agents included, so that no
+ * rank could say how it ended. SIGKILL goes in stages, a second apart
+ * (collrun asks again each second): SIGTERM through scancel twice, which an
+ * agent takes as "kill the program" and then reports its end; srun's
+ * SIGTERM three seconds on (Slurm kills what is left of the step, agents
+ * whose node no longer answers, and srun lives to release the job); then,
+ * for a job srun made for us, the job cancelled and srun killed: an srun
+ * gone cannot release nodes one of which no longer answers. In someone
+ * else's job, or before any agent said its step, srun alone is signalled,
+ * SIGINT as SIGTERM (that ends our step, not theirs).
+ */
 static void
 slurm_signal(struct launch *l, int sig)
 {
 	struct slurm *sl = l->impl;
+	int stage = sig == SIGKILL ? ++sl->kills : 0;
 
-	if (sl->step && sig == SIGINT)
+	if (sl->step) {
+		launch_local_ops.signal(&sl->srun, sig == SIGINT ? SIGTERM : sig);
+	} else if (sig == SIGINT || sig == SIGUSR1 || sig == SIGUSR2 || sig == SIGTERM) {
+		if (slurm_scancel(sl, sig) != 0)
+			launch_local_ops.signal(&sl->srun, sig == SIGINT ? SIGTERM : sig);
+	} else if (stage == 1 || stage == 2) {
+		if (slurm_scancel(sl, SIGTERM) != 0)
+			launch_local_ops.signal(&sl->srun, SIGTERM);
+	} else if (stage == 5) {
 		launch_local_ops.signal(&sl->srun, SIGTERM);
-	else if (!sl->step && (sig == SIGINT || sig == SIGUSR1 || sig == SIGUSR2))
-		slurm_scancel(sl, sig);
-	else
+	} else if (stage >= 6) {
+		if (stage == 6)
+			slurm_cancel(sl);
+		launch_local_ops.signal(&sl->srun, SIGKILL);
+	} else if (sig != SIGKILL) {
 		launch_local_ops.signal(&sl->srun, sig);
+	}
 }
 
 static int

@@ -37,6 +37,7 @@ static const struct parse_row parse_rows[] = {
 	{ "x 255", 1, AGENTPROTO_EXIT, 255, 0, 0 },
 	{ "s 9", 1, AGENTPROTO_SIGNAL, 9, 0, 0 },
 	{ "k 15", 1, AGENTPROTO_KILL, 15, 0, 0 },
+	{ "t 0", 1, AGENTPROTO_STEP, 0, 0, 0 }, { "t 17", 1, AGENTPROTO_STEP, 17, 0, 0 },
 	/* pid 1 and 0 would turn a group signal into "everything": never a valid pid. */
 	{ "p 1", 0, 0, 0, 0, 0 }, { "p 0", 0, 0, 0, 0, 0 }, { "p -1", 0, 0, 0, 0, 0 },
 	{ "p 2147483648", 0, 0, 0, 0, 0 }, { "p 12345678901", 0, 0, 0, 0, 0 },
@@ -44,6 +45,7 @@ static const struct parse_row parse_rows[] = {
 	{ "x", 0, 0, 0, 0, 0 }, { "x ", 0, 0, 0, 0, 0 }, { "x 3 ", 0, 0, 0, 0, 0 },
 	{ "x +3", 0, 0, 0, 0, 0 }, { "s 0", 0, 0, 0, 0, 0 }, { "s 65", 0, 0, 0, 0, 0 },
 	{ "k 0", 0, 0, 0, 0, 0 }, { "k 99", 0, 0, 0, 0, 0 },
+	{ "t -1", 0, 0, 0, 0, 0 }, { "t 4294967291", 0, 0, 0, 0, 0 }, { "t", 0, 0, 0, 0, 0 },
 	{ "", 0, 0, 0, 0, 0 }, { "o", 0, 0, 0, 0, 0 }, { "ohello", 0, 0, 0, 0, 0 },
 	{ "q hello", 0, 0, 0, 0, 0 }, { "coll-agent: pgid 1", 0, 0, 0, 0, 0 },
 	{ "coll-agent: exit 0", 0, 0, 0, 0, 0 }, { " o hi", 0, 0, 0, 0, 0 },

@@ -15,6 +15,8 @@
  *   p PID     the program started with this process id (over SSH, its group's too)
  *   x CODE    the program exited with CODE (0..255)
  *   s SIG     the program was killed by signal SIG (1..64)
+ *   t STEP    under srun, the Slurm step the task runs in (sent before 'p'),
+ *             so that collrun can signal its own step of an allocation alone
  *
  * TEXT holds no newline (the agent splits lines there) and at most
  * AGENTPROTO_PIECE bytes, so a record stays below the 1024 bytes that srun
@@ -43,6 +45,7 @@ enum agentproto_kind {
 	AGENTPROTO_EXIT,	/* value: exit code */
 	AGENTPROTO_SIGNAL,	/* value: signal number */
 	AGENTPROTO_KILL,	/* launcher to agent; value: signal number */
+	AGENTPROTO_STEP,	/* value: Slurm step id */
 };
 
 struct agentproto_msg {
@@ -63,7 +66,7 @@ int agentproto_parse(const char *line, size_t len, struct agentproto_msg *m);
  */
 size_t agentproto_encode_output(char *out, int stream, const char *text, size_t len,
     int ends_line);
-/* Encode a numeric record ('p', 'x', 's' or 'k'); out holds AGENTPROTO_LINE bytes. */
+/* Encode a numeric record ('p', 'x', 's', 'k' or 't'); out holds AGENTPROTO_LINE bytes. */
 size_t agentproto_encode_number(char *out, enum agentproto_kind kind, long value);
 
 #endif

@@ -24,6 +24,8 @@ enum launch_state {
 	LAUNCH_EXITED = 1,	/* code: exit status */
 	LAUNCH_SIGNALED = 2,	/* code: signal number */
 	LAUNCH_FAILED = 3,	/* never started: its host could not be reached */
+	LAUNCH_LOST = 4,	/* started, but how it ended never came: its node died, or
+				 * its agent was killed (srun ended without its word) */
 };
 
 enum launch_kind { LAUNCH_LOCAL, LAUNCH_SSH, LAUNCH_SLURM };
