@@ -1,6 +1,7 @@
 #!/bin/bash
 # Set up and run every test: the -Werror build with the ctest suite (less the
-# soak label: ctest -L soak runs the fault-tolerance scenarios 50 times), the
+# soak label: ctest -L soak runs the fault-tolerance scenarios 50 times; and
+# the scale label: ctest -L scale, 250 netns hosts, 10-20 minutes), the
 # same suite under ASan+UBSan, the style check, and each fuzzer for a while.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,13 +15,13 @@ tools/check-style.sh
 echo "== build (-Werror) and test"
 cmake -S . -B build-ci -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOLL_WERROR=ON >/dev/null
 cmake --build build-ci -j"$jobs" >/dev/null
-(cd build-ci && ctest --output-on-failure -j1 -LE soak)
+(cd build-ci && ctest --output-on-failure -j1 -LE 'soak|scale')
 
 echo "== build with ASan+UBSan (-Werror) and test"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCOLL_WERROR=ON -DCOLL_SANITIZE=ON >/dev/null
 cmake --build build-asan -j"$jobs" >/dev/null
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
-	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j1 -LE soak)
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j1 -LE 'soak|scale')
 
 echo "== fuzz each parser for ${fuzz_secs}s"
 CC=clang cmake -S . -B build-fuzz -DCOLL_FUZZ=ON -DCOLL_TESTS=OFF >/dev/null

@@ -327,6 +327,14 @@ sshhost_step(struct sshhost *h)
 	case SH_AUTH_KEY: sshhost_auth_key(h); break;
 	default: break;
 	}
+	/*
+	 * As OpenSSH's ConnectTimeout, the limit is on each step (the TCP
+	 * connect, the handshake, authentication), not on all three: a server
+	 * that answers slowly because hundreds were started at once on busy
+	 * machines is still making progress, and is waited for.
+	 */
+	if (h->state != before && (h->state == SH_HANDSHAKE || h->state == SH_AUTH_LIST))
+		h->deadline = clock_now_ms() + (uint64_t)h->timeout_ms;
 	return h->state != before;
 }
 
