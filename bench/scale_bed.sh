@@ -41,6 +41,7 @@ export COLL_JOB_DIR=$WORK/jobs COLL_KEEPALIVE_LIMIT=2000
 mkdir -p "$COLL_JOB_DIR"
 JOBPID=
 cleanup() {
+	set +e	# whatever fails here, the bed comes down
 	[ -n "$JOBPID" ] && kill -- -"$JOBPID" 2>/dev/null
 	sleep 1
 	bash "$ROOT/tests/netbed/fixture.sh" down "$BED" >/dev/null 2>&1 || true
@@ -120,7 +121,7 @@ if [ "$stacks" = 1 ]; then
 	[ -n "$started" ] || { echo "scale_bed: the hung job of $((k * per)) ranks did not start" >&2; exit 1; }
 	sleep 10	# every rank reaches op 20
 	measure "collstack ($per ranks/host)" check_stack "$BIN/collstack" "${SSHOPTS[@]}" -T 900 --no-color
-	kill -- -"$JOBPID" 2>/dev/null
+	kill -- -"$JOBPID" 2>/dev/null || true
 	wait "$JOBPID" 2>/dev/null || true
 	rm -f /dev/shm/coll."$jobid".*
 	JOBPID=

@@ -268,6 +268,9 @@ job_handle_signals(struct job *j)
 		} else {
 			j->signalled = 1;
 			launch_signal(j->l, SIGKILL);
+			/* The next stages of the kill (Slurm's) follow each second from now. */
+			if (j->kill_at == 0 || j->kill_at > clock_now_ms() + 1000)
+				j->kill_at = clock_now_ms() + 1000;
 		}
 	}
 }

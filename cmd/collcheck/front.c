@@ -88,6 +88,7 @@ check_front_exited(void *arg, int rank, int state, int code)
 {
 	struct check_front *f = arg;
 	const struct job_opts *jo = &f->a->ho.jo;
+	char words[160];
 	int h;
 
 	if ((state == LAUNCH_EXITED && code == 0) || state == LAUNCH_FAILED || jo->nhosts == 0 ||
@@ -103,9 +104,9 @@ check_front_exited(void *arg, int rank, int state, int code)
 		if (f->first_seen)
 			return;
 		f->first_seen = 1;
-		f->fatal = xasprintf("rank %d on %s: its worker %s %d (its words are above)", rank,
-		    jo->hosts[jo->rank_host[rank]], state == LAUNCH_SIGNALED ?
-		    "was killed by signal" : "exited with code", code);
+		job_end_words(state, code, words, sizeof words);
+		f->fatal = xasprintf("rank %d on %s: its worker %s (its words are above)", rank,
+		    jo->hosts[jo->rank_host[rank]], words);
 		return;
 	}
 	f->first_seen = 1;

@@ -13,8 +13,8 @@
  * connection to collrun dropped) ends the whole group, SIGTERM then SIGKILL,
  * so no rank outlives its launcher. The agent signals nothing but its own
  * child's group. It exits the way the program did, re-raising a fatal signal
- * so that sshd reports it too (under srun, 0 for an end a step signal asked
- * for: see agent_step_signals).
+ * so that sshd reports it too (under srun, 0 once the record is sent: see
+ * agent_watch).
  *
  * Under srun (--slurm) one command line serves every task: the agent takes
  * the rank and local rank from SLURM_PROCID and SLURM_LOCALID and the local
@@ -58,17 +58,12 @@
  * too: the user's scancel, collrun stopping the job through scancel (which
  * reaches the nodes one by one), Slurm ending the step. The program decides
  * what they mean; the agent lives on to pass on its last words and its end.
- * A program that ends soon after SIGINT, SIGUSR1, SIGUSR2 or SIGTERM ended
- * as asked, not as a failure: srun is told 0, else its --kill-on-bad-exit
- * would SIGKILL the tasks of nodes the signal has not reached yet (collrun
- * still gets the true end in the agent's record). A second SIGTERM is
- * collrun's last word before it has Slurm kill the step: the agent SIGKILLs
+ * A second SIGTERM is collrun's last word before it has Slurm kill the step
+ * (collrun sends SIGTERM once, and again only to kill): the agent SIGKILLs
  * the program itself, so the rank's end is still told, not lost with it.
  */
 static const int agent_step_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
 #define AGENT_NSTEP_SIGNALS (sizeof agent_step_signals / sizeof agent_step_signals[0])
-/* How soon after a step signal an end counts as asked for. */
-#define AGENT_ASKED_MS 10000
 
 static volatile sig_atomic_t agent_step_sig;	/* a step signal came, not yet noted */
 static volatile sig_atomic_t agent_step_terms;	/* SIGTERMs so far */
@@ -87,8 +82,6 @@ struct agent {
 	int status;
 	uint64_t drain_until;
 	size_t backlog;		/* bytes unread in the pipes when the program ended */
-	uint64_t signal_at;	/* srun: when the last step signal came (0: none) */
-	uint64_t ended_at;	/* when the program's end was seen */
 };
 
 /* Export a variable under all its names: ours and torchrun's. */
@@ -467,7 +460,6 @@ agent_reap(struct agent *a)
 		waitpid(a->child, &a->status, 0);
 	}
 	a->exited = 1;
-	a->ended_at = clock_now_ms();
 	a->backlog = agent_pipe_unread(a->pipe[0]) + agent_pipe_unread(a->pipe[1]);
 	a->drain_until = clock_now_ms() + AGENT_DRAIN_MS;
 }
@@ -484,14 +476,13 @@ agent_wait_ms(const struct agent *a)
 	return until > now ? (int)(until - now) : 0;
 }
 
-/* A step signal came (srun): note when; a second SIGTERM kills the program. */
+/* A step signal came (srun): a second SIGTERM kills the program. */
 static void
 agent_note_signal(struct agent *a)
 {
 	if (agent_step_sig == 0)
 		return;
 	agent_step_sig = 0;
-	a->signal_at = clock_now_ms();
 	if (agent_step_terms >= 2)
 		agent_kill(a, SIGKILL);
 }
@@ -528,6 +519,8 @@ agent_loop(struct agent *a)
 static int
 agent_watch(struct agent *a)
 {
+	int sent;
+
 	a->pidfd = (int)syscall(SYS_pidfd_open, a->child, 0);
 	a->stdin_open = !a->slurm;
 	agent_loop(a);
@@ -542,13 +535,17 @@ agent_watch(struct agent *a)
 		close(a->pidfd);
 	linebuf_free(&a->cmd);
 	if (WIFSIGNALED(a->status))
-		agent_send_number(AGENTPROTO_SIGNAL, WTERMSIG(a->status));
+		sent = agent_send_number(AGENTPROTO_SIGNAL, WTERMSIG(a->status));
 	else
-		agent_send_number(AGENTPROTO_EXIT, WEXITSTATUS(a->status));
-	agent_note_signal(a);
-	/* The signal may be seen just after the end it caused: the order of delivery is Slurm's. */
-	if (a->slurm && a->signal_at && a->ended_at + 1000 >= a->signal_at &&
-	    a->ended_at <= a->signal_at + AGENT_ASKED_MS)
+		sent = agent_send_number(AGENTPROTO_EXIT, WEXITSTATUS(a->status));
+	/*
+	 * Under srun, once collrun has the end in the record, srun is told 0:
+	 * collrun stops the others itself, after its grace, and says why; a
+	 * failure told to srun would have its --kill-on-bad-exit SIGKILL every
+	 * task, agents too, and no other rank could say how it ended. srun
+	 * still kills the step if an agent itself dies: its rank is lost.
+	 */
+	if (a->slurm && sent == 0)
 		return EXIT_OK;
 	return agent_exit_like(a->status);
 }

@@ -36,6 +36,7 @@ struct slurm {
 	int step;		/* a step in someone's running job: never scancel it */
 	int own_job;		/* srun made the job (no allocation around us): ours to cancel */
 	int kills;		/* SIGKILLs asked for so far */
+	int termed;		/* SIGTERMs sent through scancel so far */
 };
 
 static void
@@ -253,22 +254,24 @@ slurm_scancel_exec(const char *w1, const char *w2)
 /*
  * What scancel reaches of ours: the job srun made, by its name; in an
  * allocation, our step alone (JOBID.STEP, as its tasks' agents said), never
- * the job, whose other steps and batch shell are not ours. Empty while no
- * agent has said its step yet.
+ * the job, whose other steps and batch shell are not ours. Empty until a
+ * task has started: scancel cannot signal a job still queued, srun can.
  */
 static void
 slurm_target(const struct slurm *sl, char *buf, size_t len)
 {
+	int started = 0;
+
 	buf[0] = '\0';
-	if (sl->own_job) {
-		snprintf(buf, len, "%s", sl->jobname);
-		return;
-	}
-	for (int r = 0; r < sl->nranks; r++)
-		if (sl->rx[r].step >= 0) {
+	for (int r = 0; r < sl->nranks; r++) {
+		started |= sl->rx[r].pid > 0;
+		if (!sl->own_job && sl->rx[r].step >= 0) {
 			snprintf(buf, len, "%s.%ld", sl->alloc, sl->rx[r].step);
 			return;
 		}
+	}
+	if (sl->own_job && started)
+		snprintf(buf, len, "%s", sl->jobname);
 }
 
 /* scancel --signal=SIG what is ours; 0 if scancel was run, -1 if we have no target yet. */
@@ -282,15 +285,24 @@ slurm_scancel(struct slurm *sl, int sig)
 		return -1;
 	snprintf(s, sizeof s, "--signal=%d", sig);
 	slurm_scancel_exec(s, target);
+	if (sig == SIGTERM)
+		sl->termed++;
 	return 0;
 }
 
-/* Cancel the job srun made for us. */
+/* Cancel what is ours: the job srun made for us, or our step of an allocation. */
 static void
 slurm_cancel(struct slurm *sl)
 {
-	if (sl->own_job)
+	char target[96];
+
+	if (sl->own_job) {
 		slurm_scancel_exec(sl->jobname, NULL);
+		return;
+	}
+	slurm_target(sl, target, sizeof target);
+	if (target[0] != '\0')
+		slurm_scancel_exec(target, NULL);
 }
 
 /*
@@ -298,15 +310,16 @@ slurm_cancel(struct slurm *sl)
  * tasks get SIGINT, SIGUSR1, SIGUSR2 and SIGTERM from scancel, and each
  * program decides what they mean: srun would answer SIGINT with its status
  * and SIGTERM with SIGKILL to the whole step, agents included, so that no
- * rank could say how it ended. SIGKILL goes in stages, a second apart
- * (collrun asks again each second): SIGTERM through scancel twice, which an
- * agent takes as "kill the program" and then reports its end; srun's
- * SIGTERM three seconds on (Slurm kills what is left of the step, agents
- * whose node no longer answers, and srun lives to release the job); then,
- * for a job srun made for us, the job cancelled and srun killed: an srun
- * gone cannot release nodes one of which no longer answers. In someone
- * else's job, or before any agent said its step, srun alone is signalled,
- * SIGINT as SIGTERM (that ends our step, not theirs).
+ * rank could say how it ended. SIGTERM goes once: a second one tells the
+ * agents to SIGKILL their programs (and report it), and that is what the
+ * SIGKILL stages start with, a second apart (collrun asks again each
+ * second): SIGTERM through scancel (a second one if none went before) for
+ * four seconds; then srun's SIGTERM (Slurm kills what is left of the step,
+ * agents whose node no longer answers, and srun lives to release the job);
+ * then what is ours cancelled (the job srun made, or our step) and srun
+ * killed: an srun gone cannot release nodes one of which no longer answers.
+ * In someone else's job, or before any task started, srun alone is
+ * signalled, SIGINT as SIGTERM (that ends our step, not theirs).
  */
 static void
 slurm_signal(struct launch *l, int sig)
@@ -316,12 +329,16 @@ slurm_signal(struct launch *l, int sig)
 
 	if (sl->step) {
 		launch_local_ops.signal(&sl->srun, sig == SIGINT ? SIGTERM : sig);
+	} else if (sig == SIGTERM && sl->termed > 0) {
+		return;
 	} else if (sig == SIGINT || sig == SIGUSR1 || sig == SIGUSR2 || sig == SIGTERM) {
 		if (slurm_scancel(sl, sig) != 0)
 			launch_local_ops.signal(&sl->srun, sig == SIGINT ? SIGTERM : sig);
-	} else if (stage == 1 || stage == 2) {
+	} else if (stage >= 1 && stage <= 4) {
 		if (slurm_scancel(sl, SIGTERM) != 0)
-			launch_local_ops.signal(&sl->srun, SIGTERM);
+			launch_local_ops.signal(&sl->srun, stage == 1 ? SIGTERM : SIGKILL);
+		else if (sl->termed < 2)
+			slurm_scancel(sl, SIGTERM);
 	} else if (stage == 5) {
 		launch_local_ops.signal(&sl->srun, SIGTERM);
 	} else if (stage >= 6) {

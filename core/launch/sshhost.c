@@ -313,12 +313,6 @@ sshhost_step(struct sshhost *h)
 {
 	int before = h->state;
 
-	if (h->state < SH_READY && h->state > SH_IDLE && clock_now_ms() >= h->deadline) {
-		sshhost_fail(h, "timed out after %d s %s", h->timeout_ms / 1000,
-		    h->state == SH_CONNECT ? "connecting" : h->state == SH_HANDSHAKE ?
-		    "in the SSH handshake" : "authenticating");
-		return 1;
-	}
 	switch (h->state) {
 	case SH_CONNECT: sshhost_connected(h); break;
 	case SH_HANDSHAKE: sshhost_handshake(h); break;
@@ -335,6 +329,14 @@ sshhost_step(struct sshhost *h)
 	 */
 	if (h->state != before && (h->state == SH_HANDSHAKE || h->state == SH_AUTH_LIST))
 		h->deadline = clock_now_ms() + (uint64_t)h->timeout_ms;
+	/* Tried first: a reply that came in time but was read late (a busy loop) is not a timeout. */
+	if (h->state == before && h->state < SH_READY && h->state > SH_IDLE &&
+	    clock_now_ms() >= h->deadline) {
+		sshhost_fail(h, "timed out after %d s %s", h->timeout_ms / 1000,
+		    h->state == SH_CONNECT ? "connecting" : h->state == SH_HANDSHAKE ?
+		    "in the SSH handshake" : "authenticating");
+		return 1;
+	}
 	return h->state != before;
 }
 

@@ -19,6 +19,11 @@ export COLL_TIMEOUT=30
 unset SLURM_JOB_ID SLURM_JOBID SLURM_JOB_NODELIST SLURM_TASKS_PER_NODE SLURM_NODELIST \
 	COLL_SOCKET_IFNAME MASTER_ADDR MASTER_PORT
 
+# Every test's end also cancels our jobs: srun runs in a process group of
+# its own, so killing collrun leaves the job running on the nodes.
+eval "cli_$(declare -f cleanup)"
+cleanup() { cancel_coll_jobs; cli_cleanup; }
+
 node() { printf 'node%02d' "$1"; }
 # shellcheck disable=SC2120 # t0504 passes one
 # coll_jobs [STATES]: how many jobs named coll-* squeue lists (squeue's failure is a failure)

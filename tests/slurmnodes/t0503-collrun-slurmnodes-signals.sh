@@ -25,6 +25,7 @@ for n in 1 2; do
 	job=$!
 	echo $job >>"$TMP/pids"
 	interrupt $((4 * n))
+	timeout 60 tail --pid=$job -f /dev/null || kill -9 $job	# a hung collrun fails the check below
 	wait $job
 	expect_code 130 $? "-N $n: SIGINT to collrun, $((4 * n)) tasks on 4 nodes"
 	check "-N $n: all $((4 * n)) tasks got SIGINT ($(grep -c 'got INT' "$TMP/o"))" \
@@ -71,6 +72,7 @@ job=$!
 echo $job >>"$TMP/pids"
 check "the other step started" wait_for 1 "other ready" "$TMP/other"
 interrupt 4
+timeout 60 tail --pid=$job -f /dev/null || kill -9 $job
 wait $job
 expect_code 130 $? "salloc -N 4 collrun: SIGINT, collrun's code through salloc"
 check "the allocation's other step did not get collrun's SIGINT" \
@@ -79,6 +81,8 @@ check "all 4 tasks got SIGINT" test "$(grep -c 'got INT' "$TMP/o")" -eq 4
 for n in 1 2 3 4; do
 	check "... on $(node $n)" grep -q "got INT on $(node $n)\$" "$TMP/o"
 done
-for _ in $(seq 100); do [ -z "$(squeue -h -n "$NAME")" ] && break; sleep 0.1; done
-check "the allocation is released" test -z "$(squeue -h -n "$NAME")"
+# released: squeue answers, and lists nothing of that name
+released() { local q; q=$(squeue -h -n "$NAME") && [ -z "$q" ]; }
+for _ in $(seq 100); do released && break; sleep 0.1; done
+check "the allocation is released" released
 finish

@@ -51,7 +51,7 @@ for _ in $(seq 100); do kill -0 $cs 2>/dev/null || break; sleep 0.1; done
 check "collstack ended on SIGINT" sh -c "! kill -0 $cs 2>/dev/null"
 wait $cs 2>/dev/null
 for _ in $(seq 100); do squeue -h -s -j "$id" -o %j | grep -q '^coll-' || break; sleep 0.1; done
-check "its step is gone" sh -c "! squeue -h -s -j '$id' -o %j | grep -q '^coll-'"
+check "its step is gone" sh -c "q=\$(squeue -h -s -j '$id' -o %j) && ! printf '%s\\n' \"\$q\" | grep -q '^coll-'"
 for _ in $(seq 50); do pgrep -f -- "[-]-worker --slurm $id" >/dev/null || break; sleep 0.1; done
 check "no worker of it is left on any node" sh -c "! pgrep -f -- '[-]-worker --slurm $id' >/dev/null"
 check "the job runs on" test "$(squeue -h -j "$id" -o %T)" = RUNNING
