@@ -71,7 +71,7 @@ kill -INT $cs
 for _ in $(seq 100); do kill -0 $cs 2>/dev/null || break; sleep 0.1; done
 check "collstack ended on SIGINT" sh -c "! kill -0 $cs 2>/dev/null"
 wait $cs 2>/dev/null
-for _ in $(seq 100); do squeue -h -s -j "$id" -o %j | grep -q '^coll-' || break; sleep 0.1; done
+for _ in $(seq 300); do squeue -h -s -j "$id" -o %j | grep -q '^coll-' || break; sleep 0.1; done
 check "its step is gone" sh -c "! squeue -h -s -j '$id' -o %j | grep -q '^coll-'"
 check "the job runs on" test "$(squeue -h -j "$id" -o %T)" = RUNNING
 check "with its step" sh -c "squeue -h -s -j '$id' -o %j | grep -qx '$NAME'"
