@@ -208,7 +208,7 @@ job_exited(void *arg, int rank, int state, int code)
 {
 	struct job *j = arg;
 	pid_t pid = launch_pid(j->l, rank);
-	char where[300] = "", words[160];
+	char where[300] = "", words[160], name[24] = "";
 
 	if (j->o->hooks != NULL && j->o->hooks->exited != NULL)
 		j->o->hooks->exited(j->o->hooks->arg, rank, state, code);
@@ -226,15 +226,11 @@ job_exited(void *arg, int rank, int state, int code)
 	}
 	if (job_host(j, rank) != NULL)
 		snprintf(where, sizeof where, " on %s", job_host(j, rank));
-	if (state == LAUNCH_LOST) {
-		job_end_words(state, code, words, sizeof words);
-		fprintf(stderr, "%s: rank %d%s (pid %d) %s\n", j->o->tool, rank, where, (int)pid, words);
-	} else if (state == LAUNCH_SIGNALED)
-		fprintf(stderr, "%s: rank %d%s (pid %d) was killed by signal %d (SIG%s)\n", j->o->tool,
-		    rank, where, (int)pid, code, sigabbrev_np(code) ? sigabbrev_np(code) : "?");
-	else
-		fprintf(stderr, "%s: rank %d%s (pid %d) exited with code %d\n", j->o->tool, rank,
-		    where, (int)pid, code);
+	job_end_words(state, code, words, sizeof words);
+	if (state == LAUNCH_SIGNALED)
+		snprintf(name, sizeof name, " (SIG%s)", sigabbrev_np(code) ? sigabbrev_np(code) : "?");
+	fprintf(stderr, "%s: rank %d%s (pid %d) %s%s\n", j->o->tool, rank, where, (int)pid, words,
+	    name);
 	job_fail_once(j, rank, job_exit_code(state, code), state == LAUNCH_LOST);
 }
 
@@ -253,6 +249,14 @@ job_host_failed(void *arg, int host, const char *why)
 		fprintf(stderr, "%s: %s: %s\n", j->o->tool, j->o->hosts[host], why);
 }
 
+/* Signal the ranks; a rank's failure after this may be collrun's doing. */
+static void
+job_signal(struct job *j, int sig)
+{
+	j->signalled = 1;
+	launch_signal(j->l, sig);
+}
+
 static void
 job_handle_signals(struct job *j)
 {
@@ -262,12 +266,10 @@ job_handle_signals(struct job *j)
 		if (j->forwarded++ == 0) {
 			fprintf(stderr, "%s: got SIG%s, passing it to the ranks (again to kill them)\n",
 			    j->o->tool, sigabbrev_np(b) ? sigabbrev_np(b) : "?");
-			j->signalled = 1;
-			launch_signal(j->l, b);
+			job_signal(j, b);
 			j->kill_at = clock_now_ms() + (uint64_t)(j->o->grace_s * 1000) + 5000;
 		} else {
-			j->signalled = 1;
-			launch_signal(j->l, SIGKILL);
+			job_signal(j, SIGKILL);
 			/* The next stages of the kill (Slurm's) follow each second from now. */
 			if (j->kill_at == 0 || j->kill_at > clock_now_ms() + 1000)
 				j->kill_at = clock_now_ms() + 1000;
@@ -291,14 +293,12 @@ job_timers(struct job *j, uint64_t job_deadline)
 		j->term_at = now;
 	}
 	if (j->term_at && now >= j->term_at) {
-		j->signalled = 1;
-		launch_signal(j->l, SIGTERM);
+		job_signal(j, SIGTERM);
 		j->term_at = 0;
 		j->kill_at = now + 3000;
 	}
 	if (j->kill_at && now >= j->kill_at) {
-		j->signalled = 1;
-		launch_signal(j->l, SIGKILL);
+		job_signal(j, SIGKILL);
 		if (j->give_up_at == 0)
 			j->give_up_at = now + 10000;
 		j->kill_at = now + 1000;

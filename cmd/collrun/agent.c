@@ -65,7 +65,6 @@
 static const int agent_step_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
 #define AGENT_NSTEP_SIGNALS (sizeof agent_step_signals / sizeof agent_step_signals[0])
 
-static volatile sig_atomic_t agent_step_sig;	/* a step signal came, not yet noted */
 static volatile sig_atomic_t agent_step_terms;	/* SIGTERMs so far */
 
 struct agent {
@@ -78,6 +77,7 @@ struct agent {
 	int stopped;		/* the launcher is gone or asked us to stop */
 	int gone;		/* the launcher no longer reads us */
 	uint64_t kill_at;	/* SIGKILL the group then (0: none due) */
+	int term_killed;	/* srun: SIGKILLed on a second SIGTERM */
 	int exited;
 	int status;
 	uint64_t drain_until;
@@ -476,15 +476,14 @@ agent_wait_ms(const struct agent *a)
 	return until > now ? (int)(until - now) : 0;
 }
 
-/* A step signal came (srun): a second SIGTERM kills the program. */
+/* Under srun a second SIGTERM kills the program (once: the pidfd tells when it is gone). */
 static void
 agent_note_signal(struct agent *a)
 {
-	if (agent_step_sig == 0)
-		return;
-	agent_step_sig = 0;
-	if (agent_step_terms >= 2)
+	if (agent_step_terms >= 2 && !a->term_killed) {
 		agent_kill(a, SIGKILL);
+		a->term_killed = 1;
+	}
 }
 
 static void
@@ -551,14 +550,13 @@ agent_watch(struct agent *a)
 }
 
 static void
-agent_on_step_signal(int sig)
+agent_on_step_term(int sig)
 {
-	if (sig == SIGTERM)
-		agent_step_terms++;
-	agent_step_sig = 1;
+	(void)sig;
+	agent_step_terms++;
 }
 
-/* Under srun: the step's signals are the program's; those that may end a step are noted. */
+/* Under srun: the step's signals are the program's; SIGTERMs are counted. */
 static void
 agent_step_signals_init(void)
 {
@@ -570,8 +568,7 @@ agent_step_signals_init(void)
 	for (size_t i = 0; i < AGENT_NSTEP_SIGNALS; i++) {
 		int sig = agent_step_signals[i];
 
-		sa.sa_handler = sig == SIGINT || sig == SIGUSR1 || sig == SIGUSR2 ||
-		    sig == SIGTERM ? agent_on_step_signal : SIG_IGN;
+		sa.sa_handler = sig == SIGTERM ? agent_on_step_term : SIG_IGN;
 		sigaction(sig, &sa, NULL);
 	}
 }

@@ -32,14 +32,18 @@ usage() { sed -n '14,19p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 die() { echo "slurmnodes: $*" >&2; exit 1; }
 [ -n "$DIR" ] || usage
 
+# running PID: PID is a process, not a zombie
+running() {
+	local st
+	[ -n "$1" ] && read -r st 2>/dev/null <"/proc/$1/stat" || return 1
+	st=${st##*) }
+	[ "${st%% *}" != Z ]
+}
+
 # alive_as PID EXE: PID runs the program EXE (a recorded PID may be reused
 # since); Debian's slurmd and slurmctld are links to slurmd-wlm, slurmctld-wlm.
 alive_as() {
-	[ -n "$1" ] && [ "$(readlink "/proc/$1/exe" 2>/dev/null)" = "$(readlink -f "$2")" ] || return 1
-	local st
-	read -r st 2>/dev/null <"/proc/$1/stat" || return 1
-	st=${st##*) }
-	[ "${st%% *}" != Z ]
+	[ -n "$1" ] && [ "$(readlink "/proc/$1/exe" 2>/dev/null)" = "$(readlink -f "$2")" ] && running "$1"
 }
 
 # alive_or_starting PID EXE: as alive_as, or PID still on its way to EXE
@@ -47,11 +51,8 @@ alive_as() {
 # process we started moments ago.
 alive_or_starting() {
 	alive_as "$1" "$2" && return 0
-	local st
-	[ -n "$1" ] && read -r st 2>/dev/null <"/proc/$1/stat" || return 1
-	st=${st##*) }
-	case $(readlink "/proc/$1/exe" 2>/dev/null) in
-	*/bash | */ip | */dash | */sh) [ "${st%% *}" != Z ] ;;
+	case $(readlink "/proc/${1:-0}/exe" 2>/dev/null) in
+	*/bash | */ip | */dash | */sh) running "$1" ;;
 	*) return 1 ;;
 	esac
 }

@@ -9,13 +9,23 @@
 . "$(dirname "$0")/lib.sh"
 dead=
 revive() { [ -z "$dead" ] || bash "$SLURMNODES" revive "$SN" "$dead" >"$TMP/revive" 2>&1; }
-cleanup_death() { revive; cancel_coll_jobs; cleanup; }
+cleanup_death() { revive; cleanup; }
 trap cleanup_death EXIT
 
 # ended_within S PID: PID is gone within S seconds
 ended_within() {
 	for _ in $(seq $(($1 * 10))); do kill -0 "$2" 2>/dev/null || return 0; sleep 0.1; done
 	return 1
+}
+
+# node_dies I S: node I dies under collrun ($job), which must end within S
+# seconds; returns collrun's code (start is when the node died)
+node_dies() {
+	dead=$1
+	bash "$SLURMNODES" kill-node "$SN" "$1"
+	start=$SECONDS
+	check "collrun ended within $2 s of the node's death" ended_within "$2" "$job"
+	wait "$job"
 }
 
 # 1. In a collective: 8 ranks on 4 nodes in an endless all-reduce, node 3 (ranks 4, 5) dies.
@@ -25,11 +35,7 @@ job=$!
 echo $job >>"$TMP/pids"
 check "the all-reduce runs on 4 nodes" wait_for 1 '^# *(B)' "$TMP/o"
 sleep 1
-dead=3
-bash "$SLURMNODES" kill-node "$SN" 3
-start=$SECONDS
-check "collrun ended within 30 s of the node's death" ended_within 30 $job
-wait $job
+node_dies 3 30
 expect_code 255 $? "collrun's code: a lost node ($((SECONDS - start)) s)"
 check "the ranks name rank 4 or 5 on $(node 3) as the one that stopped answering" \
 	grep -q "rank [45] (host $(node 3), pid [0-9]*) stopped answering" "$TMP/e"
@@ -49,11 +55,7 @@ dead=
 job=$!
 echo $job >>"$TMP/pids"
 check "4 ranks ready" wait_for 4 ready "$TMP/o"
-dead=2
-bash "$SLURMNODES" kill-node "$SN" 2
-start=$SECONDS
-check "collrun ended within 60 s of the node's death" ended_within 60 $job
-wait $job
+node_dies 2 60
 expect_code 255 $? "collrun's code: the lost rank's, not that of a rank Slurm stopped for it ($((SECONDS - start)) s)"
 check "srun's words name $(node 2)" grep -q "Node failure on $(node 2)" "$TMP/e"
 check "collrun names rank 1 as lost" grep -q "^collrun: rank 1 (pid [0-9]*) was lost: " "$TMP/e"
