@@ -336,22 +336,25 @@ model_pos(const struct top_jobrank *x)
 }
 
 /*
- * All at one op: the rank whose process is stopped or gone, else the rank
- * most of the others wait on; -1 when neither names one.
+ * Among the ranks at the lowest op (all of them when all are at one op): the
+ * one whose process is stopped or gone, else the one most of the others wait
+ * on; -1 when neither names one.
  */
 static int
-model_culprit(const struct top_job *j, const char **why)
+model_culprit(const struct top_job *j, uint64_t lo, const char **why)
 {
 	int best = -1, most = 0;
 
 	for (int k = 0; k < j->nr; k++)
-		if (strchr("TtZX?", j->r[k].proc) != NULL) {
+		if (model_pos(&j->r[k]) == lo && strchr("TtZX?", j->r[k].proc) != NULL) {
 			*why = j->r[k].proc == 'T' || j->r[k].proc == 't' ? "stopped" : "dead";
 			return j->r[k].rank;
 		}
 	for (int k = 0; k < j->nr; k++) {
 		int votes = 0;
 
+		if (model_pos(&j->r[k]) != lo)
+			continue;
 		for (int i = 0; i < j->nr; i++)
 			votes += j->r[i].wait_peer == j->r[k].rank && i != k;
 		if (votes > most) {
@@ -367,7 +370,7 @@ static void
 model_job_judge(struct top_model *m, struct top_job *j, double dt)
 {
 	uint64_t sum = 0, lo = UINT64_MAX, hi = 0;
-	int inside = 0, lo_rank = -1;
+	int inside = 0, lo_rank = -1, at_lo = 0;
 
 	for (int k = 0; k < j->nr; k++) {
 		const struct top_jobrank *x = &j->r[k];
@@ -377,17 +380,29 @@ model_job_judge(struct top_model *m, struct top_job *j, double dt)
 		inside |= x->state == STATUS_RUNNING || (x->source != 0 && x->seq_queued >
 		    x->seq_done);
 		if (pos < lo || (pos == lo && x->rank < lo_rank)) {
+			at_lo = pos < lo ? 0 : at_lo;
 			lo = pos;
 			lo_rank = x->rank;
 		}
+		at_lo += pos == lo;
 		if (pos > hi)
 			hi = pos;
 	}
 	j->still_s = sum == j->sum && m->frames > 1 ? j->still_s + dt : 0;
 	j->sum = sum;
 	j->stalled = inside && j->still_s >= m->a->stall_s;
+	/*
+	 * Several ranks behind (one finished its part of the op, the other
+	 * never began it): the stopped one, or the one waited on, among them.
+	 */
 	j->why = "behind";
-	j->behind = !j->stalled ? -1 : lo < hi ? lo_rank : model_culprit(j, &j->why);
+	j->behind = -1;
+	if (j->stalled && (lo == hi || at_lo > 1))
+		j->behind = model_culprit(j, lo, &j->why);
+	if (j->stalled && j->behind < 0 && lo < hi) {
+		j->why = "behind";
+		j->behind = lo_rank;
+	}
 	j->behind_seq = lo;
 	j->ahead_seq = hi;
 }

@@ -337,8 +337,8 @@ view_alert_jobs(const struct top_model *m, char lines[][256], int *attrs, int n,
 			    (unsigned long long)x->ahead_seq);
 		else if (b != NULL && x->behind_seq < x->ahead_seq)
 			snprintf(lines[n++], 256, "job %s comm %.8s: stalled %.0f s; rank %d (%.40s, "
-			    "pid %d) is behind at seq %llu, others at %llu (c: collstack)", x->jobid,
-			    x->commid, x->still_s, b->rank, b->host, b->pid,
+			    "pid %d) is %s at seq %llu, others up to %llu (c: collstack)", x->jobid,
+			    x->commid, x->still_s, b->rank, b->host, b->pid, x->why,
 			    (unsigned long long)x->behind_seq, (unsigned long long)x->ahead_seq);
 		else if (b != NULL)
 			snprintf(lines[n++], 256, "job %s comm %.8s: stalled %.0f s in seq %llu; rank "

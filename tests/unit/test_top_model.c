@@ -175,6 +175,14 @@ test_jobs(void **state)
 		{ { 14, 14, 14 }, "SSS", waits, 0, -1, NULL },
 		{ { 14, 14, 14 }, "SSS", waits, 0, -1, NULL },
 		{ { 14, 14, 14 }, "SSS", waits, 1, 2, "waited on" },	/* both others wait on 2 */
+		/* 0 and 1 both at 20, 2 ahead (it finished its part): the stopped one. */
+		{ { 20, 20, 21 }, "SST", NULL, 0, -1, NULL },
+		{ { 20, 20, 21 }, "STS", NULL, 0, -1, NULL },
+		{ { 20, 20, 21 }, "STS", NULL, 1, 1, "stopped" },
+		/* Two behind, neither stopped nor waited on by most: the lower rank. */
+		{ { 22, 23, 22 }, "SSS", NULL, 0, -1, NULL },
+		{ { 22, 23, 22 }, "SSS", NULL, 0, -1, NULL },
+		{ { 22, 23, 22 }, "SSS", NULL, 1, 0, "behind" },
 	};
 	char lines[8][256];
 	int at[8];
@@ -188,12 +196,19 @@ test_jobs(void **state)
 		assert_int_equal(m.jobs[0].behind, rows[i].behind);
 		if (rows[i].why != NULL)
 			assert_string_equal(m.jobs[0].why, rows[i].why);
+		if (i == 10 || i == 13) {
+			assert_int_equal(view_alerts(&m, (double)i + 0.5, lines, at, 8), 1);
+			assert_non_null(strstr(lines[0], i == 10 ? "stalled 2 s in seq 14; rank 2 "
+			    "(h0, pid 502) is waited on" : "stalled 2 s; rank 1 (h0, pid 501) is "
+			    "stopped at seq 20, others up to 21"));
+		}
 	}
 	assert_int_equal(view_stalled_job(&m), 0);
-	assert_int_equal(view_alerts(&m, 10.5, lines, at, 8), 1);
-	assert_non_null(strstr(lines[0], "stalled 2 s in seq 14; rank 2 (h0, pid 502) is waited on"));
+	assert_int_equal(view_alerts(&m, 16.5, lines, at, 8), 1);
+	assert_non_null(strstr(lines[0], "stalled 2 s; rank 0 (h0, pid 500) is behind at seq 22, "
+	    "others up to 23"));
 	/* The job ended: its pages are gone, and so is it. */
-	feed(&m, 1, NULL, NULL, 12);
+	feed(&m, 1, NULL, NULL, 18);
 	assert_int_equal(m.njobs, 0);
 	assert_int_equal(view_stalled_job(&m), -1);
 	model_free(&m);
