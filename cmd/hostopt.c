@@ -37,6 +37,12 @@ hostopt_value(struct hostopt *a, int id, const char *val, char *err, size_t len)
 			return -1;
 		a->jo.fanout = (int)v;
 		return 0;
+	case HO_TREE:
+		if (opt_int("--tree", val, 0, 1000000, &v, err, len) != 0)
+			return -1;
+		a->jo.tree = (int)v;
+		a->tree_given = 1;
+		return 0;
 	case HO_CONNECT_TIMEOUT: {
 		double s;
 		if (opt_double("--connect-timeout", val, 0.1, 3600, &s, err, len) != 0)
@@ -191,6 +197,8 @@ hostopt_prepare(struct hostopt *a, char *err, size_t len)
 	for (int i = 0; i < a->hl.n; i++)
 		a->names[i] = a->hl.hosts[i].name;
 	a->jo.nhosts = a->jo.kind == LAUNCH_SSH ? a->hl.n : 0;
+	if (!a->tree_given)
+		a->jo.tree = a->jo.nhosts > HOSTOPT_TREE_AUTO_HOSTS ? HOSTOPT_TREE_AUTO_WIDTH : 0;
 	a->jo.hosts = a->names;
 	a->jo.rank_host = a->rank_host;
 	a->jo.join_timeout_ms = comm_env_timeout_ms();

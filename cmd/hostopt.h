@@ -16,8 +16,12 @@
 
 /* Option ids of the shared entries; a tool's own ids stay below HO_FIRST. */
 enum { HO_FIRST = 1000, HO_HOSTS = HO_FIRST, HO_EXCLUDE, HO_HOSTFILE, HO_PER_HOST, HO_PLACE,
-	HO_LAUNCHER, HO_CONNECT_TIMEOUT, HO_FANOUT, HO_ACCEPT_NEW, HO_SSH_CONFIG, HO_PREFIX,
-	HO_LAST };
+	HO_LAUNCHER, HO_CONNECT_TIMEOUT, HO_FANOUT, HO_TREE, HO_ACCEPT_NEW, HO_SSH_CONFIG,
+	HO_PREFIX, HO_LAST };
+
+/* --tree's default: past this many hosts, start them through relays of this width. */
+#define HOSTOPT_TREE_AUTO_HOSTS 128
+#define HOSTOPT_TREE_AUTO_WIDTH 32
 
 /* The entries, for a tool's option table; per_host_help says what -N means there. */
 #define HOSTOPT_TABLE(per_host_help) \
@@ -36,6 +40,8 @@ enum { HO_FIRST = 1000, HO_HOSTS = HO_FIRST, HO_EXCLUDE, HO_HOSTFILE, HO_PER_HOS
 	    "after this long connecting (default 10)", NULL }, \
 	{ HO_FANOUT, 'f', "fanout", OPT_VALUE, "N", "hosts connecting at once (default 64)", \
 	    NULL }, \
+	{ HO_TREE, 0, "tree", OPT_VALUE, "K", "start hosts through relays: K from here, each " \
+	    "starting a share of the rest (0: all from here; default 32 past 128 hosts)", NULL }, \
 	{ HO_ACCEPT_NEW, 0, "accept-new", OPT_FLAG, NULL, "add unknown host keys to known_hosts " \
 	    "(changed keys are still refused)", NULL }, \
 	{ HO_SSH_CONFIG, 'F', "ssh-config", OPT_VALUE, "FILE", "ssh client configuration " \
@@ -50,6 +56,7 @@ struct hostopt {
 	/* The nodes of a running Slurm job we are outside of (collstack --slurm). */
 	const char *slurm_nodes;
 	long np, per_host;
+	int tree_given;
 	/* Made by hostopt_prepare, freed by hostopt_release. */
 	struct hostlist hl;
 	const char **names;

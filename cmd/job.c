@@ -196,8 +196,8 @@ void
 job_end_words(int state, int code, char *buf, size_t len)
 {
 	if (state == LAUNCH_LOST)
-		snprintf(buf, len, "was lost: srun ended without word of how it ended (its node "
-		    "died or was cut off, or its agent was killed)");
+		snprintf(buf, len, "was lost: word of how it ended never came (its node died or "
+		    "was cut off, or its agent or relay was killed)");
 	else
 		snprintf(buf, len, "%s %d", state == LAUNCH_SIGNALED ? "was killed by signal" :
 		    "exited with code", code);
@@ -507,6 +507,7 @@ job_start(struct job *j, struct root **root, struct coll_uid *uid, char *path, s
 	    .rank_host = j->o->rank_host,
 	    .cwd = getcwd(cwd, sizeof cwd), .ssh_config = j->o->ssh_config,
 	    .connect_timeout_ms = j->o->connect_timeout_ms, .fanout = j->o->fanout,
+	    .tree = j->o->tree,
 	    .accept_new = j->o->accept_new, .nodelist = j->o->nodelist,
 	    .jobid = j->o->slurm_jobid,
 	    .per_host = j->o->per_host, .cyclic = j->o->cyclic,

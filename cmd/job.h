@@ -43,6 +43,7 @@ struct job_opts {
 	const char *ssh_config;
 	int connect_timeout_ms;
 	int fanout;
+	int tree;		/* ssh: past this many hosts, start them through relays (0: never) */
 	int accept_new;
 	const char *prefix;	/* remote ranks run PREFIX/bin/collrun, PATH and LD_LIBRARY_PATH first */
 	int by_path;		/* we were started by a path: our own dirs go first remotely */

@@ -4,5 +4,7 @@
 
 /* Run as `collrun --agent ...`; returns the exit status to use. */
 int agent_main(int argc, char **argv);
+/* Run as `collrun --relay ...` (relay.c): a host of the tree launch's upper layers. */
+int relay_main(int argc, char **argv);
 
 #endif

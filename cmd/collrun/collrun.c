@@ -118,6 +118,8 @@ collrun_run(int argc, char **argv)
 
 	if (argc > 1 && strcmp(argv[1], "--agent") == 0)
 		return agent_main(argc, argv);
+	if (argc > 1 && strcmp(argv[1], "--relay") == 0)
+		return relay_main(argc, argv);
 	a.jo.by_path = strchr(argv[0], '/') != NULL;
 	if ((code = collrun_parse(&a, argc, argv)) != EXIT_OK)
 		return code < 0 ? cmd_finish_stdout(EXIT_OK) : code;

@@ -26,52 +26,36 @@
 #include "launch.h"
 #include "linebuf.h"
 #include "shquote.h"
+#include "launch_ssh.h"
 #include "sshhost.h"
 #include "xmalloc.h"
 
-enum { CH_OPEN, CH_EXEC, CH_RUN, CH_CLOSE, CH_WAITCLOSE, CH_DONE };
-
-struct ssh_chan {
-	int rank;
-	int st;
-	LIBSSH2_CHANNEL *ch;
-	char *cmd;
-	char *input;		/* to the agent's stdin: the unique id, then signal records */
-	size_t input_len;
-	size_t input_off;
-	struct linebuf lb[2];	/* the agent's records; the remote shell's stderr */
-	struct agentrx rx;
-	int want_eof;
-	int signalled[65];	/* a signal record already went out for this signal */
-};
-
-struct ssh_node {
-	struct sshhost h;
-	int host;		/* index into launch_opts.hosts */
-	int reported;
-	int stopped;		/* abandoned by a stop before it was ready */
-	int nchan;
-	struct ssh_chan *chans;
-};
-
-struct ssh {
-	struct launch_opts o;
-	char master_addr[64];
-	int nnodes;
-	struct ssh_node *nodes;
-	int stopping;
-	int *done;		/* per rank: its end was reported */
-	const struct agentrx **rx;	/* per rank: its channel's records, pid and end */
-	struct pollfd *pfd;
-};
-
-struct ssh_line_ctx {
-	struct launch *l;
-	struct ssh_chan *c;
-	int stream;
-};
-
 static int ssh_inited;
+
+void
+ssh_command_head(const struct ssh *sh, struct shbuf *b, const char *mode)
+{
+	/* Start where collrun was started when that directory exists there too. */
+	if (sh->o.cwd != NULL) {
+		shquote_raw(b, "cd");
+		shquote_word(b, sh->o.cwd);
+		shquote_raw(b, " 2>/dev/null; ");
+	}
+	shquote_raw(b, "exec");
+	shquote_word(b, sh->o.agent);
+	shquote_word(b, mode);
+	/* The unique id holds the job's secret: it goes on stdin, never in argv (ps). */
+	shquote_word(b, "--uid-stdin");
+	/* The launching installation's bin and lib first there too (Open MPI's --prefix). */
+	if (sh->o.bindir != NULL) {
+		shquote_word(b, "--path");
+		shquote_word(b, sh->o.bindir);
+	}
+	if (sh->o.libdir != NULL) {
+		shquote_word(b, "--libpath");
+		shquote_word(b, sh->o.libdir);
+	}
+}
 
 static char *
 ssh_command(const struct ssh *sh, int rank, const char *uidstr)
@@ -79,26 +63,7 @@ ssh_command(const struct ssh *sh, int rank, const char *uidstr)
 	struct shbuf b = { 0 };
 	char **env = launch_env_vars(&sh->o, rank, uidstr);
 
-	/* Start where collrun was started when that directory exists there too. */
-	if (sh->o.cwd != NULL) {
-		shquote_raw(&b, "cd");
-		shquote_word(&b, sh->o.cwd);
-		shquote_raw(&b, " 2>/dev/null; ");
-	}
-	shquote_raw(&b, "exec");
-	shquote_word(&b, sh->o.agent);
-	shquote_word(&b, "--agent");
-	/* The unique id holds the job's secret: it goes on stdin, never in argv (ps). */
-	shquote_word(&b, "--uid-stdin");
-	/* The launching installation's bin and lib first there too (Open MPI's --prefix). */
-	if (sh->o.bindir != NULL) {
-		shquote_word(&b, "--path");
-		shquote_word(&b, sh->o.bindir);
-	}
-	if (sh->o.libdir != NULL) {
-		shquote_word(&b, "--libpath");
-		shquote_word(&b, sh->o.libdir);
-	}
+	ssh_command_head(sh, &b, "--agent");
 	for (char **e = env; *e != NULL; e++) {
 		if (strncmp(*e, "COLL_UNIQUE_ID=", 15) == 0)
 			continue;
@@ -112,7 +77,7 @@ ssh_command(const struct ssh *sh, int rank, const char *uidstr)
 	return b.p;
 }
 
-static void
+void
 ssh_report_rank(struct launch *l, int rank, int state, int code)
 {
 	struct ssh *sh = l->impl;
@@ -128,6 +93,10 @@ ssh_line(void *arg, const char *line, size_t len)
 {
 	struct ssh_line_ctx *x = arg;
 
+	if (x->c->relay != NULL) {
+		ssh_relay_line(x->l, x->c, x->stream, line, len);
+		return;
+	}
 	if (x->stream == LAUNCH_STDERR) {
 		x->l->cb.output(x->l->cb.arg, x->c->rank, LAUNCH_STDERR, line, len);
 		return;
@@ -170,7 +139,7 @@ ssh_signum(const char *name)
 
 /* The channel closed: its exit status or signal ends the rank. */
 static void
-ssh_chan_finish(struct launch *l, struct ssh_chan *c)
+ssh_chan_finish(struct launch *l, struct ssh_node *n, struct ssh_chan *c)
 {
 	char *sig = NULL;
 	size_t siglen = 0;
@@ -182,7 +151,16 @@ ssh_chan_finish(struct launch *l, struct ssh_chan *c)
 	agentrx_flush(&c->rx);
 	/* The agent's word first; sshd's when the agent itself was killed. */
 	libssh2_channel_get_exit_signal(c->ch, &sig, &siglen, NULL, NULL, NULL, NULL);
-	if (c->rx.ended)
+	if (c->relay != NULL) {
+		char why[160];
+
+		if (sig != NULL && siglen > 0)
+			snprintf(why, sizeof why, "was killed by signal %s", sig);
+		else
+			snprintf(why, sizeof why, "exited with code %d before its ranks ended",
+			    libssh2_channel_get_exit_status(c->ch));
+		ssh_relay_lose(l, n, c, why);
+	} else if (c->rx.ended)
 		ssh_report_rank(l, c->rank, c->rx.state, c->rx.code);
 	else if (sig != NULL && siglen > 0)
 		ssh_report_rank(l, c->rank, LAUNCH_SIGNALED, ssh_signum(sig));
@@ -206,7 +184,10 @@ ssh_chan_start(struct launch *l, struct ssh_node *n, struct ssh_chan *c)
 				return 0;
 			l->cb.host_failed(l->cb.arg, n->host, "cannot open a channel for a rank: "
 			    "raise sshd's MaxSessions (10 by default) for many ranks per host");
-			ssh_report_rank(l, c->rank, LAUNCH_FAILED, 255);
+			if (c->relay != NULL)
+				ssh_relay_lose(l, n, c, "could not be started");
+			else
+				ssh_report_rank(l, c->rank, LAUNCH_FAILED, 255);
 			c->st = CH_DONE;
 			return 1;
 		}
@@ -253,7 +234,7 @@ ssh_chan_drive(struct launch *l, struct ssh_node *n, struct ssh_chan *c)
 		c->st = CH_WAITCLOSE;
 	if (c->st == CH_WAITCLOSE &&
 	    (r = libssh2_channel_wait_closed(c->ch)) != LIBSSH2_ERROR_EAGAIN) {
-		ssh_chan_finish(l, c);
+		ssh_chan_finish(l, n, c);
 		moved = 1;
 	}
 	return moved;
@@ -284,8 +265,15 @@ ssh_node_report(struct launch *l, struct ssh_node *n)
 	/* A host we stopped ourselves did not fail: its ranks just never ran. */
 	if (!n->stopped)
 		l->cb.host_failed(l->cb.arg, n->host, n->h.why);
-	for (int i = 0; i < n->nchan; i++)
-		ssh_report_rank(l, n->chans[i].rank, LAUNCH_FAILED, 255);
+	for (int i = 0; i < n->nchan; i++) {
+		if (n->chans[i].relay == NULL)
+			ssh_report_rank(l, n->chans[i].rank, LAUNCH_FAILED, 255);
+		else if (!n->stopped)
+			ssh_relay_lose(l, n, &n->chans[i], n->chans[i].st >= CH_RUN ?
+			    "lost its connection" : "could not be used");
+		else
+			ssh_relay_lose(l, n, &n->chans[i], NULL);
+	}
 	ssh_node_drop_channels(n);
 	sshhost_close(&n->h);
 }
@@ -309,6 +297,10 @@ ssh_node_ready(struct ssh *sh, struct ssh_node *n)
 		struct ssh_chan *c = &n->chans[i];
 		char *pending = c->input;	/* signal records queued before the host was ready */
 
+		if (c->relay != NULL) {
+			ssh_relay_ready(sh, n, c, uidstr);
+			continue;
+		}
 		c->cmd = ssh_command(sh, c->rank, uidstr);
 		c->input = xasprintf("%s\n%.*s", uidstr, (int)c->input_len, pending ? pending : "");
 		c->input_len = strlen(c->input);
@@ -369,8 +361,9 @@ ssh_start_more(struct ssh *sh)
 	}
 }
 
-static void
-ssh_node_init(struct launch *l, struct ssh *sh, struct ssh_node *n, int host)
+void
+ssh_node_init(struct launch *l, struct ssh *sh, struct ssh_node *n, int host, const int *sub,
+    int nsub)
 {
 	const struct launch_opts *o = &sh->o;
 
@@ -378,7 +371,30 @@ ssh_node_init(struct launch *l, struct ssh *sh, struct ssh_node *n, int host)
 	sshhost_init(&n->h, o->hosts[host], o->ssh_config, o->accept_new);
 	for (int r = 0; r < o->nranks; r++)
 		n->nchan += o->rank_host[r] == host;
-	n->chans = xcalloc((size_t)n->nchan, sizeof *n->chans);
+	n->chans = xcalloc((size_t)n->nchan + (nsub > 0), sizeof *n->chans);
+	if (nsub > 0) {
+		struct ssh_relay *rl = xcalloc(1, sizeof *rl);
+		struct ssh_chan *c = &n->chans[n->nchan++];
+
+		*c = (struct ssh_chan){ .rank = -1, .st = CH_OPEN, .relay = rl };
+		rl->nhosts = nsub;
+		rl->hosts = xcalloc((size_t)nsub, sizeof *rl->hosts);
+		memcpy(rl->hosts, sub, (size_t)nsub * sizeof *sub);
+		for (int i = 0; i < nsub; i++)
+			sh->host_via[sub[i]] = c;
+		for (int r = 0; r < o->nranks; r++)
+			rl->nranks += o->rank_host[r] >= 0 && sh->host_via[o->rank_host[r]] == c;
+		rl->ranks = xcalloc((size_t)rl->nranks, sizeof *rl->ranks);
+		rl->rx = xcalloc((size_t)rl->nranks, sizeof *rl->rx);
+		for (int r = 0, k = 0; r < o->nranks; r++) {
+			if (o->rank_host[r] < 0 || sh->host_via[o->rank_host[r]] != c)
+				continue;
+			rl->ranks[k] = r;
+			agentrx_init(&rl->rx[k], l, r);
+			sh->rx[r] = &rl->rx[k++];
+			sh->via[r] = c;
+		}
+	}
 	for (int r = 0, k = 0; r < o->nranks; r++) {
 		if (o->rank_host[r] != host)
 			continue;
@@ -392,7 +408,7 @@ static int
 ssh_start(struct launch *l, const struct launch_opts *o)
 {
 	struct ssh *sh = xcalloc(1, sizeof *sh);
-	int *used = xcalloc((size_t)o->nhosts, sizeof *used);
+	int *used = xcalloc((size_t)o->nhosts, sizeof *used), nused = 0;
 
 	if (!ssh_inited++)
 		libssh2_init(0);
@@ -400,13 +416,22 @@ ssh_start(struct launch *l, const struct launch_opts *o)
 	sh->o = *o;
 	sh->done = xcalloc((size_t)o->nranks, sizeof *sh->done);
 	sh->rx = xcalloc((size_t)o->nranks, sizeof *sh->rx);
+	sh->via = xcalloc((size_t)o->nranks, sizeof *sh->via);
+	sh->host_via = xcalloc((size_t)o->nhosts, sizeof *sh->host_via);
+	/* A relay knows only its subtree's ranks: the others are no business of its. */
 	for (int r = 0; r < o->nranks; r++)
-		used[o->rank_host[r]] = 1;
-	sh->nodes = xcalloc((size_t)o->nhosts, sizeof *sh->nodes);
+		if (o->rank_host[r] >= 0)
+			used[o->rank_host[r]] = 1;
+		else
+			sh->done[r] = 1;
 	for (int h = 0; h < o->nhosts; h++)
 		if (used[h])
-			ssh_node_init(l, sh, &sh->nodes[sh->nnodes++], h);
-	/* torchrun's MASTER_ADDR: where rank 0's host was reached. */
+			used[nused++] = h;
+	sh->nodes = xcalloc((size_t)nused, sizeof *sh->nodes);
+	ssh_tree_plan(l, sh, used, nused);
+	/* torchrun's MASTER_ADDR: where rank 0's host was reached (a relay is told). */
+	snprintf(sh->master_addr, sizeof sh->master_addr, "%s", o->master_addr ? o->master_addr :
+	    "");
 	for (int i = 0; i < sh->nnodes; i++)
 		if (sh->nodes[i].host == o->rank_host[0])
 			net_addr_host(&sh->nodes[i].h.addr, sh->master_addr, sizeof sh->master_addr);
@@ -522,7 +547,9 @@ ssh_running(const struct launch *l)
 static pid_t
 ssh_pid(const struct launch *l, int rank)
 {
-	return ((const struct ssh *)l->impl)->rx[rank]->pid;
+	const struct agentrx *rx = ((const struct ssh *)l->impl)->rx[rank];
+
+	return rx != NULL ? rx->pid : -1;
 }
 
 static void
@@ -548,11 +575,15 @@ ssh_free(struct launch *l)
 
 		ssh_node_drop_channels(n);
 		sshhost_close(&n->h);
+		for (int k = 0; k < n->nchan; k++)
+			ssh_relay_free(n->chans[k].relay);
 		ssh_free_chans(n->chans, n->nchan);
 	}
 	free(sh->nodes);
 	free(sh->done);
 	free(sh->rx);
+	free(sh->via);
+	free(sh->host_via);
 	free(sh->pfd);
 	free(sh);
 	l->impl = NULL;

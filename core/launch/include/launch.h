@@ -60,6 +60,8 @@ struct launch_opts {
 	const char *ssh_config;		/* NULL: ~/.ssh/config */
 	int connect_timeout_ms;		/* 0: ConnectTimeout from the config, else 10 s */
 	int fanout;			/* hosts connecting at once */
+	int tree;			/* past this many hosts, start them through relays
+					 * (launch_sshtree.c); 0: all from here */
 	int accept_new;			/* add unknown host keys instead of refusing */
 	/* slurm */
 	const char *nodelist;		/* srun --nodelist; NULL: the allocation's */
