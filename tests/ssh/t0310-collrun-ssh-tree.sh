@@ -1,0 +1,123 @@
+#!/bin/bash
+# The tree launch (--tree K) on 4 hosts: the front end holds K SSH sessions,
+# not 4; every rank's output, pid, environment and end come back through one
+# or three layers of relays (--tree 2, --tree 1) with nothing lost; signals go
+# down; a relay that is killed or cannot be reached has its subtree named,
+# exit 255, and no rank is left behind; collcheck runs through it too.
+. "$(dirname "$0")/lib.sh"
+trap 'for p in $(cat "$TMP"/pids 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
+	pkill -9 -f "$MARK" 2>/dev/null; cleanup' EXIT
+# Sessions this machine (the front end) holds open to the bed's sshds.
+sessions() { ss -Htn state established "( dport = :22 )" | awk '{print $4}' | grep -c "^$NET\." || true; }
+relay_on() { # pid of the relay running on host $1 (netns name ends in h$1)
+	for p in $(pgrep -f -- "--relay --uid-stdin"); do
+		case "$(ip netns identify "$p" 2>/dev/null)" in *h"$1") echo "$p"; return ;; esac
+	done
+}
+wait_up() { # wait_up N: N lines "up" in $TMP/o
+	for _ in $(seq 150); do [ "$(grep -c ' up$' "$TMP/o")" -ge "$1" ] && return 0; sleep 0.1; done
+	return 1
+}
+
+# 1. Flat and tree side by side: same output, 4 sessions against 2.
+for t in 0 2; do
+	"$BIN/collrun" -F "$CFG" -H "$HOSTS" -N 2 --tree $t bash -c 'echo up; exec -a "$0" sleep 30' \
+		"$MARK" >"$TMP/o" 2>"$TMP/e" &
+	pid=$!
+	echo $pid >>"$TMP/pids"
+	wait_up 8
+	n=$(sessions)
+	kill -TERM $pid
+	wait $pid
+	code=$?
+	if [ $t = 0 ]; then
+		check "flat: 4 sessions from the front end ($n)" test "$n" -eq 4
+	else
+		check "--tree 2: 2 sessions from the front end ($n)" test "$n" -eq 2
+		check "--tree 2: 8 ranks came up through the relays" test "$(grep -c ' up$' "$TMP/o")" -eq 8
+		for r in 0 1 2 3 4 5 6 7; do
+			h=$(printf 'node%02d' $((r / 2 + 1)))
+			check "rank $r labelled with $h" grep -q "^\[$r $h\] up\$" "$TMP/o"
+		done
+	fi
+	check "--tree $t: SIGTERM stopped the job (exit $code)" test "$code" -eq 143
+done
+for _ in $(seq 100); do [ "$(leftovers)" -eq 0 ] && break; sleep 0.1; done
+check "no rank left after SIGTERM" test "$(leftovers)" -eq 0
+
+# 2. A chain of relays (--tree 1: node01 starts node02, which starts node03, ...).
+collrun -F "$CFG" -H "$HOSTS" --tree 1 bash -c 'echo "$RANK $WORLD_SIZE $LOCAL_RANK $GROUP_RANK $MASTER_ADDR $(hostname) $COLL_UNIQUE_ID" | cut -c1-60' >"$TMP/o" 2>"$TMP/e"
+expect_code 0 $? "--tree 1: 4 hosts in a chain"
+for r in 0 1 2 3; do
+	h=$(printf 'node%02d' $((r + 1)))
+	check "chain: rank $r's environment on $h" grep -q "^\[$r $h\] $r 4 0 $r $NET.1 $h [0-9a-f]" "$TMP/o"
+done
+check "chain: nothing on stderr" test ! -s "$TMP/e"
+
+# 3. Nothing lost on the way: long lines and many of them, from the deepest host.
+collrun -F "$CFG" -H "$HOSTS" --tree 1 --no-label bash -c \
+	'[ $RANK = 3 ] && { head -c 5000 /dev/zero | tr "\0" x; echo; seq 20000; printf tail; }; exit 0' \
+	>"$TMP/o" 2>"$TMP/e"
+expect_code 0 $? "--tree 1: much output"
+{ head -c 5000 /dev/zero | tr '\0' x; echo; seq 20000; printf 'tail\n'; } >"$TMP/want"
+check "the 4th host's output arrived whole, in order" cmp -s "$TMP/o" "$TMP/want"
+
+# 4. Exit codes and signals through the layers.
+collrun -F "$CFG" -H "$HOSTS" --tree 1 --grace 0 bash -c '[ $RANK = 3 ] && exit 7; exec sleep 20' >"$TMP/o" 2>"$TMP/e"
+expect_code 7 $? "the deepest rank's exit code"
+check "it is named with its host and pid" grep -q "^collrun: rank 3 on node04 (pid [0-9]*) exited with code 7" "$TMP/e"
+"$BIN/collrun" -F "$CFG" -H "$HOSTS" --tree 1 bash -c 'trap "echo got INT; exit 5" INT; echo up; sleep 30 & wait' \
+	>"$TMP/o" 2>"$TMP/e" &
+pid=$!
+echo $pid >>"$TMP/pids"
+wait_up 4
+kill -INT $pid
+wait $pid
+expect_code 5 $? "SIGINT through the chain"
+check "every rank got SIGINT" test "$(grep -c 'got INT$' "$TMP/o")" -eq 4
+
+# 5. A relay killed: its subtree is named, the job ends 255, nothing is left.
+"$BIN/collrun" -F "$CFG" -H "$HOSTS" -N 2 --tree 2 bash -c 'echo up; exec -a "$0" sleep 30' "$MARK" \
+	>"$TMP/o" 2>"$TMP/e" &
+pid=$!
+echo $pid >>"$TMP/pids"
+wait_up 8
+relay=$(relay_on 3)
+check "a relay runs on node03" test -n "$relay"
+kill -9 $relay
+wait $pid
+expect_code 255 $? "a relay killed"
+check "node04 named as lost with its relay" grep -q "^collrun: node04: lost: its relay on node03 was killed by signal KILL" "$TMP/e"
+check "the summary names node04 alone" test "$(grep -c '^  node0[0-9]: ' "$TMP/e")" -eq 1
+for _ in $(seq 100); do [ "$(leftovers)" -eq 0 ] && break; sleep 0.1; done
+check "no rank left on any host" test "$(leftovers)" -eq 0
+
+# 6. A relay that cannot be reached: its subtree is named as not started.
+printf 'Host nobody\n\tHostName %s.250\n' "$NET" | cat - "$CFG" >"$TMP/cfg2"
+collrun -F "$TMP/cfg2" -H node01,node02,nobody,node04 --tree 2 --connect-timeout 2 hostname >"$TMP/o" 2>"$TMP/e"
+expect_code 255 $? "an unreachable relay"
+check "node04 named: its relay could not be used" grep -q "^  node04: not started: its relay on nobody could not be used" "$TMP/e"
+check "the rest ran" test "$(grep -c '^\[[01] node0[12]\] node0[12]$' "$TMP/o")" -eq 2
+
+# 7. collrun killed outright: every rank below the relays ends by itself.
+"$BIN/collrun" -F "$CFG" -H "$HOSTS" -N 2 --tree 1 bash -c 'echo up; exec -a "$0" sleep 60' "$MARK" \
+	>"$TMP/o" 2>"$TMP/e" &
+pid=$!
+echo $pid >>"$TMP/pids"
+wait_up 8
+kill -9 $pid
+wait $pid 2>/dev/null
+for _ in $(seq 100); do [ "$(leftovers)" -eq 0 ] && break; sleep 0.1; done
+check "ranks died within 10 s of losing collrun" test "$(leftovers)" -eq 0
+check "and so did the relays" test -z "$(pgrep -f -- '--relay --uid-stdin')"
+
+# 8. The tools run through the tree too.
+collcheck env -F "$CFG" -H "$HOSTS" --tree 2 >"$TMP/o" 2>"$TMP/e"
+expect_code 0 $? "collcheck env --tree 2"
+check "every host checked" test "$(grep -c '^node0[1-4]  OK$' "$TMP/o")" -eq 4
+
+# 9. Bad --tree values are refused with a clear line.
+collrun -H "$HOSTS" --tree -1 true >"$TMP/o" 2>&1
+expect_code 2 $? "--tree -1"
+check "--tree: said" grep -q "^collrun: --tree" "$TMP/o"
+finish
