@@ -7,10 +7,13 @@
 # sys of it and its children on this machine: the front end and its SSH
 # sessions, not the remote processes) and peak RSS, and the whole machine's
 # CPU over the same span, since every host's sshd, worker and rank share its
-# cores. Prints a markdown table; exits 1 if a run failed its check.
+# cores. With -t K every run is made twice, side by side: started flat from
+# here (--tree 0) and through relays (--tree K); the front end's SSH sessions
+# at their most are counted too. Prints a markdown table; exits 1 if a run
+# failed its check.
 #
 #   bench/scale_bed.sh [-k HOSTS] [-n RANKS_PER_HOST] [-b BUILD_DIR] [-f FANOUT]
-#                      [--no-collstack]
+#                      [-t TREE_WIDTH] [--no-collstack]
 #
 # Needs root. The bed is torn down however the script ends. On a 2-core
 # machine the hosts' sshds and workers bound the wall times: a SSH handshake
@@ -20,15 +23,16 @@
 # limit that survives collstack's pauses of its ranks on starved CPUs.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-k=250 per=4 build=build fanout=16 stacks=1
+k=250 per=4 build=build fanout=16 stacks=1 trees=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	-k) k=$2; shift 2 ;;
 	-n) per=$2; shift 2 ;;
 	-b) build=$2; shift 2 ;;
 	-f) fanout=$2; shift 2 ;;
+	-t) trees="0 $2"; shift 2 ;;
 	--no-collstack) stacks=0; shift ;;
-	*) echo "usage: $0 [-k HOSTS] [-n RANKS_PER_HOST] [-b BUILD_DIR] [-f FANOUT] [--no-collstack]" >&2
+	*) echo "usage: $0 [-k HOSTS] [-n RANKS_PER_HOST] [-b BUILD_DIR] [-f FANOUT] [-t TREE_WIDTH] [--no-collstack]" >&2
 		exit 2 ;;
 	esac
 done
@@ -59,14 +63,31 @@ rows=()
 cpu_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
 hz=$(getconf CLK_TCK)
 
+sessions() { ss -Htn state established "( dport = :22 )" | awk '{print $4}' | grep -c "^$NET\." || true; }
+# The most SSH sessions this machine held to the bed at once, sampled until $1
+# ends, less the $2 held before it started (the hung job's, for collstack).
+peak_sessions() {
+	local most=0 n
+	while kill -0 "$1" 2>/dev/null; do
+		n=$(sessions)
+		[ "$n" -gt "$most" ] && most=$n
+		sleep 0.2
+	done
+	echo $((most > $2 ? most - $2 : 0))
+}
+
 # measure NAME CHECK CMD...: run CMD (output in $WORK/NAME.out, .err, NAME made a file name), check it
 # with the shell function CHECK, add a row
 measure() {
-	local name=$1 check=$2 c0 c1 t rc=0 f
+	local name=$1 check=$2 c0 c1 t rc=0 f tp sess before
 	shift 2
 	f=$WORK/$(printf %s "$name" | tr -c 'A-Za-z0-9\n' _)
+	before=$(sessions)
 	c0=$(cpu_ticks)
-	/usr/bin/time -f '%e %U %S %M' -o "$f.time" "$@" >"$f.out" 2>"$f.err" || rc=$?
+	/usr/bin/time -f '%e %U %S %M' -o "$f.time" "$@" >"$f.out" 2>"$f.err" &
+	tp=$!
+	sess=$(peak_sessions $tp "$before")
+	wait $tp || rc=$?
 	c1=$(cpu_ticks)
 	# time(1) writes "Command exited with non-zero status N" first when it is not 0.
 	read -r wall user sys rss < <(tail -n 1 "$f.time") || { wall=0 user=0 sys=0 rss=0; }
@@ -79,9 +100,9 @@ measure() {
 		tail -n 5 "$f.err" >&2
 	fi
 	rows+=("$(awk -v n="$name" -v w="$wall" -v u="$user" -v s="$sys" -v r="$rss" \
-		-v m="$(((c1 - c0) * 10 / hz))" -v t="$t" 'BEGIN {
-		c = u + s; m /= 10; printf "| %s | %.1f | %.2f | %.0f | %.1f | %.1f%% | %s |", n, w, c, r / 1024, m,
-		(m > 0 ? 100 * c / m : 0), t }')")
+		-v m="$(((c1 - c0) * 10 / hz))" -v t="$t" -v p="$sess" 'BEGIN {
+		c = u + s; m /= 10; printf "| %s | %.1f | %.2f | %.0f | %d | %.1f | %.1f%% | %s |", n, w, c, r / 1024,
+		p, m, (m > 0 ? 100 * c / m : 0), t }')")
 }
 
 # Checks: (exit code, stdout, stderr) -> 0 if the run did what it is for.
@@ -100,13 +121,18 @@ bash "$ROOT/tests/netbed/fixture.sh" up "$BED" "$k" "sc$$" >"$WORK/bed.out" 2>&1
 [ -f "$BED/unavailable" ] && { echo "scale_bed: needs root, iproute2 and openssh-server" >&2; exit 77; }
 bed_s=$((SECONDS - t0))
 
-measure "collrun hostname" check_collrun "$BIN/collrun" "${SSHOPTS[@]}" -H "$HOSTS" --no-label hostname
-measure "collcheck env" check_env "$BIN/collcheck" env "${SSHOPTS[@]}" -H "$HOSTS"
-measure "colltop --once" check_top "$BIN/colltop" "${SSHOPTS[@]}" -H "$HOSTS" --no-gpu --once \
-	--dead-after 15
+NET=$(sed -n 's/^\tHostName \(10\.213\.[0-9]*\)\.1$/\1/p' "$CFG")
+for t in $trees; do
+	tn=$([ "$t" = 0 ] && echo flat || echo "tree $t")
+	measure "collrun hostname, $tn" check_collrun "$BIN/collrun" "${SSHOPTS[@]}" --tree "$t" -H "$HOSTS" \
+		--no-label hostname
+	measure "collcheck env, $tn" check_env "$BIN/collcheck" env "${SSHOPTS[@]}" --tree "$t" -H "$HOSTS"
+	measure "colltop --once, $tn" check_top "$BIN/colltop" "${SSHOPTS[@]}" --tree "$t" -H "$HOSTS" --no-gpu \
+		--once --dead-after 15
+done
 if [ "$stacks" = 1 ]; then
 	# A job of K x per ranks of coll's all-reduce in which rank 5 hangs in op 20.
-	setsid "$BIN/collrun" "${SSHOPTS[@]}" -H "$HOSTS" -N "$per" env COLL_FAULT=5@20:hang \
+	setsid "$BIN/collrun" "${SSHOPTS[@]}" --tree 0 -H "$HOSTS" -N "$per" env COLL_FAULT=5@20:hang \
 		"$BIN/collcheck" allreduce -b 8 -e 8 -n 1000000 -w 0 >"$WORK/job.out" 2>&1 &
 	JOBPID=$!
 	started=
@@ -120,7 +146,11 @@ if [ "$stacks" = 1 ]; then
 	done
 	[ -n "$started" ] || { echo "scale_bed: the hung job of $((k * per)) ranks did not start" >&2; exit 1; }
 	sleep 10	# every rank reaches op 20
-	measure "collstack ($per ranks/host)" check_stack "$BIN/collstack" "${SSHOPTS[@]}" -T 900 --no-color
+	for t in $trees; do
+		tn=$([ "$t" = 0 ] && echo flat || echo "tree $t")
+		measure "collstack ($per ranks/host), $tn" check_stack "$BIN/collstack" "${SSHOPTS[@]}" --tree "$t" \
+			-T 900 --no-color
+	done
 	kill -- -"$JOBPID" 2>/dev/null || true
 	wait "$JOBPID" 2>/dev/null || true
 	rm -f /dev/shm/coll."$jobid".*
@@ -131,7 +161,7 @@ echo "# the suite on $k netns hosts of one $(nproc)-CPU machine ($(git -C "$ROOT
 echo
 echo "bed up in ${bed_s} s; fanout $fanout; client = the command and its children on this machine"
 echo
-echo "| run | wall s | client CPU s | client peak RSS MiB | machine CPU s | client share | check |"
-echo "|---|---|---|---|---|---|---|"
+echo "| run | wall s | client CPU s | client peak RSS MiB | client SSH sessions | machine CPU s | client share | check |"
+echo "|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${rows[@]}"
 exit "$failed"

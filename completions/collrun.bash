@@ -12,13 +12,14 @@ _coll_collrun()
 		--launcher) COMPREPLY=($(compgen -W "auto local ssh slurm" -- "$cur")); return ;;
 		--connect-timeout) return ;;
 		-f|--fanout) return ;;
+		--tree) return ;;
 		-F|--ssh-config) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 		--prefix) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
 		-t|--timeout) return ;;
 		--grace) return ;;
 	esac
 	if [[ "$cur" == -* ]]; then
-		COMPREPLY=($(compgen -W " -n --np -H --hosts -x --exclude --hostfile -N --per-host --place --launcher --connect-timeout -f --fanout --accept-new -F --ssh-config --prefix --no-label -g --gather -t --timeout --grace -k --keep-going -h --help -V --version" -- "$cur"))
+		COMPREPLY=($(compgen -W " -n --np -H --hosts -x --exclude --hostfile -N --per-host --place --launcher --connect-timeout -f --fanout --tree --accept-new -F --ssh-config --prefix --no-label -g --gather -t --timeout --grace -k --keep-going -h --help -V --version" -- "$cur"))
 	else
 		COMPREPLY=($(compgen -c -- "$cur"))
 	fi
@@ -49,10 +50,11 @@ _coll_collcheck()
 		--launcher) COMPREPLY=($(compgen -W "auto local ssh slurm" -- "$cur")); return ;;
 		--connect-timeout) return ;;
 		-f|--fanout) return ;;
+		--tree) return ;;
 		-F|--ssh-config) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 		--prefix) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
 		esac
-		COMPREPLY=($(compgen -W " -s --size -n --iters -v --verbose --json --baseline --save-baseline --config -T --timeout --no-color --worker -H --hosts -x --exclude --hostfile -N --per-host --place --launcher --connect-timeout -f --fanout --accept-new -F --ssh-config --prefix -h --help" -- "$cur")) ;;
+		COMPREPLY=($(compgen -W " -s --size -n --iters -v --verbose --json --baseline --save-baseline --config -T --timeout --no-color --worker -H --hosts -x --exclude --hostfile -N --per-host --place --launcher --connect-timeout -f --fanout --tree --accept-new -F --ssh-config --prefix -h --help" -- "$cur")) ;;
 	env)
 		case "$prev" in
 		--baseline) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
@@ -67,10 +69,11 @@ _coll_collcheck()
 		--launcher) COMPREPLY=($(compgen -W "auto local ssh slurm" -- "$cur")); return ;;
 		--connect-timeout) return ;;
 		-f|--fanout) return ;;
+		--tree) return ;;
 		-F|--ssh-config) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 		--prefix) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
 		esac
-		COMPREPLY=($(compgen -W " -v --verbose --json --baseline --save-baseline --config -T --timeout --no-color --worker -H --hosts -x --exclude --hostfile -N --per-host --place --launcher --connect-timeout -f --fanout --accept-new -F --ssh-config --prefix -h --help" -- "$cur")) ;;
+		COMPREPLY=($(compgen -W " -v --verbose --json --baseline --save-baseline --config -T --timeout --no-color --worker -H --hosts -x --exclude --hostfile -N --per-host --place --launcher --connect-timeout -f --fanout --tree --accept-new -F --ssh-config --prefix -h --help" -- "$cur")) ;;
 	links)
 		case "$prev" in
 		-s|--size) return ;;
@@ -87,10 +90,11 @@ _coll_collcheck()
 		--launcher) COMPREPLY=($(compgen -W "auto local ssh slurm" -- "$cur")); return ;;
 		--connect-timeout) return ;;
 		-f|--fanout) return ;;
+		--tree) return ;;
 		-F|--ssh-config) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 		--prefix) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
 		esac
-		COMPREPLY=($(compgen -W " -s --size -n --iters -v --verbose --json --baseline --save-baseline --config -T --timeout --no-color --worker -H --hosts -x --exclude --hostfile -N --per-host --place --launcher --connect-timeout -f --fanout --accept-new -F --ssh-config --prefix -h --help" -- "$cur")) ;;
+		COMPREPLY=($(compgen -W " -s --size -n --iters -v --verbose --json --baseline --save-baseline --config -T --timeout --no-color --worker -H --hosts -x --exclude --hostfile -N --per-host --place --launcher --connect-timeout -f --fanout --tree --accept-new -F --ssh-config --prefix -h --help" -- "$cur")) ;;
 	allreduce)
 		case "$prev" in
 		-b|--minbytes) return ;;
@@ -222,11 +226,12 @@ _coll_collstack()
 		--launcher) COMPREPLY=($(compgen -W "auto local ssh slurm" -- "$cur")); return ;;
 		--connect-timeout) return ;;
 		-f|--fanout) return ;;
+		--tree) return ;;
 		-F|--ssh-config) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 		--prefix) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
 	esac
 	if [[ "$cur" == -* ]]; then
-		COMPREPLY=($(compgen -W " -j --job -p --pid -m --match --slurm --fr --json --dot --svg --no-color -T --timeout --no-fr-dump --cuda --threads --worker -H --hosts -x --exclude --hostfile -N --per-host --place --launcher --connect-timeout -f --fanout --accept-new -F --ssh-config --prefix -h --help -V --version" -- "$cur"))
+		COMPREPLY=($(compgen -W " -j --job -p --pid -m --match --slurm --fr --json --dot --svg --no-color -T --timeout --no-fr-dump --cuda --threads --worker -H --hosts -x --exclude --hostfile -N --per-host --place --launcher --connect-timeout -f --fanout --tree --accept-new -F --ssh-config --prefix -h --help -V --version" -- "$cur"))
 	else
 		COMPREPLY=($(compgen -c -- "$cur"))
 	fi
@@ -259,11 +264,12 @@ _coll_colltop()
 		--launcher) COMPREPLY=($(compgen -W "auto local ssh slurm" -- "$cur")); return ;;
 		--connect-timeout) return ;;
 		-f|--fanout) return ;;
+		--tree) return ;;
 		-F|--ssh-config) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 		--prefix) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
 	esac
 	if [[ "$cur" == -* ]]; then
-		COMPREPLY=($(compgen -W " -n --np -d --delay -b --batch --once --iterations --json --bytes --probe-iters --by-host --sort --filter --straggler-factor --straggler-intervals --straggler-ms --warmup --dead-after --stall --no-gpu --no-color --ascii --worker --control-port -H --hosts -x --exclude --hostfile -N --per-host --place --launcher --connect-timeout -f --fanout --accept-new -F --ssh-config --prefix -h --help -V --version" -- "$cur"))
+		COMPREPLY=($(compgen -W " -n --np -d --delay -b --batch --once --iterations --json --bytes --probe-iters --by-host --sort --filter --straggler-factor --straggler-intervals --straggler-ms --warmup --dead-after --stall --no-gpu --no-color --ascii --worker --control-port -H --hosts -x --exclude --hostfile -N --per-host --place --launcher --connect-timeout -f --fanout --tree --accept-new -F --ssh-config --prefix -h --help -V --version" -- "$cur"))
 	else
 		COMPREPLY=($(compgen -c -- "$cur"))
 	fi

@@ -11,6 +11,10 @@
  * only after its output, so nothing is lost on the way. A relay that ends
  * (or whose host fails) before its ranks did takes them with it: each host
  * of its subtree still running is named, with the relay and why.
+ *
+ * The hosts below a relay are given the rendezvous address the relay was
+ * given (where the front end reached the relay from): a cluster's hosts
+ * share its networks, and a relay has no better idea where the root is.
  */
 #include <stdio.h>
 #include <stdlib.h>
