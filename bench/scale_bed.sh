@@ -30,7 +30,8 @@ while [ $# -gt 0 ]; do
 	-n) per=$2; shift 2 ;;
 	-b) build=$2; shift 2 ;;
 	-f) fanout=$2; shift 2 ;;
-	-t) trees="0 $2"; shift 2 ;;
+	-t) [[ $2 =~ ^[1-9][0-9]*$ ]] || { echo "scale_bed: -t must be a tree width of 1 or more" >&2; exit 2; }
+		trees="0 $2"; shift 2 ;;
 	--no-collstack) stacks=0; shift ;;
 	*) echo "usage: $0 [-k HOSTS] [-n RANKS_PER_HOST] [-b BUILD_DIR] [-f FANOUT] [-t TREE_WIDTH] [--no-collstack]" >&2
 		exit 2 ;;
@@ -43,10 +44,11 @@ WORK=$(mktemp -d /tmp/coll-scale.XXXXXX)
 BED=$WORK/bed
 export COLL_JOB_DIR=$WORK/jobs COLL_KEEPALIVE_LIMIT=2000
 mkdir -p "$COLL_JOB_DIR"
-JOBPID=
+JOBPID= tp=
 cleanup() {
 	set +e	# whatever fails here, the bed comes down
 	[ -n "$JOBPID" ] && kill -- -"$JOBPID" 2>/dev/null
+	[ -n "$tp" ] && pkill -P "$tp" 2>/dev/null
 	sleep 1
 	bash "$ROOT/tests/netbed/fixture.sh" down "$BED" >/dev/null 2>&1 || true
 	rm -rf "$WORK"
@@ -66,6 +68,7 @@ hz=$(getconf CLK_TCK)
 sessions() { ss -Htn state established "( dport = :22 )" | awk '{print $4}' | grep -c "^$NET\." || true; }
 # The most SSH sessions this machine held to the bed at once, sampled until $1
 # ends, less the $2 held before it started (the hung job's, for collstack).
+# The sampling (ss every 0.2 s) is in the machine CPU column, a small part.
 peak_sessions() {
 	local most=0 n
 	while kill -0 "$1" 2>/dev/null; do
@@ -79,7 +82,7 @@ peak_sessions() {
 # measure NAME CHECK CMD...: run CMD (output in $WORK/NAME.out, .err, NAME made a file name), check it
 # with the shell function CHECK, add a row
 measure() {
-	local name=$1 check=$2 c0 c1 t rc=0 f tp sess before
+	local name=$1 check=$2 c0 c1 t rc=0 f sess before
 	shift 2
 	f=$WORK/$(printf %s "$name" | tr -c 'A-Za-z0-9\n' _)
 	before=$(sessions)

@@ -188,6 +188,20 @@ hostopt_plan(struct hostopt *a, struct hostlist *hl, int **rank_host, char *err,
 	return 0;
 }
 
+/* The most ranks any host runs. */
+static int
+hostopt_most_per_host(const struct hostopt *a)
+{
+	int *n = xcalloc((size_t)a->hl.n + 1, sizeof *n), most = 0;
+
+	for (int r = 0; r < a->jo.nranks; r++)
+		if (a->rank_host[r] >= 0 && a->rank_host[r] < a->hl.n &&
+		    ++n[a->rank_host[r]] > most)
+			most = n[a->rank_host[r]];
+	free(n);
+	return most;
+}
+
 int
 hostopt_prepare(struct hostopt *a, char *err, size_t len)
 {
@@ -198,7 +212,9 @@ hostopt_prepare(struct hostopt *a, char *err, size_t len)
 		a->names[i] = a->hl.hosts[i].name;
 	a->jo.nhosts = a->jo.kind == LAUNCH_SSH ? a->hl.n : 0;
 	if (!a->tree_given)
-		a->jo.tree = a->jo.nhosts > HOSTOPT_TREE_AUTO_HOSTS ? HOSTOPT_TREE_AUTO_WIDTH : 0;
+		a->jo.tree = a->jo.nhosts > HOSTOPT_TREE_AUTO_HOSTS &&
+		    hostopt_most_per_host(a) < HOSTOPT_TREE_AUTO_MAX_PER_HOST ?
+		    HOSTOPT_TREE_AUTO_WIDTH : 0;
 	a->jo.hosts = a->names;
 	a->jo.rank_host = a->rank_host;
 	a->jo.join_timeout_ms = comm_env_timeout_ms();

@@ -22,6 +22,11 @@ enum { HO_FIRST = 1000, HO_HOSTS = HO_FIRST, HO_EXCLUDE, HO_HOSTFILE, HO_PER_HOS
 /* --tree's default: past this many hosts, start them through relays of this width. */
 #define HOSTOPT_TREE_AUTO_HOSTS 128
 #define HOSTOPT_TREE_AUTO_WIDTH 32
+/*
+ * A relay is one more SSH session beside its host's ranks: by default the
+ * tree is used only while that stays within sshd's MaxSessions (10).
+ */
+#define HOSTOPT_TREE_AUTO_MAX_PER_HOST 10
 
 /* The entries, for a tool's option table; per_host_help says what -N means there. */
 #define HOSTOPT_TABLE(per_host_help) \

@@ -250,8 +250,13 @@ relay_plan(struct relay *r)
 
 	while (r->stage < 2 && !r->bad && r->stdin_open) {
 		uint64_t now = clock_now_ms();
+		int n = now < end ? poll(&pfd, 1, (int)(end - now)) : 0;
 
-		if (now >= end || poll(&pfd, 1, (int)(end - now)) == 0) {
+		if (n < 0 && errno == EINTR && relay_sig == 0)
+			continue;
+		if (relay_sig != 0)
+			return -1;
+		if (n <= 0) {
 			fprintf(stderr, "collrun --relay: no plan on stdin within %d s: is the "
 			    "launcher the same coll version?\n", RELAY_PLAN_WAIT_MS / 1000);
 			return -1;
@@ -317,6 +322,9 @@ relay_args(struct relay *r, int argc, char **argv)
 	}
 	if (i + 1 >= argc || r->o.nranks == 0 || r->o.nhosts == 0 || r->o.master_addr == NULL)
 		return -1;
+	/* The front end's -F FILE, when this host has no such file: ~/.ssh/config here. */
+	if (r->o.ssh_config != NULL && access(r->o.ssh_config, R_OK) != 0)
+		r->o.ssh_config = NULL;
 	r->o.argv = argv + i + 1;
 	r->o.path = argv[i + 1];
 	/* The suite is where it is here on every host: this very program. */

@@ -182,8 +182,11 @@ ssh_chan_start(struct launch *l, struct ssh_node *n, struct ssh_chan *c)
 		if ((c->ch = libssh2_channel_open_session(s)) == NULL) {
 			if (libssh2_session_last_errno(s) == LIBSSH2_ERROR_EAGAIN)
 				return 0;
-			l->cb.host_failed(l->cb.arg, n->host, "cannot open a channel for a rank: "
-			    "raise sshd's MaxSessions (10 by default) for many ranks per host");
+			l->cb.host_failed(l->cb.arg, n->host, c->relay != NULL ? "cannot open a "
+			    "channel for the relay beside this host's ranks: raise sshd's MaxSessions "
+			    "(10 by default) above ranks per host, or use --tree 0" : "cannot open a "
+			    "channel for a rank: raise sshd's MaxSessions (10 by default) for many "
+			    "ranks per host");
 			if (c->relay != NULL)
 				ssh_relay_lose(l, n, c, "could not be started");
 			else
@@ -512,7 +515,8 @@ ssh_signal(struct launch *l, int sig)
 			n->stopped = 1;
 			sshhost_fail(&n->h, "not started: the job was stopped first");
 		}
-		if (n->h.state != SH_READY)
+		/* A host still connecting gets the record after its id (ssh_node_ready). */
+		if (n->h.state > SH_READY)
 			continue;
 		for (int k = 0; k < n->nchan; k++) {
 			struct ssh_chan *c = &n->chans[k];

@@ -148,6 +148,8 @@ ssh_relay_line(struct launch *l, struct ssh_chan *c, int stream, const char *lin
 			snprintf(rl->said, sizeof rl->said, "%.*s", (int)len, line);
 		return;
 	}
+	/* Noise before the relay began speaking is not why it ended. */
+	rl->said[0] = '\0';
 	if (u.kind == TREEPROTO_HOST) {
 		char why[AGENTPROTO_PIECE + 1];
 

@@ -109,9 +109,11 @@ treeproto_parse_host(const char *line, size_t len, int nranks, int nhosts, int *
 		for (long r = a; r <= b; r++)
 			rank_host[r] = (int)h;
 		last = b;
-	} while (p < end && *p++ == ',');
-	if (p != end)
-		return COLL_EPROTO;
+		if (p == end)
+			break;
+		if (*p++ != ',')
+			return COLL_EPROTO;
+	} while (1);
 	*host = (int)h;
 	return COLL_OK;
 }

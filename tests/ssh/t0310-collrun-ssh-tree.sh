@@ -25,7 +25,7 @@ for t in 0 2; do
 		"$MARK" >"$TMP/o" 2>"$TMP/e" &
 	pid=$!
 	echo $pid >>"$TMP/pids"
-	wait_up 8
+	check "--tree $t: 8 ranks up" wait_up 8
 	n=$(sessions)
 	kill -TERM $pid
 	wait $pid
@@ -63,14 +63,15 @@ expect_code 0 $? "--tree 1: much output"
 check "the 4th host's output arrived whole, in order" cmp -s "$TMP/o" "$TMP/want"
 
 # 4. Exit codes and signals through the layers.
-collrun -F "$CFG" -H "$HOSTS" --tree 1 --grace 0 bash -c '[ $RANK = 3 ] && exit 7; exec sleep 20' >"$TMP/o" 2>"$TMP/e"
+collrun -F "$CFG" -H "$HOSTS" --tree 1 --grace 0 bash -c '[ $RANK = 3 ] && exit 7; exec -a "$0" sleep 20' "$MARK" \
+	>"$TMP/o" 2>"$TMP/e"
 expect_code 7 $? "the deepest rank's exit code"
 check "it is named with its host and pid" grep -q "^collrun: rank 3 on node04 (pid [0-9]*) exited with code 7" "$TMP/e"
 "$BIN/collrun" -F "$CFG" -H "$HOSTS" --tree 1 bash -c 'trap "echo got INT; exit 5" INT; echo up; sleep 30 & wait' \
 	>"$TMP/o" 2>"$TMP/e" &
 pid=$!
 echo $pid >>"$TMP/pids"
-wait_up 4
+check "chain: 4 ranks up" wait_up 4
 kill -INT $pid
 wait $pid
 expect_code 5 $? "SIGINT through the chain"
@@ -81,7 +82,7 @@ check "every rank got SIGINT" test "$(grep -c 'got INT$' "$TMP/o")" -eq 4
 	>"$TMP/o" 2>"$TMP/e" &
 pid=$!
 echo $pid >>"$TMP/pids"
-wait_up 8
+check "--tree 2: 8 ranks up again" wait_up 8
 relay=$(relay_on 3)
 check "a relay runs on node03" test -n "$relay"
 kill -9 $relay
@@ -98,18 +99,25 @@ collrun -F "$TMP/cfg2" -H node01,node02,nobody,node04 --tree 2 --connect-timeout
 expect_code 255 $? "an unreachable relay"
 check "node04 named: its relay could not be used" grep -q "^  node04: not started: its relay on nobody could not be used" "$TMP/e"
 check "the rest ran" test "$(grep -c '^\[[01] node0[12]\] node0[12]$' "$TMP/o")" -eq 2
+# ... and a host below a relay that cannot be reached: the relay names it.
+collrun -F "$TMP/cfg2" -H node01,node02,node03,nobody --tree 2 --connect-timeout 2 hostname >"$TMP/o" 2>"$TMP/e"
+expect_code 255 $? "an unreachable host below a relay"
+check "the relay named it, with why" grep -Eq "^  nobody: (timed out after 2 s connecting|cannot connect to port 22: No route to host)" "$TMP/e"
+check "the summary names it alone" test "$(grep -c '^  [a-z0-9]*: ' "$TMP/e")" -eq 1
+check "the other 3 ran" test "$(grep -c '^\[[0-2] node0[1-3]\] node0[1-3]$' "$TMP/o")" -eq 3
 
 # 7. collrun killed outright: every rank below the relays ends by itself.
 "$BIN/collrun" -F "$CFG" -H "$HOSTS" -N 2 --tree 1 bash -c 'echo up; exec -a "$0" sleep 60' "$MARK" \
 	>"$TMP/o" 2>"$TMP/e" &
 pid=$!
 echo $pid >>"$TMP/pids"
-wait_up 8
+check "chain: 8 ranks up" wait_up 8
+check "3 relays run" test "$(pgrep -f -- "--relay --uid-stdin.*$MARK" | wc -l)" -eq 3
 kill -9 $pid
 wait $pid 2>/dev/null
 for _ in $(seq 100); do [ "$(leftovers)" -eq 0 ] && break; sleep 0.1; done
-check "ranks died within 10 s of losing collrun" test "$(leftovers)" -eq 0
-check "and so did the relays" test -z "$(pgrep -f -- '--relay --uid-stdin')"
+# The relays carry the marker in their command line too.
+check "ranks and relays died within 10 s of losing collrun" test "$(leftovers)" -eq 0
 
 # 8. The tools run through the tree too.
 collcheck env -F "$CFG" -H "$HOSTS" --tree 2 >"$TMP/o" 2>"$TMP/e"

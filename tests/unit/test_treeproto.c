@@ -105,6 +105,10 @@ test_plan_refused(void **state)
 		"h 1 n 0-",
 		"h 1 n 00",
 		"h 1 n 0 1",
+		"h 1 n 0x",		/* junk after the ranks */
+		"h 1 n 0 ",
+		"h 1 n 0-3x",
+		"h 1 n 0-3,4x",
 		"x 1 n 0",
 		"h",
 	};
