@@ -119,10 +119,15 @@ for _ in $(seq 100); do [ "$(leftovers)" -eq 0 ] && break; sleep 0.1; done
 # The relays carry the marker in their command line too.
 check "ranks and relays died within 10 s of losing collrun" test "$(leftovers)" -eq 0
 
-# 8. The tools run through the tree too.
+# 8. The tools run through the tree too, with the verdicts of a flat start
+# (t0306 leaves node03's sshd a memlock limit it cannot raise again: a WARN,
+# the same both ways).
+collcheck env -F "$CFG" -H "$HOSTS" --tree 0 >"$TMP/flat" 2>"$TMP/e"
+flat=$?
 collcheck env -F "$CFG" -H "$HOSTS" --tree 2 >"$TMP/o" 2>"$TMP/e"
-expect_code 0 $? "collcheck env --tree 2"
-check "every host checked" test "$(grep -c '^node0[1-4]  OK$' "$TMP/o")" -eq 4
+expect_code "$flat" $? "collcheck env --tree 2, as flat"
+check "every host checked, none unreachable" test "$(grep -cE '^node0[1-4]  (OK$|WARN )' "$TMP/o")" -eq 4
+check "the same verdicts as flat" cmp -s <(grep '^node' "$TMP/flat") <(grep '^node' "$TMP/o")
 
 # 9. Bad --tree values are refused with a clear line.
 collrun -H "$HOSTS" --tree -1 true >"$TMP/o" 2>&1
