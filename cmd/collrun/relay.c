@@ -29,6 +29,7 @@
 #include "err.h"
 #include "launch.h"
 #include "linebuf.h"
+#include "opt.h"
 #include "treeproto.h"
 #include "uid.h"
 #include "xmalloc.h"
@@ -266,21 +267,36 @@ relay_plan(struct relay *r)
 	return r->stage == 2 && !r->bad ? 0 : -1;
 }
 
+/* Set the number option opt to val: 1, or 0 if opt is no such option or val is out of its range. */
 static int
-relay_long(const char *s, long min, long max, long *out)
+relay_number(struct relay *r, const char *opt, const char *val)
 {
-	char *end;
+	const struct { const char *name; long min, max; int *to; } nums[] = {
+		{ "--nranks", 1, COLL_MAX_RANKS, &r->o.nranks },
+		{ "--nhosts", 1, RELAY_MAX_HOSTS, &r->o.nhosts },
+		{ "--tree", 0, RELAY_MAX_HOSTS, &r->o.tree },
+		{ "--fanout", 1, 100000, &r->o.fanout },
+		{ "--connect-timeout-ms", 0, 3600000, &r->o.connect_timeout_ms },
+		{ "--master-port", 0, 65535, &r->o.master_port },
+	};
+	char err[128];	/* which value was bad: the caller says only that one was */
+	long v;
 
-	errno = 0;
-	*out = strtol(s, &end, 10);
-	return errno == 0 && end != s && *end == '\0' && *out >= min && *out <= max ? 0 : -1;
+	for (size_t k = 0; k < sizeof nums / sizeof nums[0]; k++) {
+		if (strcmp(opt, nums[k].name) != 0)
+			continue;
+		if (opt_int(opt, val, nums[k].min, nums[k].max, &v, err, sizeof err) != 0)
+			return 0;
+		*nums[k].to = (int)v;
+		return 1;
+	}
+	return 0;
 }
 
 static int
 relay_args(struct relay *r, int argc, char **argv)
 {
 	int i = 2;
-	long v;
 
 	if (i >= argc || strcmp(argv[i++], "--uid-stdin") != 0)
 		return -1;
@@ -304,20 +320,7 @@ relay_args(struct relay *r, int argc, char **argv)
 			r->o.ssh_config = val;
 		else if (strcmp(opt, "--cwd") == 0)
 			r->o.cwd = val;
-		else if (strcmp(opt, "--nranks") == 0 && relay_long(val, 1, COLL_MAX_RANKS, &v) == 0)
-			r->o.nranks = (int)v;
-		else if (strcmp(opt, "--nhosts") == 0 && relay_long(val, 1, RELAY_MAX_HOSTS, &v) == 0)
-			r->o.nhosts = (int)v;
-		else if (strcmp(opt, "--tree") == 0 && relay_long(val, 0, RELAY_MAX_HOSTS, &v) == 0)
-			r->o.tree = (int)v;
-		else if (strcmp(opt, "--fanout") == 0 && relay_long(val, 1, 100000, &v) == 0)
-			r->o.fanout = (int)v;
-		else if (strcmp(opt, "--connect-timeout-ms") == 0 &&
-		    relay_long(val, 0, 3600000, &v) == 0)
-			r->o.connect_timeout_ms = (int)v;
-		else if (strcmp(opt, "--master-port") == 0 && relay_long(val, 0, 65535, &v) == 0)
-			r->o.master_port = (int)v;
-		else
+		else if (!relay_number(r, opt, val))
 			return -1;
 	}
 	if (i + 1 >= argc || r->o.nranks == 0 || r->o.nhosts == 0 || r->o.master_addr == NULL)

@@ -301,7 +301,7 @@ ssh_node_ready(struct ssh *sh, struct ssh_node *n)
 		char *pending = c->input;	/* signal records queued before the host was ready */
 
 		if (c->relay != NULL) {
-			ssh_relay_ready(sh, n, c, uidstr);
+			ssh_relay_ready(sh, c, uidstr);
 			continue;
 		}
 		c->cmd = ssh_command(sh, c->rank, uidstr);

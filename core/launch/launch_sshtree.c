@@ -64,13 +64,12 @@ ssh_relay_word_int(struct shbuf *b, const char *opt, long v)
 }
 
 void
-ssh_relay_ready(struct ssh *sh, struct ssh_node *n, struct ssh_chan *c, const char *uidstr)
+ssh_relay_ready(struct ssh *sh, struct ssh_chan *c, const char *uidstr)
 {
 	const struct launch_opts *o = &sh->o;
 	struct ssh_relay *rl = c->relay;
 	struct shbuf b = { 0 }, in = { 0 };
 
-	(void)n;
 	ssh_command_head(sh, &b, "--relay");
 	ssh_relay_word_int(&b, "--nranks", o->nranks);
 	ssh_relay_word_int(&b, "--nhosts", o->nhosts);

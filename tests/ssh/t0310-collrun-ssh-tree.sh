@@ -18,14 +18,18 @@ wait_up() { # wait_up N: N lines "up" in $TMP/o
 	for _ in $(seq 150); do [ "$(grep -c ' up$' "$TMP/o")" -ge "$1" ] && return 0; sleep 0.1; done
 	return 1
 }
+start() { # start N WHAT ARGS...: collrun ARGS on the bed in the background ($pid), until N ranks are up
+	local n=$1 what=$2
+	shift 2
+	"$BIN/collrun" -F "$CFG" -H "$HOSTS" "$@" >"$TMP/o" 2>"$TMP/e" &
+	pid=$!
+	echo $pid >>"$TMP/pids"
+	check "$what: $n ranks up" wait_up "$n"
+}
 
 # 1. Flat and tree side by side: same output, 4 sessions against 2.
 for t in 0 2; do
-	"$BIN/collrun" -F "$CFG" -H "$HOSTS" -N 2 --tree $t bash -c 'echo up; exec -a "$0" sleep 30' \
-		"$MARK" >"$TMP/o" 2>"$TMP/e" &
-	pid=$!
-	echo $pid >>"$TMP/pids"
-	check "--tree $t: 8 ranks up" wait_up 8
+	start 8 "--tree $t" -N 2 --tree $t bash -c 'echo up; exec -a "$0" sleep 30' "$MARK"
 	n=$(sessions)
 	kill -TERM $pid
 	wait $pid
@@ -67,22 +71,14 @@ collrun -F "$CFG" -H "$HOSTS" --tree 1 --grace 0 bash -c '[ $RANK = 3 ] && exit 
 	>"$TMP/o" 2>"$TMP/e"
 expect_code 7 $? "the deepest rank's exit code"
 check "it is named with its host and pid" grep -q "^collrun: rank 3 on node04 (pid [0-9]*) exited with code 7" "$TMP/e"
-"$BIN/collrun" -F "$CFG" -H "$HOSTS" --tree 1 bash -c 'trap "echo got INT; exit 5" INT; echo up; sleep 30 & wait' \
-	>"$TMP/o" 2>"$TMP/e" &
-pid=$!
-echo $pid >>"$TMP/pids"
-check "chain: 4 ranks up" wait_up 4
+start 4 chain --tree 1 bash -c 'trap "echo got INT; exit 5" INT; echo up; sleep 30 & wait'
 kill -INT $pid
 wait $pid
 expect_code 5 $? "SIGINT through the chain"
 check "every rank got SIGINT" test "$(grep -c 'got INT$' "$TMP/o")" -eq 4
 
 # 5. A relay killed: its subtree is named, the job ends 255, nothing is left.
-"$BIN/collrun" -F "$CFG" -H "$HOSTS" -N 2 --tree 2 bash -c 'echo up; exec -a "$0" sleep 30' "$MARK" \
-	>"$TMP/o" 2>"$TMP/e" &
-pid=$!
-echo $pid >>"$TMP/pids"
-check "--tree 2: 8 ranks up again" wait_up 8
+start 8 "--tree 2 again" -N 2 --tree 2 bash -c 'echo up; exec -a "$0" sleep 30' "$MARK"
 relay=$(relay_on 3)
 check "a relay runs on node03" test -n "$relay"
 kill -9 $relay
@@ -107,11 +103,7 @@ check "the summary names it alone" test "$(grep -c '^  [a-z0-9]*: ' "$TMP/e")" -
 check "the other 3 ran" test "$(grep -c '^\[[0-2] node0[1-3]\] node0[1-3]$' "$TMP/o")" -eq 3
 
 # 7. collrun killed outright: every rank below the relays ends by itself.
-"$BIN/collrun" -F "$CFG" -H "$HOSTS" -N 2 --tree 1 bash -c 'echo up; exec -a "$0" sleep 60' "$MARK" \
-	>"$TMP/o" 2>"$TMP/e" &
-pid=$!
-echo $pid >>"$TMP/pids"
-check "chain: 8 ranks up" wait_up 8
+start 8 chain -N 2 --tree 1 bash -c 'echo up; exec -a "$0" sleep 60' "$MARK"
 check "3 relays run" test "$(pgrep -f -- "--relay --uid-stdin.*$MARK" | wc -l)" -eq 3
 kill -9 $pid
 wait $pid 2>/dev/null
