@@ -19,7 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static void
 fuzz_tree_check(const struct stack_node *n)
 {
-	if (n->ranks.n < 1 || stack_rankset_count(&n->ranks) < 1)
+	if (n->ranks.n < 1 || rankset_count(&n->ranks) < 1)
 		abort();
 	for (int i = 0; i < n->nkids; i++)
 		fuzz_tree_check(n->kids[i]);

@@ -554,5 +554,6 @@ check_result_free(struct check_result *r)
 	free(r->lat);
 	free(r->bw);
 	json_decref(r->allreduce);
+	facts_fold_free(&r->fold);
 	memset(r, 0, sizeof *r);
 }

@@ -18,6 +18,7 @@
 
 #include "cmd.h"
 #include "facts.h"
+#include "factsfold.h"
 #include "hostopt.h"
 
 enum check_what { CHECK_ENV = 1 << 0, CHECK_LINKS = 1 << 1, CHECK_ALLREDUCE = 1 << 2 };
@@ -72,6 +73,7 @@ struct check_result {
 	struct check_host *hosts;
 	int nranks;
 	int *rank_host;		/* rank -> host index */
+	struct facts_fold fold;	/* every rank's facts, until check_expand_facts */
 	double *lat, *bw;	/* nranks x nranks, row = measuring rank; NULL without links */
 	json_t *allreduce;	/* rows, or NULL */
 	int nfind;
@@ -93,6 +95,8 @@ int check_worker(struct check_args *a);
 json_t *check_record(const struct check_result *r);
 int check_record_read(struct check_result *r, const char *buf, size_t len, char *err,
     size_t errlen);
+/* Give each host its facts out of r->fold. */
+void check_expand_facts(struct check_result *r);
 
 /* front.c: the front end role; exit code. */
 int check_front(struct check_args *a, int argc, char **argv);

@@ -1,6 +1,5 @@
 /*
- * The worker role: join the job, gather every rank's facts to rank 0 in one
- * round, measure clocks against rank 0, the links between every pair and a
+ * The worker role: join the job, fold every rank's facts into rank 0, measure clocks against rank 0, the links between every pair and a
  * short all-reduce sweep through the core, and on rank 0 either hand the
  * record to the front end (--worker) or analyse and print it (under collrun).
  */
@@ -86,48 +85,80 @@ check_links_progress(void *arg, int round, int rounds)
 }
 
 /* Rank 0: one host per distinct host name, in rank order; rank_host maps ranks to them. */
-static int
-check_hosts_from(struct check_worker *w, const struct coll_blobs *b)
+static void
+check_hosts_from(struct check_worker *w)
 {
 	struct check_result *r = &w->r;
 	int n = comm_size(w->c);
+	const char **names = xcalloc((size_t)n, sizeof *names);
 
+	for (int i = 0; i < r->fold.n; i++) {
+		const struct facts_folded *e = &r->fold.v[i];
+
+		if (strcmp(e->key, "host.name") != 0 || facts_is_skipped(e->val))
+			continue;
+		for (int g = 0; g < e->ranks.n; g++)
+			for (int k = e->ranks.r[g][0]; k <= e->ranks.r[g][1] && k < n; k++)
+				names[k] = e->val;
+	}
 	r->nranks = n;
 	r->rank_host = xcalloc((size_t)n, sizeof *r->rank_host);
 	r->hosts = xcalloc((size_t)n, sizeof *r->hosts);
 	for (int k = 0; k < n; k++) {
-		struct facts f;
-		const char *name;
+		const char *name = names[k] != NULL ? names[k] : comm_host(w->c, k);
 		int h;
 
-		facts_init(&f);
-		if (facts_unpack(&f, (const char *)b->data + b->off[k], b->len[k]) != COLL_OK)
-			facts_add(&f, "collcheck", "rank %d sent malformed facts", k);
-		name = facts_get(&f, "host.name");
-		if (name == NULL || facts_is_skipped(name))
-			name = comm_host(w->c, k);
 		for (h = 0; h < r->nhosts && strcmp(r->hosts[h].name, name) != 0; h++)
 			;
 		r->rank_host[k] = h;
-		if (h < r->nhosts) {
-			facts_free(&f);
+		if (h < r->nhosts)
 			continue;
-		}
 		r->hosts[h] = (struct check_host){ .name = xstrdup(name), .rank = k,
-		    .pid = comm_pid(w->c, k), .facts = f };
+		    .pid = comm_pid(w->c, k) };
+		facts_init(&r->hosts[h].facts);
 		r->nhosts++;
 	}
-	return COLL_OK;
+	free(names);
 }
 
+struct check_fold {
+	struct facts_fold *ff;
+	int nranks;
+};
+
+static void *
+check_fold_pack(void *arg, size_t *len)
+{
+	return facts_fold_pack(((struct check_fold *)arg)->ff, len);
+}
+
+static int
+check_fold_merge(void *arg, const void *buf, size_t len, int from)
+{
+	struct check_fold *cf = arg;
+	struct facts_fold in;
+	int rc;
+
+	(void)from;
+	facts_fold_init(&in);
+	if ((rc = facts_fold_unpack(&in, buf, len, cf->nranks)) == COLL_OK)
+		facts_fold_merge(cf->ff, &in);
+	facts_fold_free(&in);
+	return rc;
+}
+
+/*
+ * Fold every rank's facts up a binomial tree (coll_fold): each parent merges
+ * what its children agree on, so rank 0 receives a few folds about the size
+ * of one host's facts plus what differs, not every host's facts.
+ */
 static int
 check_gather_facts(struct check_worker *w)
 {
 	struct facts f;
 	struct facts_roots roots;
-	struct coll_blobs b = { 0 };
-	size_t len;
-	char *buf;
+	struct check_fold cf = { &w->r.fold, comm_size(w->c) };
+	struct coll_fold_ops ops = { check_fold_pack, check_fold_merge, &cf };
 	int rc;
 
 	facts_init(&f);
@@ -136,13 +167,13 @@ check_gather_facts(struct check_worker *w)
 		facts_collect(&f, &roots, environ);
 	else
 		facts_read_host(&f, &roots);
-	buf = facts_pack(&f, &len);
+	facts_fold_add(&w->r.fold, &f, comm_rank(w->c));
 	facts_free(&f);
-	rc = coll_gatherv(w->c, buf, len, 0, &b);
-	free(buf);
+	rc = coll_fold(w->c, 0, &ops);
 	if (rc == COLL_OK && comm_rank(w->c) == 0)
-		rc = check_hosts_from(w, &b);
-	coll_blobs_free(&b);
+		check_hosts_from(w);
+	else
+		facts_fold_free(&w->r.fold);
 	return rc;
 }
 
@@ -299,6 +330,7 @@ check_worker(struct check_args *a)
 		code = EXIT_USAGE;
 		goto out;
 	}
+	check_expand_facts(&w.r);
 	check_analyse(&w.r, a, a->baseline != NULL ? &base : NULL);
 	if (a->save_baseline != NULL && check_baseline_save(&w.r, a->save_baseline, err,
 	    sizeof err) != 0) {
@@ -315,23 +347,26 @@ out:
 	return code;
 }
 
-/* The record: hosts with their facts and clocks, the link matrices, the sweep. */
+/*
+ * The record: hosts with their clocks, the facts still folded (in the fold's
+ * own checked text form), the link matrices, the sweep.
+ */
 json_t *
 check_record(const struct check_result *r)
 {
 	json_t *rec = json_object(), *hosts = json_array(), *map = json_array(), *ms = json_object();
+	size_t flen;
+	char *folded = facts_fold_pack(&r->fold, &flen);
 
 	for (int h = 0; h < r->nhosts; h++) {
 		const struct check_host *ch = &r->hosts[h];
-		json_t *facts = json_object();
 
-		for (int i = 0; i < ch->facts.n; i++)
-			json_object_set_new(facts, ch->facts.v[i].key,
-			    json_string(ch->facts.v[i].val));
-		json_array_append_new(hosts, json_pack("{s:s, s:i, s:i, s:f, s:f, s:o}", "host",
+		json_array_append_new(hosts, json_pack("{s:s, s:i, s:i, s:f, s:f}", "host",
 		    ch->name, "rank", ch->rank, "pid", ch->pid, "clock_offset_us", ch->offset_us,
-		    "rtt_us", ch->rtt_us, "facts", facts));
+		    "rtt_us", ch->rtt_us));
 	}
+	json_object_set_new(rec, "facts", json_stringn(folded, flen));
+	free(folded);
 	for (int k = 0; k < r->nranks; k++)
 		json_array_append_new(map, json_integer(r->rank_host[k]));
 	for (int p = 0; p < CHECK_PHASES; p++)
@@ -358,11 +393,11 @@ check_record(const struct check_result *r)
 static int
 check_record_host(struct check_host *ch, json_t *j, int nranks)
 {
-	json_t *facts = json_object_get(j, "facts"), *v, *rank = json_object_get(j, "rank");
-	const char *name = json_string_value(json_object_get(j, "host")), *key;
+	json_t *rank = json_object_get(j, "rank");
+	const char *name = json_string_value(json_object_get(j, "host"));
 
-	if (name == NULL || !json_is_object(facts) || !json_is_integer(rank) ||
-	    json_integer_value(rank) < 0 || json_integer_value(rank) >= nranks)
+	if (name == NULL || !json_is_integer(rank) || json_integer_value(rank) < 0 ||
+	    json_integer_value(rank) >= nranks)
 		return -1;
 	ch->name = xstrdup(name);
 	ch->rank = (int)json_integer_value(rank);
@@ -370,9 +405,6 @@ check_record_host(struct check_host *ch, json_t *j, int nranks)
 	facts_init(&ch->facts);
 	ch->offset_us = json_number_value(json_object_get(j, "clock_offset_us"));
 	ch->rtt_us = json_number_value(json_object_get(j, "rtt_us"));
-	json_object_foreach(facts, key, v)
-		if (json_is_string(v))
-			facts_add(&ch->facts, key, "%s", json_string_value(v));
 	return 0;
 }
 
@@ -380,7 +412,7 @@ int
 check_record_read(struct check_result *r, const char *buf, size_t len, char *err, size_t errlen)
 {
 	json_error_t je;
-	json_t *rec = json_loadb(buf, len, 0, &je), *hosts, *map, *lat, *bw, *ar;
+	json_t *rec = json_loadb(buf, len, 0, &je), *hosts, *map, *lat, *bw, *ar, *facts;
 	size_t n, nn;
 
 	if (rec == NULL) {
@@ -423,6 +455,15 @@ check_record_read(struct check_result *r, const char *buf, size_t len, char *err
 		}
 		r->rank_host[k] = (int)json_integer_value(h);
 	}
+	facts = json_object_get(rec, "facts");
+	if (!json_is_string(facts) || facts_fold_unpack(&r->fold, json_string_value(facts),
+	    json_string_length(facts), r->nranks) != COLL_OK) {
+		snprintf(err, errlen, "rank 0's record has malformed facts: use the same coll "
+		    "version on every host");
+		json_decref(rec);
+		return -1;
+	}
+	check_expand_facts(r);
 	lat = json_object_get(rec, "lat_us");
 	bw = json_object_get(rec, "bw_gbs");
 	nn = (size_t)r->nranks * r->nranks;
@@ -443,4 +484,18 @@ check_record_read(struct check_result *r, const char *buf, size_t len, char *err
 		r->allreduce = json_incref(ar);
 	json_decref(rec);
 	return 0;
+}
+
+/* Each host's facts out of the fold, from its first rank; the fold is then let go. */
+void
+check_expand_facts(struct check_result *r)
+{
+	struct facts **out = xcalloc(r->nranks > 0 ? (size_t)r->nranks : 1, sizeof *out);
+
+	for (int h = 0; h < r->nhosts; h++)
+		if (r->hosts[h].rank >= 0 && r->hosts[h].rank < r->nranks)
+			out[r->hosts[h].rank] = &r->hosts[h].facts;
+	facts_fold_expand(&r->fold, out, r->nranks);
+	facts_fold_free(&r->fold);
+	free(out);
 }

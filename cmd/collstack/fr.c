@@ -308,7 +308,7 @@ fr_pg_names(const struct fr_set *s, const char ***out)
 
 /* The ranks of a process group, from pg_config's "[0, 1, 2]" in any dump, and its desc. */
 static void
-fr_pg_ranks(const struct fr_set *s, const char *pg, struct stack_rankset *rs,
+fr_pg_ranks(const struct fr_set *s, const char *pg, struct rankset *rs,
     const char **desc)
 {
 	*desc = NULL;
@@ -326,7 +326,7 @@ fr_pg_ranks(const struct fr_set *s, const char *pg, struct stack_rankset *rs,
 				continue;
 			v = strtol(p, &end, 10);
 			if (v >= 0 && v < STACK_RANK_MAX)
-				stack_rankset_add(rs, (int)v);
+				rankset_add(rs, (int)v);
 			p = end - 1;
 		}
 	}
@@ -487,7 +487,7 @@ fr_behind(const struct fr_set *s, const char *pg, struct fr_ent **l, const int *
 
 /* Ranks of the group with no entry of it at all: no dump given, or nothing recorded. */
 static void
-fr_absent(const struct fr_set *s, const char *pg, const struct stack_rankset *rs,
+fr_absent(const struct fr_set *s, const char *pg, const struct rankset *rs,
     const int *n, struct fr_report *r)
 {
 	for (int k = 0; k < rs->n; k++)
@@ -508,7 +508,7 @@ fr_absent(const struct fr_set *s, const char *pg, const struct stack_rankset *rs
 static void
 fr_pg(const struct fr_set *s, const char *pg, struct fr_report *r)
 {
-	struct stack_rankset rs = { 0 };
+	struct rankset rs = { 0 };
 	struct fr_ent **l = xcalloc((size_t)s->n, sizeof *l);
 	const struct fr_ent *ref = NULL, *at;
 	int *n = xcalloc((size_t)s->n, sizeof *n), joined = 0, base = -1;
@@ -517,7 +517,7 @@ fr_pg(const struct fr_set *s, const char *pg, struct fr_report *r)
 	const char *what, *desc;
 
 	fr_pg_ranks(s, pg, &rs, &desc);
-	stack_rankset_fold(&rs, ranks, sizeof ranks);
+	rankset_fold(&rs, ranks, sizeof ranks);
 	for (int i = 0; i < s->n; i++) {
 		n[i] = fr_list(&s->d[i], pg, &l[i]);
 		if (n[i] > 0 && l[i][n[i] - 1].seq > top)
@@ -536,7 +536,7 @@ fr_pg(const struct fr_set *s, const char *pg, struct fr_report *r)
 		r->unreadable++;
 		free(n);
 		free(l);
-		stack_rankset_free(&rs);
+		rankset_free(&rs);
 		return;
 	}
 	fr_say(r, NULL, "process group %s%s%s%s (ranks %s): newest collective %s seq %lld, in %d "
@@ -575,7 +575,7 @@ fr_pg(const struct fr_set *s, const char *pg, struct fr_report *r)
 		free(l[i]);
 	free(l);
 	free(n);
-	stack_rankset_free(&rs);
+	rankset_free(&rs);
 }
 
 void

@@ -36,7 +36,7 @@ stk_kid_cmp(const void *a, const void *b)
 {
 	const struct stack_node *x = *(const struct stack_node *const *)a;
 	const struct stack_node *y = *(const struct stack_node *const *)b;
-	int cx = stack_rankset_count(&x->ranks), cy = stack_rankset_count(&y->ranks);
+	int cx = rankset_count(&x->ranks), cy = rankset_count(&y->ranks);
 
 	if (cx != cy)
 		return cy - cx;
@@ -66,10 +66,10 @@ static void
 stk_print_frame(const struct stk_out *o, const struct stack_node *n, int show_ranks)
 {
 	char name[600], *ranks;
-	int cnt = stack_rankset_count(&n->ranks);
+	int cnt = rankset_count(&n->ranks);
 
 	if (show_ranks) {
-		ranks = stack_rankset_str(&n->ranks);
+		ranks = rankset_str(&n->ranks);
 		fprintf(o->f, "%s[%s]%s (%d) ", stk_c(o, C_RANK), ranks, stk_c(o, C_OFF), cnt);
 		free(ranks);
 	}
@@ -126,7 +126,7 @@ stk_leaf_sigs(const struct stack_node *n, const struct stk_result *r, uint64_t *
 	if (n->nkids == 0) {
 		(*leaf)++;
 		for (int i = 0; i < r->ntasks; i++)
-			if (stack_rankset_has(&n->ranks, r->tasks[i].id))
+			if (rankset_has(&n->ranks, r->tasks[i].id))
 				sig[i] = (sig[i] ^ *leaf) * 1099511628211ull;
 		return;
 	}
@@ -156,18 +156,18 @@ stk_print_classes(const struct stk_out *o, const struct stk_result *r)
 	fprintf(o->f, "%d equivalence class%s (%ss with the same stacks):", classes,
 	    classes == 1 ? "" : "es", o->label);
 	for (int i = 0; i < r->ntasks; i++) {
-		struct stack_rankset s = { 0 };
+		struct rankset s = { 0 };
 
 		if (done[i])
 			continue;
 		for (int k = i; k < r->ntasks; k++)
 			if (sig[k] == sig[i]) {
 				done[k] = 1;
-				stack_rankset_add(&s, r->tasks[k].id);
+				rankset_add(&s, r->tasks[k].id);
 			}
-		stack_rankset_fold(&s, buf, sizeof buf);
+		rankset_fold(&s, buf, sizeof buf);
 		fprintf(o->f, " %s[%s]%s", stk_c(o, C_RANK), buf, stk_c(o, C_OFF));
-		stack_rankset_free(&s);
+		rankset_free(&s);
 	}
 	fputc('\n', o->f);
 	free(sig);
@@ -217,9 +217,9 @@ stk_print_text(const struct stk_out *o, const struct stk_result *r, const struct
 	if (r->tree.nkids == 0)
 		return;
 	fputc('\n', o->f);
-	ranks = stack_rankset_str(&r->tree.ranks);
+	ranks = rankset_str(&r->tree.ranks);
 	fprintf(o->f, "%s[%s]%s (%d) %u threads\n", stk_c(o, C_RANK), ranks, stk_c(o, C_OFF),
-	    stack_rankset_count(&r->tree.ranks), r->tree.threads);
+	    rankset_count(&r->tree.ranks), r->tree.threads);
 	free(ranks);
 	for (int i = 0; i < r->tree.nkids; i++) {
 		int last = i == r->tree.nkids - 1;
@@ -234,14 +234,14 @@ stk_print_text(const struct stk_out *o, const struct stk_result *r, const struct
 static json_t *
 stk_tree_json(const struct stack_node *n)
 {
-	char *ranks = stack_rankset_str(&n->ranks), name[600];
+	char *ranks = rankset_str(&n->ranks), name[600];
 	json_t *o, *kids = json_array();
 
 	stack_node_name(n, name, sizeof name);
 	for (int i = 0; i < n->nkids; i++)
 		json_array_append_new(kids, stk_tree_json(n->kids[i]));
 	o = json_pack("{s:s, s:s, s:i, s:i, s:i, s:b, s:b, s:o}", "frame", name, "ranks", ranks,
-	    "count", stack_rankset_count(&n->ranks), "threads", (int)n->threads, "line",
+	    "count", rankset_count(&n->ranks), "threads", (int)n->threads, "line",
 	    n->line, "inlined", n->kind == STACK_FRAME_INLINED, "python",
 	    n->kind == STACK_FRAME_PYTHON, "children", kids);
 	if (n->file)
@@ -302,7 +302,7 @@ stk_dot_text(FILE *f, const char *s)
 static void
 stk_dot_node(FILE *f, const struct stack_node *n, int *id, int parent)
 {
-	char *ranks = stack_rankset_str(&n->ranks), name[600];
+	char *ranks = rankset_str(&n->ranks), name[600];
 	int me = (*id)++;
 
 	stack_node_name(n, name, sizeof name);
@@ -314,10 +314,10 @@ stk_dot_node(FILE *f, const struct stack_node *n, int *id, int parent)
 		if (n->line > 0)
 			fprintf(f, ":%d", n->line);
 	}
-	fprintf(f, "\\n[%s] (%d)\"];\n", ranks, stack_rankset_count(&n->ranks));
+	fprintf(f, "\\n[%s] (%d)\"];\n", ranks, rankset_count(&n->ranks));
 	if (parent >= 0)
 		fprintf(f, "  n%d -> n%d [label=\"%d\"];\n", parent, me,
-		    stack_rankset_count(&n->ranks));
+		    rankset_count(&n->ranks));
 	free(ranks);
 	for (int i = 0; i < n->nkids; i++)
 		stk_dot_node(f, n->kids[i], id, me);

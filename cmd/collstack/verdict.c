@@ -102,7 +102,7 @@ stk_states(const struct stk_result *r, struct stk_verdict *v)
 static void
 stk_missing(const struct stk_result *r, struct stk_verdict *v)
 {
-	struct stack_rankset miss = { 0 };
+	struct rankset miss = { 0 };
 	char buf[256];
 	int k = 0;
 
@@ -112,17 +112,17 @@ stk_missing(const struct stk_result *r, struct stk_verdict *v)
 		while (k < r->ntasks && r->tasks[k].id < rank)
 			k++;
 		if (k == r->ntasks || r->tasks[k].id != rank)
-			stack_rankset_add(&miss, rank);
+			rankset_add(&miss, rank);
 	}
 	if (miss.n > 0) {
-		stack_rankset_fold(&miss, buf, sizeof buf);
+		rankset_fold(&miss, buf, sizeof buf);
 		stk_say(v, "rank%s %s of %d %s missing: no process carries %s on the hosts searched",
-		    stack_rankset_count(&miss) > 1 ? "s" : "", buf, r->size,
-		    stack_rankset_count(&miss) > 1 ? "are" : "is",
-		    stack_rankset_count(&miss) > 1 ? "them" : "it");
+		    rankset_count(&miss) > 1 ? "s" : "", buf, r->size,
+		    rankset_count(&miss) > 1 ? "are" : "is",
+		    rankset_count(&miss) > 1 ? "them" : "it");
 		v->code = EXIT_PROBLEMS;
 	}
-	stack_rankset_free(&miss);
+	rankset_free(&miss);
 }
 
 struct stk_member {
@@ -377,17 +377,17 @@ stk_ras(const struct stk_result *r, struct stk_verdict *v)
 			behind += stk_ras_op(r, v, c, hash, op);
 		json_decref(ops);
 		if (json_array_size(json_object_get(c, "missing")) > 0) {
-			struct stack_rankset miss = { 0 };
+			struct rankset miss = { 0 };
 			char buf[256];
 
 			json_array_foreach(json_object_get(c, "missing"), k, x)
 				if (json_integer_value(x) >= 0 && json_integer_value(x) < STACK_RANK_MAX)
-					stack_rankset_add(&miss, (int)json_integer_value(x));
-			stack_rankset_fold(&miss, buf, sizeof buf);
+					rankset_add(&miss, (int)json_integer_value(x));
+			rankset_fold(&miss, buf, sizeof buf);
 			stk_say(v, "NCCL RAS: communicator %s: rank%s %s did not answer it (their "
 			    "process or host is gone or unreachable)", hash,
-			    stack_rankset_count(&miss) == 1 ? "" : "s", buf);
-			stack_rankset_free(&miss);
+			    rankset_count(&miss) == 1 ? "" : "s", buf);
+			rankset_free(&miss);
 			v->code = EXIT_PROBLEMS;
 		}
 	}

@@ -19,5 +19,6 @@ int tree_reduce_chain(struct comm *c, const void *sendbuf, void *recvbuf, size_t
 int alltoall_pairwise(struct comm *c, const void *sendbuf, void *recvbuf, size_t count,
     enum dtype dt);
 int gatherv_tree(struct comm *c, const void *buf, size_t len, int root, struct coll_blobs *out);
+int fold_tree(struct comm *c, int root, const struct coll_fold_ops *ops);
 
 #endif

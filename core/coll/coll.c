@@ -220,6 +220,7 @@ static int job_allgather(struct comm *c, struct coll_job *j);
 static int job_reduce_scatter(struct comm *c, struct coll_job *j);
 static int job_alltoall(struct comm *c, struct coll_job *j);
 static int job_gatherv(struct comm *c, struct coll_job *j);
+static int job_fold(struct comm *c, struct coll_job *j);
 static int job_barrier(struct comm *c, struct coll_job *j);
 static int job_p2p(struct comm *c, struct coll_job *j);
 
@@ -429,6 +430,21 @@ coll_gatherv(struct comm *c, const void *buf, size_t len, int root, struct coll_
 	return coll_end(c, gatherv_tree(c, buf, len, root, out));
 }
 
+int
+coll_fold(struct comm *c, int root, const struct coll_fold_ops *ops)
+{
+	int rc;
+
+	if (comm_deferring(c))
+		return coll_defer(c, &(struct coll_job){ .call = job_fold, .sbuf = ops,
+		    .root = root });
+	if ((rc = coll_begin(c, KIND_FOLD, 0)) != COLL_OK)
+		return rc;
+	if ((rc = coll_check(c, 0, DT_UINT8, OP_SUM, root)) != COLL_OK)
+		return coll_end(c, rc);
+	return coll_end(c, fold_tree(c, root, ops));
+}
+
 void
 coll_blobs_free(struct coll_blobs *b)
 {
@@ -541,6 +557,12 @@ static int
 job_gatherv(struct comm *c, struct coll_job *j)
 {
 	return coll_gatherv(c, j->sbuf, j->count, j->root, j->out);
+}
+
+static int
+job_fold(struct comm *c, struct coll_job *j)
+{
+	return coll_fold(c, j->root, j->sbuf);
 }
 
 static int

@@ -6,7 +6,7 @@ static const char *kind_names[KIND_MAX] = {
 	[KIND_REDUCE_SCATTER] = "reducescatter", [KIND_GATHERV] = "gatherv",
 	[KIND_BARRIER] = "barrier", [KIND_SEND] = "send", [KIND_RECV] = "recv",
 	[KIND_SENDRECV] = "sendrecv", [KIND_ALLTOALL] = "alltoall", [KIND_GATHER] = "gather",
-	[KIND_SCATTER] = "scatter",
+	[KIND_SCATTER] = "scatter", [KIND_FOLD] = "fold",
 };
 
 const char *

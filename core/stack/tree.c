@@ -41,7 +41,7 @@ stack_node_free(struct stack_node *n)
 	free(n->func);
 	free(n->file);
 	free(n->module);
-	stack_rankset_free(&n->ranks);
+	rankset_free(&n->ranks);
 }
 
 void
@@ -134,7 +134,7 @@ stack_node_kid(struct stack_node *p, const struct stack_frame *f)
 static void
 stack_node_pass(struct stack_node *n, int rank)
 {
-	stack_rankset_add(&n->ranks, rank);
+	rankset_add(&n->ranks, rank);
 	n->threads++;
 }
 
@@ -182,7 +182,7 @@ stack_tree_add(struct stack_node *root, int rank, const struct stack_thread *t)
 void
 stack_tree_merge(struct stack_node *dst, struct stack_node *src)
 {
-	stack_rankset_union(&dst->ranks, &src->ranks);
+	rankset_union(&dst->ranks, &src->ranks);
 	dst->threads += src->threads;
 	for (int i = 0; i < src->nkids; i++) {
 		struct stack_node *s = src->kids[i];
@@ -233,7 +233,7 @@ stack_buf_add(struct stack_buf *b, const char *s, size_t n)
 static void
 stack_pack_node(struct stack_buf *b, const struct stack_node *n, int depth)
 {
-	char head[96], *ranks = stack_rankset_str(&n->ranks);
+	char head[96], *ranks = rankset_str(&n->ranks);
 	int w;
 
 	w = snprintf(head, sizeof head, "%d %u %d %d %llx ", depth, n->threads, n->kind,
@@ -343,7 +343,7 @@ stack_parse_line(const char *s, const char *end, struct stack_node *n)
 	    stack_pack_hex(&s, end, &n->offset) || depth >= STACK_TREE_MAX_DEPTH ||
 	    threads < 1 || threads > UINT32_MAX || inl > STACK_FRAME_PYTHON || line < -1 || line > INT32_MAX ||
 	    (tab = memchr(s, '\t', (size_t)(end - s))) == NULL ||
-	    stack_rankset_parse(&n->ranks, s, (size_t)(tab - s)) != COLL_OK)
+	    rankset_parse(&n->ranks, s, (size_t)(tab - s)) != COLL_OK)
 		return -1;
 	for (const char *c = tab; c < end; c++)
 		if (((unsigned char)*c < 0x20 && *c != '\t') || (unsigned char)*c >= 0x7f)
@@ -401,7 +401,7 @@ stack_tree_parse(struct stack_node *root, const char *buf, size_t len, char *err
 		p = nl + 1;
 	}
 	for (int i = 0; i < root->nkids; i++) {
-		stack_rankset_union(&root->ranks, &root->kids[i]->ranks);
+		rankset_union(&root->ranks, &root->kids[i]->ranks);
 		root->threads += root->kids[i]->threads;
 	}
 	free(path);

@@ -213,34 +213,34 @@ test_stack_gone(void **state)
 static void
 test_stack_rankset(void **state)
 {
-	struct stack_rankset s = { 0 }, u = { 0 };
+	struct rankset s = { 0 }, u = { 0 };
 	char buf[64];
 	int order[] = { 5, 0, 1, 3, 2, 9, 7, 8 };
 
 	(void)state;
 	for (size_t i = 0; i < sizeof order / sizeof *order; i++)
-		stack_rankset_add(&s, order[i]);
-	stack_rankset_fold(&s, buf, sizeof buf);
+		rankset_add(&s, order[i]);
+	rankset_fold(&s, buf, sizeof buf);
 	assert_string_equal(buf, "0-3,5,7-9");
-	assert_int_equal(stack_rankset_count(&s), 8);
-	assert_true(stack_rankset_has(&s, 8));
-	assert_false(stack_rankset_has(&s, 4));
-	assert_int_equal(stack_rankset_parse(&u, "4,6", 3), COLL_OK);
-	stack_rankset_union(&s, &u);
-	stack_rankset_fold(&s, buf, sizeof buf);
+	assert_int_equal(rankset_count(&s), 8);
+	assert_true(rankset_has(&s, 8));
+	assert_false(rankset_has(&s, 4));
+	assert_int_equal(rankset_parse(&u, "4,6", 3), COLL_OK);
+	rankset_union(&s, &u);
+	rankset_fold(&s, buf, sizeof buf);
 	assert_string_equal(buf, "0-9");
-	stack_rankset_free(&u);
-	assert_int_equal(stack_rankset_parse(&u, "3,1", 3), COLL_EPROTO);
-	stack_rankset_free(&u);
-	assert_int_equal(stack_rankset_parse(&u, "1,2", 3), COLL_EPROTO);	/* not folded */
-	stack_rankset_free(&u);
-	assert_int_equal(stack_rankset_parse(&u, "5-2", 3), COLL_EPROTO);
-	stack_rankset_free(&u);
-	assert_int_equal(stack_rankset_parse(&u, "99999999", 8), COLL_EPROTO);
-	stack_rankset_free(&u);
-	assert_int_equal(stack_rankset_parse(&u, "1,", 2), COLL_EPROTO);
-	stack_rankset_free(&u);
-	stack_rankset_free(&s);
+	rankset_free(&u);
+	assert_int_equal(rankset_parse(&u, "3,1", 3), COLL_EPROTO);
+	rankset_free(&u);
+	assert_int_equal(rankset_parse(&u, "1,2", 3), COLL_EPROTO);	/* not folded */
+	rankset_free(&u);
+	assert_int_equal(rankset_parse(&u, "5-2", 3), COLL_EPROTO);
+	rankset_free(&u);
+	assert_int_equal(rankset_parse(&u, "99999999", 8), COLL_EPROTO);
+	rankset_free(&u);
+	assert_int_equal(rankset_parse(&u, "1,", 2), COLL_EPROTO);
+	rankset_free(&u);
+	rankset_free(&s);
 }
 
 static struct stack_frame f_main = { "main", "a.c", "prog", 10, 0x10, 0 };
@@ -265,7 +265,7 @@ test_stack_tree(void **state)
 	stack_tree_merge(&a, &b);
 	assert_int_equal(a.nkids, 1);
 	assert_string_equal(a.kids[0]->func, "main");
-	assert_int_equal(stack_rankset_count(&a.kids[0]->ranks), 4);
+	assert_int_equal(rankset_count(&a.kids[0]->ranks), 4);
 	assert_int_equal(a.kids[0]->nkids, 2);
 	pa = stack_tree_pack(&a, &la);
 	assert_non_null(strstr(pa, "0 4 0 10 10 0-3\tmain\ta.c\tprog\n"));

@@ -50,6 +50,26 @@ int coll_alltoall(struct comm *c, const void *sendbuf, void *recvbuf, size_t cou
 /* Every rank gives a blob of any length (up to COLL_GATHERV_MAX); the root gets all of them. */
 int coll_gatherv(struct comm *c, const void *buf, size_t len, int root, struct coll_blobs *out);
 void coll_blobs_free(struct coll_blobs *b);
+
+/*
+ * A reduction of blobs that a merge folds together (facts across hosts,
+ * stack trees): what a rank holds, and how it takes in a child's.
+ */
+struct coll_fold_ops {
+	/* What this rank holds now, malloc'ed; *len 0 for nothing. */
+	void *(*pack)(void *arg, size_t *len);
+	/* Take in the blob of rank from; COLL_OK or COLL_EPROTO (it does not parse). */
+	int (*merge)(void *arg, const void *buf, size_t len, int from);
+	void *arg;
+};
+
+/*
+ * Fold every rank's blob into the root's up a binomial tree: log2(n) steps,
+ * each rank receives at most log2(n) blobs (each as large as its subtree's
+ * merge, up to COLL_GATHERV_MAX) and sends one. Only the root's holding is
+ * the whole; ops (and what it points at) must live until the op ends.
+ */
+int coll_fold(struct comm *c, int root, const struct coll_fold_ops *ops);
 int coll_barrier(struct comm *c);
 int coll_send(struct comm *c, const void *buf, size_t count, enum dtype dt, int peer);
 int coll_recv(struct comm *c, void *buf, size_t count, enum dtype dt, int peer);

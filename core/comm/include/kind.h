@@ -14,6 +14,8 @@ enum coll_kind {
 	KIND_GATHERV, KIND_BARRIER, KIND_SEND, KIND_RECV, KIND_SENDRECV, KIND_ALLTOALL,
 	/* Ops coll's core does not run, named in status pages that NCCL's plugin writes. */
 	KIND_GATHER, KIND_SCATTER,
+	/* Blobs merged up a tree (coll_fold); after the NCCL kinds, whose numbers are on disk. */
+	KIND_FOLD,
 	KIND_MAX
 };
 

@@ -19,8 +19,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "rankset.h"
+
 #define STACK_MAX_FRAMES 256
-#define STACK_RANK_MAX (1 << 24)
+#define STACK_RANK_MAX RANKSET_MAX
 
 /* A process as /proc shows it. */
 struct stack_pinfo {
@@ -116,31 +118,13 @@ void stack_perm_why(pid_t pid, int err, char *buf, size_t len);
 /* Name of a system call of this architecture ("futex"); NULL if not known. */
 const char *stack_syscall_name(long nr);
 
-/* A set of ranks, as ascending disjoint ranges. */
-struct stack_rankset {
-	int n, cap;
-	int32_t (*r)[2];
-};
-
-void stack_rankset_add(struct stack_rankset *s, int rank);
-void stack_rankset_union(struct stack_rankset *dst, const struct stack_rankset *src);
-int stack_rankset_count(const struct stack_rankset *s);
-int stack_rankset_has(const struct stack_rankset *s, int rank);
-/* "0-3,5"; cut short with "..." if buf is small. */
-void stack_rankset_fold(const struct stack_rankset *s, char *buf, size_t len);
-/* Parse the folded form; COLL_EPROTO if it is not ascending ranges below STACK_RANK_MAX. */
-/* The whole folded form, malloc'ed. */
-char *stack_rankset_str(const struct stack_rankset *s);
-int stack_rankset_parse(struct stack_rankset *s, const char *str, size_t len);
-void stack_rankset_free(struct stack_rankset *s);
-
 /* The merged tree: the root's children are outermost frames. */
 struct stack_node {
 	char *func, *file, *module;
 	int line;		/* -1: the ranks here are at different lines */
 	uint64_t offset;	/* where func is NULL */
 	int kind;		/* STACK_FRAME_* */
-	struct stack_rankset ranks;
+	struct rankset ranks;
 	uint32_t threads;	/* threads through this frame */
 	int nkids, capkids;
 	struct stack_node **kids;

@@ -9,11 +9,11 @@
 #include <string.h>
 
 #include "err.h"
-#include "stack.h"
+#include "rankset.h"
 #include "xmalloc.h"
 
 static void
-stack_rankset_insert(struct stack_rankset *s, int at, int32_t lo, int32_t hi)
+rankset_insert(struct rankset *s, int at, int32_t lo, int32_t hi)
 {
 	if (s->n == s->cap) {
 		s->cap = s->cap ? s->cap * 2 : 4;
@@ -27,7 +27,7 @@ stack_rankset_insert(struct stack_rankset *s, int at, int32_t lo, int32_t hi)
 
 /* Join range i with the next while they touch. */
 static void
-stack_rankset_fuse(struct stack_rankset *s, int i)
+rankset_fuse(struct rankset *s, int i)
 {
 	while (i + 1 < s->n && s->r[i + 1][0] <= s->r[i][1] + 1) {
 		if (s->r[i + 1][1] > s->r[i][1])
@@ -38,7 +38,7 @@ stack_rankset_fuse(struct stack_rankset *s, int i)
 }
 
 static void
-stack_rankset_add_range(struct stack_rankset *s, int32_t lo, int32_t hi)
+rankset_add_range(struct rankset *s, int32_t lo, int32_t hi)
 {
 	int a = 0, b = s->n;
 
@@ -52,36 +52,36 @@ stack_rankset_add_range(struct stack_rankset *s, int32_t lo, int32_t hi)
 			b = m;
 	}
 	if (a == s->n || s->r[a][0] > hi + 1) {
-		stack_rankset_insert(s, a, lo, hi);
+		rankset_insert(s, a, lo, hi);
 		return;
 	}
 	if (lo < s->r[a][0])
 		s->r[a][0] = lo;
 	if (hi > s->r[a][1])
 		s->r[a][1] = hi;
-	stack_rankset_fuse(s, a);
+	rankset_fuse(s, a);
 }
 
 void
-stack_rankset_add(struct stack_rankset *s, int rank)
+rankset_add(struct rankset *s, int rank)
 {
 	/* Ranks mostly come in ascending order: extend the last range at once. */
 	if (s->n > 0 && s->r[s->n - 1][1] + 1 == rank) {
 		s->r[s->n - 1][1] = rank;
 		return;
 	}
-	stack_rankset_add_range(s, rank, rank);
+	rankset_add_range(s, rank, rank);
 }
 
 void
-stack_rankset_union(struct stack_rankset *dst, const struct stack_rankset *src)
+rankset_union(struct rankset *dst, const struct rankset *src)
 {
 	for (int i = 0; i < src->n; i++)
-		stack_rankset_add_range(dst, src->r[i][0], src->r[i][1]);
+		rankset_add_range(dst, src->r[i][0], src->r[i][1]);
 }
 
 int
-stack_rankset_count(const struct stack_rankset *s)
+rankset_count(const struct rankset *s)
 {
 	int n = 0;
 
@@ -91,7 +91,13 @@ stack_rankset_count(const struct stack_rankset *s)
 }
 
 int
-stack_rankset_has(const struct stack_rankset *s, int rank)
+rankset_last(const struct rankset *s)
+{
+	return s->n > 0 ? s->r[s->n - 1][1] : -1;
+}
+
+int
+rankset_has(const struct rankset *s, int rank)
 {
 	int a = 0, b = s->n;
 
@@ -107,7 +113,7 @@ stack_rankset_has(const struct stack_rankset *s, int rank)
 }
 
 void
-stack_rankset_fold(const struct stack_rankset *s, char *buf, size_t len)
+rankset_fold(const struct rankset *s, char *buf, size_t len)
 {
 	size_t off = 0;
 
@@ -128,18 +134,18 @@ stack_rankset_fold(const struct stack_rankset *s, char *buf, size_t len)
 }
 
 char *
-stack_rankset_str(const struct stack_rankset *s)
+rankset_str(const struct rankset *s)
 {
 	/* A range is at most "16777215-16777215," (18 bytes): never cut short. */
 	size_t len = 16 + (size_t)s->n * 24;
 	char *buf = xmalloc(len);
 
-	stack_rankset_fold(s, buf, len);
+	rankset_fold(s, buf, len);
 	return buf;
 }
 
 static int
-stack_rankset_num(const char **p, const char *end, int32_t *v)
+rankset_num(const char **p, const char *end, int32_t *v)
 {
 	long x = 0;
 	const char *s = *p;
@@ -147,7 +153,7 @@ stack_rankset_num(const char **p, const char *end, int32_t *v)
 	if (s == end || !isdigit((unsigned char)*s))
 		return -1;
 	for (; s < end && isdigit((unsigned char)*s); s++)
-		if ((x = x * 10 + (*s - '0')) >= STACK_RANK_MAX)
+		if ((x = x * 10 + (*s - '0')) >= RANKSET_MAX)
 			return -1;
 	*p = s;
 	*v = (int32_t)x;
@@ -155,20 +161,20 @@ stack_rankset_num(const char **p, const char *end, int32_t *v)
 }
 
 int
-stack_rankset_parse(struct stack_rankset *s, const char *str, size_t len)
+rankset_parse(struct rankset *s, const char *str, size_t len)
 {
 	const char *p = str, *end = str + len;
 	int32_t lo, hi;
 
 	while (p < end) {
-		if (stack_rankset_num(&p, end, &lo) != 0)
+		if (rankset_num(&p, end, &lo) != 0)
 			return COLL_EPROTO;
 		hi = lo;
-		if (p < end && *p == '-' && (++p, stack_rankset_num(&p, end, &hi) != 0 || hi < lo))
+		if (p < end && *p == '-' && (++p, rankset_num(&p, end, &hi) != 0 || hi < lo))
 			return COLL_EPROTO;
 		if (s->n > 0 && lo <= s->r[s->n - 1][1] + 1)
 			return COLL_EPROTO;	/* not ascending, or not folded */
-		stack_rankset_insert(s, s->n, lo, hi);
+		rankset_insert(s, s->n, lo, hi);
 		if (p < end && (*p != ',' || ++p == end))
 			return COLL_EPROTO;
 	}
@@ -176,7 +182,7 @@ stack_rankset_parse(struct stack_rankset *s, const char *str, size_t len)
 }
 
 void
-stack_rankset_free(struct stack_rankset *s)
+rankset_free(struct rankset *s)
 {
 	free(s->r);
 	memset(s, 0, sizeof *s);
