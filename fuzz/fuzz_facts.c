@@ -1,8 +1,10 @@
 /*
- * Fuzz what rank 0 and the front end read from other processes: a host's
- * facts ("key\tvalue" lines off the network) and rank 0's record (JSON on its
- * stdout). The first byte picks the parser. Facts that parse must pack and
- * parse back to the same facts; a refused record must say why on one line.
+ * Fuzz what rank 0 and the front end read from other processes: a fold of
+ * facts (a child's, off the network), a host's facts ("key\tvalue" lines, as
+ * baselines hold them) and rank 0's record (JSON on its stdout). The first
+ * byte picks the parser. Facts and folds that parse must pack and parse back
+ * the same, a fold must merge with itself unchanged and give no rank more
+ * facts than it holds, and a refused record must say why on one line.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -12,6 +14,7 @@
 #include "check.h"
 #include "err.h"
 #include "facts.h"
+#include "factsfold.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -40,6 +43,54 @@ fuzz_facts(const char *buf, size_t len)
 	facts_free(&g);
 }
 
+#define FUZZ_RANKS 64
+
+static void
+fuzz_fold(const char *buf, size_t len)
+{
+	struct facts_fold ff, gg;
+	struct facts got[FUZZ_RANKS], *out[FUZZ_RANKS];
+	char *packed;
+	size_t plen;
+	int n;
+
+	facts_fold_init(&ff);
+	facts_fold_init(&gg);
+	if (facts_fold_unpack(&ff, buf, len, FUZZ_RANKS) != COLL_OK)
+		goto out;
+	packed = facts_fold_pack(&ff, &plen);
+	if (facts_fold_unpack(&gg, packed, plen, FUZZ_RANKS) != COLL_OK || gg.n != ff.n)
+		abort();
+	free(packed);
+	n = ff.n;
+	facts_fold_merge(&ff, &gg);
+	if (ff.n != n)
+		abort();
+	for (int i = 0; i < ff.n; i++)
+		if (strcmp(ff.v[i].key, gg.v[i].key) != 0 || strcmp(ff.v[i].val, gg.v[i].val) != 0 ||
+		    rankset_count(&ff.v[i].ranks) != rankset_count(&gg.v[i].ranks) ||
+		    rankset_last(&ff.v[i].ranks) >= FUZZ_RANKS)
+			abort();
+	for (int k = 0; k < FUZZ_RANKS; k++) {
+		facts_init(&got[k]);
+		out[k] = &got[k];
+	}
+	facts_fold_expand(&ff, out, FUZZ_RANKS);
+	/* facts_add cleans keys as it adds them: count what a rank holds, not names. */
+	for (int k = 0; k < FUZZ_RANKS; k++) {
+		int held = 0;
+
+		for (int j = 0; j < ff.n; j++)
+			held += rankset_has(&ff.v[j].ranks, k);
+		if (got[k].n > held)
+			abort();
+		facts_free(&got[k]);
+	}
+out:
+	facts_fold_free(&ff);
+	facts_fold_free(&gg);
+}
+
 static void
 fuzz_record(const char *buf, size_t len)
 {
@@ -60,8 +111,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size == 0)
 		return 0;
-	if (data[0] & 1)
+	if (data[0] % 3 == 1)
 		fuzz_facts((const char *)data + 1, size - 1);
+	else if (data[0] % 3 == 2)
+		fuzz_fold((const char *)data + 1, size - 1);
 	else
 		fuzz_record((const char *)data + 1, size - 1);
 	return 0;

@@ -416,6 +416,10 @@ check_record_read(struct check_result *r, const char *buf, size_t len, char *err
 	size_t n, nn;
 
 	if (rec == NULL) {
+		/* jansson quotes the bad bytes in its text: one line, whatever they were. */
+		for (char *p = je.text; *p != '\0'; p++)
+			if ((unsigned char)*p < 0x20 || *p == 0x7f)
+				*p = '?';
 		snprintf(err, errlen, "rank 0's record is not JSON (%s at %d)", je.text, je.position);
 		return -1;
 	}

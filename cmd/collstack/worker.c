@@ -26,7 +26,6 @@
 struct stk_worker {
 	struct stk_args *a;
 	struct comm *c;
-	struct comm *pc;	/* for the tree's point-to-point steps, apart from c's sequence */
 	struct stk_local loc;
 	struct stack_proc *procs;
 	int *ids;
@@ -434,59 +433,27 @@ stk_local_work(struct stk_worker *w, size_t *len)
 	return s;
 }
 
-/*
- * Merge the trees up a binomial tree: log2(n) steps, each a packed tree or
- * nothing. Ranks take part in different numbers of sends and receives, so
- * this runs on a communicator of its own: c's sequence stays the same on
- * every rank for the gather that follows.
- */
-static int
-stk_reduce_tree(struct stk_worker *w)
+static void *
+stk_tree_pack(void *arg, size_t *len)
 {
-	struct comm *c = w->pc;
-	int me = comm_rank(c), n = comm_size(c), rc = COLL_OK;
+	return stack_tree_pack(&((struct stk_worker *)arg)->tree, len);
+}
 
-	for (int mask = 1; mask < n && rc == COLL_OK; mask <<= 1) {
-		uint64_t len = 0;
-		char *buf;
+static int
+stk_tree_merge(void *arg, const void *buf, size_t len, int from)
+{
+	struct stk_worker *w = arg;
+	struct stack_node t;
+	char why[256];
+	int rc;
 
-		if (me & mask) {
-			buf = stack_tree_pack(&w->tree, (size_t *)&len);
-			rc = coll_send(c, &len, 1, DT_UINT64, me - mask);
-			if (rc == COLL_OK && len > 0)
-				rc = coll_send(c, buf, len, DT_UINT8, me - mask);
-			free(buf);
-			return rc;
-		}
-		if (me + mask >= n)
-			continue;
-		if ((rc = coll_recv(c, &len, 1, DT_UINT64, me + mask)) != COLL_OK)
-			break;
-		if (len > COLL_GATHERV_MAX) {
-			snprintf(w->err, sizeof w->err, "rank %d sent a tree of %llu bytes", me + mask,
-			    (unsigned long long)len);
-			return COLL_ETOOBIG;
-		}
-		buf = xmalloc(len + 1);
-		rc = len > 0 ? coll_recv(c, buf, len, DT_UINT8, me + mask) : COLL_OK;
-		if (rc == COLL_OK) {
-			struct stack_node t;
-
-			stack_tree_init(&t);
-			char why[256];
-
-			if (stack_tree_parse(&t, buf, len, why, sizeof why) != COLL_OK) {
-				snprintf(w->err, sizeof w->err, "rank %d sent a stack tree that does "
-				    "not parse (%s): use the same coll version on every host",
-				    me + mask, why);
-				rc = COLL_EPROTO;
-			}
-			else
-				stack_tree_merge(&w->tree, &t);
-			stack_tree_free(&t);
-		}
-		free(buf);
-	}
+	stack_tree_init(&t);
+	if ((rc = stack_tree_parse(&t, buf, len, why, sizeof why)) != COLL_OK)
+		snprintf(w->err, sizeof w->err, "rank %d sent a stack tree that does not parse "
+		    "(%s): use the same coll version on every host", from, why);
+	else
+		stack_tree_merge(&w->tree, &t);
+	stack_tree_free(&t);
 	return rc;
 }
 
@@ -592,11 +559,11 @@ stk_steps(struct stk_worker *w)
 		fprintf(stderr, "collstack: %s\n", w->err);
 		w->err[0] = '\0';
 	}
-	if ((rc = stk_agree_ids(w)) != COLL_OK ||
-	    (rc = comm_split(w->c, 0, comm_rank(w->c), &w->pc, NULL)) != COLL_OK)
+	if ((rc = stk_agree_ids(w)) != COLL_OK)
 		return rc;
 	blob = stk_local_work(w, &len);
-	rc = stk_reduce_tree(w);
+	/* Merged up a binomial tree: log2(n) steps, each a packed tree. */
+	rc = coll_fold(w->c, 0, &(struct coll_fold_ops){ stk_tree_pack, stk_tree_merge, w });
 	if (rc == COLL_OK)
 		rc = coll_gatherv(w->c, blob, len, 0, &b);
 	free(blob);
@@ -617,7 +584,6 @@ stk_worker_free(struct stk_worker *w)
 	stack_tree_free(&w->tree);
 	stk_result_free(&w->r);
 	stack_syms_free(w->sy);
-	comm_destroy(w->pc);
 	comm_destroy(w->c);
 }
 

@@ -154,7 +154,7 @@ fold_tree(struct comm *c, int root, const struct coll_fold_ops *ops)
 			continue;
 		b.len = 0;
 		if ((rc = gv_recv_child(c, peer, &b)) == COLL_OK &&
-		    ops->merge(ops->arg, b.p, b.len, peer) != COLL_OK)
+		    ops->merge(ops->arg, b.p != NULL ? (const void *)b.p : "", b.len, peer) != COLL_OK)
 			rc = comm_fail(c, COLL_EPROTO, "fold: rank %d sent a blob that does not "
 			    "merge: mixed coll versions?", peer);
 	}

@@ -90,9 +90,11 @@ facts_fold_merge(struct facts_fold *dst, const struct facts_fold *src)
 		} else {
 			struct facts_folded *e = &dst->v[i++];
 
-			rankset_union(&e->ranks, &src->v[j].ranks);
-			if (src->v[j].ord < e->ord)
+			/* The lowest rank's place: hosts list keys alike, and that rank's list is whole. */
+			if (src->v[j].ranks.n > 0 && (e->ranks.n == 0 ||
+			    src->v[j].ranks.r[0][0] < e->ranks.r[0][0]))
 				e->ord = src->v[j].ord;
+			rankset_union(&e->ranks, &src->v[j].ranks);
 			j++;
 			out.v[out.n++] = *e;
 		}

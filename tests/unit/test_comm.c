@@ -292,6 +292,105 @@ test_gatherv_variable_sizes(void **state)
 	check_world(&w);
 }
 
+/* A rank's holding in the fold tests: a set of ranks as a bit mask, and what reached it. */
+struct fold_rank {
+	uint64_t mask;
+	int merges;		/* blobs it took in */
+	int bad_from;		/* the rank whose blob it refuses (-1: none) */
+};
+
+static void *
+fold_pack(void *arg, size_t *len)
+{
+	uint64_t *m = malloc(sizeof *m);
+
+	*m = ((struct fold_rank *)arg)->mask;
+	*len = sizeof *m;
+	return m;
+}
+
+static int
+fold_merge(void *arg, const void *buf, size_t len, int from)
+{
+	struct fold_rank *f = arg;
+	uint64_t m;
+
+	f->merges++;
+	if (len != sizeof m || from == f->bad_from)
+		return COLL_EPROTO;
+	memcpy(&m, buf, sizeof m);
+	f->mask |= m;
+	return COLL_OK;
+}
+
+/* Children of rank v (relative to the root) in a binomial tree of n. */
+static int
+fold_children(int v, int n)
+{
+	int k = 0;
+
+	for (int mask = 1; mask < n; mask <<= 1) {
+		if (v & mask)
+			break;
+		k += v + mask < n;
+	}
+	return k;
+}
+
+static void
+rank_fold(struct world *w, struct comm *c, int rank)
+{
+	struct fold_rank f = { 1ull << rank, 0, -1 };
+	struct coll_fold_ops ops = { fold_pack, fold_merge, &f };
+	int root = 2, n = w->n, v = (rank - root + n) % n;
+	int32_t one = 1, sum = 0;
+
+	if (coll_fold(c, root, &ops) != COLL_OK)
+		w->rc[rank] = -1;
+	/* The root holds every rank; each rank took in exactly its children's blobs. */
+	if (rank == root)
+		w->bad[rank] += f.mask != (1ull << n) - 1;
+	w->bad[rank] += f.merges != fold_children(v, n);
+	/* Every rank took one sequence number: the next op still matches. */
+	if (coll_allreduce(c, &one, &sum, 1, DT_INT32, OP_SUM) != COLL_OK || sum != n)
+		w->bad[rank]++;
+}
+
+static void
+test_fold_merges_up_a_tree(void **state)
+{
+	struct world w = { 0 };
+
+	(void)state;
+	world_run(&w, 7, rank_fold, 10000);
+	check_world(&w);
+}
+
+static void
+rank_fold_refused(struct world *w, struct comm *c, int rank)
+{
+	/* Under root 2, rank 3 is relative rank 1: it sends to the root, which refuses it. */
+	struct fold_rank f = { 1ull << rank, 0, 3 };
+	struct coll_fold_ops ops = { fold_pack, fold_merge, &f };
+
+	w->rc[rank] = coll_fold(c, 2, &ops);
+	if (w->rc[rank] != COLL_OK)
+		snprintf(w->err[rank], COLL_ERR_LEN, "%s", comm_last_error(c));
+}
+
+/* A blob its parent cannot merge fails the op there, named, and every rank ends. */
+static void
+test_fold_refused_blob_is_named(void **state)
+{
+	struct world w = { 0 };
+
+	(void)state;
+	w.cfg.timeout_ms = 3000;
+	world_run(&w, 5, rank_fold_refused, 10000);
+	assert_int_equal(w.rc[2], COLL_EPROTO);
+	assert_non_null(strstr(w.err[2], "rank 3 sent a blob that does not merge"));
+}
+
 static void
 rank_p2p(struct world *w, struct comm *c, int rank)
 {
@@ -763,6 +862,8 @@ main(void)
 		cmocka_unit_test(test_probe_every_collective),
 		cmocka_unit_test(test_probe_counts_damage),
 		cmocka_unit_test(test_gatherv_variable_sizes),
+		cmocka_unit_test(test_fold_merges_up_a_tree),
+		cmocka_unit_test(test_fold_refused_blob_is_named),
 		cmocka_unit_test(test_send_recv),
 		cmocka_unit_test(test_count_mismatch_is_named),
 		cmocka_unit_test(test_missing_rank_is_named),

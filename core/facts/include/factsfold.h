@@ -15,7 +15,7 @@
 
 struct facts_folded {
 	char *key, *val;
-	int ord;		/* its earliest place in a rank's list: the order to give back */
+	int ord;		/* its place in the list of its lowest rank: the order to give back */
 	struct rankset ranks;
 };
 
