@@ -78,6 +78,18 @@ facts_clean(char *s)
 }
 
 static void
+facts_push(struct facts *f, const char *key, char *val)
+{
+	if (f->n == f->cap) {
+		f->cap = f->cap ? f->cap * 2 : 64;
+		f->v = xreallocarray(f->v, (size_t)f->cap, sizeof *f->v);
+	}
+	f->v[f->n].key = xstrdup(key);
+	f->v[f->n].val = val;
+	f->n++;
+}
+
+static void
 facts_put(struct facts *f, const char *key, char *val)
 {
 	char k[FACTS_KEY_MAX];
@@ -92,13 +104,7 @@ facts_put(struct facts *f, const char *key, char *val)
 		f->v[i].val = val;
 		return;
 	}
-	if (f->n == f->cap) {
-		f->cap = f->cap ? f->cap * 2 : 64;
-		f->v = xreallocarray(f->v, (size_t)f->cap, sizeof *f->v);
-	}
-	f->v[f->n].key = xstrdup(k);
-	f->v[f->n].val = val;
-	f->n++;
+	facts_push(f, k, val);
 }
 
 static char *
@@ -120,6 +126,17 @@ facts_add(struct facts *f, const char *key, const char *fmt, ...)
 	va_start(ap, fmt);
 	facts_put(f, key, facts_vformat("", fmt, ap));
 	va_end(ap);
+}
+
+void
+facts_append(struct facts *f, const char *key, const char *val)
+{
+	char k[FACTS_KEY_MAX], *v = xstrdup(val);
+
+	snprintf(k, sizeof k, "%s", key);
+	facts_clean(k);
+	facts_clean(v);
+	facts_push(f, k, v);
 }
 
 void

@@ -245,7 +245,7 @@ facts_fold_expand(const struct facts_fold *ff, struct facts *const *out, int nra
 		for (int r = 0; r < e->ranks.n; r++)
 			for (int k = e->ranks.r[r][0]; k <= e->ranks.r[r][1] && k < nranks; k++)
 				if (out[k] != NULL)
-					facts_add(out[k], e->key, "%s", e->val);
+					facts_append(out[k], e->key, e->val);
 	}
 	free(by);
 }

@@ -39,7 +39,9 @@ char *facts_fold_pack(const struct facts_fold *ff, size_t *len);
 int facts_fold_unpack(struct facts_fold *ff, const char *buf, size_t len, int nranks);
 /*
  * Give each rank k with out[k] != NULL its facts, in the order its host
- * listed them; nranks bounds the ranks looked at.
+ * listed them; nranks bounds the ranks looked at. A fold gives a rank each
+ * key once (a rank's facts hold each key once), so they are appended
+ * unchecked: a fold from a broken peer can at worst repeat a key.
  */
 void facts_fold_expand(const struct facts_fold *ff, struct facts *const *out, int nranks);
 
