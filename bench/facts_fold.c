@@ -29,7 +29,7 @@
 
 #include "check.h"
 #include "facts.h"
-#include "factsfold.h"
+#include "facts_fold.h"
 
 extern char **environ;
 

@@ -18,7 +18,7 @@
 
 #include "cmd.h"
 #include "facts.h"
-#include "factsfold.h"
+#include "facts_fold.h"
 #include "hostopt.h"
 
 enum check_what { CHECK_ENV = 1 << 0, CHECK_LINKS = 1 << 1, CHECK_ALLREDUCE = 1 << 2 };

@@ -1,7 +1,8 @@
 /*
- * The worker role: join the job, fold every rank's facts into rank 0, measure clocks against rank 0, the links between every pair and a
- * short all-reduce sweep through the core, and on rank 0 either hand the
- * record to the front end (--worker) or analyse and print it (under collrun).
+ * The worker role: join the job, fold every rank's facts into rank 0, measure
+ * clocks against rank 0, the links between every pair and a short all-reduce
+ * sweep through the core, and on rank 0 either hand the record to the front
+ * end (--worker) or analyse and print it (under collrun).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,9 +140,14 @@ check_fold_merge(void *arg, const void *buf, size_t len, int from)
 	struct facts_fold in;
 	int rc;
 
-	(void)from;
 	facts_fold_init(&in);
-	if ((rc = facts_fold_unpack(&in, buf, len, cf->nranks)) == COLL_OK)
+	rc = facts_fold_unpack(&in, buf, len, cf->nranks);
+	/* Rank from speaks for its subtree only (coll.h): from .. from + lowbit(from) - 1. */
+	for (int i = 0; i < in.n && rc == COLL_OK; i++)
+		if (in.v[i].ranks.r[0][0] < from ||
+		    rankset_last(&in.v[i].ranks) >= from + (from & -from))
+			rc = COLL_EPROTO;
+	if (rc == COLL_OK)
 		facts_fold_merge(cf->ff, &in);
 	facts_fold_free(&in);
 	return rc;
@@ -149,8 +155,9 @@ check_fold_merge(void *arg, const void *buf, size_t len, int from)
 
 /*
  * Fold every rank's facts up a binomial tree (coll_fold): each parent merges
- * what its children agree on, so rank 0 receives a few folds about the size
- * of one host's facts plus what differs, not every host's facts.
+ * what its children agree on, so rank 0 receives log2(n) folds of what hosts
+ * share once plus each host's own facts (docs/SCALE.md), not every host's
+ * facts whole.
  */
 static int
 check_gather_facts(struct check_worker *w)

@@ -146,6 +146,8 @@ fold_tree(struct comm *c, int root, const struct coll_fold_ops *ops)
 		int peer = (v + mask + root) % n;
 
 		if (v & mask) {
+			/* The children's blobs are merged: their buffer goes, ours is sent. */
+			free(b.p);
 			b.p = ops->pack(ops->arg, &b.len);
 			rc = gv_send_parent(c, (v - mask + root) % n, &b);
 			break;

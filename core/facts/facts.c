@@ -77,6 +77,19 @@ facts_clean(char *s)
 	}
 }
 
+int
+facts_is_clean(const char *s)
+{
+	while (*s != '\0') {
+		int n = facts_utf8((const unsigned char *)s);
+
+		if (n == 0 || (unsigned char)*s < 0x20 || *s == 0x7f)
+			return 0;
+		s += n;
+	}
+	return 1;
+}
+
 static void
 facts_push(struct facts *f, const char *key, char *val)
 {

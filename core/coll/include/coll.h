@@ -66,8 +66,11 @@ struct coll_fold_ops {
 /*
  * Fold every rank's blob into the root's up a binomial tree: log2(n) steps,
  * each rank receives at most log2(n) blobs (each as large as its subtree's
- * merge, up to COLL_GATHERV_MAX) and sends one. Only the root's holding is
- * the whole; ops (and what it points at) must live until the op ends.
+ * merge, up to COLL_GATHERV_MAX) and every rank but the root sends one. The
+ * blob from rank r, at v = (r - root) mod n, holds the subtree of relative
+ * ranks v .. v + (v & -v) - 1 (below n), which a merge may check. Only the
+ * root's holding is the whole; ops (and what it points at) must live until
+ * the op ends.
  */
 int coll_fold(struct comm *c, int root, const struct coll_fold_ops *ops);
 int coll_barrier(struct comm *c);

@@ -47,6 +47,8 @@ void facts_free(struct facts *f);
 /* Add (or replace) key; control characters in the value become '?'. */
 void facts_add(struct facts *f, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* 1 if facts_add would keep s as it is (no controls, valid UTF-8). */
+int facts_is_clean(const char *s);
 /* Add key without looking for it first: for a caller that knows it is new. */
 void facts_append(struct facts *f, const char *key, const char *val);
 /* key = "skipped: <why>". */

@@ -1,8 +1,8 @@
 /*
- * Facts folded across ranks (factsfold.h): every rank's facts come back out
+ * Facts folded across ranks (facts_fold.h): every rank's facts come back out
  * of a fold built the way collcheck builds it (each rank's facts folded in,
  * folds merged up a binomial tree through their wire form), key for key and
- * in each host's own order; a cluster that mostly agrees folds to about one
+ * in each host's own order, also for hosts that list a key more or less; a cluster that mostly agrees folds to about one
  * host's size; and the parser refuses what a peer must not send.
  */
 #include <setjmp.h>
@@ -15,17 +15,19 @@
 #include <string.h>
 
 #include "err.h"
-#include "factsfold.h"
+#include "facts_fold.h"
 
 #define NR 100
 #define NCOMMON 40
 
-/* Rank k's facts: its own name and address, 40 shared keys, two hosts that differ. */
+/* Rank k's facts: its own name and address, 40 shared keys, hosts that differ. */
 static void
 make_facts(struct facts *f, int k)
 {
 	facts_init(f);
 	facts_add(f, "host.name", "node%03d", k);
+	if (k == 60 || k == 61)
+		facts_add(f, "zz.extra", "a key early in two hosts' lists only");
 	for (int i = 0; i < NCOMMON; i++) {
 		char key[32];
 
@@ -93,8 +95,11 @@ test_fold_gives_every_rank_back(void **state)
 	/* One host's facts, plus a line per rank for each key that differs: far below all. */
 	buf = facts_fold_pack(&ff[0], &len);
 	assert_true(len < flat / 10);
-	assert_non_null(strstr(buf, "\t0-16,18-99\tlimits.memlock\tunlimited\n"));
-	assert_non_null(strstr(buf, "\t0-49,51-99\tcommon.33\t"));
+	/* Rank 50 lists a key less and ranks 60-61 one more: their later facts are their own. */
+	assert_non_null(strstr(buf, "\n41\t0-16,18-49,51-59,62-99\tlimits.memlock\tunlimited\n"));
+	assert_non_null(strstr(buf, "\n40\t50\tlimits.memlock\tunlimited\n"));
+	assert_non_null(strstr(buf, "\n42\t60-61\tlimits.memlock\tunlimited\n"));
+	assert_non_null(strstr(buf, "\n8\t0-49,51-59,62-99\tcommon.33\t"));
 	free(buf);
 	for (int k = 0; k < NR; k++) {
 		facts_free(&orig[k]);
@@ -103,12 +108,12 @@ test_fold_gives_every_rank_back(void **state)
 	}
 }
 
-/* A merge keeps the place its lowest rank gave a fact: hosts list keys alike. */
+/* Facts merge only at the same place in their hosts' lists. */
 static void
-test_merge_keeps_earliest_place(void **state)
+test_merge_joins_same_place(void **state)
 {
 	struct facts_fold a, b;
-	const char *x = "3\t1\tk\tv\n", *y = "1\t0,2\tk\tv\n0\t2\tz\tw\n";
+	const char *x = "1\t1\tk\tv\n", *y = "1\t0\tk\tv\n3\t2\tk\tv\n0\t2\tz\tw\n";
 
 	(void)state;
 	facts_fold_init(&a);
@@ -116,13 +121,15 @@ test_merge_keeps_earliest_place(void **state)
 	assert_int_equal(facts_fold_unpack(&a, x, strlen(x), 3), COLL_OK);
 	assert_int_equal(facts_fold_unpack(&b, y, strlen(y), 3), COLL_OK);
 	facts_fold_merge(&a, &b);
-	assert_int_equal(a.n, 2);
+	assert_int_equal(a.n, 3);
 	assert_int_equal(a.v[0].ord, 1);
-	assert_int_equal(rankset_count(&a.v[0].ranks), 3);
-	assert_string_equal(a.v[1].key, "z");
+	assert_int_equal(rankset_count(&a.v[0].ranks), 2);
+	assert_int_equal(a.v[1].ord, 3);
+	assert_true(rankset_has(&a.v[1].ranks, 2) && !rankset_has(&a.v[1].ranks, 0));
+	assert_string_equal(a.v[2].key, "z");
 	/* src is left as it was. */
-	assert_int_equal(b.n, 2);
-	assert_int_equal(rankset_count(&b.v[0].ranks), 2);
+	assert_int_equal(b.n, 3);
+	assert_int_equal(rankset_count(&b.v[0].ranks), 1);
 	facts_fold_free(&a);
 	facts_fold_free(&b);
 }
@@ -152,6 +159,10 @@ test_unpack_refuses(void **state)
 		{ "0\t0\tk\tv", 0, 0 },				/* no newline */
 		{ "0\t0\tb\tv\n0\t0\ta\tv\n", 0, 1 },		/* out of order: the first is kept */
 		{ "0\t0\ta\tv\n0\t1\ta\tv\n", 0, 1 },		/* the same fact twice */
+		{ "1\t0\ta\tv\n0\t1\ta\tv\n", 0, 1 },		/* places out of order */
+		{ "0\t0\ta\tv\r\n", 0, 0 },			/* a control in a value */
+		{ "0\t0\ta\t\xff\n", 0, 0 },			/* not UTF-8 */
+		{ "0\t0\t\x1b[2J\tv\n", 0, 0 },		/* a control in a key */
 		{ "0\t0\tk\0x\tv\n", 0, 0 },
 	};
 	char big[FACTS_VAL_MAX + 32];
@@ -162,7 +173,7 @@ test_unpack_refuses(void **state)
 		size_t len = strlen(rows[i].text);
 
 		if (i == sizeof rows / sizeof rows[0] - 1)
-			len = 11;				/* a NUL in the key */
+			len = 10;				/* a NUL in the key */
 		facts_fold_init(&ff);
 		if ((facts_fold_unpack(&ff, rows[i].text, len, 5) == COLL_OK) != rows[i].ok)
 			fail_msg("row %zu (%s): wrong verdict", i, rows[i].text);
@@ -189,7 +200,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fold_gives_every_rank_back),
-		cmocka_unit_test(test_merge_keeps_earliest_place),
+		cmocka_unit_test(test_merge_joins_same_place),
 		cmocka_unit_test(test_unpack_refuses),
 	};
 

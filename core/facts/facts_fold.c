@@ -1,16 +1,22 @@
 /*
- * Folding facts across ranks (factsfold.h). The wire form is a line per
- * distinct fact, "ord\tranks\tkey\tvalue\n", in key-then-value order, so that
+ * Folding facts across ranks (facts_fold.h). The wire form is a line per
+ * distinct fact, "ord\tranks\tkey\tvalue\n", in key, value, ord order, so that
  * a receiver merges it with its own in one pass and checks it as it goes.
- * Keys and values were cleaned of tabs and newlines when they were added
- * (facts.c), which is what lets a tab end each field.
+ * Keys and values were cleaned of tabs, newlines and bad UTF-8 when they were
+ * added (facts.c), which is what lets a tab end each field; a receiver
+ * refuses any that were not.
+ *
+ * A fact's place in its host's list is part of what makes it one fact: hosts
+ * that list the same keys share every entry, and a host that lists one key
+ * more or less gets its own entries for the rest, so each host's order comes
+ * back exactly.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "err.h"
-#include "factsfold.h"
+#include "facts_fold.h"
 #include "xmalloc.h"
 
 void
@@ -41,7 +47,9 @@ facts_fold_cmp(const struct facts_folded *a, const struct facts_folded *b)
 {
 	int c = strcmp(a->key, b->key);
 
-	return c != 0 ? c : strcmp(a->val, b->val);
+	if (c == 0)
+		c = strcmp(a->val, b->val);
+	return c != 0 ? c : (a->ord > b->ord) - (a->ord < b->ord);
 }
 
 static int
@@ -90,10 +98,6 @@ facts_fold_merge(struct facts_fold *dst, const struct facts_fold *src)
 		} else {
 			struct facts_folded *e = &dst->v[i++];
 
-			/* The lowest rank's place: hosts list keys alike, and that rank's list is whole. */
-			if (src->v[j].ranks.n > 0 && (e->ranks.n == 0 ||
-			    src->v[j].ranks.r[0][0] < e->ranks.r[0][0]))
-				e->ord = src->v[j].ord;
 			rankset_union(&e->ranks, &src->v[j].ranks);
 			j++;
 			out.v[out.n++] = *e;
@@ -110,7 +114,8 @@ facts_fold_add(struct facts_fold *ff, const struct facts *f, int rank)
 	struct facts_fold one;
 
 	facts_fold_init(&one);
-	for (int i = 0; i < f->n; i++) {
+	/* No host lists more than a receiver takes (facts_unpack's bound too). */
+	for (int i = 0; i < f->n && i < FACTS_MAX; i++) {
 		struct facts_folded *e = facts_fold_push(&one);
 
 		e->key = xstrdup(f->v[i].key);
@@ -194,7 +199,8 @@ facts_fold_line(struct facts_fold *ff, const char *p, const char *end, int nrank
 	memcpy(e->val, val, vlen);
 	e->val[vlen] = '\0';
 	/* A bad entry is dropped at once: ff keeps only what parsed. */
-	if (rankset_parse(&e->ranks, ranks, rlen) != COLL_OK ||
+	if (!facts_is_clean(e->key) || !facts_is_clean(e->val) ||
+	    rankset_parse(&e->ranks, ranks, rlen) != COLL_OK ||
 	    rankset_last(&e->ranks) >= nranks ||
 	    (ff->n > 1 && facts_fold_cmp(&ff->v[ff->n - 2], e) >= 0)) {
 		facts_folded_free(e);
@@ -244,7 +250,7 @@ facts_fold_expand(const struct facts_fold *ff, struct facts *const *out, int nra
 
 		for (int r = 0; r < e->ranks.n; r++)
 			for (int k = e->ranks.r[r][0]; k <= e->ranks.r[r][1] && k < nranks; k++)
-				if (out[k] != NULL)
+				if (out[k] != NULL && out[k]->n < FACTS_MAX)
 					facts_append(out[k], e->key, e->val);
 	}
 	free(by);
