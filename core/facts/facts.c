@@ -61,32 +61,36 @@ facts_utf8(const unsigned char *s)
 
 /*
  * Keys and values travel as one line each and end up in JSON: no tabs,
- * newlines or other controls, and valid UTF-8; anything else becomes '?'.
+ * newlines or other controls, and valid UTF-8. The length of the character
+ * at s that may stay, or 0 for one that becomes '?'.
  */
+static int
+facts_char(const char *s)
+{
+	unsigned char c = (unsigned char)*s;
+
+	return c < 0x20 || c == 0x7f ? 0 : facts_utf8((const unsigned char *)s);
+}
+
 static void
 facts_clean(char *s)
 {
 	while (*s != '\0') {
-		int n = facts_utf8((const unsigned char *)s);
+		int n = facts_char(s);
 
-		if (n == 0 || (unsigned char)*s < 0x20 || *s == 0x7f) {
+		if (n == 0)
 			*s++ = '?';
-			continue;
-		}
-		s += n;
+		else
+			s += n;
 	}
 }
 
 int
 facts_is_clean(const char *s)
 {
-	while (*s != '\0') {
-		int n = facts_utf8((const unsigned char *)s);
-
-		if (n == 0 || (unsigned char)*s < 0x20 || *s == 0x7f)
+	for (int n; *s != '\0'; s += n)
+		if ((n = facts_char(s)) == 0)
 			return 0;
-		s += n;
-	}
 	return 1;
 }
 
