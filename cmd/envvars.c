@@ -104,6 +104,13 @@ const struct envvar envvar_table[] = {
 	    "scatter-gather). Any other value stops the rank's init with its name.", ENV_CORE },
 	{ "COLL_ZEROCOPY_MIN_BYTES", "1048576", "The fewest bytes an op must send to one peer "
 	    "for its sends to go zero-copy; calls under 32 KiB always copy.", ENV_CORE },
+	{ "COLL_SNDBUF", "auto", "The send buffer, in bytes, of each data connection: auto "
+	    "asks 262144 (the kernel doubles it) on connections between ranks of one host, whose "
+	    "bytes in flight otherwise crowd the ranks' buffers out of the CPU caches, and leaves "
+	    "every other connection to the kernel's autotuning; 0 leaves every one to the kernel; "
+	    "a count in 4096..2^30 sets it on every one (the kernel caps it at "
+	    "net.core.wmem_max). Any other value stops the rank's init with its name.",
+	    ENV_CORE },
 	{ "COLL_SPIN", "20", "How many times a transfer with nothing to move yields the CPU "
 	    "before it sleeps in poll(2); 0 sleeps at once, which saves CPU and costs latency.",
 	    ENV_CORE },

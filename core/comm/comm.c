@@ -20,6 +20,7 @@
 #include "lanes.h"
 #include "log.h"
 #include "root.h"
+#include "sockbuf.h"
 #include "zcopy.h"
 #include "xmalloc.h"
 
@@ -307,6 +308,7 @@ comm_new(const struct coll_uid *uid, uint64_t commid, int rank, int nranks,
 	comm_env_load(c);
 	lanes_config(c);
 	zc_config(c);
+	sockbuf_config(c);
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_mutex_init(&c->err_lock, NULL);
 	comm_setup(c, commid, rank, nranks);
@@ -335,7 +337,8 @@ comm_env_check(struct comm *c)
 
 	if (fault_load(c->rank, err, sizeof err) != COLL_OK)
 		return comm_fail(c, COLL_EINVAL, "COLL_FAULT: %s", err);
-	if (lanes_check(err, sizeof err) != COLL_OK || zc_check(err, sizeof err) != COLL_OK)
+	if (lanes_check(err, sizeof err) != COLL_OK || zc_check(err, sizeof err) != COLL_OK ||
+	    sockbuf_check(err, sizeof err) != COLL_OK)
 		return comm_fail(c, COLL_EINVAL, "rank %d: %s", c->rank, err);
 	return COLL_OK;
 }

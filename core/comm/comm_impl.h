@@ -90,6 +90,7 @@ struct comm {
 	struct lanes *lanes;		/* the lane workers, made by the first striped op */
 	int zc_mode;			/* COLL_ZEROCOPY (zcopy.h) */
 	size_t zc_min;			/* sends of a transfer below this copy */
+	long sndbuf;			/* COLL_SNDBUF (sockbuf.h) */
 	pthread_mutex_t err_lock;	/* lanes may fail at once: one writer of err */
 	uint32_t epoch;			/* retries of ops so far: connections of older ones are dead */
 

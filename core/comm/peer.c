@@ -18,6 +18,7 @@
 #include "comm_impl.h"
 #include "log.h"
 #include "xmalloc.h"
+#include "sockbuf.h"
 #include "zcopy.h"
 
 #define PEER_HANDSHAKE_MS 10000
@@ -85,6 +86,7 @@ peer_handshake(void *arg)
 		if (c->peer_fd[slot] >= 0)
 			close(c->peer_fd[slot]);
 		zc_sock_init(c, fd);
+		sockbuf_init(c, fd);
 		c->peer_fd[slot] = fd;
 		c->peer_epoch[slot] = epoch;
 		fd = -1;
@@ -202,6 +204,7 @@ peer_connect_once(struct comm *c, int peer, int lane, uint64_t dl, int *out)
 		return r == COLL_EABORTED ? r : comm_fail_peer(c, peer, r, "connecting to");
 	}
 	zc_sock_init(c, fd);
+	sockbuf_init(c, fd);
 	pthread_mutex_lock(&c->lock);
 	c->peer_fd[peer_slot(c, lane, peer)] = fd;
 	c->peer_epoch[peer_slot(c, lane, peer)] = c->epoch;

@@ -186,3 +186,24 @@ net_local_addr(int fd, struct net_addr *addr)
 		return COLL_ESYS;
 	return COLL_OK;
 }
+
+/*
+ * Both ends on this host: a loopback address, or the same address at both
+ * ends (ranks of one host that meet on its public address, which the kernel
+ * also carries over loopback).
+ */
+int
+net_same_host(int fd)
+{
+	struct net_addr me, peer = { .len = sizeof peer.ss };
+	char a[NET_ADDRSTR_LEN], b[NET_ADDRSTR_LEN];
+
+	if (net_local_addr(fd, &me) != COLL_OK ||
+	    getpeername(fd, (struct sockaddr *)&peer.ss, &peer.len) == -1)
+		return 0;
+	if (net_addr_is_loopback(&me))
+		return 1;
+	net_addr_host(&me, a, sizeof a);
+	net_addr_host(&peer, b, sizeof b);
+	return strcmp(a, b) == 0;
+}

@@ -9,7 +9,9 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <ifaddrs.h>
 #include <math.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,6 +28,7 @@
 #include "net.h"
 #include "probe.h"
 #include "reduce.h"
+#include "sockbuf.h"
 #include "root.h"
 #include "uid.h"
 
@@ -725,6 +728,139 @@ test_socket_ifname(void **state)
 	root_stop(root);
 }
 
+/* Each rank's send buffer on its connection to the other, after an 8 MiB all-reduce. */
+static void
+rank_sndbuf(struct world *w, struct comm *c, int rank)
+{
+	size_t count = (8u << 20) / 4;
+	float *b = calloc(count, sizeof *b);
+	int *got = w->arg, fd, v = 0;
+	socklen_t len = sizeof v;
+
+	w->rc[rank] = coll_allreduce(c, b, b, count, DT_FLOAT32, OP_SUM);
+	fd = c->peer_fd[peer_slot(c, 0, 1 - rank)];
+	if (fd >= 0 && getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, &len) == 0)
+		got[rank] = v;
+	free(b);
+}
+
+static void
+sndbuf_run(const char *setting, int got[2])
+{
+	struct world w = { 0 };
+
+	if (setting != NULL)
+		setenv("COLL_SNDBUF", setting, 1);
+	else
+		unsetenv("COLL_SNDBUF");
+	got[0] = got[1] = -1;
+	w.arg = got;
+	world_run(&w, 2, rank_sndbuf, 10000);
+	unsetenv("COLL_SNDBUF");
+	check_world(&w);
+}
+
+/*
+ * Ranks of one host bound their send buffers (auto), which the kernel would
+ * otherwise grow to megabytes; 0 leaves them to it; a size is taken as it is
+ * (the kernel reports twice what was asked). A bad value stops init, named.
+ */
+static void
+test_sndbuf_bounds_local_connections(void **state)
+{
+	struct coll_config cfg = { 1, 3000, NULL };
+	struct comm *c = NULL;
+	struct root *root;
+	struct coll_uid uid;
+	struct net_addr a;
+	int got[2];
+
+	(void)state;
+	sndbuf_run(NULL, got);
+	for (int r = 0; r < 2; r++)
+		assert_int_equal(got[r], 2 * SOCKBUF_LOCAL_DEFAULT);
+	sndbuf_run("auto", got);
+	assert_int_equal(got[0], 2 * SOCKBUF_LOCAL_DEFAULT);
+	sndbuf_run("65536", got);
+	for (int r = 0; r < 2; r++)
+		assert_int_equal(got[r], 2 * 65536);
+	/* Left to the kernel, 8 MiB over loopback grow it past the bound. */
+	sndbuf_run("0", got);
+	for (int r = 0; r < 2; r++)
+		assert_true(got[r] > 2 * SOCKBUF_LOCAL_DEFAULT);
+	for (int k = 0; k < 3; k++) {
+		static const char *bad[] = { "100", "lots", "-1" };
+
+		setenv("COLL_SNDBUF", bad[k], 1);
+		net_addr_parse(&a, "127.0.0.1", 0);
+		assert_int_equal(root_start(&root, &a, 1, 3000, &uid), COLL_OK);
+		assert_int_equal(comm_init(&c, 1, &uid, 0, &cfg), COLL_EINVAL);
+		assert_non_null(strstr(comm_last_error(c), "COLL_SNDBUF="));
+		assert_non_null(strstr(comm_last_error(c), bad[k]));
+		comm_destroy(c);
+		c = NULL;
+		root_stop(root);
+		unsetenv("COLL_SNDBUF");
+	}
+}
+
+/* A connected pair on addr (port 0), both ends' net_same_host, then closed. */
+static void
+same_host_pair(const struct net_addr *addr, int *a, int *b)
+{
+	struct net_addr l = *addr;
+	int lfd, cfd, sfd;
+
+	assert_int_equal(net_listen(&l, 1, &lfd), COLL_OK);
+	assert_int_equal(net_connect(&l, clock_now_ms() + 5000, -1, &cfd), COLL_OK);
+	assert_true((sfd = accept(lfd, NULL, NULL)) >= 0);
+	*a = net_same_host(cfd);
+	*b = net_same_host(sfd);
+	close(sfd);
+	close(cfd);
+	close(lfd);
+}
+
+/*
+ * Loopback is one host, and so is a host's own public address at both ends
+ * (ranks of one host meeting on it; the kernel keeps that on loopback, it
+ * never leaves the machine); a socket with no peer cannot tell.
+ */
+static void
+test_same_host(void **state)
+{
+	struct ifaddrs *ifs, *i;
+	struct net_addr a;
+	int x, y, fd, found = 0;
+
+	(void)state;
+	assert_int_equal(net_addr_parse(&a, "127.0.0.1", 0), COLL_OK);
+	same_host_pair(&a, &x, &y);
+	assert_int_equal(x, 1);
+	assert_int_equal(y, 1);
+	assert_true((fd = socket(AF_INET, SOCK_STREAM, 0)) >= 0);
+	assert_int_equal(net_same_host(fd), 0);
+	close(fd);
+	assert_int_equal(getifaddrs(&ifs), 0);
+	for (i = ifs; i != NULL && !found; i = i->ifa_next) {
+		if (i->ifa_addr == NULL || i->ifa_addr->sa_family != AF_INET)
+			continue;
+		memset(&a, 0, sizeof a);
+		memcpy(&a.ss, i->ifa_addr, sizeof(struct sockaddr_in));
+		a.len = sizeof(struct sockaddr_in);
+		if (net_addr_is_loopback(&a))
+			continue;
+		net_addr_set_port(&a, 0);
+		same_host_pair(&a, &x, &y);
+		assert_int_equal(x, 1);
+		assert_int_equal(y, 1);
+		found = 1;
+	}
+	freeifaddrs(ifs);
+	if (!found)
+		skip();		/* no address but loopback here */
+}
+
 /* A wrapper of coll's engine that damages one element of what rank 0 reads back. */
 static int
 bad_get(struct probe_engine *e, void *dst, const void *src, size_t len)
@@ -874,6 +1010,8 @@ main(void)
 		cmocka_unit_test(test_nonblocking_init),
 		cmocka_unit_test(test_garbage_to_root_is_refused),
 		cmocka_unit_test(test_socket_ifname),
+		cmocka_unit_test(test_sndbuf_bounds_local_connections),
+		cmocka_unit_test(test_same_host),
 		cmocka_unit_test(test_idle_stranger_does_not_stall_root),
 		cmocka_unit_test(test_idle_stranger_does_not_stall_peers),
 	};

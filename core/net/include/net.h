@@ -31,6 +31,8 @@ int net_listen(struct net_addr *addr, int backlog, int *fd_out);
 int net_connect(const struct net_addr *addr, uint64_t deadline_ms, int abort_fd, int *fd_out);
 /* Address the kernel chose for our end of fd. */
 int net_local_addr(int fd, struct net_addr *addr);
+/* Whether connected fd's two ends are on this host; 0 where it cannot tell. */
+int net_same_host(int fd);
 /* Options every data socket gets: no Nagle, keepalive. */
 void net_tune(int fd);
 
