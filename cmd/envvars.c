@@ -80,7 +80,8 @@ const struct envvar envvar_table[] = {
 	{ "COLL_JOB_DIR", "/tmp/coll-UID/jobs", "Where collrun keeps a JSON record of each "
 	    "running job (job id, launcher, hosts, pids), removed when the job ends.", ENV_FRONT },
 	{ "COLL_RD_MAX_BYTES", "32768", "The largest all-reduce, in bytes, done by recursive "
-	    "doubling; larger ones use the pipelined ring.", ENV_CORE },
+	    "doubling, and up to 8 times that where the ring's blocks (bytes / ranks) would be "
+	    "under half of it; larger ones use the pipelined ring.", ENV_CORE },
 	{ "COLL_NTHREADS", NULL, "Threads that drive a large op's connections to a peer, "
 	    "1 to 16. Unset: chosen from the speed of the link the rank talks on (1 up to "
 	    "10 Gb/s, 2 from 10 Gb/s, 4 from 100 Gb/s, 8 on loopback), never more than half "

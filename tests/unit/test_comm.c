@@ -728,6 +728,64 @@ test_socket_ifname(void **state)
 	root_stop(root);
 }
 
+/* Sizes in bytes of float all-reduces run by rank_rd_or_ring, and what each rank received. */
+static const size_t rd_sizes[] = { 64 << 10, 128 << 10 };
+
+static void
+rank_rd_or_ring(struct world *w, struct comm *c, int rank)
+{
+	uint64_t *got = w->arg;
+
+	for (size_t k = 0; k < 2; k++) {
+		size_t count = rd_sizes[k] / 4;
+		float *b = malloc(rd_sizes[k]);
+
+		for (size_t i = 0; i < count; i++)
+			b[i] = (float)(rank + 1) * (float)(i % 7);
+		if ((w->rc[rank] = coll_allreduce(c, b, b, count, DT_FLOAT32, OP_SUM)) != COLL_OK) {
+			free(b);
+			return;
+		}
+		got[rank * 2 + (int)k] = c->op_recv_bytes;
+		for (size_t i = 0; i < count; i++)
+			w->bad[rank] += b[i] != (float)(w->n * (w->n + 1) / 2) * (float)(i % 7);
+		free(b);
+	}
+}
+
+/*
+ * Recursive doubling where the ring's blocks would be small: the rule's
+ * table, then 4 ranks, whose 64 KiB all-reduce goes by doubling (two steps
+ * of the whole vector: 128 KiB in) and 128 KiB by the ring (6 blocks of 32
+ * KiB: 192 KiB in), with right sums; 3 and 5 ranks (no power of two) too.
+ */
+static void
+test_allreduce_rd_or_ring(void **state)
+{
+	static const struct { size_t bytes; int n, rd; } rule[] = {
+		{ 8, 2, 1 }, { 32 << 10, 64, 1 }, { 64 << 10, 2, 0 }, { 64 << 10, 4, 1 },
+		{ 128 << 10, 4, 0 }, { 128 << 10, 8, 1 }, { 256 << 10, 8, 0 },
+		{ 256 << 10, 64, 1 }, { 512 << 10, 1024, 0 }, { 8 << 20, 1 << 20, 0 },
+	};
+	uint64_t got[2 * 5];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof rule / sizeof rule[0]; i++)
+		assert_int_equal(coll_allreduce_uses_rd(rule[i].bytes, rule[i].n), rule[i].rd);
+	for (int n = 3; n <= 5; n++) {
+		struct world w = { 0 };
+
+		memset(got, 0, sizeof got);
+		w.arg = got;
+		world_run(&w, n, rank_rd_or_ring, 10000);
+		check_world(&w);
+		for (int r = 0; n == 4 && r < n; r++) {
+			assert_int_equal(got[r * 2], 2 * (64 << 10));
+			assert_int_equal(got[r * 2 + 1], 6 * (32 << 10));
+		}
+	}
+}
+
 /* Each rank's send buffer on its connection to the other, after an 8 MiB all-reduce. */
 static void
 rank_sndbuf(struct world *w, struct comm *c, int rank)
@@ -1010,6 +1068,7 @@ main(void)
 		cmocka_unit_test(test_nonblocking_init),
 		cmocka_unit_test(test_garbage_to_root_is_refused),
 		cmocka_unit_test(test_socket_ifname),
+		cmocka_unit_test(test_allreduce_rd_or_ring),
 		cmocka_unit_test(test_sndbuf_bounds_local_connections),
 		cmocka_unit_test(test_same_host),
 		cmocka_unit_test(test_idle_stranger_does_not_stall_root),

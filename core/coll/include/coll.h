@@ -5,10 +5,12 @@
  * sendbuf == recvbuf, except for reduce-scatter (recvbuf = sendbuf + rank *
  * recvcount) and all-gather (sendbuf = recvbuf + rank * sendcount), as in NCCL.
  *
- * Algorithms: all-reduce uses recursive doubling up to COLL_RD_MAX_BYTES and a
- * chunked, pipelined ring (reduce-scatter then all-gather) above; broadcast a
- * binomial tree for small and a pipelined chain for large messages; reduce a
- * pipelined chain; all-gather and reduce-scatter the ring.
+ * Algorithms: all-reduce uses recursive doubling up to COLL_RD_MAX_BYTES (and
+ * up to 8 times that where the ring's blocks would be under half of it, see
+ * coll_allreduce_uses_rd) and a chunked, pipelined ring (reduce-scatter then
+ * all-gather) above; broadcast a binomial tree for small and a pipelined
+ * chain for large messages; reduce a pipelined chain; all-gather and
+ * reduce-scatter the ring.
  */
 #ifndef COLL_COLL_H
 #define COLL_COLL_H
@@ -31,6 +33,8 @@ struct coll_blobs {
 	size_t *len;
 };
 
+/* Whether an all-reduce of bytes over nranks runs by recursive doubling (else the ring). */
+int coll_allreduce_uses_rd(size_t bytes, int nranks);
 int coll_allreduce(struct comm *c, const void *sendbuf, void *recvbuf, size_t count,
     enum dtype dt, enum redop op);
 int coll_broadcast(struct comm *c, const void *sendbuf, void *recvbuf, size_t count,
