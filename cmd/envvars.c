@@ -80,8 +80,9 @@ const struct envvar envvar_table[] = {
 	{ "COLL_JOB_DIR", "/tmp/coll-UID/jobs", "Where collrun keeps a JSON record of each "
 	    "running job (job id, launcher, hosts, pids), removed when the job ends.", ENV_FRONT },
 	{ "COLL_RD_MAX_BYTES", "32768", "The largest all-reduce, in bytes, done by recursive "
-	    "doubling, and up to 8 times that where the ring's blocks (bytes / ranks) would be "
-	    "under half of it; larger ones use the pipelined ring.", ENV_CORE },
+	    "doubling; larger ones use the pipelined ring, except up to 256 KiB where the ring's "
+	    "blocks (bytes / ranks) would be at most 16 KiB, which also go by doubling.",
+	    ENV_CORE },
 	{ "COLL_NTHREADS", NULL, "Threads that drive a large op's connections to a peer, "
 	    "1 to 16. Unset: chosen from the speed of the link the rank talks on (1 up to "
 	    "10 Gb/s, 2 from 10 Gb/s, 4 from 100 Gb/s, 8 on loopback), never more than half "
@@ -106,7 +107,8 @@ const struct envvar envvar_table[] = {
 	{ "COLL_ZEROCOPY_MIN_BYTES", "1048576", "The fewest bytes an op must send to one peer "
 	    "for its sends to go zero-copy; calls under 32 KiB always copy.", ENV_CORE },
 	{ "COLL_SNDBUF", "auto", "The send buffer, in bytes, of each data connection: auto "
-	    "asks 262144 (the kernel doubles it) on connections between ranks of one host, whose "
+	    "asks 262144 (the kernel caps it at net.core.wmem_max, then doubles it) on "
+	    "connections between ranks of one host, whose "
 	    "bytes in flight otherwise crowd the ranks' buffers out of the CPU caches, and leaves "
 	    "every other connection to the kernel's autotuning; 0 leaves every one to the kernel; "
 	    "a count in 4096..2^30 sets it on every one (the kernel caps it at "

@@ -32,22 +32,25 @@ coll_rd_max(void)
 
 /*
  * Recursive doubling takes log2(n) steps of the whole vector, the ring 2(n-1)
- * steps of a 1/n block. Up to the threshold, or where the ring's blocks
- * would be under half of it (and the vector at most 8 times it, so that
- * doubling's extra bytes stay small), the ring pays more in steps than it
- * saves in bytes: 4 ranks at 64 KiB took 88 us by doubling against 100 by
- * the ring, 8 ranks at 64 KiB 136 against 258, at 128 KiB 258 against 350
- * (32 cores, loopback); 2 ranks at 64 KiB and 4 at 128 KiB, whose blocks
- * are larger, stay on the ring, which was as fast or faster there.
+ * steps of a 1/n block. Up to COLL_RD_MAX_BYTES, or where the ring's blocks
+ * would be at most RD_BLOCK_MAX (and the vector at most RD_SMALL_BLOCKS_MAX,
+ * so that doubling's extra bytes stay small), the ring pays more in steps
+ * than it saves in bytes: 4 ranks at 64 KiB took 88 us by doubling against
+ * 100 by the ring, 8 ranks at 64 KiB 136 against 258, at 128 KiB 258 against
+ * 350 (32 cores, loopback); 2 ranks at 64 KiB and 4 at 128 KiB, whose blocks
+ * are larger, stay on the ring, which was as fast or faster there. Measured
+ * on one host: across hosts, several ranks of a host doubling at once share
+ * its NIC, which may move the balance; COLL_RD_MAX_BYTES stays a plain bound.
  */
+#define RD_BLOCK_MAX (16u << 10)
+#define RD_SMALL_BLOCKS_MAX (256u << 10)
+
 int
 coll_allreduce_uses_rd(size_t bytes, int nranks)
 {
-	size_t max = coll_rd_max();
-
-	if (bytes <= max)
+	if (bytes <= coll_rd_max())
 		return 1;
-	return nranks > 0 && bytes <= 8 * max && bytes / (size_t)nranks <= max / 2;
+	return nranks > 0 && bytes <= RD_SMALL_BLOCKS_MAX && bytes / (size_t)nranks <= RD_BLOCK_MAX;
 }
 
 static int

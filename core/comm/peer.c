@@ -17,8 +17,8 @@
 #include "clock.h"
 #include "comm_impl.h"
 #include "log.h"
-#include "xmalloc.h"
 #include "sockbuf.h"
+#include "xmalloc.h"
 #include "zcopy.h"
 
 #define PEER_HANDSHAKE_MS 10000

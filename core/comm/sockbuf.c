@@ -9,7 +9,9 @@
 #include "net.h"
 #include "sockbuf.h"
 
-/* 0 or a size in SOCKBUF_MIN..SOCKBUF_MAX, SOCKBUF_AUTO, or -2: not a setting. */
+#define SOCKBUF_BAD (-2)
+
+/* 0 or a size in SOCKBUF_MIN..SOCKBUF_MAX, SOCKBUF_AUTO, or SOCKBUF_BAD: not a setting. */
 static long
 sockbuf_parse(void)
 {
@@ -20,7 +22,7 @@ sockbuf_parse(void)
 		return SOCKBUF_AUTO;
 	if (comm_env_parse("COLL_SNDBUF", 0, SOCKBUF_MAX, &v) != COLL_OK ||
 	    (v > 0 && v < SOCKBUF_MIN))
-		return -2;
+		return SOCKBUF_BAD;
 	return v;
 }
 
@@ -29,13 +31,13 @@ sockbuf_config(struct comm *c)
 {
 	long v = sockbuf_parse();
 
-	c->sndbuf = v == -2 ? SOCKBUF_AUTO : v;
+	c->sndbuf = v == SOCKBUF_BAD ? SOCKBUF_AUTO : v;
 }
 
 int
 sockbuf_check(char *err, size_t len)
 {
-	if (sockbuf_parse() != -2)
+	if (sockbuf_parse() != SOCKBUF_BAD)
 		return COLL_OK;
 	snprintf(err, len, "COLL_SNDBUF=%s is not auto, 0 or a byte count in %d..%ld: set one, "
 	    "or unset it for auto", getenv("COLL_SNDBUF"), SOCKBUF_MIN, SOCKBUF_MAX);

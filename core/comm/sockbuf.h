@@ -22,6 +22,7 @@ struct comm;
 
 /* COLL_SNDBUF into c: auto (unset), 0 (the kernel's everywhere) or bytes for every connection. */
 void sockbuf_config(struct comm *c);
+/* COLL_OK, or COLL_EINVAL with a line naming a bad COLL_SNDBUF in err. */
 int sockbuf_check(char *err, size_t len);
 /* Sets connected data socket fd's send buffer as c's setting says. */
 void sockbuf_init(const struct comm *c, int fd);

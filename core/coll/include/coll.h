@@ -6,7 +6,7 @@
  * recvcount) and all-gather (sendbuf = recvbuf + rank * sendcount), as in NCCL.
  *
  * Algorithms: all-reduce uses recursive doubling up to COLL_RD_MAX_BYTES (and
- * up to 8 times that where the ring's blocks would be under half of it, see
+ * up to 256 KiB where the ring's blocks would be at most 16 KiB, see
  * coll_allreduce_uses_rd) and a chunked, pipelined ring (reduce-scatter then
  * all-gather) above; broadcast a binomial tree for small and a pipelined
  * chain for large messages; reduce a pipelined chain; all-gather and
