@@ -39,6 +39,14 @@ peer_send_hello(struct comm *c, int lane, int fd, uint64_t dl)
 	return wire_send(fd, WIRE_PEER_HELLO, buf, (uint32_t)b.off, dl, c->intr_fd);
 }
 
+/* The options of a data connection, accepted or made: one place, so both ends agree. */
+static void
+peer_sock_init(const struct comm *c, int fd)
+{
+	zc_sock_init(c, fd);
+	sockbuf_init(c, fd);
+}
+
 struct peer_hs {
 	struct comm *c;
 	int fd;
@@ -85,8 +93,7 @@ peer_handshake(void *arg)
 	if (ok && (c->peer_fd[slot] < 0 || epoch > c->peer_epoch[slot]) && epoch >= c->epoch) {
 		if (c->peer_fd[slot] >= 0)
 			close(c->peer_fd[slot]);
-		zc_sock_init(c, fd);
-		sockbuf_init(c, fd);
+		peer_sock_init(c, fd);
 		c->peer_fd[slot] = fd;
 		c->peer_epoch[slot] = epoch;
 		fd = -1;
@@ -203,8 +210,7 @@ peer_connect_once(struct comm *c, int peer, int lane, uint64_t dl, int *out)
 			    "failed: %s", c->rank, peer, comm_host(c, peer), addr, err);
 		return r == COLL_EABORTED ? r : comm_fail_peer(c, peer, r, "connecting to");
 	}
-	zc_sock_init(c, fd);
-	sockbuf_init(c, fd);
+	peer_sock_init(c, fd);
 	pthread_mutex_lock(&c->lock);
 	c->peer_fd[peer_slot(c, lane, peer)] = fd;
 	c->peer_epoch[peer_slot(c, lane, peer)] = c->epoch;
