@@ -2,8 +2,9 @@
  * Facts folded across ranks (facts_fold.h): every rank's facts come back out
  * of a fold built the way collcheck builds it (each rank's facts folded in,
  * folds merged up a binomial tree through their wire form), key for key and
- * in each host's own order, also for hosts that list a key more or less; a cluster that mostly agrees folds to about one
- * host's size; and the parser refuses what a peer must not send.
+ * in each host's own order, also for hosts that list a key more or less; a
+ * cluster that mostly agrees folds to about one host's size; and the parser
+ * refuses what a peer must not send.
  */
 #include <setjmp.h>
 #include <stdarg.h>
