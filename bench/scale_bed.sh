@@ -20,7 +20,10 @@
 # that queues for the CPU behind 250 others is not a slow launcher, so the
 # runs use --connect-timeout 30 (a limit on each step of the SSH start),
 # colltop --dead-after 15, collstack -T 900, and the hung job a keep-alive
-# limit that survives collstack's pauses of its ranks on starved CPUs.
+# limit that survives collstack's pauses of its ranks on starved CPUs and an
+# op timeout (COLL_TIMEOUT) past collstack's: at 250 hosts the job takes a
+# minute to start and collstack three more, and with the default 300 s the
+# first ranks to wait gave up and exited while their stacks were read.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 k=250 per=4 build=build fanout=16 stacks=1 trees=0
@@ -99,7 +102,9 @@ measure() {
 	else
 		t="FAILED (exit $rc)"
 		failed=1
-		echo "scale_bed: $name failed its check (exit $rc); its stderr ends:" >&2
+		echo "scale_bed: $name failed its check (exit $rc); its stdout begins, its stderr ends:" >&2
+		head -n 12 "$f.out" >&2
+		echo "--" >&2
 		tail -n 5 "$f.err" >&2
 	fi
 	rows+=("$(awk -v n="$name" -v w="$wall" -v u="$user" -v s="$sys" -v r="$rss" \
@@ -135,7 +140,8 @@ for t in $trees; do
 done
 if [ "$stacks" = 1 ]; then
 	# A job of K x per ranks of coll's all-reduce in which rank 5 hangs in op 20.
-	setsid "$BIN/collrun" "${SSHOPTS[@]}" --tree 0 -H "$HOSTS" -N "$per" env COLL_FAULT=5@20:hang \
+	setsid "$BIN/collrun" "${SSHOPTS[@]}" --tree 0 -H "$HOSTS" -N "$per" \
+		env COLL_FAULT=5@20:hang COLL_TIMEOUT=3600 \
 		"$BIN/collcheck" allreduce -b 8 -e 8 -n 1000000 -w 0 >"$WORK/job.out" 2>&1 &
 	JOBPID=$!
 	started=

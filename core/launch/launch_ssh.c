@@ -364,6 +364,36 @@ ssh_start_more(struct ssh *sh)
 	}
 }
 
+int
+ssh_int_cmp(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Each host's ranks, ascending, in one pass over the ranks (a counting sort). */
+static void
+ssh_index_hosts(struct ssh *sh)
+{
+	const struct launch_opts *o = &sh->o;
+	int *at;
+
+	sh->host_first = xcalloc((size_t)o->nhosts + 1, sizeof *sh->host_first);
+	sh->host_ranks = xcalloc((size_t)o->nranks + 1, sizeof *sh->host_ranks);
+	for (int r = 0; r < o->nranks; r++)
+		if (o->rank_host[r] >= 0)
+			sh->host_first[o->rank_host[r] + 1]++;
+	for (int h = 0; h < o->nhosts; h++)
+		sh->host_first[h + 1] += sh->host_first[h];
+	at = xcalloc((size_t)o->nhosts + 1, sizeof *at);
+	memcpy(at, sh->host_first, (size_t)o->nhosts * sizeof *at);
+	for (int r = 0; r < o->nranks; r++)
+		if (o->rank_host[r] >= 0)
+			sh->host_ranks[at[o->rank_host[r]]++] = r;
+	free(at);
+}
+
 void
 ssh_node_init(struct launch *l, struct ssh *sh, struct ssh_node *n, int host, const int *sub,
     int nsub)
@@ -372,8 +402,7 @@ ssh_node_init(struct launch *l, struct ssh *sh, struct ssh_node *n, int host, co
 
 	n->host = host;
 	sshhost_init(&n->h, o->hosts[host], o->ssh_config, o->accept_new);
-	for (int r = 0; r < o->nranks; r++)
-		n->nchan += o->rank_host[r] == host;
+	n->nchan = sh->host_first[host + 1] - sh->host_first[host];
 	n->chans = xcalloc((size_t)n->nchan + (nsub > 0), sizeof *n->chans);
 	if (nsub > 0) {
 		struct ssh_relay *rl = xcalloc(1, sizeof *rl);
@@ -383,27 +412,31 @@ ssh_node_init(struct launch *l, struct ssh *sh, struct ssh_node *n, int host, co
 		rl->nhosts = nsub;
 		rl->hosts = xcalloc((size_t)nsub, sizeof *rl->hosts);
 		memcpy(rl->hosts, sub, (size_t)nsub * sizeof *sub);
-		for (int i = 0; i < nsub; i++)
+		for (int i = 0; i < nsub; i++) {
 			sh->host_via[sub[i]] = c;
-		for (int r = 0; r < o->nranks; r++)
-			rl->nranks += o->rank_host[r] >= 0 && sh->host_via[o->rank_host[r]] == c;
+			rl->nranks += sh->host_first[sub[i] + 1] - sh->host_first[sub[i]];
+		}
 		rl->ranks = xcalloc((size_t)rl->nranks, sizeof *rl->ranks);
 		rl->rx = xcalloc((size_t)rl->nranks, sizeof *rl->rx);
-		for (int r = 0, k = 0; r < o->nranks; r++) {
-			if (o->rank_host[r] < 0 || sh->host_via[o->rank_host[r]] != c)
-				continue;
-			rl->ranks[k] = r;
+		for (int i = 0, k = 0; i < nsub; i++)
+			for (int j = sh->host_first[sub[i]]; j < sh->host_first[sub[i] + 1]; j++)
+				rl->ranks[k++] = sh->host_ranks[j];
+		/* In rank order: ssh_relay_rx finds a rank's records by bsearch. */
+		qsort(rl->ranks, (size_t)rl->nranks, sizeof *rl->ranks, ssh_int_cmp);
+		for (int k = 0; k < rl->nranks; k++) {
+			int r = rl->ranks[k];
+
 			agentrx_init(&rl->rx[k], l, r);
-			sh->rx[r] = &rl->rx[k++];
+			sh->rx[r] = &rl->rx[k];
 			sh->via[r] = c;
 		}
 	}
-	for (int r = 0, k = 0; r < o->nranks; r++) {
-		if (o->rank_host[r] != host)
-			continue;
+	for (int k = 0; k < n->nchan - (nsub > 0); k++) {
+		int r = sh->host_ranks[sh->host_first[host] + k];
+
 		n->chans[k] = (struct ssh_chan){ .rank = r, .st = CH_OPEN };
 		agentrx_init(&n->chans[k].rx, l, r);
-		sh->rx[r] = &n->chans[k++].rx;
+		sh->rx[r] = &n->chans[k].rx;
 	}
 }
 
@@ -421,6 +454,7 @@ ssh_start(struct launch *l, const struct launch_opts *o)
 	sh->rx = xcalloc((size_t)o->nranks, sizeof *sh->rx);
 	sh->via = xcalloc((size_t)o->nranks, sizeof *sh->via);
 	sh->host_via = xcalloc((size_t)o->nhosts, sizeof *sh->host_via);
+	ssh_index_hosts(sh);
 	/* A relay knows only its subtree's ranks: the others are no business of its. */
 	for (int r = 0; r < o->nranks; r++)
 		if (o->rank_host[r] >= 0)
@@ -588,6 +622,8 @@ ssh_free(struct launch *l)
 	free(sh->rx);
 	free(sh->via);
 	free(sh->host_via);
+	free(sh->host_first);
+	free(sh->host_ranks);
 	free(sh->pfd);
 	free(sh);
 	l->impl = NULL;

@@ -57,6 +57,13 @@ struct ssh {
 	const struct agentrx **rx;	/* per rank: its channel's records, pid and end */
 	struct ssh_chan **via;	/* per rank: the relay channel it runs under, or NULL */
 	struct ssh_chan **host_via;	/* per host: likewise */
+	/*
+	 * Each host's ranks, ascending: host_ranks[host_first[h] ..
+	 * host_first[h + 1]). Made once, so that starting a node or writing a
+	 * relay's plan looks at its own ranks, not every rank of the job.
+	 */
+	int *host_first;
+	int *host_ranks;
 	struct pollfd *pfd;
 };
 
@@ -72,6 +79,8 @@ void ssh_report_rank(struct launch *l, int rank, int state, int code);
 void ssh_command_head(const struct ssh *sh, struct shbuf *b, const char *mode);
 void ssh_node_init(struct launch *l, struct ssh *sh, struct ssh_node *n, int host,
     const int *sub, int nsub);
+/* qsort's order of ints. */
+int ssh_int_cmp(const void *a, const void *b);
 
 /* launch_sshtree.c */
 /* The nodes the front end talks to: all used hosts, or a first layer of o->tree. */

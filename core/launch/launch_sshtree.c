@@ -97,8 +97,9 @@ ssh_relay_ready(struct ssh *sh, struct ssh_chan *c, const char *uidstr)
 	shquote_raw(&in, uidstr);
 	shquote_raw(&in, "\n");
 	for (int i = 0; i < rl->nhosts; i++) {
-		char *line = treeproto_encode_host(rl->hosts[i], o->hosts[rl->hosts[i]],
-		    o->rank_host, o->nranks);
+		int h = rl->hosts[i], first = sh->host_first[h];
+		char *line = treeproto_encode_host(h, o->hosts[h], sh->host_ranks + first,
+		    sh->host_first[h + 1] - first);
 
 		shquote_raw(&in, line);
 		shquote_raw(&in, "\n");
@@ -116,17 +117,11 @@ ssh_relay_ready(struct ssh *sh, struct ssh_chan *c, const char *uidstr)
 	c->input_len = in.len;
 }
 
-static int
-ssh_relay_cmp(const void *a, const void *b)
-{
-	return *(const int *)a - *(const int *)b;
-}
-
 /* The rank's records under this relay (its ranks are in order). */
 static struct agentrx *
 ssh_relay_rx(struct ssh_relay *rl, int rank)
 {
-	int *at = bsearch(&rank, rl->ranks, (size_t)rl->nranks, sizeof *rl->ranks, ssh_relay_cmp);
+	int *at = bsearch(&rank, rl->ranks, (size_t)rl->nranks, sizeof *rl->ranks, ssh_int_cmp);
 
 	return at != NULL ? &rl->rx[at - rl->ranks] : NULL;
 }

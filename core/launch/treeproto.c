@@ -119,29 +119,28 @@ treeproto_parse_host(const char *line, size_t len, int nranks, int nhosts, int *
 }
 
 char *
-treeproto_encode_host(int host, const char *name, const int *rank_host, int nranks)
+treeproto_encode_host(int host, const char *name, const int *ranks, int n)
 {
-	size_t cap = 64 + strlen(name), n;
+	size_t cap = 64 + strlen(name), len;
 	char *out = xmalloc(cap);
 
-	n = (size_t)snprintf(out, cap, "h %d %s ", host, name);
-	for (int r = 0, first = 1; r < nranks; r++) {
-		int e = r;
+	len = (size_t)snprintf(out, cap, "h %d %s ", host, name);
+	for (int i = 0; i < n; i++) {
+		int e = i;
 
-		if (rank_host[r] != host)
-			continue;
-		while (e + 1 < nranks && rank_host[e + 1] == host)
+		/* A run of consecutive ranks is one range. */
+		while (e + 1 < n && ranks[e + 1] == ranks[e] + 1)
 			e++;
-		if (n + 32 > cap) {
+		if (len + 32 > cap) {
 			cap = cap * 2 + 32;
 			out = xreallocarray(out, cap, 1);
 		}
-		if (e > r)
-			n += (size_t)snprintf(out + n, cap - n, "%s%d-%d", first ? "" : ",", r, e);
+		if (e > i)
+			len += (size_t)snprintf(out + len, cap - len, "%s%d-%d", i ? "," : "",
+			    ranks[i], ranks[e]);
 		else
-			n += (size_t)snprintf(out + n, cap - n, "%s%d", first ? "" : ",", r);
-		first = 0;
-		r = e;
+			len += (size_t)snprintf(out + len, cap - len, "%s%d", i ? "," : "", ranks[i]);
+		i = e;
 	}
 	return out;
 }

@@ -52,7 +52,7 @@ int treeproto_parse_up(const char *line, size_t len, int nranks, int nhosts,
  */
 int treeproto_parse_host(const char *line, size_t len, int nranks, int nhosts, int *host,
     char *name, size_t namecap, int *rank_host);
-/* The plan line of host (no newline), from rank_host: malloc'd. */
-char *treeproto_encode_host(int host, const char *name, const int *rank_host, int nranks);
+/* The plan line of host (no newline) whose n ranks, ascending, are ranks: malloc'd. */
+char *treeproto_encode_host(int host, const char *name, const int *ranks, int n);
 
 #endif
