@@ -19,11 +19,12 @@
 # machine the hosts' sshds and workers bound the wall times: a SSH handshake
 # that queues for the CPU behind 250 others is not a slow launcher, so the
 # runs use --connect-timeout 30 (a limit on each step of the SSH start),
-# colltop --dead-after 15, collstack -T 900, and the hung job a keep-alive
-# limit that survives collstack's pauses of its ranks on starved CPUs and an
-# op timeout (COLL_TIMEOUT) past collstack's: at 250 hosts the job takes a
-# minute to start and collstack three more, and with the default 300 s the
-# first ranks to wait gave up and exited while their stacks were read.
+# colltop --dead-after 15, collstack -T 900, and the hung job's ranks a
+# keep-alive limit (COLL_KEEPALIVE_LIMIT) and an op timeout (COLL_TIMEOUT)
+# longer than collstack's -T, given on the ranks' command line: exported here
+# they reached collrun only. At 250 hosts, with the defaults, a rank went 31 s
+# without a keep-alive while 250 workers read stacks on the 2 CPUs, its root
+# declared it dead, and the whole job exited while collstack read it.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 k=250 per=4 build=build fanout=16 stacks=1 trees=0
@@ -141,7 +142,7 @@ done
 if [ "$stacks" = 1 ]; then
 	# A job of K x per ranks of coll's all-reduce in which rank 5 hangs in op 20.
 	setsid "$BIN/collrun" "${SSHOPTS[@]}" --tree 0 -H "$HOSTS" -N "$per" \
-		env COLL_FAULT=5@20:hang COLL_TIMEOUT=3600 \
+		env COLL_FAULT=5@20:hang COLL_TIMEOUT=3600 COLL_KEEPALIVE_LIMIT=2000 \
 		"$BIN/collcheck" allreduce -b 8 -e 8 -n 1000000 -w 0 >"$WORK/job.out" 2>&1 &
 	JOBPID=$!
 	started=

@@ -394,45 +394,52 @@ ssh_index_hosts(struct ssh *sh)
 	free(at);
 }
 
+/* A node's relay channel c for the hosts sub below it: their ranks' records come up c. */
+static void
+ssh_relay_init(struct launch *l, struct ssh *sh, struct ssh_chan *c, const int *sub, int nsub)
+{
+	struct ssh_relay *rl = xcalloc(1, sizeof *rl);
+
+	*c = (struct ssh_chan){ .rank = -1, .st = CH_OPEN, .relay = rl };
+	rl->nhosts = nsub;
+	rl->hosts = xcalloc((size_t)nsub, sizeof *rl->hosts);
+	memcpy(rl->hosts, sub, (size_t)nsub * sizeof *sub);
+	for (int i = 0; i < nsub; i++) {
+		sh->host_via[sub[i]] = c;
+		rl->nranks += sh->host_first[sub[i] + 1] - sh->host_first[sub[i]];
+	}
+	rl->ranks = xcalloc((size_t)rl->nranks, sizeof *rl->ranks);
+	rl->rx = xcalloc((size_t)rl->nranks, sizeof *rl->rx);
+	for (int i = 0, k = 0; i < nsub; i++)
+		for (int j = sh->host_first[sub[i]]; j < sh->host_first[sub[i] + 1]; j++)
+			rl->ranks[k++] = sh->host_ranks[j];
+	/* In rank order: ssh_relay_rx finds a rank's records by bsearch. */
+	qsort(rl->ranks, (size_t)rl->nranks, sizeof *rl->ranks, ssh_int_cmp);
+	for (int k = 0; k < rl->nranks; k++) {
+		int r = rl->ranks[k];
+
+		agentrx_init(&rl->rx[k], l, r);
+		sh->rx[r] = &rl->rx[k];
+		sh->via[r] = c;
+	}
+}
+
 void
 ssh_node_init(struct launch *l, struct ssh *sh, struct ssh_node *n, int host, const int *sub,
     int nsub)
 {
 	const struct launch_opts *o = &sh->o;
+	int first = sh->host_first[host], own = sh->host_first[host + 1] - first;
 
 	n->host = host;
 	sshhost_init(&n->h, o->hosts[host], o->ssh_config, o->accept_new);
-	n->nchan = sh->host_first[host + 1] - sh->host_first[host];
-	n->chans = xcalloc((size_t)n->nchan + (nsub > 0), sizeof *n->chans);
-	if (nsub > 0) {
-		struct ssh_relay *rl = xcalloc(1, sizeof *rl);
-		struct ssh_chan *c = &n->chans[n->nchan++];
-
-		*c = (struct ssh_chan){ .rank = -1, .st = CH_OPEN, .relay = rl };
-		rl->nhosts = nsub;
-		rl->hosts = xcalloc((size_t)nsub, sizeof *rl->hosts);
-		memcpy(rl->hosts, sub, (size_t)nsub * sizeof *sub);
-		for (int i = 0; i < nsub; i++) {
-			sh->host_via[sub[i]] = c;
-			rl->nranks += sh->host_first[sub[i] + 1] - sh->host_first[sub[i]];
-		}
-		rl->ranks = xcalloc((size_t)rl->nranks, sizeof *rl->ranks);
-		rl->rx = xcalloc((size_t)rl->nranks, sizeof *rl->rx);
-		for (int i = 0, k = 0; i < nsub; i++)
-			for (int j = sh->host_first[sub[i]]; j < sh->host_first[sub[i] + 1]; j++)
-				rl->ranks[k++] = sh->host_ranks[j];
-		/* In rank order: ssh_relay_rx finds a rank's records by bsearch. */
-		qsort(rl->ranks, (size_t)rl->nranks, sizeof *rl->ranks, ssh_int_cmp);
-		for (int k = 0; k < rl->nranks; k++) {
-			int r = rl->ranks[k];
-
-			agentrx_init(&rl->rx[k], l, r);
-			sh->rx[r] = &rl->rx[k];
-			sh->via[r] = c;
-		}
-	}
-	for (int k = 0; k < n->nchan - (nsub > 0); k++) {
-		int r = sh->host_ranks[sh->host_first[host] + k];
+	/* The host's own ranks' channels, then the relay's, if it has one. */
+	n->nchan = own + (nsub > 0);
+	n->chans = xcalloc((size_t)n->nchan, sizeof *n->chans);
+	if (nsub > 0)
+		ssh_relay_init(l, sh, &n->chans[own], sub, nsub);
+	for (int k = 0; k < own; k++) {
+		int r = sh->host_ranks[first + k];
 
 		n->chans[k] = (struct ssh_chan){ .rank = r, .st = CH_OPEN };
 		agentrx_init(&n->chans[k].rx, l, r);

@@ -96,6 +96,30 @@ test_plan_roundtrip(void **state)
 	}
 }
 
+/* A host whose ranks are scattered: a long line, grown past its first buffer. */
+static void
+test_plan_scattered(void **state)
+{
+	int mine[100], back[300], host;
+	char name[64], *line;
+
+	(void)state;
+	for (int i = 0; i < 100; i++)
+		mine[i] = 3 * i;
+	line = treeproto_encode_host(7, "node007", mine, 100);
+	assert_int_equal(strncmp(line, "h 7 node007 0,3,6,", 18), 0);
+	assert_string_equal(line + strlen(line) - 8, ",294,297");
+	for (int r = 0; r < 300; r++)
+		back[r] = -1;
+	assert_int_equal(treeproto_parse_host(line, strlen(line), 300, 8, &host, name,
+	    sizeof name, back), COLL_OK);
+	assert_int_equal(host, 7);
+	assert_string_equal(name, "node007");
+	for (int r = 0; r < 300; r++)
+		assert_int_equal(back[r], r % 3 == 0 ? 7 : -1);
+	free(line);
+}
+
 static void
 test_plan_refused(void **state)
 {
@@ -146,6 +170,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_up),
 		cmocka_unit_test(test_plan_roundtrip),
+		cmocka_unit_test(test_plan_scattered),
 		cmocka_unit_test(test_plan_refused),
 	};
 
