@@ -464,12 +464,9 @@ ssh_start(struct launch *l, const struct launch_opts *o)
 	ssh_index_hosts(sh);
 	/* A relay knows only its subtree's ranks: the others are no business of its. */
 	for (int r = 0; r < o->nranks; r++)
-		if (o->rank_host[r] >= 0)
-			used[o->rank_host[r]] = 1;
-		else
-			sh->done[r] = 1;
+		sh->done[r] = o->rank_host[r] < 0;
 	for (int h = 0; h < o->nhosts; h++)
-		if (used[h])
+		if (sh->host_first[h + 1] > sh->host_first[h])
 			used[nused++] = h;
 	sh->nodes = xcalloc((size_t)nused, sizeof *sh->nodes);
 	ssh_tree_plan(l, sh, used, nused);

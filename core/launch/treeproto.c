@@ -9,6 +9,7 @@
 
 #include "agentproto.h"
 #include "err.h"
+#include "ranges.h"
 #include "treeproto.h"
 #include "xmalloc.h"
 
@@ -121,26 +122,11 @@ treeproto_parse_host(const char *line, size_t len, int nranks, int nhosts, int *
 char *
 treeproto_encode_host(int host, const char *name, const int *ranks, int n)
 {
-	size_t cap = 64 + strlen(name), len;
+	/* Each rank adds at most a separator and 10 digits: ranges_fold never cuts it short. */
+	size_t cap = 32 + strlen(name) + (size_t)n * 12, len;
 	char *out = xmalloc(cap);
 
 	len = (size_t)snprintf(out, cap, "h %d %s ", host, name);
-	for (int i = 0; i < n; i++) {
-		int e = i;
-
-		/* A run of consecutive ranks is one range. */
-		while (e + 1 < n && ranks[e + 1] == ranks[e] + 1)
-			e++;
-		if (len + 32 > cap) {
-			cap = cap * 2 + 32;
-			out = xreallocarray(out, cap, 1);
-		}
-		if (e > i)
-			len += (size_t)snprintf(out + len, cap - len, "%s%d-%d", i ? "," : "",
-			    ranks[i], ranks[e]);
-		else
-			len += (size_t)snprintf(out + len, cap - len, "%s%d", i ? "," : "", ranks[i]);
-		i = e;
-	}
+	ranges_fold(ranks, n, out + len, cap - len);
 	return out;
 }

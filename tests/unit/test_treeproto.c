@@ -96,7 +96,7 @@ test_plan_roundtrip(void **state)
 	}
 }
 
-/* A host whose ranks are scattered: a long line, grown past its first buffer. */
+/* A host whose ranks are scattered: a long line, each rank an item of its own. */
 static void
 test_plan_scattered(void **state)
 {
