@@ -15,6 +15,12 @@ const struct envvar envvar_table[] = {
 	    "comm_init_env() joins the job it names; collcheck runs as a rank when it is set and "
 	    "as the front end otherwise. It holds a secret: collrun hands it to remote ranks on "
 	    "their standard input, never on a command line.", ENV_RANK | ENV_CORE },
+	{ "COLL_ROOT_VIA", NULL, "ADDR:PORT of a root relay that carries this rank's root "
+	    "connection, set by collrun's tree launch (--tree) for the ranks below its first layer "
+	    "of hosts: each relay passes the connections of the hosts it started up to the relay "
+	    "above it, so the root holds one connection per first-layer relay, not one per rank. "
+	    "It applies to the job's own id (COLL_UNIQUE_ID, and its shrinks and splits); an "
+	    "unreadable value is ignored and the root is reached directly.", ENV_RANK | ENV_CORE },
 	{ "COLL_RANK", NULL, "This rank's number, 0 to COLL_SIZE-1; read by comm_init_env().",
 	    ENV_RANK | ENV_CORE },
 	{ "COLL_SIZE", NULL, "The number of ranks in the job; read by comm_init_env().",

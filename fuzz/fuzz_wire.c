@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "err.h"
 #include "wire.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -28,6 +29,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (uint8_t t = WIRE_AUTH_HELLO; t <= WIRE_AUTH_PROOF; t++)
 		(void)wire_auth_decode(data, size, t, &a);
 	(void)wire_note_decode(data, size, &n);
+	/* A relay's frames: the inner frame must lie within the outer one. */
+	{
+		struct wire_mux m;
+		uint32_t ch;
+
+		if (wire_mux_decode(data, (uint32_t)size, &m) == COLL_OK &&
+		    (m.p != data + WIRE_MUX_HDR_LEN || m.len != size - WIRE_MUX_HDR_LEN))
+			abort();
+		(void)wire_mux_end_decode(data, (uint32_t)size, &ch);
+	}
 	/* The book decoder is told the size it expects, as a rank is. */
 	nranks = size > 0 ? (uint32_t)(data[0] % 64) + 1 : 1;
 	book = calloc(nranks, sizeof *book);

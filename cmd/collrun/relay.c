@@ -8,9 +8,15 @@
  * of stdin (the front end stopped the job, or its connection broke) stops
  * them all, and the relay ends once every rank below has.
  *
+ * It also relays the root (proxy.h): the ranks below, and the relays below,
+ * reach the job's root through this process, so that the root holds one
+ * connection per relay of the first layer instead of one per rank. Where
+ * that cannot be set up (the root refuses us), they reach it directly, as
+ * in a flat launch, and the relay says so on its stderr.
+ *
  * It is internal, like --agent: `collrun --relay --uid-stdin [--path DIR]
  * [--libpath DIR] --nranks N --nhosts H --tree K --fanout F
- * --connect-timeout-ms MS --master-port P --master ADDR [--accept-new]
+ * --connect-timeout-ms MS --master-port P --master ADDR [--root-via ADDR] [--accept-new]
  * [--ssh-config FILE] [--cwd DIR] -- PROGRAM ARGS`.
  */
 #include <errno.h>
@@ -29,7 +35,9 @@
 #include "err.h"
 #include "launch.h"
 #include "linebuf.h"
+#include "net.h"
 #include "opt.h"
+#include "proxy.h"
 #include "treeproto.h"
 #include "uid.h"
 #include "xmalloc.h"
@@ -55,6 +63,8 @@ struct relay {
 	char *out;		/* records not yet written up */
 	size_t out_len, out_cap;
 	struct launch *l;
+	const char *root_via;	/* the relay above ours, if any (else the root itself) */
+	struct proxy *proxy;
 };
 
 static volatile sig_atomic_t relay_sig;
@@ -320,6 +330,8 @@ relay_args(struct relay *r, int argc, char **argv)
 			r->o.ssh_config = val;
 		else if (strcmp(opt, "--cwd") == 0)
 			r->o.cwd = val;
+		else if (strcmp(opt, "--root-via") == 0)
+			r->root_via = val;
 		else if (!relay_number(r, opt, val))
 			return -1;
 	}
@@ -333,6 +345,37 @@ relay_args(struct relay *r, int argc, char **argv)
 	/* The suite is where it is here on every host: this very program. */
 	r->o.agent = argv[0];
 	return 0;
+}
+
+/* Relay the root for the hosts below, on all our addresses (each is told the one that reached it). */
+static void
+relay_proxy(struct relay *r)
+{
+	struct net_addr up = r->uid.root, at;
+	char err[COLL_ERR_LEN], host[256];
+	int ms = r->o.connect_timeout_ms > 0 ? r->o.connect_timeout_ms : 10000;
+
+	if (r->root_via != NULL && uid_addr_parse(&up, r->root_via) != COLL_OK) {
+		snprintf(err, sizeof err, "--root-via %s is not an address", r->root_via);
+	} else {
+		if (net_addr_parse(&at, "::", 0) != COLL_OK || proxy_start(&r->proxy, &r->uid, &up,
+		    &at, ms, err, sizeof err) != COLL_OK) {
+			/* No IPv6 here: IPv4 alone. */
+			if (net_addr_parse(&at, "0.0.0.0", 0) == COLL_OK &&
+			    proxy_start(&r->proxy, &r->uid, &up, &at, ms, err, sizeof err) == COLL_OK)
+				err[0] = '\0';
+		} else {
+			err[0] = '\0';
+		}
+		if (r->proxy != NULL) {
+			r->o.root_via_port = net_addr_port(&at);
+			return;
+		}
+	}
+	if (gethostname(host, sizeof host) != 0)
+		snprintf(host, sizeof host, "?");
+	fprintf(stderr, "collrun --relay on %s: cannot relay the root (%s): the hosts below reach "
+	    "it directly\n", host, err);
 }
 
 static void
@@ -386,6 +429,7 @@ relay_main(int argc, char **argv)
 	r.o.uid = &r.uid;
 	r.o.hosts = (const char *const *)r.names;
 	r.o.rank_host = r.rank_host;
+	relay_proxy(&r);
 	if (launch_start(&r.l, &r.o, &cb) != COLL_OK) {
 		fprintf(stderr, "collrun --relay: cannot start the subtree: %s\n", strerror(errno));
 		code = 1;
@@ -402,6 +446,8 @@ relay_main(int argc, char **argv)
 	relay_loop(&r);
 	launch_free(r.l);
 out:
+	/* After every rank below ended: none needs the root any more. */
+	proxy_stop(r.proxy);
 	for (int h = 0; h < r.o.nhosts; h++)
 		free(r.names[h]);
 	free(r.names);

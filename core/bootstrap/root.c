@@ -36,13 +36,13 @@
 #define ROOT_HANDSHAKE_MS 5000
 #define ROOT_HANDSHAKES 64
 #define ROOT_TICK_MS 50
-/* Control frames are small; only the book is big, and it only goes out. */
-#define ROOT_MAX_FRAME (4u + 4u * (uint32_t)WIRE_MAX_RANKS + 64u)
 
 void
 root_send(struct root_conn *rc, uint8_t type, const void *p, uint32_t len)
 {
-	if (rc != NULL)
+	if (rc != NULL && rc->link != NULL)
+		root_link_send(rc, type, p, len);
+	else if (rc != NULL)
 		wconn_queue(&rc->w, type, p, len);
 }
 
@@ -96,8 +96,12 @@ root_conn_close(struct root *root, struct root_conn *rc)
 {
 	if (rc == NULL)
 		return;
-	atomic_fetch_add(&root->bytes_sent, rc->w.bytes_sent);
-	close(rc->w.fd);
+	if (rc->link != NULL) {
+		root_link_drop(rc);
+	} else {
+		atomic_fetch_add(&root->bytes_sent, rc->w.bytes_sent);
+		close(rc->w.fd);
+	}
 	wconn_free(&rc->w);
 	free(rc);
 }
@@ -162,7 +166,7 @@ root_fail_all(struct root *root, struct root_group *g, int code, const char *msg
 static void root_doom_children(struct root *root, struct root_group *g, int rank,
     const char *msg);
 
-static void
+void
 root_member_dead(struct root *root, struct root_group *g, int rank, const char *why)
 {
 	struct root_member *m = &g->m[rank];
@@ -249,6 +253,7 @@ root_send_book(struct root *root, struct root_group *g)
 struct root_hs {
 	struct root *root;
 	int fd;
+	int relay;		/* a root relay (proxy.c): no JOIN, it carries many */
 	struct wire_join j;
 };
 
@@ -270,6 +275,8 @@ root_handshake(void *arg)
 
 	if (auth_accept(hs->fd, &root->uid, &role, dl, root->stop_fd, err, sizeof err) != COLL_OK)
 		log_warn("root: refused a connection: %s", err);
+	else if (role == WIRE_ROLE_RELAY)
+		ok = hs->relay = 1;
 	else if (role != WIRE_ROLE_ROOT)
 		log_warn("root: refused a connection that asked for role %u, not the root's", role);
 	else
@@ -347,96 +354,106 @@ root_accept_one(struct root *root)
 	return 1;
 }
 
-/* Validate a JOIN; on refusal the reason goes back on the connection, sent at once. */
-static struct root_group *
-root_check_join(struct root *root, int fd, const struct wire_join *j)
+struct root_group *
+root_check_join(struct root *root, const struct wire_join *j, char *msg, size_t len)
 {
 	struct root_group *g = root_group_find(root, j->commid);
 	const struct wire_entry *e = &j->e;
-	char msg[WIRE_MSG_LEN];
-	struct wconn w;
 
 	uint32_t rank = j->base + e->rank;	/* in the communicator, for messages */
 
 	if (g == NULL)
-		snprintf(msg, sizeof msg, "rank %u asked for communicator %016" PRIx64 ", which this "
+		snprintf(msg, len, "rank %u asked for communicator %016" PRIx64 ", which this "
 		    "root does not serve (it ended, or the id is from another job)", rank,
 		    j->commid);
 	else if (g->doomed[0] != '\0')
-		snprintf(msg, sizeof msg, "%s", g->doomed);
+		snprintf(msg, len, "%s", g->doomed);
 	else if (g->started || g->expired)
-		snprintf(msg, sizeof msg, "rank %u joined after the job started", rank);
+		snprintf(msg, len, "rank %u joined after the job started", rank);
 	else if ((int)e->nranks != g->nranks)
-		snprintf(msg, sizeof msg, "rank %u says this root serves %u ranks, the root expects "
+		snprintf(msg, len, "rank %u says this root serves %u ranks, the root expects "
 		    "%d: start every rank with the same size (and the same list of unique ids)",
 		    rank, e->nranks, g->nranks);
 	else if (g->joined > 0 && j->nroots != g->nroots)
-		snprintf(msg, sizeof msg, "rank %u says the communicator has %u unique ids, others "
+		snprintf(msg, len, "rank %u says the communicator has %u unique ids, others "
 		    "said %u: give every rank the same list of unique ids", rank, j->nroots,
 		    g->nroots);
 	else if (g->joined > 0 && j->base != g->base)
-		snprintf(msg, sizeof msg, "rank %u says this root's ranks start at %u, others said "
+		snprintf(msg, len, "rank %u says this root's ranks start at %u, others said "
 		    "%u: give every rank the same size and the same list of unique ids", rank,
 		    j->base, g->base);
 	else if (g->m[e->rank].state != RM_ABSENT)
-		snprintf(msg, sizeof msg, "rank %u joined twice (from %s and %s): "
+		snprintf(msg, len, "rank %u joined twice (from %s and %s): "
 		    "give every process its own rank", rank, g->m[e->rank].e.host, e->host);
 	else
 		return g;
-	wconn_init(&w, fd, 0);
-	{
-		struct root_conn tmp = { .w = w };
-		root_send_note(&tmp, WIRE_ERROR, COLL_EINVAL, (int)rank, msg);
-		(void)wconn_flush(&tmp.w);
-		wconn_free(&tmp.w);
-	}
 	log_warn("root: %s", msg);
 	return NULL;
 }
 
-/* A handshake finished: admit the rank, or tell it why not. */
+/* Make rank j->e.rank of g a member on rc (its own socket, or a relay's channel). */
+void
+root_admit_member(struct root *root, struct root_group *g, struct root_conn *rc,
+    const struct wire_join *j)
+{
+	int r = (int)j->e.rank;
+
+	rc->g = g;
+	rc->rank = r;
+	rc->ka_ms = j->keepalive_ms;
+	rc->ka_limit = j->keepalive_limit;
+	rc->last_rx = clock_now_ms();
+	rc->next_ping = rc->last_rx + rc->ka_ms;
+	if (g->joined == 0) {
+		g->base = j->base;
+		g->nroots = j->nroots;
+		if (g == root->first) {
+			pthread_mutex_lock(&root->lock);
+			root->first_nroots = g->nroots;
+			pthread_cond_broadcast(&root->cond);
+			pthread_mutex_unlock(&root->lock);
+		}
+	}
+	g->m[r] = (struct root_member){ .state = RM_JOINED, .conn = rc, .e = j->e };
+	g->joined++;
+	g->live++;
+	if (g == root->first)
+		atomic_fetch_add(&root->joined, 1);
+	log_trace("root: rank %d joined %016" PRIx64 " from %s pid %u", r, g->commid, j->e.host,
+	    j->e.pid);
+	if (g->joined == g->nranks)
+		root_send_book(root, g);
+}
+
+/* A handshake finished: admit the rank (or relay), or tell it why not. */
 static void
 root_admit(struct root *root)
 {
+	char msg[WIRE_MSG_LEN];
 	struct root_group *g;
 	struct root_conn *rc;
 	struct root_hs *hs;
-	int r;
 
 	while (read(root->joins[0], &hs, sizeof hs) == (ssize_t)sizeof hs) {
-		if ((g = root_check_join(root, hs->fd, &hs->j)) == NULL) {
+		if (hs->relay) {
+			root_link_admit(root, hs->fd);
+			free(hs);
+			continue;
+		}
+		rc = xcalloc(1, sizeof *rc);
+		wconn_init(&rc->w, hs->fd, ROOT_MAX_FRAME);
+		if ((g = root_check_join(root, &hs->j, msg, sizeof msg)) == NULL) {
+			/* The reason goes back at once; the connection closes after it. */
+			root_send_note(rc, WIRE_ERROR, COLL_EINVAL, (int)(hs->j.base + hs->j.e.rank),
+			    msg);
+			(void)wconn_flush(&rc->w);
+			wconn_free(&rc->w);
+			free(rc);
 			close(hs->fd);
 			free(hs);
 			continue;
 		}
-		r = (int)hs->j.e.rank;
-		rc = xcalloc(1, sizeof *rc);
-		wconn_init(&rc->w, hs->fd, ROOT_MAX_FRAME);
-		rc->g = g;
-		rc->rank = r;
-		rc->ka_ms = hs->j.keepalive_ms;
-		rc->ka_limit = hs->j.keepalive_limit;
-		rc->last_rx = clock_now_ms();
-		rc->next_ping = rc->last_rx + rc->ka_ms;
-		if (g->joined == 0) {
-			g->base = hs->j.base;
-			g->nroots = hs->j.nroots;
-			if (g == root->first) {
-				pthread_mutex_lock(&root->lock);
-				root->first_nroots = g->nroots;
-				pthread_cond_broadcast(&root->cond);
-				pthread_mutex_unlock(&root->lock);
-			}
-		}
-		g->m[r] = (struct root_member){ .state = RM_JOINED, .conn = rc, .e = hs->j.e };
-		g->joined++;
-		g->live++;
-		if (g == root->first)
-			atomic_fetch_add(&root->joined, 1);
-		log_trace("root: rank %d joined %016" PRIx64 " from %s pid %u", r, g->commid,
-		    hs->j.e.host, hs->j.e.pid);
-		if (g->joined == g->nranks)
-			root_send_book(root, g);
+		root_admit_member(root, g, rc, &hs->j);
 		free(hs);
 	}
 }
@@ -492,6 +509,18 @@ root_on_frame(struct root *root, struct root_conn *rc, const struct wire_hdr *h,
 	}
 }
 
+int
+root_on_member_frame(struct root *root, struct root_conn *rc, const struct wire_hdr *h,
+    const uint8_t *p)
+{
+	if (h->type == WIRE_BYE) {
+		root_member_end(root, rc->g, rc->rank, RM_LEFT);
+		return 0;
+	}
+	root_on_frame(root, rc, h, p);
+	return 1;
+}
+
 /* A rank's connection became readable: frames, a BYE, or its death. */
 static void
 root_on_rank(struct root *root, struct root_conn *rc, short revents)
@@ -517,13 +546,9 @@ root_on_rank(struct root *root, struct root_conn *rc, short revents)
 	/* Only bytes from the rank count as a sign of life. */
 	if (rc->w.bytes_received != got)
 		rc->last_rx = clock_now_ms();
-	while (g->m[rank].conn == rc && (n = wconn_next(&rc->w, &h, &p)) == COLL_OK) {
-		if (h.type == WIRE_BYE) {
-			root_member_end(root, g, rank, RM_LEFT);
+	while (g->m[rank].conn == rc && (n = wconn_next(&rc->w, &h, &p)) == COLL_OK)
+		if (!root_on_member_frame(root, rc, &h, p))
 			return;
-		}
-		root_on_frame(root, rc, &h, p);
-	}
 	if (g->m[rank].conn != rc)
 		return;
 	if (n != COLL_EINPROGRESS)
@@ -545,7 +570,8 @@ root_tick(struct root *root, uint64_t now)
 			if (g->m[i].state != RM_JOINED)
 				continue;
 			/* Before calling it dead, read what may have come in since the poll. */
-			if (now - rc->last_rx > (uint64_t)rc->ka_ms * rc->ka_limit) {
+			if (rc->link == NULL && now - rc->last_rx > (uint64_t)rc->ka_ms *
+			    rc->ka_limit) {
 				root_on_rank(root, rc, POLLIN);
 				if (g->m[i].conn != rc || rc->last_rx >= now || now - rc->last_rx <=
 				    (uint64_t)rc->ka_ms * rc->ka_limit)
@@ -606,7 +632,8 @@ struct root_poll {
 static int
 root_poll_once(struct root *root, struct root_poll *rp)
 {
-	size_t n = 0, need = 4 + (size_t)root->nwatchers, members, watch;
+	size_t n = 0, need = 4 + (size_t)root->nwatchers + (size_t)root->nlinks, members, watch,
+	    links;
 	int r, busy;
 
 	for (struct root_group *g = root->groups; g != NULL; g = g->next)
@@ -630,7 +657,7 @@ root_poll_once(struct root *root, struct root_poll *rp)
 		for (int i = 0; i < g->nranks; i++) {
 			struct root_conn *rc = g->m[i].conn;
 
-			if (g->m[i].state != RM_JOINED)
+			if (g->m[i].state != RM_JOINED || rc->link != NULL)
 				continue;
 			rp->conn[n] = rc;
 			rp->grp[n] = g;
@@ -641,6 +668,8 @@ root_poll_once(struct root *root, struct root_poll *rp)
 	members = n;
 	watch = root_watch_pollfds(root, rp->pfd + n);
 	n += watch;
+	links = root_link_pollfds(root, rp->pfd + n);
+	n += links;
 	r = poll(rp->pfd, (nfds_t)n, ROOT_TICK_MS);
 	if (r == -1 && errno != EINTR)
 		return COLL_ESYS;
@@ -648,6 +677,8 @@ root_poll_once(struct root *root, struct root_poll *rp)
 		return COLL_EABORTED;
 	if (r > 0 && watch > 0)
 		root_watch_serve(root, rp->pfd + members);
+	if (r > 0 && links > 0)
+		root_link_serve(root, rp->pfd + members + watch, links);
 	if (r > 0 && rp->pfd[3].revents)
 		root_watch_admit(root);
 	/* A connection is served only while its rank still holds it. */
@@ -669,10 +700,12 @@ root_flush_all(struct root *root)
 {
 	for (struct root_group *g = root->groups; g != NULL; g = g->next)
 		for (int i = 0; i < g->nranks; i++)
-			if (g->m[i].state == RM_JOINED && wconn_pending(&g->m[i].conn->w) &&
+			if (g->m[i].state == RM_JOINED && g->m[i].conn->link == NULL &&
+			    wconn_pending(&g->m[i].conn->w) &&
 			    wconn_flush(&g->m[i].conn->w) != COLL_OK)
 				/* Its BYE may be waiting: read it before calling the rank dead. */
 				root_on_rank(root, g->m[i].conn, POLLERR);
+	root_link_flush(root);
 }
 
 static void *
@@ -826,6 +859,7 @@ root_stop(struct root *root)
 		root->groups = g->next;
 		root_group_free(root, g);
 	}
+	root_link_close_all(root);
 	close(root->listen_fd);
 	close(root->stop_fd);
 	free(root->book);

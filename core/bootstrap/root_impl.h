@@ -15,10 +15,15 @@
 #include "wconn.h"
 #include "wire.h"
 
+/* Control frames are small; only the book is big, and it only goes out. */
+#define ROOT_MAX_FRAME (4u + 4u * (uint32_t)WIRE_MAX_RANKS + 64u)
+
 enum root_member_state { RM_ABSENT, RM_JOINED, RM_LEFT, RM_DEAD };
 
 struct root_conn {
-	struct wconn w;
+	struct wconn w;		/* its own socket; unused (fd -1) on a relay's channel */
+	struct root_link *link;	/* or the relay that carries it (root_link.c), and */
+	uint32_t ch;		/* its channel there */
 	struct root_group *g;
 	int rank;
 	uint32_t ka_ms;		/* the rank pings this often */
@@ -101,6 +106,8 @@ struct root {
 	 * hand the sockets to the loop through a pipe; the loop owns the rest.
 	 */
 	int watch[2];
+	struct root_link *links;	/* the loop's: relays carrying ranks (root_link.c) */
+	int nlinks;
 	struct root_conn **watchers;
 	int nwatchers;
 	uint64_t next_watch_ping;
@@ -128,6 +135,31 @@ void root_watch_serve(struct root *root, const struct pollfd *pfd);
 /* root_fetch.c, the loop's: keep-alives out, frames flushed; at the end, BYE and close. */
 void root_watch_tick(struct root *root, uint64_t now);
 void root_watch_close(struct root *root);
+
+/* root.c, for root_link.c */
+/*
+ * The group a JOIN may join, or NULL with the reason in msg (to be sent to
+ * it as an ERROR note); then make its member, on conn (a socket's, or a
+ * relay's channel).
+ */
+struct root_group *root_check_join(struct root *root, const struct wire_join *j, char *msg,
+    size_t len);
+void root_admit_member(struct root *root, struct root_group *g, struct root_conn *rc,
+    const struct wire_join *j);
+/* One frame from a member (BYE included): 0 once its connection is closed. */
+int root_on_member_frame(struct root *root, struct root_conn *rc, const struct wire_hdr *h,
+    const uint8_t *p);
+void root_member_dead(struct root *root, struct root_group *g, int rank, const char *why);
+
+/* root_link.c: relays' connections (WIRE_ROLE_RELAY), each many members' channels. */
+void root_link_admit(struct root *root, int fd);
+size_t root_link_pollfds(struct root *root, struct pollfd *pfd);
+void root_link_serve(struct root *root, const struct pollfd *pfd, size_t n);
+void root_link_flush(struct root *root);
+/* A member on a channel: queue a frame to it; close its channel. */
+void root_link_send(struct root_conn *rc, uint8_t type, const void *p, uint32_t len);
+void root_link_drop(struct root_conn *rc);
+void root_link_close_all(struct root *root);
 
 /* root_coord.c */
 void root_on_regroup(struct root *root, struct root_conn *rc, const uint8_t *p, uint32_t len);

@@ -77,8 +77,8 @@ uid_hex(const char *s, uint8_t *out, size_t n)
 	return s + 2 * n;
 }
 
-static int
-uid_parse_addr(struct coll_uid *uid, const char *s)
+int
+uid_addr_parse(struct net_addr *addr, const char *s)
 {
 	char host[64];
 	const char *port, *end;
@@ -107,7 +107,7 @@ uid_parse_addr(struct coll_uid *uid, const char *s)
 	p = strtoul(port, (char **)&end, 10);
 	if (errno != 0 || *end != '\0' || p == 0 || p > 65535)
 		return COLL_EUID;
-	if (net_addr_parse(&uid->root, host, (uint16_t)p) != COLL_OK)
+	if (net_addr_parse(addr, host, (uint16_t)p) != COLL_OK)
 		return COLL_EUID;
 	return COLL_OK;
 }
@@ -137,7 +137,7 @@ uid_parse(struct coll_uid *uid, const char *s)
 	s = uid_hex(s + 1, uid->secret, UID_SECRET_LEN);
 	if (s == NULL || *s != '@')
 		return COLL_EUID;
-	return uid_parse_addr(uid, s + 1);
+	return uid_addr_parse(&uid->root, s + 1);
 }
 
 int

@@ -304,6 +304,8 @@ comm_init_scalable(struct comm **out, int nranks, const struct coll_uid *uids, i
 	c->nroots = nuids;
 	c->block = b;
 	c->root_uid = uids[b];
+	/* A root relay serves a job of one id: each block reaches its own root. */
+	memset(&c->root_via, 0, sizeof c->root_via);
 	c->block_base = blocks_base(nranks, nuids, b);
 	c->block_n = blocks_base(nranks, nuids, b + 1) - c->block_base;
 	c->retry_max = 0;

@@ -306,6 +306,7 @@ comm_new(const struct coll_uid *uid, uint64_t commid, int rank, int nranks,
 	c->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : comm_env_timeout_ms();
 	snprintf(c->ifname, sizeof c->ifname, "%s", ifname ? ifname : "");
 	comm_env_load(c);
+	comm_env_via(c);
 	lanes_config(c);
 	zc_config(c);
 	sockbuf_config(c);

@@ -53,6 +53,7 @@ struct blocks_watch {
 struct comm {
 	struct coll_uid uid;		/* the communicator's: peers authenticate with it */
 	struct coll_uid root_uid;	/* the root we join: uid, or our block's of several */
+	struct net_addr root_via;	/* a root relay to reach it through (len 0: none) */
 	struct coll_uid *roots;		/* init from several ids (blocks.c): all, else NULL */
 	int nroots;
 	int block;			/* our block: its root, first rank and size */
@@ -192,6 +193,8 @@ int comm_wait(struct comm *c, int (*done)(struct comm *), uint64_t deadline_ms);
 int comm_env_parse(const char *name, long lo, long hi, long *v);
 /* env.c: keep-alive and retry settings. */
 void comm_env_load(struct comm *c);
+/* COLL_ROOT_VIA, for the communicators of the job's own id. */
+void comm_env_via(struct comm *c);
 /* service.c: the communicator failed for a reason from the root (rank: the dead one, or -1). */
 void comm_verdict_set(struct comm *c, int code, int rank, const char *msg);
 /* service.c: the service thread. */

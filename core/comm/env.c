@@ -1,6 +1,7 @@
 /* The communicator's settings from the environment, each checked and bounded. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "comm.h"
 #include "comm_impl.h"
@@ -57,4 +58,27 @@ comm_env_load(struct comm *c)
 	    COLL_RETRY_INTERVAL_MS_DEFAULT);
 	c->retry_save = (size_t)comm_env_long("COLL_RETRY_SAVE_BYTES", 0, 1L << 40,
 	    COLL_RETRY_SAVE_DEFAULT);
+}
+
+/*
+ * COLL_ROOT_VIA: the root relay (proxy.h) that carries the job's root
+ * connections, which the launch tree's relays hand their ranks. It applies
+ * to the communicators of the job's own id only (COLL_UNIQUE_ID, and the
+ * shrinks and splits of it, which keep its job id): another id's root does
+ * not know that relay. An unreadable value is ignored, as above: the root
+ * is then reached directly, which works, only with more connections on it.
+ */
+void
+comm_env_via(struct comm *c)
+{
+	const char *via = getenv("COLL_ROOT_VIA"), *id = getenv("COLL_UNIQUE_ID");
+	struct coll_uid job;
+	struct net_addr a;
+
+	memset(&c->root_via, 0, sizeof c->root_via);
+	if (via == NULL || id == NULL || strchr(id, ',') != NULL ||
+	    uid_parse(&job, id) != COLL_OK || job.jobid != c->uid.jobid ||
+	    uid_addr_parse(&a, via) != COLL_OK)
+		return;
+	c->root_via = a;
 }

@@ -235,7 +235,9 @@ bootstrap_join(struct comm *c)
 	char err[COLL_ERR_LEN];
 	int r;
 
-	if ((r = bootstrap_connect(c, &c->root_uid.root, dl, c->abort_fd, &c->root_fd)) != COLL_OK)
+	/* A relay of the launch tree carries our root connection when one is named. */
+	if ((r = bootstrap_connect(c, c->root_via.len > 0 ? &c->root_via : &c->root_uid.root, dl,
+	    c->abort_fd, &c->root_fd)) != COLL_OK)
 		return r;
 	if ((r = auth_connect(c->root_fd, &c->root_uid, WIRE_ROLE_ROOT, dl, c->abort_fd, err,
 	    sizeof err)) != COLL_OK)

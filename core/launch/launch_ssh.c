@@ -58,12 +58,19 @@ ssh_command_head(const struct ssh *sh, struct shbuf *b, const char *mode)
 }
 
 static char *
-ssh_command(const struct ssh *sh, int rank, const char *uidstr)
+ssh_command(const struct ssh *sh, int rank, const char *uidstr, const char *via)
 {
 	struct shbuf b = { 0 };
 	char **env = launch_env_vars(&sh->o, rank, uidstr);
 
 	ssh_command_head(sh, &b, "--agent");
+	if (via != NULL) {
+		char var[NET_ADDRSTR_LEN + 16];
+
+		snprintf(var, sizeof var, "COLL_ROOT_VIA=%s", via);
+		shquote_word(&b, "-e");
+		shquote_word(&b, var);
+	}
 	for (char **e = env; *e != NULL; e++) {
 		if (strncmp(*e, "COLL_UNIQUE_ID=", 15) == 0)
 			continue;
@@ -285,7 +292,8 @@ static void
 ssh_node_ready(struct ssh *sh, struct ssh_node *n)
 {
 	struct coll_uid uid = *sh->o.uid;
-	char uidstr[UID_STR_LEN];
+	char uidstr[UID_STR_LEN], via[NET_ADDRSTR_LEN];
+	struct net_addr at;
 
 	/*
 	 * A root on every address (no COLL_SOCKET_IFNAME): give this host the
@@ -296,15 +304,21 @@ ssh_node_ready(struct ssh *sh, struct ssh_node *n)
 		net_addr_set_port(&uid.root, net_addr_port(&sh->o.uid->root));
 	}
 	uid_format(&uid, uidstr, sizeof uidstr);
+	/* Our root relay, likewise: at the address that reached this host. */
+	if (sh->o.root_via_port > 0) {
+		at = n->h.local;
+		net_addr_set_port(&at, (uint16_t)sh->o.root_via_port);
+		net_addr_format(&at, via, sizeof via);
+	}
 	for (int i = 0; i < n->nchan; i++) {
 		struct ssh_chan *c = &n->chans[i];
 		char *pending = c->input;	/* signal records queued before the host was ready */
 
 		if (c->relay != NULL) {
-			ssh_relay_ready(sh, c, uidstr);
+			ssh_relay_ready(sh, c, uidstr, sh->o.root_via_port > 0 ? via : NULL);
 			continue;
 		}
-		c->cmd = ssh_command(sh, c->rank, uidstr);
+		c->cmd = ssh_command(sh, c->rank, uidstr, sh->o.root_via_port > 0 ? via : NULL);
 		c->input = xasprintf("%s\n%.*s", uidstr, (int)c->input_len, pending ? pending : "");
 		c->input_len = strlen(c->input);
 		free(pending);

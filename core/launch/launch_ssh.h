@@ -86,7 +86,7 @@ int ssh_int_cmp(const void *a, const void *b);
 /* The nodes the front end talks to: all used hosts, or a first layer of o->tree. */
 void ssh_tree_plan(struct launch *l, struct ssh *sh, const int *used, int nused);
 /* The relay channel's command line and its stdin (uid, plan, queued signals). */
-void ssh_relay_ready(struct ssh *sh, struct ssh_chan *c, const char *uidstr);
+void ssh_relay_ready(struct ssh *sh, struct ssh_chan *c, const char *uidstr, const char *via);
 void ssh_relay_line(struct launch *l, struct ssh_chan *c, int stream, const char *line,
     size_t len);
 /* The relay ended, or never ran: every rank it did not report is lost, named with why. */

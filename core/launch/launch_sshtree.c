@@ -64,7 +64,7 @@ ssh_relay_word_int(struct shbuf *b, const char *opt, long v)
 }
 
 void
-ssh_relay_ready(struct ssh *sh, struct ssh_chan *c, const char *uidstr)
+ssh_relay_ready(struct ssh *sh, struct ssh_chan *c, const char *uidstr, const char *via)
 {
 	const struct launch_opts *o = &sh->o;
 	struct ssh_relay *rl = c->relay;
@@ -79,6 +79,10 @@ ssh_relay_ready(struct ssh *sh, struct ssh_chan *c, const char *uidstr)
 	ssh_relay_word_int(&b, "--master-port", o->master_port);
 	shquote_word(&b, "--master");
 	shquote_word(&b, o->master_addr);
+	if (via != NULL) {
+		shquote_word(&b, "--root-via");
+		shquote_word(&b, via);
+	}
 	if (o->accept_new)
 		shquote_word(&b, "--accept-new");
 	if (o->ssh_config != NULL) {

@@ -103,6 +103,34 @@ wconn_queue(struct wconn *w, uint8_t type, const void *payload, uint32_t len)
 	w->out_len += WIRE_HDR_LEN + len;
 }
 
+void
+wconn_queue_mux(struct wconn *w, uint32_t ch, uint8_t type, const void *payload, uint32_t len)
+{
+	struct wbuf b;
+
+	if (w->out_off > 0 && w->out_off == w->out_len)
+		w->out_off = w->out_len = 0;
+	wconn_reserve(&w->out, &w->out_cap, w->out_len + WIRE_HDR_LEN + WIRE_MUX_HDR_LEN + len);
+	wire_hdr_encode(w->out + w->out_len, WIRE_MUX, WIRE_MUX_HDR_LEN + len);
+	wbuf_init(&b, w->out + w->out_len + WIRE_HDR_LEN, WIRE_MUX_HDR_LEN);
+	wbuf_put_u32(&b, ch);
+	wbuf_put_u8(&b, type);
+	if (len > 0)
+		memcpy(w->out + w->out_len + WIRE_HDR_LEN + WIRE_MUX_HDR_LEN, payload, len);
+	w->out_len += WIRE_HDR_LEN + WIRE_MUX_HDR_LEN + len;
+}
+
+void
+wconn_queue_mux_end(struct wconn *w, uint32_t ch)
+{
+	uint8_t buf[4];
+	struct wbuf b;
+
+	wbuf_init(&b, buf, sizeof buf);
+	wbuf_put_u32(&b, ch);
+	wconn_queue(w, WIRE_MUX_END, buf, sizeof buf);
+}
+
 int
 wconn_flush(struct wconn *w)
 {

@@ -255,8 +255,7 @@ wire_auth_decode(const uint8_t *p, size_t len, uint8_t type, struct wire_auth *a
 		a->jobid = wbuf_get_u64(&b);
 		a->role = wbuf_get_u8(&b);
 		wbuf_get_bytes(&b, a->nonce, WIRE_NONCE_LEN);
-		if (a->role != WIRE_ROLE_ROOT && a->role != WIRE_ROLE_PEER &&
-		    a->role != WIRE_ROLE_CONTROL)
+		if (a->role < WIRE_ROLE_ROOT || a->role > WIRE_ROLE_RELAY)
 			return COLL_EPROTO;
 	} else if (type == WIRE_AUTH_CHALLENGE) {
 		wbuf_get_bytes(&b, a->nonce, WIRE_NONCE_LEN);
@@ -267,6 +266,37 @@ wire_auth_decode(const uint8_t *p, size_t len, uint8_t type, struct wire_auth *a
 		return COLL_EPROTO;
 	}
 	return (b.err || b.off != len) ? COLL_EPROTO : COLL_OK;
+}
+
+int
+wire_mux_decode(const uint8_t *p, uint32_t len, struct wire_mux *m)
+{
+	struct wbuf b;
+
+	memset(m, 0, sizeof *m);
+	if (len < WIRE_MUX_HDR_LEN)
+		return COLL_EPROTO;
+	wbuf_init(&b, (void *)p, len);
+	m->ch = wbuf_get_u32(&b);
+	m->type = wbuf_get_u8(&b);
+	/* Only a rank's root traffic rides a channel: no handshakes, no nesting. */
+	if (m->type <= WIRE_AUTH_FAIL || m->type >= WIRE_MUX || m->ch == 0)
+		return COLL_EPROTO;
+	m->p = p + WIRE_MUX_HDR_LEN;
+	m->len = len - WIRE_MUX_HDR_LEN;
+	return COLL_OK;
+}
+
+int
+wire_mux_end_decode(const uint8_t *p, uint32_t len, uint32_t *ch)
+{
+	struct wbuf b;
+
+	if (len != 4)
+		return COLL_EPROTO;
+	wbuf_init(&b, (void *)p, len);
+	*ch = wbuf_get_u32(&b);
+	return *ch == 0 ? COLL_EPROTO : COLL_OK;
 }
 
 void

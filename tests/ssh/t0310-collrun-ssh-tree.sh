@@ -3,7 +3,8 @@
 # not 4; every rank's output, pid, environment and end come back through one
 # or three layers of relays (--tree 2, --tree 1) with nothing lost; signals go
 # down; a relay that is killed or cannot be reached has its subtree named,
-# exit 255, and no rank is left behind; collcheck runs through it too.
+# exit 255, and no rank is left behind; collcheck runs through it too; the
+# ranks' root connections are relayed up the same tree.
 . "$(dirname "$0")/lib.sh"
 trap 'for p in $(cat "$TMP"/pids 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
 	pkill -9 -f "$MARK" 2>/dev/null; cleanup' EXIT
@@ -121,7 +122,31 @@ expect_code "$flat" $? "collcheck env --tree 2, as flat"
 check "every host checked, none unreachable" test "$(grep -cE '^node0[1-4]  (OK$|WARN )' "$TMP/o")" -eq 4
 check "the same verdicts as flat" cmp -s <(grep '^node' "$TMP/flat") <(grep '^node' "$TMP/o")
 
-# 9. Bad --tree values are refused with a clear line.
+# 9. The root is relayed down the tree (core/bootstrap/proxy.c): in a chain
+# node01's relay carries the root connections of node02-04 (node02's those of
+# node03-04, ...), so the front end's root holds node01's 2 ranks and one
+# relay, not 8 ranks. A rank killed on the deepest host is named through three
+# relays, and the 7 others agree on a shrink through them and finish right.
+FT=$COLL_BIN/../tests/ft_rank
+"$BIN/collrun" -k -F "$CFG" -H "$HOSTS" -N 2 --tree 1 env COLL_KEEPALIVE_MS=100 \
+	COLL_KEEPALIVE_LIMIT=20 COLL_TIMEOUT=60 FT_PACE_MS=20 COLL_FAULT=7@100:kill "$FT" kill 200 \
+	"$MARK" >"$TMP/out" 2>&1 &
+pid=$!
+echo $pid >>"$TMP/pids"
+for _ in $(seq 150); do [ "$(grep -c "ft: rank [0-7] running" "$TMP/out")" -eq 8 ] && break; sleep 0.1; done
+# The front end's connections that are not its SSH sessions: the root's.
+roots=$(ss -Htnp state established | grep "pid=$pid," | awk '{print $4}' | grep -vc ':22$')
+check "the root holds 3 connections (node01's 2 ranks, 1 relay), not 8 ($roots)" test "$roots" -eq 3
+wait $pid
+expect_code 137 $? "relayed root: the killed rank's signal"
+check "every survivor names rank 7 on node04 as dead" \
+	test "$(grep -c -E '^\[[0-6] node0[1-4]\] ft: rank [0-6] op failed .*rank 7 \(host node04, pid [0-9]*\) died' "$TMP/out")" -eq 7
+check "the 7 others shrank through the relays and finished" \
+	test "$(grep -c 'ft: rank [0-6] done 200 iterations on 7 ranks' "$TMP/out")" -eq 7
+check "no wrong result" test "$(grep -c WRONG "$TMP/out")" -eq 0
+[ "$fails" -eq 0 ] || cat "$TMP/out"
+
+# 10. Bad --tree values are refused with a clear line.
 collrun -H "$HOSTS" --tree -1 true >"$TMP/o" 2>&1
 expect_code 2 $? "--tree -1"
 check "--tree: said" grep -q "^collrun: --tree" "$TMP/o"

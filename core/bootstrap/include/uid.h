@@ -36,6 +36,8 @@ int uid_parse(struct coll_uid *uid, const char *s);
  * malloc'ed with *n ids. COLL_EINVAL if more than max, else as uid_parse.
  */
 int uid_parse_list(const char *s, int max, struct coll_uid **out, int *n);
+/* An address as an id prints it, "a.b.c.d:port" or "[v6]:port": COLL_EUID if not one. */
+int uid_addr_parse(struct net_addr *addr, const char *s);
 /* Read random bytes from the kernel. */
 int uid_random(void *buf, size_t len);
 

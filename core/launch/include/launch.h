@@ -52,6 +52,12 @@ struct launch_opts {
 	int nhosts;
 	const char *const *hosts;	/* host names as the user wrote them */
 	const int *rank_host;		/* host index of every rank */
+	/*
+	 * ssh: a root relay (proxy.h) listening on every address of this host
+	 * at this port (0: none): each host's ranks, and the relays below,
+	 * reach the root through it, at the address that reached that host.
+	 */
+	int root_via_port;
 	/* ssh */
 	const char *agent;		/* collrun on the remote hosts, run as its agent */
 	const char *bindir;		/* first in the ranks' PATH there (NULL: as it is) */

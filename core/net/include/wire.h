@@ -18,7 +18,7 @@
 
 #define WIRE_MAGIC 0x4c4c4f43u		/* "COLL" */
 #define WIRE_DATA_MAGIC 0x54414443u	/* "CDAT" */
-#define WIRE_VERSION 5	/* 5: entries offer lanes; peer hellos name theirs */
+#define WIRE_VERSION 6	/* 6: root relays (MUX frames); 5: entries offer lanes */
 #define WIRE_HDR_LEN 12
 #define WIRE_DATA_HDR_LEN 24
 #define WIRE_MAX_PAYLOAD (16u << 20)
@@ -47,10 +47,25 @@ enum wire_type {
 	WIRE_RETRY_GO,		/* root -> rank: every rank stopped at seq: run it again */
 	WIRE_RETRY_REFUSE,	/* root -> rank: seq cannot be retried, and why */
 	WIRE_FETCH,		/* block leader -> another root: your block's book, once complete */
+	WIRE_MUX,		/* root relay <-> root: one rank's frame on channel ch */
+	WIRE_MUX_END,		/* root relay <-> root: channel ch is closed */
 	WIRE_TYPE_MAX
 };
 
-enum wire_role { WIRE_ROLE_ROOT = 1, WIRE_ROLE_PEER = 2, WIRE_ROLE_CONTROL = 3 };
+enum wire_role {
+	WIRE_ROLE_ROOT = 1,
+	WIRE_ROLE_PEER = 2,
+	WIRE_ROLE_CONTROL = 3,
+	WIRE_ROLE_RELAY = 4,	/* a root relay: carries many ranks' root connections */
+};
+
+/*
+ * MUX: channel u32 | type u8 | the frame's payload. One relay connection
+ * carries the root connections of many ranks, each its own channel, so that
+ * no root takes a connection per rank (core/bootstrap/proxy.c). MUX_END:
+ * channel u32; the channel is closed (either way).
+ */
+#define WIRE_MUX_HDR_LEN 5
 
 struct wire_hdr {
 	uint8_t version;
@@ -143,6 +158,15 @@ size_t wire_entry_encode(struct wbuf *b, const struct wire_entry *e);
 int wire_entry_decode(struct wbuf *b, struct wire_entry *e);
 void wire_auth_encode(struct wbuf *b, uint8_t type, const struct wire_auth *a);
 int wire_auth_decode(const uint8_t *p, size_t len, uint8_t type, struct wire_auth *a);
+/* A MUX frame's channel and inner frame (pointing into p); channel 0 is never used. */
+struct wire_mux {
+	uint32_t ch;
+	uint8_t type;
+	const uint8_t *p;
+	uint32_t len;
+};
+int wire_mux_decode(const uint8_t *p, uint32_t len, struct wire_mux *m);
+int wire_mux_end_decode(const uint8_t *p, uint32_t len, uint32_t *ch);
 void wire_note_encode(struct wbuf *b, const struct wire_note *n);
 int wire_note_decode(const uint8_t *p, size_t len, struct wire_note *n);
 void wire_join_encode(struct wbuf *b, const struct wire_join *j);

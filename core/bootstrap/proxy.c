@@ -1,0 +1,506 @@
+/*
+ * The root relay (proxy.h): one thread, one poll loop. Each rank connection
+ * below gets a channel number of our own on the upstream connection; a relay
+ * below already sends MUX frames, and each of its channels is mapped to one
+ * of ours, so relays nest to any depth with one connection per hop.
+ *
+ * Nothing is interpreted: a rank's frames go up whole inside MUX, and what
+ * comes down on a channel goes to its rank as it came. A channel ends with a
+ * MUX_END either way: up when a rank's connection closes, down when the root
+ * closes it (after its last frames, which are sent first). When the upstream
+ * connection is lost every rank below loses its root connection, exactly as
+ * when the root itself dies, and finds out the same way.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "auth.h"
+#include "clock.h"
+#include "err.h"
+#include "log.h"
+#include "proxy.h"
+#include "wconn.h"
+#include "wire.h"
+#include "xmalloc.h"
+
+#define PROXY_HANDSHAKE_MS 5000
+#define PROXY_HANDSHAKES 64
+#define PROXY_ENDED UINT32_MAX	/* a relay's channel that ended: late frames are dropped */
+
+struct pxlink {
+	struct wconn w;
+	int relay;		/* a relay below (MUX frames) or a rank (plain frames) */
+	uint32_t ch;		/* a rank's: its channel upstream */
+	uint32_t *map;		/* a relay's: its channel -> ours (0: not yet) */
+	uint32_t nmap;
+	int closing;		/* the root closed the rank's channel: close once flushed */
+	struct pxlink *next;
+};
+
+/* Our channel upstream: the link below it, and that link's channel if a relay. */
+struct pxchan {
+	struct pxlink *lk;
+	uint32_t sub;
+};
+
+struct proxy {
+	struct coll_uid uid;
+	struct wconn up;
+	int listen_fd;
+	int stop_fd;
+	int hs[2];		/* finished handshakes: fd and role, from their threads */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int handshakes;
+	struct pxlink *links;
+	int nlinks;
+	struct pxchan *chans;
+	uint32_t nchans;	/* next channel number; 0 is never used */
+	atomic_int lost;
+	pthread_t thread;
+};
+
+struct pxhs {
+	struct proxy *p;
+	int fd;
+	uint8_t role;
+};
+
+static void *
+proxy_handshake(void *arg)
+{
+	struct pxhs *hs = arg;
+	struct proxy *p = hs->p;
+	char err[COLL_ERR_LEN];
+
+	if (auth_accept(hs->fd, &p->uid, &hs->role, clock_now_ms() + PROXY_HANDSHAKE_MS,
+	    p->stop_fd, err, sizeof err) != COLL_OK) {
+		log_warn("root relay: refused a connection: %s", err);
+	} else if (hs->role != WIRE_ROLE_ROOT && hs->role != WIRE_ROLE_RELAY) {
+		log_warn("root relay: refused a connection that asked for role %u", hs->role);
+	} else if (write(p->hs[1], &hs, sizeof hs) == (ssize_t)sizeof hs) {
+		hs = NULL;	/* the loop's now */
+	}
+	if (hs != NULL) {
+		close(hs->fd);
+		free(hs);
+	}
+	auth_thread_end();
+	pthread_mutex_lock(&p->lock);
+	p->handshakes--;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+static void
+proxy_accept(struct proxy *p)
+{
+	pthread_attr_t attr;
+	struct pxhs *hs;
+	pthread_t t;
+	int fd;
+
+	pthread_mutex_lock(&p->lock);
+	if (p->handshakes >= PROXY_HANDSHAKES) {
+		pthread_mutex_unlock(&p->lock);
+		return;
+	}
+	pthread_mutex_unlock(&p->lock);
+	if ((fd = accept4(p->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) == -1)
+		return;
+	net_tune(fd);
+	hs = xcalloc(1, sizeof *hs);
+	*hs = (struct pxhs){ .p = p, .fd = fd };
+	pthread_mutex_lock(&p->lock);
+	p->handshakes++;
+	pthread_mutex_unlock(&p->lock);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &attr, proxy_handshake, hs) != 0) {
+		close(fd);
+		free(hs);
+		pthread_mutex_lock(&p->lock);
+		p->handshakes--;
+		pthread_mutex_unlock(&p->lock);
+	}
+	pthread_attr_destroy(&attr);
+}
+
+static uint32_t
+proxy_chan_new(struct proxy *p, struct pxlink *lk, uint32_t sub)
+{
+	uint32_t ch = ++p->nchans;
+
+	p->chans = xreallocarray(p->chans, (size_t)ch + 1, sizeof *p->chans);
+	p->chans[ch] = (struct pxchan){ lk, sub };
+	return ch;
+}
+
+/* A newcomer that passed the handshake: a rank gets its channel at once. */
+static void
+proxy_admit(struct proxy *p)
+{
+	struct pxhs *hs;
+
+	while (read(p->hs[0], &hs, sizeof hs) == (ssize_t)sizeof hs) {
+		struct pxlink *lk = xcalloc(1, sizeof *lk);
+
+		lk->relay = hs->role == WIRE_ROLE_RELAY;
+		wconn_init(&lk->w, hs->fd, lk->relay ? WIRE_MAX_PAYLOAD :
+		    WIRE_MAX_PAYLOAD - WIRE_MUX_HDR_LEN);
+		if (!lk->relay)
+			lk->ch = proxy_chan_new(p, lk, 0);
+		lk->next = p->links;
+		p->links = lk;
+		p->nlinks++;
+		free(hs);
+	}
+}
+
+/* Our channel ch ended: forget it; tell upstream too when the end came from below. */
+static void
+proxy_chan_end(struct proxy *p, uint32_t ch, int tell_up)
+{
+	if (ch == 0 || ch > p->nchans || p->chans[ch].lk == NULL)
+		return;
+	p->chans[ch].lk = NULL;
+	if (tell_up)
+		wconn_queue_mux_end(&p->up, ch);
+}
+
+/* A link below is gone: every channel it carried ends upstream. */
+static void
+proxy_link_drop(struct proxy *p, struct pxlink *lk)
+{
+	struct pxlink **pp = &p->links;
+
+	if (lk->relay) {
+		for (uint32_t c = 0; c < lk->nmap; c++)
+			if (lk->map[c] != 0 && lk->map[c] != PROXY_ENDED)
+				proxy_chan_end(p, lk->map[c], 1);
+	} else {
+		proxy_chan_end(p, lk->ch, 1);
+	}
+	while (*pp != lk)
+		pp = &(*pp)->next;
+	*pp = lk->next;
+	p->nlinks--;
+	close(lk->w.fd);
+	wconn_free(&lk->w);
+	free(lk->map);
+	free(lk);
+}
+
+/* A relay below sent a frame on its channel sub: ours for it (made on its first frame). */
+static uint32_t
+proxy_map(struct proxy *p, struct pxlink *lk, uint32_t sub)
+{
+	if (sub >= lk->nmap) {
+		uint32_t n = sub + 64;
+
+		lk->map = xreallocarray(lk->map, n, sizeof *lk->map);
+		memset(lk->map + lk->nmap, 0, (size_t)(n - lk->nmap) * sizeof *lk->map);
+		lk->nmap = n;
+	}
+	if (lk->map[sub] == 0)
+		lk->map[sub] = proxy_chan_new(p, lk, sub);
+	return lk->map[sub];
+}
+
+/* Frames from below go up; 0 once the link must be dropped. */
+static int
+proxy_from_below(struct proxy *p, struct pxlink *lk, short revents)
+{
+	const uint8_t *pl;
+	struct wire_hdr h;
+	struct wire_mux m;
+	uint32_t sub, ch;
+	int r = COLL_OK, n;
+
+	if (revents & POLLOUT)
+		r = wconn_flush(&lk->w);
+	if (revents & (POLLIN | POLLHUP | POLLERR)) {
+		int f = wconn_fill(&lk->w);
+
+		if (r == COLL_OK)
+			r = f;
+	}
+	while (!lk->closing && (n = wconn_next(&lk->w, &h, &pl)) == COLL_OK) {
+		if (!lk->relay) {
+			/* A rank's root traffic only: anything else would cost the others their link. */
+			if (h.type <= WIRE_AUTH_FAIL || h.type >= WIRE_MUX) {
+				log_warn("root relay: a rank sent message type %u: dropped it", h.type);
+				return 0;
+			}
+			wconn_queue_mux(&p->up, lk->ch, h.type, pl, h.len);
+		} else if (h.type == WIRE_MUX && wire_mux_decode(pl, h.len, &m) == COLL_OK) {
+			if (m.ch < lk->nmap && lk->map[m.ch] == PROXY_ENDED)
+				continue;
+			ch = proxy_map(p, lk, m.ch);
+			wconn_queue_mux(&p->up, ch, m.type, m.p, m.len);
+		} else if (h.type == WIRE_MUX_END && wire_mux_end_decode(pl, h.len, &sub) ==
+		    COLL_OK) {
+			if (sub < lk->nmap && lk->map[sub] != 0 && lk->map[sub] != PROXY_ENDED)
+				proxy_chan_end(p, lk->map[sub], 1);
+			if (sub < lk->nmap)
+				lk->map[sub] = PROXY_ENDED;
+		} else {
+			log_warn("root relay: a relay below sent a frame that is not MUX: dropped it");
+			return 0;
+		}
+	}
+	if (lk->closing)
+		return wconn_pending(&lk->w) > 0 && r == COLL_OK;
+	if (n != COLL_EINPROGRESS)
+		log_warn("root relay: a connection below sent bytes that are not a coll frame");
+	return n == COLL_EINPROGRESS && r == COLL_OK;
+}
+
+/* One frame from upstream: to its rank, or to the relay below that carries it. */
+static int
+proxy_from_up_one(struct proxy *p, const struct wire_hdr *h, const uint8_t *pl)
+{
+	struct wire_mux m;
+	struct pxlink *lk;
+	uint32_t ch;
+
+	if (h->type == WIRE_MUX_END) {
+		if (wire_mux_end_decode(pl, h->len, &ch) != COLL_OK)
+			return -1;
+		if (ch > p->nchans || (lk = p->chans[ch].lk) == NULL)
+			return 0;
+		if (lk->relay) {
+			wconn_queue_mux_end(&lk->w, p->chans[ch].sub);
+			lk->map[p->chans[ch].sub] = PROXY_ENDED;
+		} else {
+			lk->closing = 1;	/* after its last frames */
+		}
+		proxy_chan_end(p, ch, 0);
+		return 0;
+	}
+	if (h->type != WIRE_MUX || wire_mux_decode(pl, h->len, &m) != COLL_OK)
+		return -1;
+	if (m.ch > p->nchans || (lk = p->chans[m.ch].lk) == NULL)
+		return 0;	/* its rank left already */
+	if (lk->relay)
+		wconn_queue_mux(&lk->w, p->chans[m.ch].sub, m.type, m.p, m.len);
+	else
+		wconn_queue(&lk->w, m.type, m.p, m.len);
+	return 0;
+}
+
+/* 0 once upstream is lost or spoke something else than MUX. */
+static int
+proxy_from_up(struct proxy *p, short revents)
+{
+	const uint8_t *pl;
+	struct wire_hdr h;
+	int r = COLL_OK, n;
+
+	if (revents & POLLOUT)
+		r = wconn_flush(&p->up);
+	if (revents & (POLLIN | POLLHUP | POLLERR)) {
+		int f = wconn_fill(&p->up);
+
+		if (r == COLL_OK)
+			r = f;
+	}
+	while ((n = wconn_next(&p->up, &h, &pl)) == COLL_OK)
+		if (proxy_from_up_one(p, &h, pl) != 0) {
+			log_warn("root relay: the root sent a frame that is not MUX");
+			return 0;
+		}
+	return n == COLL_EINPROGRESS && r == COLL_OK;
+}
+
+static void *
+proxy_main(void *arg)
+{
+	struct proxy *p = arg;
+	struct pollfd *pfd = NULL;
+	struct pxlink **at = NULL;
+	size_t cap = 0;
+
+	for (;;) {
+		size_t n = 0, need = 4 + (size_t)p->nlinks;
+		int busy;
+
+		if (need > cap) {
+			cap = need * 2;
+			pfd = xreallocarray(pfd, cap, sizeof *pfd);
+			at = xreallocarray(at, cap, sizeof *at);
+		}
+		pthread_mutex_lock(&p->lock);
+		busy = p->handshakes >= PROXY_HANDSHAKES;
+		pthread_mutex_unlock(&p->lock);
+		pfd[n++] = (struct pollfd){ p->stop_fd, POLLIN, 0 };
+		pfd[n++] = (struct pollfd){ p->hs[0], POLLIN, 0 };
+		pfd[n++] = (struct pollfd){ busy ? -1 : p->listen_fd, POLLIN, 0 };
+		pfd[n++] = (struct pollfd){ p->up.fd,
+		    (short)(POLLIN | (wconn_pending(&p->up) ? POLLOUT : 0)), 0 };
+		for (struct pxlink *lk = p->links; lk != NULL; lk = lk->next) {
+			at[n] = lk;
+			pfd[n++] = (struct pollfd){ lk->w.fd,
+			    (short)(POLLIN | (wconn_pending(&lk->w) ? POLLOUT : 0)), 0 };
+		}
+		if (poll(pfd, (nfds_t)n, 1000) < 0 && errno != EINTR)
+			break;
+		if (pfd[0].revents)
+			break;
+		if (pfd[3].revents && !proxy_from_up(p, pfd[3].revents))
+			break;
+		/* Links are dropped only here, by this pass, so at[] stays valid for it. */
+		for (size_t i = 4; i < n; i++)
+			if ((pfd[i].revents || at[i]->closing) && !proxy_from_below(p, at[i],
+			    pfd[i].revents))
+				proxy_link_drop(p, at[i]);
+		if (pfd[1].revents)
+			proxy_admit(p);
+		if (pfd[2].revents)
+			for (int k = 0; k < PROXY_HANDSHAKES; k++)
+				proxy_accept(p);
+		/* What came in this round goes out now, not on the next wake-up. */
+		if (wconn_flush(&p->up) != COLL_OK)
+			break;
+		for (struct pxlink *lk = p->links, *nx; lk != NULL; lk = nx) {
+			nx = lk->next;
+			if (wconn_flush(&lk->w) != COLL_OK || (lk->closing &&
+			    wconn_pending(&lk->w) == 0))
+				proxy_link_drop(p, lk);
+		}
+	}
+	atomic_store(&p->lost, 1);
+	/* The ranks below see their root connection end, as if the root had. */
+	while (p->links != NULL)
+		proxy_link_drop(p, p->links);
+	free(pfd);
+	free(at);
+	return NULL;
+}
+
+static int
+proxy_connect(struct proxy *p, const struct net_addr *upstream, int timeout_ms, char *err,
+    size_t errlen)
+{
+	uint64_t dl = clock_now_ms() + (uint64_t)timeout_ms;
+	char where[NET_ADDRSTR_LEN], why[COLL_ERR_LEN];
+	int fd = -1, r;
+
+	net_addr_format(upstream, where, sizeof where);
+	if (net_connect(upstream, dl, -1, &fd) != COLL_OK) {
+		snprintf(err, errlen, "cannot reach the root at %s: %s", where, strerror(errno));
+		return COLL_EPEER;
+	}
+	if ((r = auth_connect(fd, &p->uid, WIRE_ROLE_RELAY, dl, -1, why, sizeof why)) !=
+	    COLL_OK) {
+		snprintf(err, errlen, "the root at %s refused the relay: %s", where, why);
+		close(fd);
+		return r;
+	}
+	net_set_nonblock(fd);
+	net_tune(fd);
+	wconn_init(&p->up, fd, WIRE_MAX_PAYLOAD);
+	return COLL_OK;
+}
+
+int
+proxy_start(struct proxy **out, const struct coll_uid *uid, const struct net_addr *upstream,
+    struct net_addr *at, int timeout_ms, char *err, size_t errlen)
+{
+	struct proxy *p = xcalloc(1, sizeof *p);
+	sigset_t all, old;
+	int r, started = 0;
+
+	*out = NULL;
+	p->uid = *uid;
+	p->listen_fd = p->stop_fd = p->hs[0] = p->hs[1] = -1;
+	p->up.fd = -1;
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->cond, NULL);
+	if ((r = net_listen(at, 4096, &p->listen_fd)) != COLL_OK) {
+		snprintf(err, errlen, "cannot listen for ranks: %s", strerror(errno));
+		goto fail;
+	}
+	if ((r = proxy_connect(p, upstream, timeout_ms, err, errlen)) != COLL_OK)
+		goto fail;
+	p->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	/* Signals are the program's to take, not our thread's: it starts with all blocked. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (p->stop_fd != -1 && pipe2(p->hs, O_CLOEXEC | O_NONBLOCK) == 0 &&
+	    pthread_create(&p->thread, NULL, proxy_main, p) == 0)
+		started = 1;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!started) {
+		snprintf(err, errlen, "cannot start the relay's thread: %s", strerror(errno));
+		r = COLL_ESYS;
+		goto fail;
+	}
+	*out = p;
+	return COLL_OK;
+fail:
+	if (p->up.fd >= 0)
+		close(p->up.fd);
+	wconn_free(&p->up);
+	if (p->listen_fd >= 0)
+		close(p->listen_fd);
+	if (p->stop_fd >= 0)
+		close(p->stop_fd);
+	for (int i = 0; i < 2; i++)
+		if (p->hs[i] >= 0)
+			close(p->hs[i]);
+	pthread_mutex_destroy(&p->lock);
+	pthread_cond_destroy(&p->cond);
+	free(p);
+	return r;
+}
+
+int
+proxy_lost(struct proxy *p)
+{
+	return atomic_load(&p->lost);
+}
+
+void
+proxy_stop(struct proxy *p)
+{
+	uint64_t one = 1;
+	struct pxhs *hs;
+
+	if (p == NULL)
+		return;
+	if (write(p->stop_fd, &one, sizeof one) < 0)
+		log_warn("root relay: cannot signal stop");
+	pthread_join(p->thread, NULL);
+	/* Handshake threads see stop_fd and end within their deadline. */
+	pthread_mutex_lock(&p->lock);
+	while (p->handshakes > 0)
+		pthread_cond_wait(&p->cond, &p->lock);
+	pthread_mutex_unlock(&p->lock);
+	while (read(p->hs[0], &hs, sizeof hs) == (ssize_t)sizeof hs) {
+		close(hs->fd);
+		free(hs);
+	}
+	close(p->hs[0]);
+	close(p->hs[1]);
+	close(p->listen_fd);
+	close(p->stop_fd);
+	close(p->up.fd);
+	wconn_free(&p->up);
+	free(p->chans);
+	pthread_mutex_destroy(&p->lock);
+	pthread_cond_destroy(&p->cond);
+	free(p);
+}

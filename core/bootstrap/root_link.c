@@ -1,0 +1,249 @@
+/*
+ * The root's side of its relays (proxy.c): one connection carries the root
+ * connections of many ranks, each a channel of MUX frames. A channel's first
+ * frame is its rank's JOIN; from then on its member is served as if it had
+ * a socket of its own (root_send queues MUX frames; a BYE, a keep-alive gone
+ * silent or a MUX_END ends it), so shrink, split and retry agree here
+ * exactly as without relays. A relay that is lost takes the ranks it carried
+ * with it: each is declared dead, and the message names the relay.
+ */
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "err.h"
+#include "log.h"
+#include "root_impl.h"
+#include "xmalloc.h"
+
+struct root_link {
+	struct wconn w;
+	struct root_conn **ch;	/* by channel: its member, NULL (none yet) or &root_link_ended */
+	uint32_t nch;
+	int dead;
+	char where[NET_ADDRSTR_LEN];
+	struct root_link *next;
+};
+
+/* A channel that ended: frames still on their way for it are dropped. */
+static struct root_conn root_link_ended;
+
+void
+root_link_admit(struct root *root, int fd)
+{
+	struct root_link *lk = xcalloc(1, sizeof *lk);
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof ss;
+	struct net_addr a = { 0 };
+
+	wconn_init(&lk->w, fd, WIRE_MAX_PAYLOAD);
+	snprintf(lk->where, sizeof lk->where, "?");
+	if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0 && sl <= sizeof a.ss) {
+		memcpy(&a.ss, &ss, sl);
+		a.len = sl;
+		net_addr_format(&a, lk->where, sizeof lk->where);
+	}
+	lk->next = root->links;
+	root->links = lk;
+	root->nlinks++;
+	log_info("root: a relay at %s carries ranks' connections", lk->where);
+}
+
+void
+root_link_send(struct root_conn *rc, uint8_t type, const void *p, uint32_t len)
+{
+	if (!rc->link->dead)
+		wconn_queue_mux(&rc->link->w, rc->ch, type, p, len);
+}
+
+void
+root_link_drop(struct root_conn *rc)
+{
+	struct root_link *lk = rc->link;
+
+	if (!lk->dead)
+		wconn_queue_mux_end(&lk->w, rc->ch);
+	lk->ch[rc->ch] = &root_link_ended;
+}
+
+/* A new channel's first frame must be a JOIN: admit its rank, or say why not and end it. */
+static void
+root_link_join(struct root *root, struct root_link *lk, uint32_t ch, const struct wire_mux *m)
+{
+	struct root_conn *rc = xcalloc(1, sizeof *rc);
+	char msg[WIRE_MSG_LEN];
+	struct root_group *g = NULL;
+	struct wire_join j;
+
+	wconn_init(&rc->w, -1, 0);
+	rc->link = lk;
+	rc->ch = ch;
+	lk->ch[ch] = rc;
+	if (m->type != WIRE_JOIN || wire_join_decode(m->p, m->len, &j) != COLL_OK)
+		snprintf(msg, sizeof msg, "a rank through the relay at %s sent no valid JOIN",
+		    lk->where);
+	else if ((g = root_check_join(root, &j, msg, sizeof msg)) != NULL)
+		root_admit_member(root, g, rc, &j);
+	if (g == NULL) {
+		log_warn("root: %s", msg);
+		root_send_note(rc, WIRE_ERROR, COLL_EINVAL, -1, msg);
+		root_link_drop(rc);
+		wconn_free(&rc->w);
+		free(rc);
+	}
+}
+
+/* The member on channel ch, if that channel is live; it was just heard from. */
+static struct root_conn *
+root_link_member(struct root_link *lk, uint32_t ch)
+{
+	struct root_conn *rc = ch < lk->nch ? lk->ch[ch] : NULL;
+
+	if (rc == NULL || rc == &root_link_ended)
+		return NULL;
+	return rc;
+}
+
+/* One frame of the relay's: 0 when it is not one of ours (the relay is then dropped). */
+static int
+root_link_frame(struct root *root, struct root_link *lk, const struct wire_hdr *h,
+    const uint8_t *p)
+{
+	struct root_conn *rc;
+	struct wire_hdr ih;
+	struct wire_mux m;
+	uint32_t ch;
+
+	if (h->type == WIRE_MUX_END) {
+		if (wire_mux_end_decode(p, h->len, &ch) != COLL_OK)
+			return 0;
+		if ((rc = root_link_member(lk, ch)) != NULL)
+			root_member_dead(root, rc->g, rc->rank, "died or lost its connection");
+		return 1;
+	}
+	if (h->type != WIRE_MUX || wire_mux_decode(p, h->len, &m) != COLL_OK)
+		return 0;
+	if (m.ch >= lk->nch) {
+		uint32_t n = m.ch + 64;
+
+		lk->ch = xreallocarray(lk->ch, n, sizeof *lk->ch);
+		memset(lk->ch + lk->nch, 0, (size_t)(n - lk->nch) * sizeof *lk->ch);
+		lk->nch = n;
+	}
+	if (lk->ch[m.ch] == NULL) {
+		root_link_join(root, lk, m.ch, &m);
+		return 1;
+	}
+	if ((rc = root_link_member(lk, m.ch)) == NULL)
+		return 1;
+	rc->last_rx = clock_now_ms();
+	if (m.len > ROOT_MAX_FRAME) {
+		root_member_dead(root, rc->g, rc->rank, "sent a frame larger than the root takes");
+		return 1;
+	}
+	ih = (struct wire_hdr){ .version = h->version, .type = m.type, .len = m.len };
+	(void)root_on_member_frame(root, rc, &ih, m.p);
+	return 1;
+}
+
+/* The relay is gone: so is every rank it carried, as far as the root can tell. */
+static void
+root_link_lost(struct root *root, struct root_link *lk, const char *why)
+{
+	struct root_link **pp = &root->links;
+	char msg[160];
+
+	lk->dead = 1;
+	snprintf(msg, sizeof msg, "lost its connection: its relay at %s %s", lk->where, why);
+	log_warn("root: the relay at %s %s", lk->where, why);
+	for (uint32_t ch = 0; ch < lk->nch; ch++) {
+		struct root_conn *rc = root_link_member(lk, ch);
+
+		if (rc != NULL && rc->g->m[rc->rank].conn == rc)
+			root_member_dead(root, rc->g, rc->rank, msg);
+	}
+	while (*pp != lk)
+		pp = &(*pp)->next;
+	*pp = lk->next;
+	root->nlinks--;
+	atomic_fetch_add(&root->bytes_sent, lk->w.bytes_sent);
+	close(lk->w.fd);
+	wconn_free(&lk->w);
+	free(lk->ch);
+	free(lk);
+}
+
+size_t
+root_link_pollfds(struct root *root, struct pollfd *pfd)
+{
+	size_t n = 0;
+
+	for (struct root_link *lk = root->links; lk != NULL; lk = lk->next)
+		pfd[n++] = (struct pollfd){ lk->w.fd,
+		    (short)(POLLIN | (wconn_pending(&lk->w) ? POLLOUT : 0)), 0 };
+	return n;
+}
+
+/* The links polled, in the order root_link_pollfds gave them (none was added since). */
+void
+root_link_serve(struct root *root, const struct pollfd *pfd, size_t n)
+{
+	struct root_link *lk = root->links, *next;
+
+	for (size_t i = 0; i < n && lk != NULL; i++, lk = next) {
+		const uint8_t *p;
+		struct wire_hdr h;
+		int r = COLL_OK, k;
+
+		next = lk->next;
+		if (pfd[i].revents == 0)
+			continue;
+		if (pfd[i].revents & POLLOUT)
+			r = wconn_flush(&lk->w);
+		if (pfd[i].revents & (POLLIN | POLLHUP | POLLERR)) {
+			int f = wconn_fill(&lk->w);
+
+			if (r == COLL_OK)
+				r = f;
+		}
+		while ((k = wconn_next(&lk->w, &h, &p)) == COLL_OK)
+			if (!root_link_frame(root, lk, &h, p))
+				break;
+		if (k == COLL_OK || (k != COLL_EINPROGRESS))
+			root_link_lost(root, lk, "sent bytes that are not a relay's frames");
+		else if (r != COLL_OK)
+			root_link_lost(root, lk, "ended or lost its connection");
+	}
+}
+
+void
+root_link_flush(struct root *root)
+{
+	for (struct root_link *lk = root->links, *next; lk != NULL; lk = next) {
+		next = lk->next;
+		if (wconn_pending(&lk->w) && wconn_flush(&lk->w) != COLL_OK)
+			root_link_lost(root, lk, "ended or lost its connection");
+	}
+}
+
+/* At the root's stop, after its groups (and their members) were freed. */
+void
+root_link_close_all(struct root *root)
+{
+	while (root->links != NULL) {
+		struct root_link *lk = root->links;
+
+		root->links = lk->next;
+		(void)wconn_flush(&lk->w);
+		close(lk->w.fd);
+		wconn_free(&lk->w);
+		free(lk->ch);
+		free(lk);
+	}
+	root->nlinks = 0;
+}

@@ -1,0 +1,388 @@
+/*
+ * Root relays (proxy.h): ranks whose COLL_ROOT_VIA names a relay reach the
+ * root through it, relays nest, and the root sees one connection per relay
+ * of the first layer. Every rank, relay and the root is a process of its own
+ * on loopback, so that one can be killed as a crashed host would be; ranks
+ * record what they saw in a shared page and the test process asserts.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "coll.h"
+#include "comm.h"
+#include "err.h"
+#include "net.h"
+#include "proxy.h"
+#include "root.h"
+#include "uid.h"
+
+#define NR 4
+#define WAIT_MS 30000
+
+struct seen {
+	int joined;		/* the root's count of joined ranks */
+	int first_dead;		/* the root's first rank declared dead */
+	int init_rc[NR];
+	int sum[NR];		/* the first all-reduce of rank + 1 */
+	int ready[NR];		/* the first op is done */
+	int go;			/* the test says: go on to the scenario's end */
+	int after_rc[NR];	/* what the scenario's end gave */
+	int after_sum[NR];
+	int done[NR];
+	char err[NR][COLL_ERR_LEN];
+};
+
+static struct seen *s;
+
+static void
+pause_ms(int ms)
+{
+	nanosleep(&(struct timespec){ ms / 1000, (ms % 1000) * 1000000L }, NULL);
+}
+
+static pid_t
+root_child(int n, struct coll_uid *uid)
+{
+	int fds[2];
+	pid_t pid;
+
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct root *root;
+		struct net_addr a;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (net_addr_parse(&a, "127.0.0.1", 0) != COLL_OK ||
+		    root_start(&root, &a, n, WAIT_MS, uid) != COLL_OK ||
+		    write(fds[1], uid, sizeof *uid) != (ssize_t)sizeof *uid)
+			_exit(1);
+		for (;;) {
+			s->joined = root_joined(root);
+			s->first_dead = root_first_dead(root);
+			pause_ms(5);
+		}
+	}
+	close(fds[1]);
+	assert_int_equal(read(fds[0], uid, sizeof *uid), (ssize_t)sizeof *uid);
+	close(fds[0]);
+	return pid;
+}
+
+/* A relay in a child process to upstream; *at gets where it listens. */
+static pid_t
+relay_child(const struct coll_uid *uid, const struct net_addr *upstream, struct net_addr *at)
+{
+	int fds[2];
+	pid_t pid;
+
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct proxy *p;
+		char err[COLL_ERR_LEN];
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (net_addr_parse(at, "127.0.0.1", 0) != COLL_OK ||
+		    proxy_start(&p, uid, upstream, at, 5000, err, sizeof err) != COLL_OK ||
+		    write(fds[1], at, sizeof *at) != (ssize_t)sizeof *at)
+			_exit(1);
+		for (;;)
+			pause_ms(100);
+	}
+	close(fds[1]);
+	assert_int_equal(read(fds[0], at, sizeof *at), (ssize_t)sizeof *at);
+	close(fds[0]);
+	return pid;
+}
+
+static int
+wait_for(const int *flag, int want)
+{
+	uint64_t end = clock_now_ms() + WAIT_MS;
+
+	while (*(volatile const int *)flag != want && clock_now_ms() < end)
+		pause_ms(2);
+	return *(volatile const int *)flag == want;
+}
+
+enum scen { SC_LEAVE, SC_SHRINK, SC_LOST };
+
+static int
+allreduce_one(struct comm *c, int v)
+{
+	int sum = -1;
+
+	return coll_allreduce(c, &v, &sum, 1, DT_INT32, OP_SUM) == COLL_OK ? sum : -1;
+}
+
+/* Rank me joins through via (NULL: straight to the root), sums, then plays sc. */
+static pid_t
+rank_child(const struct coll_uid *uid, int me, int n, const struct net_addr *via, enum scen sc)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid != 0)
+		return pid;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	char id[UID_STR_LEN], num[16], where[NET_ADDRSTR_LEN];
+	struct coll_config cfg = COLL_CONFIG_INIT;
+	struct comm *c = NULL, *nc = NULL;
+	int failed[NR], nf = 0;
+
+	uid_format(uid, id, sizeof id);
+	setenv("COLL_UNIQUE_ID", id, 1);
+	snprintf(num, sizeof num, "%d", me);
+	setenv("COLL_RANK", num, 1);
+	snprintf(num, sizeof num, "%d", n);
+	setenv("COLL_SIZE", num, 1);
+	setenv("COLL_TIMEOUT", "20", 1);
+	unsetenv("COLL_ROOT_VIA");
+	if (via != NULL) {
+		net_addr_format(via, where, sizeof where);
+		setenv("COLL_ROOT_VIA", where, 1);
+	}
+	cfg.timeout_ms = 20000;
+	s->init_rc[me] = comm_init_env(&c, &cfg);
+	if (s->init_rc[me] != COLL_OK) {
+		snprintf(s->err[me], COLL_ERR_LEN, "%s", c ? comm_last_error(c) : "no comm");
+		s->done[me] = 1;
+		_exit(0);
+	}
+	s->sum[me] = allreduce_one(c, me + 1);
+	s->ready[me] = 1;
+	wait_for(&s->go, 1);
+	if (sc == SC_SHRINK) {
+		/* The test killed the last rank: wait for the root's word of it, then agree. */
+		for (int w = 0; w < 2000 && (nf = comm_get_failed(c, failed, NR)) == 0; w++)
+			pause_ms(10);
+		s->after_rc[me] = comm_shrink(c, failed, nf, &nc, NULL, COLL_SHRINK_ABORT);
+		if (s->after_rc[me] == COLL_OK)
+			s->after_sum[me] = allreduce_one(nc, me + 1);
+		else
+			snprintf(s->err[me], COLL_ERR_LEN, "%s", comm_last_error(c));
+		comm_destroy(nc);
+	} else if (sc == SC_LOST) {
+		/* The test killed the relay: wait for this communicator's verdict. */
+		uint64_t end = clock_now_ms() + WAIT_MS;
+
+		while ((s->after_rc[me] = comm_get_async_error(c)) == COLL_OK &&
+		    clock_now_ms() < end)
+			pause_ms(10);
+		/* An op now fails with the verdict's reason. */
+		(void)allreduce_one(c, 1);
+		snprintf(s->err[me], COLL_ERR_LEN, "%s", comm_last_error(c));
+	}
+	comm_destroy(c);
+	s->done[me] = 1;
+	_exit(0);
+}
+
+/* Sockets on this host whose local port is port and that are established: the root's. */
+static int
+established_on(uint16_t port)
+{
+	FILE *f = fopen("/proc/net/tcp", "r");
+	char line[512];
+	int n = 0;
+
+	if (f == NULL)
+		return -1;
+	while (fgets(line, sizeof line, f) != NULL) {
+		unsigned lport, st;
+
+		if (sscanf(line, " %*d: %*x:%x %*x:%*x %x", &lport, &st) == 2 && lport == port &&
+		    st == 1)
+			n++;
+	}
+	fclose(f);
+	return n;
+}
+
+static void
+reap(pid_t *pids, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (pids[i] > 0) {
+			kill(pids[i], SIGKILL);
+			waitpid(pids[i], NULL, 0);
+		}
+}
+
+static int
+setup(void **state)
+{
+	(void)state;
+	s = mmap(NULL, sizeof *s, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (s == MAP_FAILED)
+		return -1;
+	memset(s, 0, sizeof *s);
+	s->first_dead = -1;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	munmap(s, sizeof *s);
+	return 0;
+}
+
+/* Rank 0 straight, rank 1 through A, ranks 2-3 through B below A: the root holds 2. */
+static void
+test_proxy_nested(void **state)
+{
+	struct coll_uid uid;
+	struct net_addr a, b;
+	pid_t root, ra, rb, rk[NR];
+
+	(void)state;
+	root = root_child(NR, &uid);
+	ra = relay_child(&uid, &uid.root, &a);
+	rb = relay_child(&uid, &a, &b);
+	rk[0] = rank_child(&uid, 0, NR, NULL, SC_LEAVE);
+	rk[1] = rank_child(&uid, 1, NR, &a, SC_LEAVE);
+	rk[2] = rank_child(&uid, 2, NR, &b, SC_LEAVE);
+	rk[3] = rank_child(&uid, 3, NR, &b, SC_LEAVE);
+	for (int i = 0; i < NR; i++)
+		assert_true(wait_for(&s->ready[i], 1) || s->done[i]);
+	for (int i = 0; i < NR; i++) {
+		assert_int_equal(s->init_rc[i], COLL_OK);
+		assert_int_equal(s->sum[i], 1 + 2 + 3 + 4);
+	}
+	assert_int_equal(s->joined, NR);
+	/* Rank 0's connection and relay A's: not one per rank. */
+	assert_int_equal(established_on(net_addr_port(&uid.root)), 2);
+	s->go = 1;
+	for (int i = 0; i < NR; i++) {
+		int st;
+
+		assert_true(wait_for(&s->done[i], 1));
+		assert_int_equal(waitpid(rk[i], &st, 0), rk[i]);
+		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	/* Everyone said BYE through the relays: nobody was declared dead. */
+	pause_ms(200);
+	assert_int_equal(s->first_dead, -1);
+	reap((pid_t[]){ rb, ra, root }, 3);
+}
+
+/* Rank 3 (below two relays) is killed: the survivors agree on a shrink through them. */
+static void
+test_proxy_shrink(void **state)
+{
+	struct coll_uid uid;
+	struct net_addr a, b;
+	pid_t root, ra, rb, rk[NR];
+
+	(void)state;
+	root = root_child(NR, &uid);
+	ra = relay_child(&uid, &uid.root, &a);
+	rb = relay_child(&uid, &a, &b);
+	rk[0] = rank_child(&uid, 0, NR, NULL, SC_SHRINK);
+	rk[1] = rank_child(&uid, 1, NR, &a, SC_SHRINK);
+	rk[2] = rank_child(&uid, 2, NR, &b, SC_SHRINK);
+	rk[3] = rank_child(&uid, 3, NR, &b, SC_SHRINK);
+	for (int i = 0; i < NR; i++)
+		assert_true(wait_for(&s->ready[i], 1));
+	kill(rk[3], SIGKILL);
+	waitpid(rk[3], NULL, 0);
+	rk[3] = -1;
+	/* Its relay tells the root the channel closed: the root names it dead. */
+	assert_true(wait_for(&s->first_dead, 3));
+	s->go = 1;
+	for (int i = 0; i < NR - 1; i++) {
+		assert_true(wait_for(&s->done[i], 1));
+		if (s->after_rc[i] != COLL_OK)
+			fail_msg("rank %d: shrink: %s", i, s->err[i]);
+		assert_int_equal(s->after_sum[i], 1 + 2 + 3);
+	}
+	reap(rk, NR - 1);
+	reap((pid_t[]){ rb, ra, root }, 3);
+}
+
+/* Relay A is killed: the root names its ranks dead, the one it reached directly hears so. */
+static void
+test_proxy_lost(void **state)
+{
+	struct coll_uid uid;
+	struct net_addr a;
+	pid_t root, ra, rk[3];
+
+	(void)state;
+	root = root_child(3, &uid);
+	ra = relay_child(&uid, &uid.root, &a);
+	rk[0] = rank_child(&uid, 0, 3, NULL, SC_LOST);
+	rk[1] = rank_child(&uid, 1, 3, &a, SC_LOST);
+	rk[2] = rank_child(&uid, 2, 3, &a, SC_LOST);
+	for (int i = 0; i < 3; i++)
+		assert_true(wait_for(&s->ready[i], 1));
+	s->go = 1;
+	kill(ra, SIGKILL);
+	waitpid(ra, NULL, 0);
+	for (int i = 0; i < 3; i++) {
+		assert_true(wait_for(&s->done[i], 1));
+		if (s->after_rc[i] == COLL_OK)
+			fail_msg("rank %d saw no failure after its relay died", i);
+	}
+	assert_true(s->first_dead == 1 || s->first_dead == 2);
+	/* The rank that reached the root directly is told which relay went. */
+	if (strstr(s->err[0], "its relay at 127.0.0.1:") == NULL)
+		fail_msg("rank 0's error does not name the relay: %s", s->err[0]);
+	reap(rk, 3);
+	reap((pid_t[]){ root }, 1);
+}
+
+/* A relay that cannot reach its root says so, naming it, and does not start. */
+static void
+test_proxy_no_root(void **state)
+{
+	struct coll_uid uid;
+	struct net_addr at, nowhere;
+	struct proxy *p = NULL;
+	char err[COLL_ERR_LEN] = "";
+	int fd;
+
+	(void)state;
+	/* A port that was just free: nothing listens there. */
+	assert_int_equal(net_addr_parse(&nowhere, "127.0.0.1", 0), COLL_OK);
+	assert_int_equal(net_listen(&nowhere, 1, &fd), COLL_OK);
+	close(fd);
+	assert_int_equal(uid_generate(&uid, &nowhere), COLL_OK);
+	assert_int_equal(net_addr_parse(&at, "127.0.0.1", 0), COLL_OK);
+	assert_int_not_equal(proxy_start(&p, &uid, &uid.root, &at, 500, err, sizeof err), COLL_OK);
+	assert_null(p);
+	assert_non_null(strstr(err, "cannot reach the root at 127.0.0.1:"));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_proxy_nested, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_proxy_shrink, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_proxy_lost, setup, teardown),
+		cmocka_unit_test(test_proxy_no_root),
+	};
+
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
