@@ -193,7 +193,9 @@ test_hdr_rejects(void **state)
 		  0, 0, 0 }, COLL_EVERSION },
 		{ "version 4 (entries without lanes)", { 'C', 'O', 'L', 'L', 4, 1, 0, 0, 0, 0, 0,
 		  0 }, COLL_EVERSION },
-		{ "version 6", { 'C', 'O', 'L', 'L', 6, 1, 0, 0, 0, 0, 0, 0 }, COLL_EVERSION },
+		{ "version 5 (no relays' frames)", { 'C', 'O', 'L', 'L', 5, 1, 0, 0, 0, 0, 0, 0 },
+		  COLL_EVERSION },
+		{ "version 7", { 'C', 'O', 'L', 'L', 7, 1, 0, 0, 0, 0, 0, 0 }, COLL_EVERSION },
 		{ "version 255", { 'C', 'O', 'L', 'L', 255, 1, 0, 0, 0, 0, 0, 0 },
 		  COLL_EVERSION },
 		{ "type 0", { 'C', 'O', 'L', 'L', WIRE_VERSION, 0, 0, 0, 0, 0, 0, 0 }, COLL_EPROTO },
@@ -698,7 +700,8 @@ test_auth_hello_role(void **state)
 		int want;
 	} rows[] = {
 		{ 0, COLL_EPROTO }, { WIRE_ROLE_ROOT, COLL_OK }, { WIRE_ROLE_PEER, COLL_OK },
-		{ WIRE_ROLE_CONTROL, COLL_OK }, { 4, COLL_EPROTO }, { 255, COLL_EPROTO },
+		{ WIRE_ROLE_CONTROL, COLL_OK }, { WIRE_ROLE_RELAY, COLL_OK }, { 5, COLL_EPROTO },
+		{ 255, COLL_EPROTO },
 	};
 
 	for (size_t i = 0; i < ARRAY_LEN(rows); i++) {
