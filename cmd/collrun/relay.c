@@ -353,24 +353,19 @@ relay_proxy(struct relay *r)
 {
 	struct net_addr up = r->uid.root, at;
 	char err[COLL_ERR_LEN], host[256];
-	int ms = r->o.connect_timeout_ms > 0 ? r->o.connect_timeout_ms : 10000;
+	int ms = r->o.connect_timeout_ms > 0 ? r->o.connect_timeout_ms : 10000, fd;
 
+	/* Every address: IPv6's wildcard takes IPv4 too, where this host has IPv6 at all. */
+	if (net_addr_parse(&at, "::", 0) == COLL_OK && net_listen(&at, 1, &fd) == COLL_OK)
+		close(fd);
+	else
+		net_addr_parse(&at, "0.0.0.0", 0);
+	net_addr_set_port(&at, 0);
 	if (r->root_via != NULL && uid_addr_parse(&up, r->root_via) != COLL_OK) {
 		snprintf(err, sizeof err, "--root-via %s is not an address", r->root_via);
-	} else {
-		if (net_addr_parse(&at, "::", 0) != COLL_OK || proxy_start(&r->proxy, &r->uid, &up,
-		    &at, ms, err, sizeof err) != COLL_OK) {
-			/* No IPv6 here: IPv4 alone. */
-			if (net_addr_parse(&at, "0.0.0.0", 0) == COLL_OK &&
-			    proxy_start(&r->proxy, &r->uid, &up, &at, ms, err, sizeof err) == COLL_OK)
-				err[0] = '\0';
-		} else {
-			err[0] = '\0';
-		}
-		if (r->proxy != NULL) {
-			r->o.root_via_port = net_addr_port(&at);
-			return;
-		}
+	} else if (proxy_start(&r->proxy, &r->uid, &up, &at, ms, err, sizeof err) == COLL_OK) {
+		r->o.root_via_port = net_addr_port(&at);
+		return;
 	}
 	if (gethostname(host, sizeof host) != 0)
 		snprintf(host, sizeof host, "?");

@@ -37,6 +37,8 @@
 #define PROXY_HANDSHAKE_MS 5000
 #define PROXY_HANDSHAKES 64
 #define PROXY_ENDED UINT32_MAX	/* a relay's channel that ended: late frames are dropped */
+#define PROXY_MAX_CH (1u << 24)	/* channels over a link's life: more is not a relay of ours */
+#define PROXY_DRAIN_MS 2000	/* at the end, for the last frames to leave */
 
 struct pxlink {
 	struct wconn w;
@@ -66,7 +68,8 @@ struct proxy {
 	struct pxlink *links;
 	int nlinks;
 	struct pxchan *chans;
-	uint32_t nchans;	/* next channel number; 0 is never used */
+	uint32_t nchans;	/* the last channel number given; 0 is never used */
+	size_t chans_cap;
 	atomic_int lost;
 	pthread_t thread;
 };
@@ -143,7 +146,10 @@ proxy_chan_new(struct proxy *p, struct pxlink *lk, uint32_t sub)
 {
 	uint32_t ch = ++p->nchans;
 
-	p->chans = xreallocarray(p->chans, (size_t)ch + 1, sizeof *p->chans);
+	if ((size_t)ch >= p->chans_cap) {
+		p->chans_cap = p->chans_cap ? p->chans_cap * 2 : 64;
+		p->chans = xreallocarray(p->chans, p->chans_cap, sizeof *p->chans);
+	}
 	p->chans[ch] = (struct pxchan){ lk, sub };
 	return ch;
 }
@@ -203,16 +209,17 @@ proxy_link_drop(struct proxy *p, struct pxlink *lk)
 	free(lk);
 }
 
-/* A relay below sent a frame on its channel sub: ours for it (made on its first frame). */
+/* A relay below sent a frame on its channel sub (< PROXY_MAX_CH): ours for it (made on its first). */
 static uint32_t
 proxy_map(struct proxy *p, struct pxlink *lk, uint32_t sub)
 {
 	if (sub >= lk->nmap) {
-		uint32_t n = sub + 64;
+		size_t n = (size_t)lk->nmap * 2 > (size_t)sub + 64 ? (size_t)lk->nmap * 2 :
+		    (size_t)sub + 64;
 
 		lk->map = xreallocarray(lk->map, n, sizeof *lk->map);
-		memset(lk->map + lk->nmap, 0, (size_t)(n - lk->nmap) * sizeof *lk->map);
-		lk->nmap = n;
+		memset(lk->map + lk->nmap, 0, (n - lk->nmap) * sizeof *lk->map);
+		lk->nmap = (uint32_t)n;
 	}
 	if (lk->map[sub] == 0)
 		lk->map[sub] = proxy_chan_new(p, lk, sub);
@@ -245,13 +252,14 @@ proxy_from_below(struct proxy *p, struct pxlink *lk, short revents)
 				return 0;
 			}
 			wconn_queue_mux(&p->up, lk->ch, h.type, pl, h.len);
-		} else if (h.type == WIRE_MUX && wire_mux_decode(pl, h.len, &m) == COLL_OK) {
+		} else if (h.type == WIRE_MUX && wire_mux_decode(pl, h.len, &m) == COLL_OK &&
+		    m.ch < PROXY_MAX_CH) {
 			if (m.ch < lk->nmap && lk->map[m.ch] == PROXY_ENDED)
 				continue;
 			ch = proxy_map(p, lk, m.ch);
 			wconn_queue_mux(&p->up, ch, m.type, m.p, m.len);
 		} else if (h.type == WIRE_MUX_END && wire_mux_end_decode(pl, h.len, &sub) ==
-		    COLL_OK) {
+		    COLL_OK && sub < PROXY_MAX_CH) {
 			if (sub < lk->nmap && lk->map[sub] != 0 && lk->map[sub] != PROXY_ENDED)
 				proxy_chan_end(p, lk->map[sub], 1);
 			if (sub < lk->nmap)
@@ -325,6 +333,45 @@ proxy_from_up(struct proxy *p, short revents)
 	return n == COLL_EINPROGRESS && r == COLL_OK;
 }
 
+/* Send what is queued upstream, until dl: 0 once it all left. */
+static int
+proxy_flush_up(struct proxy *p, uint64_t dl)
+{
+	while (wconn_pending(&p->up) > 0 && clock_now_ms() < dl) {
+		struct pollfd pfd = { p->up.fd, POLLOUT, 0 };
+
+		if (wconn_flush(&p->up) != COLL_OK)
+			return -1;
+		if (wconn_pending(&p->up) > 0)
+			(void)poll(&pfd, 1, 50);
+	}
+	return wconn_pending(&p->up) > 0 ? -1 : 0;
+}
+
+/*
+ * Stopped (every rank below ended, as far as the relay knows): what they sent
+ * last, a BYE above all, may still wait in our sockets, since their ends
+ * reached the relay another way. It goes up before the channels end, or the
+ * root would take ranks that left for dead.
+ */
+static void
+proxy_drain(struct proxy *p)
+{
+	for (struct pxlink *lk = p->links; lk != NULL; lk = lk->next)
+		(void)proxy_from_below(p, lk, POLLIN);
+}
+
+/* Upstream is lost: newcomers are refused at once rather than left to wait. */
+static void
+proxy_orphan(struct proxy *p)
+{
+	atomic_store(&p->lost, 1);
+	pthread_mutex_lock(&p->lock);
+	close(p->listen_fd);
+	p->listen_fd = -1;
+	pthread_mutex_unlock(&p->lock);
+}
+
 static void *
 proxy_main(void *arg)
 {
@@ -332,6 +379,7 @@ proxy_main(void *arg)
 	struct pollfd *pfd = NULL;
 	struct pxlink **at = NULL;
 	size_t cap = 0;
+	int stopped = 0;
 
 	for (;;) {
 		size_t n = 0, need = 4 + (size_t)p->nlinks;
@@ -357,8 +405,10 @@ proxy_main(void *arg)
 		}
 		if (poll(pfd, (nfds_t)n, 1000) < 0 && errno != EINTR)
 			break;
-		if (pfd[0].revents)
+		if (pfd[0].revents) {
+			stopped = 1;
 			break;
+		}
 		if (pfd[3].revents && !proxy_from_up(p, pfd[3].revents))
 			break;
 		/* Links are dropped only here, by this pass, so at[] stays valid for it. */
@@ -376,15 +426,22 @@ proxy_main(void *arg)
 			break;
 		for (struct pxlink *lk = p->links, *nx; lk != NULL; lk = nx) {
 			nx = lk->next;
-			if (wconn_flush(&lk->w) != COLL_OK || (lk->closing &&
-			    wconn_pending(&lk->w) == 0))
-				proxy_link_drop(p, lk);
+			/* A rank that said BYE and closed resets us: its BYE goes up first. */
+			if (wconn_flush(&lk->w) != COLL_OK)
+				(void)proxy_from_below(p, lk, POLLIN);
+			else if (!(lk->closing && wconn_pending(&lk->w) == 0))
+				continue;
+			proxy_link_drop(p, lk);
 		}
 	}
-	atomic_store(&p->lost, 1);
+	if (stopped)
+		proxy_drain(p);
+	else
+		proxy_orphan(p);
 	/* The ranks below see their root connection end, as if the root had. */
 	while (p->links != NULL)
 		proxy_link_drop(p, p->links);
+	(void)proxy_flush_up(p, clock_now_ms() + PROXY_DRAIN_MS);
 	free(pfd);
 	free(at);
 	return NULL;
@@ -440,11 +497,13 @@ proxy_start(struct proxy **out, const struct coll_uid *uid, const struct net_add
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	if (p->stop_fd != -1 && pipe2(p->hs, O_CLOEXEC | O_NONBLOCK) == 0 &&
-	    pthread_create(&p->thread, NULL, proxy_main, p) == 0)
+	    (r = pthread_create(&p->thread, NULL, proxy_main, p)) == 0)
 		started = 1;
+	else if (r == 0)
+		r = errno;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!started) {
-		snprintf(err, errlen, "cannot start the relay's thread: %s", strerror(errno));
+		snprintf(err, errlen, "cannot start the relay's thread: %s", strerror(r));
 		r = COLL_ESYS;
 		goto fail;
 	}
@@ -495,7 +554,8 @@ proxy_stop(struct proxy *p)
 	}
 	close(p->hs[0]);
 	close(p->hs[1]);
-	close(p->listen_fd);
+	if (p->listen_fd >= 0)
+		close(p->listen_fd);
 	close(p->stop_fd);
 	close(p->up.fd);
 	wconn_free(&p->up);

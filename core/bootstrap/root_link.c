@@ -21,6 +21,9 @@
 #include "root_impl.h"
 #include "xmalloc.h"
 
+/* Channels over a relay's life: relays number them in turn; more is not one of ours. */
+#define ROOT_LINK_MAX_CH (1u << 24)
+
 struct root_link {
 	struct wconn w;
 	struct root_conn **ch;	/* by channel: its member, NULL (none yet) or &root_link_ended */
@@ -126,14 +129,16 @@ root_link_frame(struct root *root, struct root_link *lk, const struct wire_hdr *
 			root_member_dead(root, rc->g, rc->rank, "died or lost its connection");
 		return 1;
 	}
-	if (h->type != WIRE_MUX || wire_mux_decode(p, h->len, &m) != COLL_OK)
+	if (h->type != WIRE_MUX || wire_mux_decode(p, h->len, &m) != COLL_OK ||
+	    m.ch >= ROOT_LINK_MAX_CH)
 		return 0;
 	if (m.ch >= lk->nch) {
-		uint32_t n = m.ch + 64;
+		size_t n = (size_t)lk->nch * 2 > (size_t)m.ch + 64 ? (size_t)lk->nch * 2 :
+		    (size_t)m.ch + 64;
 
 		lk->ch = xreallocarray(lk->ch, n, sizeof *lk->ch);
-		memset(lk->ch + lk->nch, 0, (size_t)(n - lk->nch) * sizeof *lk->ch);
-		lk->nch = n;
+		memset(lk->ch + lk->nch, 0, (n - lk->nch) * sizeof *lk->ch);
+		lk->nch = (uint32_t)n;
 	}
 	if (lk->ch[m.ch] == NULL) {
 		root_link_join(root, lk, m.ch, &m);
@@ -189,6 +194,32 @@ root_link_pollfds(struct root *root, struct pollfd *pfd)
 	return n;
 }
 
+/*
+ * Serve what the link has (r: how its last write went). Read even after a
+ * failed write, as for a rank's own socket: BYEs may wait behind it.
+ */
+static void
+root_link_read(struct root *root, struct root_link *lk, short revents, int r)
+{
+	const uint8_t *p;
+	struct wire_hdr h;
+	int k;
+
+	if (revents & (POLLIN | POLLHUP | POLLERR) || r != COLL_OK) {
+		int f = wconn_fill(&lk->w);
+
+		if (r == COLL_OK)
+			r = f;
+	}
+	while ((k = wconn_next(&lk->w, &h, &p)) == COLL_OK)
+		if (!root_link_frame(root, lk, &h, p))
+			break;
+	if (k == COLL_OK || (k != COLL_EINPROGRESS))
+		root_link_lost(root, lk, "sent bytes that are not a relay's frames");
+	else if (r != COLL_OK)
+		root_link_lost(root, lk, "ended or lost its connection");
+}
+
 /* The links polled, in the order root_link_pollfds gave them (none was added since). */
 void
 root_link_serve(struct root *root, const struct pollfd *pfd, size_t n)
@@ -196,28 +227,10 @@ root_link_serve(struct root *root, const struct pollfd *pfd, size_t n)
 	struct root_link *lk = root->links, *next;
 
 	for (size_t i = 0; i < n && lk != NULL; i++, lk = next) {
-		const uint8_t *p;
-		struct wire_hdr h;
-		int r = COLL_OK, k;
-
 		next = lk->next;
-		if (pfd[i].revents == 0)
-			continue;
-		if (pfd[i].revents & POLLOUT)
-			r = wconn_flush(&lk->w);
-		if (pfd[i].revents & (POLLIN | POLLHUP | POLLERR)) {
-			int f = wconn_fill(&lk->w);
-
-			if (r == COLL_OK)
-				r = f;
-		}
-		while ((k = wconn_next(&lk->w, &h, &p)) == COLL_OK)
-			if (!root_link_frame(root, lk, &h, p))
-				break;
-		if (k == COLL_OK || (k != COLL_EINPROGRESS))
-			root_link_lost(root, lk, "sent bytes that are not a relay's frames");
-		else if (r != COLL_OK)
-			root_link_lost(root, lk, "ended or lost its connection");
+		if (pfd[i].revents != 0)
+			root_link_read(root, lk, pfd[i].revents, (pfd[i].revents & POLLOUT) ?
+			    wconn_flush(&lk->w) : COLL_OK);
 	}
 }
 
@@ -225,9 +238,11 @@ void
 root_link_flush(struct root *root)
 {
 	for (struct root_link *lk = root->links, *next; lk != NULL; lk = next) {
+		int r;
+
 		next = lk->next;
-		if (wconn_pending(&lk->w) && wconn_flush(&lk->w) != COLL_OK)
-			root_link_lost(root, lk, "ended or lost its connection");
+		if (wconn_pending(&lk->w) && (r = wconn_flush(&lk->w)) != COLL_OK)
+			root_link_read(root, lk, POLLERR, r);
 	}
 }
 
@@ -240,6 +255,7 @@ root_link_close_all(struct root *root)
 
 		root->links = lk->next;
 		(void)wconn_flush(&lk->w);
+		atomic_fetch_add(&root->bytes_sent, lk->w.bytes_sent);
 		close(lk->w.fd);
 		wconn_free(&lk->w);
 		free(lk->ch);

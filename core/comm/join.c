@@ -47,10 +47,10 @@ bootstrap_connect(struct comm *c, const struct net_addr *addr, uint64_t dl, int 
 		/* The root may not listen yet: retry until the deadline. */
 		nanosleep(&pause, NULL);
 	}
-	return comm_fail(c, COLL_ETIMEDOUT, "rank %d cannot reach the root at %s within %d s%s%s: "
+	return comm_fail(c, COLL_ETIMEDOUT, "rank %d cannot reach the root%s at %s within %d s%s%s: "
 	    "check that the launcher (or the rank that made the unique id) is running and "
-	    "reachable", c->rank, where, c->timeout_ms / 1000, r == COLL_ESYS ? ": " : "",
-	    r == COLL_ESYS ? strerror(e) : "");
+	    "reachable", c->rank, addr == &c->root_via ? "'s relay (COLL_ROOT_VIA)" : "", where,
+	    c->timeout_ms / 1000, r == COLL_ESYS ? ": " : "", r == COLL_ESYS ? strerror(e) : "");
 }
 
 static int

@@ -93,8 +93,16 @@ service_root_lost(struct comm *c, const char *why)
 {
 	char msg[COLL_ERR_LEN];
 
-	snprintf(msg, sizeof msg, "lost the root service (%s): the launcher, or the rank that "
-	    "made the unique id, died or is cut off", why);
+	if (c->root_via.len > 0) {
+		char where[NET_ADDRSTR_LEN];
+
+		net_addr_format(&c->root_via, where, sizeof where);
+		snprintf(msg, sizeof msg, "lost the root service (%s) through its relay at %s: "
+		    "the relay's host, or the launcher, died or is cut off", why, where);
+	} else {
+		snprintf(msg, sizeof msg, "lost the root service (%s): the launcher, or the rank "
+		    "that made the unique id, died or is cut off", why);
+	}
 	atomic_store(&c->root_lost, 1);
 	comm_verdict_set(c, COLL_EROOTLOST, -1, msg);
 }

@@ -692,6 +692,44 @@ test_auth_lengths(void **state)
 	}
 }
 
+/* A relay's MUX frame: channel, then a rank's frame that is root traffic, never 0 or nested. */
+static void
+test_mux_decode(void **state)
+{
+	static const struct {
+		const char *what;
+		uint8_t raw[8];
+		uint32_t len;
+		int want;
+	} rows[] = {
+		{ "a JOIN on channel 7", { 7, 0, 0, 0, WIRE_JOIN, 'a', 'b', 'c' }, 8, COLL_OK },
+		{ "an empty PING", { 1, 0, 0, 0, WIRE_PING }, 5, COLL_OK },
+		{ "short of a type", { 1, 0, 0, 0 }, 4, COLL_EPROTO },
+		{ "channel 0", { 0, 0, 0, 0, WIRE_PING }, 5, COLL_EPROTO },
+		{ "a handshake inside", { 1, 0, 0, 0, WIRE_AUTH_HELLO }, 5, COLL_EPROTO },
+		{ "MUX inside MUX", { 1, 0, 0, 0, WIRE_MUX }, 5, COLL_EPROTO },
+		{ "type max", { 1, 0, 0, 0, WIRE_TYPE_MAX }, 5, COLL_EPROTO },
+	};
+	struct wire_mux m;
+	uint32_t ch;
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_LEN(rows); i++)
+		if (wire_mux_decode(rows[i].raw, rows[i].len, &m) != rows[i].want)
+			fail_msg("%s: not %d", rows[i].what, rows[i].want);
+	assert_int_equal(wire_mux_decode(rows[0].raw, 8, &m), COLL_OK);
+	assert_int_equal(m.ch, 7);
+	assert_int_equal(m.type, WIRE_JOIN);
+	assert_int_equal(m.len, 3);
+	assert_ptr_equal(m.p, rows[0].raw + WIRE_MUX_HDR_LEN);
+	assert_int_equal(wire_mux_end_decode((const uint8_t[]){ 9, 1, 0, 0 }, 4, &ch), COLL_OK);
+	assert_int_equal(ch, 0x109);
+	assert_int_equal(wire_mux_end_decode((const uint8_t[]){ 0, 0, 0, 0 }, 4, &ch), COLL_EPROTO);
+	assert_int_equal(wire_mux_end_decode((const uint8_t[]){ 9, 1, 0, 0, 0 }, 5, &ch),
+	    COLL_EPROTO);
+	assert_int_equal(wire_mux_end_decode((const uint8_t[]){ 9, 1, 0 }, 3, &ch), COLL_EPROTO);
+}
+
 static void
 test_auth_hello_role(void **state)
 {
@@ -768,6 +806,7 @@ main(void)
 		cmocka_unit_test(test_auth_round_trip),
 		cmocka_unit_test(test_auth_lengths),
 		cmocka_unit_test(test_auth_hello_role),
+		cmocka_unit_test(test_mux_decode),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
