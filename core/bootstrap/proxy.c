@@ -247,7 +247,7 @@ proxy_from_below(struct proxy *p, struct pxlink *lk, short revents)
 	while (!lk->closing && (n = wconn_next(&lk->w, &h, &pl)) == COLL_OK) {
 		if (!lk->relay) {
 			/* A rank's root traffic only: anything else would cost the others their link. */
-			if (h.type <= WIRE_AUTH_FAIL || h.type >= WIRE_MUX) {
+			if (!wire_mux_carries(h.type)) {
 				log_warn("root relay: a rank sent message type %u: dropped it", h.type);
 				return 0;
 			}

@@ -292,7 +292,8 @@ static void
 ssh_node_ready(struct ssh *sh, struct ssh_node *n)
 {
 	struct coll_uid uid = *sh->o.uid;
-	char uidstr[UID_STR_LEN], via[NET_ADDRSTR_LEN];
+	char uidstr[UID_STR_LEN], buf[NET_ADDRSTR_LEN];
+	const char *via = NULL;
 	struct net_addr at;
 
 	/*
@@ -308,17 +309,18 @@ ssh_node_ready(struct ssh *sh, struct ssh_node *n)
 	if (sh->o.root_via_port > 0) {
 		at = n->h.local;
 		net_addr_set_port(&at, (uint16_t)sh->o.root_via_port);
-		net_addr_format(&at, via, sizeof via);
+		net_addr_format(&at, buf, sizeof buf);
+		via = buf;
 	}
 	for (int i = 0; i < n->nchan; i++) {
 		struct ssh_chan *c = &n->chans[i];
 		char *pending = c->input;	/* signal records queued before the host was ready */
 
 		if (c->relay != NULL) {
-			ssh_relay_ready(sh, c, uidstr, sh->o.root_via_port > 0 ? via : NULL);
+			ssh_relay_ready(sh, c, uidstr, via);
 			continue;
 		}
-		c->cmd = ssh_command(sh, c->rank, uidstr, sh->o.root_via_port > 0 ? via : NULL);
+		c->cmd = ssh_command(sh, c->rank, uidstr, via);
 		c->input = xasprintf("%s\n%.*s", uidstr, (int)c->input_len, pending ? pending : "");
 		c->input_len = strlen(c->input);
 		free(pending);

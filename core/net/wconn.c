@@ -91,33 +91,41 @@ wconn_next(struct wconn *w, struct wire_hdr *h, const uint8_t **payload)
 	return COLL_OK;
 }
 
+/* One frame whose payload is head (hlen bytes) then payload (len): copied once, in place. */
+static void
+wconn_queue_parts(struct wconn *w, uint8_t type, const uint8_t *head, uint32_t hlen,
+    const void *payload, uint32_t len)
+{
+	uint8_t *at;
+
+	if (w->out_off > 0 && w->out_off == w->out_len)
+		w->out_off = w->out_len = 0;
+	wconn_reserve(&w->out, &w->out_cap, w->out_len + WIRE_HDR_LEN + hlen + len);
+	at = w->out + w->out_len;
+	wire_hdr_encode(at, type, hlen + len);
+	if (hlen > 0)
+		memcpy(at + WIRE_HDR_LEN, head, hlen);
+	if (len > 0)
+		memcpy(at + WIRE_HDR_LEN + hlen, payload, len);
+	w->out_len += WIRE_HDR_LEN + hlen + len;
+}
+
 void
 wconn_queue(struct wconn *w, uint8_t type, const void *payload, uint32_t len)
 {
-	if (w->out_off > 0 && w->out_off == w->out_len)
-		w->out_off = w->out_len = 0;
-	wconn_reserve(&w->out, &w->out_cap, w->out_len + WIRE_HDR_LEN + len);
-	wire_hdr_encode(w->out + w->out_len, type, len);
-	if (len > 0)
-		memcpy(w->out + w->out_len + WIRE_HDR_LEN, payload, len);
-	w->out_len += WIRE_HDR_LEN + len;
+	wconn_queue_parts(w, type, NULL, 0, payload, len);
 }
 
 void
 wconn_queue_mux(struct wconn *w, uint32_t ch, uint8_t type, const void *payload, uint32_t len)
 {
+	uint8_t head[WIRE_MUX_HDR_LEN];
 	struct wbuf b;
 
-	if (w->out_off > 0 && w->out_off == w->out_len)
-		w->out_off = w->out_len = 0;
-	wconn_reserve(&w->out, &w->out_cap, w->out_len + WIRE_HDR_LEN + WIRE_MUX_HDR_LEN + len);
-	wire_hdr_encode(w->out + w->out_len, WIRE_MUX, WIRE_MUX_HDR_LEN + len);
-	wbuf_init(&b, w->out + w->out_len + WIRE_HDR_LEN, WIRE_MUX_HDR_LEN);
+	wbuf_init(&b, head, sizeof head);
 	wbuf_put_u32(&b, ch);
 	wbuf_put_u8(&b, type);
-	if (len > 0)
-		memcpy(w->out + w->out_len + WIRE_HDR_LEN + WIRE_MUX_HDR_LEN, payload, len);
-	w->out_len += WIRE_HDR_LEN + WIRE_MUX_HDR_LEN + len;
+	wconn_queue_parts(w, WIRE_MUX, head, sizeof head, payload, len);
 }
 
 void

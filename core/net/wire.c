@@ -269,6 +269,13 @@ wire_auth_decode(const uint8_t *p, size_t len, uint8_t type, struct wire_auth *a
 }
 
 int
+wire_mux_carries(uint8_t type)
+{
+	/* Only a rank's root traffic rides a channel: no handshakes, no nesting. */
+	return type > WIRE_AUTH_FAIL && type < WIRE_MUX;
+}
+
+int
 wire_mux_decode(const uint8_t *p, uint32_t len, struct wire_mux *m)
 {
 	struct wbuf b;
@@ -279,8 +286,7 @@ wire_mux_decode(const uint8_t *p, uint32_t len, struct wire_mux *m)
 	wbuf_init(&b, (void *)p, len);
 	m->ch = wbuf_get_u32(&b);
 	m->type = wbuf_get_u8(&b);
-	/* Only a rank's root traffic rides a channel: no handshakes, no nesting. */
-	if (m->type <= WIRE_AUTH_FAIL || m->type >= WIRE_MUX || m->ch == 0)
+	if (!wire_mux_carries(m->type) || m->ch == 0)
 		return COLL_EPROTO;
 	m->p = p + WIRE_MUX_HDR_LEN;
 	m->len = len - WIRE_MUX_HDR_LEN;

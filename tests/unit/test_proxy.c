@@ -246,22 +246,41 @@ teardown(void **state)
 	return 0;
 }
 
-/* Rank 0 straight, rank 1 through A, ranks 2-3 through B below A: the root holds 2. */
-static void
-test_proxy_nested(void **state)
-{
+/* The root, relay A on it, B below A; rank 0 straight, 1 through A, 2-3 through B. */
+struct nest {
 	struct coll_uid uid;
 	struct net_addr a, b;
 	pid_t root, ra, rb, rk[NR];
+};
+
+static void
+nest_start(struct nest *w, enum scen sc)
+{
+	w->root = root_child(NR, &w->uid);
+	w->ra = relay_child(&w->uid, &w->uid.root, &w->a);
+	w->rb = relay_child(&w->uid, &w->a, &w->b);
+	w->rk[0] = rank_child(&w->uid, 0, NR, NULL, sc);
+	w->rk[1] = rank_child(&w->uid, 1, NR, &w->a, sc);
+	w->rk[2] = rank_child(&w->uid, 2, NR, &w->b, sc);
+	w->rk[3] = rank_child(&w->uid, 3, NR, &w->b, sc);
+}
+
+/* The relays and the root (the ranks are each test's). */
+static void
+nest_stop(struct nest *w)
+{
+	reap((pid_t[]){ w->rb, w->ra, w->root }, 3);
+}
+
+/* Ranks through one and two relays: the root holds 2 connections, not 4. */
+static void
+test_proxy_nested(void **state)
+{
+	struct nest w;
+	pid_t *rk = w.rk;
 
 	(void)state;
-	root = root_child(NR, &uid);
-	ra = relay_child(&uid, &uid.root, &a);
-	rb = relay_child(&uid, &a, &b);
-	rk[0] = rank_child(&uid, 0, NR, NULL, SC_LEAVE);
-	rk[1] = rank_child(&uid, 1, NR, &a, SC_LEAVE);
-	rk[2] = rank_child(&uid, 2, NR, &b, SC_LEAVE);
-	rk[3] = rank_child(&uid, 3, NR, &b, SC_LEAVE);
+	nest_start(&w, SC_LEAVE);
 	for (int i = 0; i < NR; i++)
 		assert_true(wait_for(&s->ready[i], 1) || s->done[i]);
 	for (int i = 0; i < NR; i++) {
@@ -271,7 +290,7 @@ test_proxy_nested(void **state)
 	/* The root's count is sampled every 5 ms. */
 	assert_true(wait_for(&s->joined, NR));
 	/* Rank 0's connection and relay A's: not one per rank. */
-	assert_int_equal(established_on(net_addr_port(&uid.root)), 2);
+	assert_int_equal(established_on(net_addr_port(&w.uid.root)), 2);
 	s->go = 1;
 	for (int i = 0; i < NR; i++) {
 		int st;
@@ -283,25 +302,18 @@ test_proxy_nested(void **state)
 	/* Everyone said BYE through the relays: nobody was declared dead. */
 	pause_ms(200);
 	assert_int_equal(s->first_dead, -1);
-	reap((pid_t[]){ rb, ra, root }, 3);
+	nest_stop(&w);
 }
 
 /* Rank 3 (below two relays) is killed: the survivors agree on a shrink through them. */
 static void
 test_proxy_shrink(void **state)
 {
-	struct coll_uid uid;
-	struct net_addr a, b;
-	pid_t root, ra, rb, rk[NR];
+	struct nest w;
+	pid_t *rk = w.rk;
 
 	(void)state;
-	root = root_child(NR, &uid);
-	ra = relay_child(&uid, &uid.root, &a);
-	rb = relay_child(&uid, &a, &b);
-	rk[0] = rank_child(&uid, 0, NR, NULL, SC_SHRINK);
-	rk[1] = rank_child(&uid, 1, NR, &a, SC_SHRINK);
-	rk[2] = rank_child(&uid, 2, NR, &b, SC_SHRINK);
-	rk[3] = rank_child(&uid, 3, NR, &b, SC_SHRINK);
+	nest_start(&w, SC_SHRINK);
 	for (int i = 0; i < NR; i++)
 		assert_true(wait_for(&s->ready[i], 1));
 	kill(rk[3], SIGKILL);
@@ -317,7 +329,7 @@ test_proxy_shrink(void **state)
 		assert_int_equal(s->after_sum[i], 1 + 2 + 3);
 	}
 	reap(rk, NR - 1);
-	reap((pid_t[]){ rb, ra, root }, 3);
+	nest_stop(&w);
 }
 
 /* Relay A is killed: the root names its ranks dead, the one it reached directly hears so. */

@@ -165,6 +165,8 @@ struct wire_mux {
 	const uint8_t *p;
 	uint32_t len;
 };
+/* Whether a frame of type may ride a channel (a rank's root traffic). */
+int wire_mux_carries(uint8_t type);
 int wire_mux_decode(const uint8_t *p, uint32_t len, struct wire_mux *m);
 int wire_mux_end_decode(const uint8_t *p, uint32_t len, uint32_t *ch);
 void wire_note_encode(struct wbuf *b, const struct wire_note *n);
