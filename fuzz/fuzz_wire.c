@@ -32,12 +32,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* A relay's frames: the inner frame must lie within the outer one. */
 	{
 		struct wire_mux m;
-		uint32_t ch;
+		uint32_t ch, ms;
 
 		if (wire_mux_decode(data, (uint32_t)size, &m) == COLL_OK &&
 		    (m.p != data + WIRE_MUX_HDR_LEN || m.len != size - WIRE_MUX_HDR_LEN))
 			abort();
-		(void)wire_mux_end_decode(data, (uint32_t)size, &ch);
+		(void)wire_mux_end_decode(data, (uint32_t)size, &ch, &ms);
 	}
 	/* The book decoder is told the size it expects, as a rank is. */
 	nranks = size > 0 ? (uint32_t)(data[0] % 64) + 1 : 1;

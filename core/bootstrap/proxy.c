@@ -4,12 +4,17 @@
  * below already sends MUX frames, and each of its channels is mapped to one
  * of ours, so relays nest to any depth with one connection per hop.
  *
- * Nothing is interpreted: a rank's frames go up whole inside MUX, and what
- * comes down on a channel goes to its rank as it came. A channel ends with a
- * MUX_END either way: up when a rank's connection closes, down when the root
- * closes it (after its last frames, which are sent first). When the upstream
- * connection is lost every rank below loses its root connection, exactly as
- * when the root itself dies, and finds out the same way.
+ * A rank's frames go up whole inside MUX, and what comes down on a channel
+ * goes to its rank as it came, with one exception: keep-alives. The relay
+ * answers its ranks' PINGs itself and gives up a rank that goes silent for
+ * the limit its JOIN named (MUX_END with how long), so the root is not
+ * woken by every rank every second; only the relay's own PINGs cross each
+ * link, both ways, at its fastest rank's pace, and a link silent for its
+ * slowest rank's limit is lost. A channel ends with a MUX_END either way: up
+ * when a rank's connection closes, down when the root closes it (after its
+ * last frames, which are sent first). When the upstream connection is lost
+ * (or silent) every rank below loses its root connection, exactly as when
+ * the root itself dies, and finds out the same way.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,8 +45,21 @@
 #define PROXY_MAX_CH (1u << 24)	/* channels over a link's life: more is not a relay of ours */
 #define PROXY_DRAIN_MS 2000	/* at the end, for the last frames to leave */
 
+/*
+ * Keep-alives on one connection: ping every ms, dead after win ms of
+ * silence; ms is the fastest and win the longest of the JOINs it carries
+ * (0: none yet, so nothing is sent or judged).
+ */
+struct pxka {
+	uint32_t ms;
+	uint64_t win;
+	uint64_t last_rx;
+	uint64_t next_ping;
+};
+
 struct pxlink {
 	struct wconn w;
+	struct pxka ka;
 	int relay;		/* a relay below (MUX frames) or a rank (plain frames) */
 	uint32_t ch;		/* a rank's: its channel upstream */
 	uint32_t *map;		/* a relay's: its channel -> ours (0: not yet) */
@@ -59,6 +77,7 @@ struct pxchan {
 struct proxy {
 	struct coll_uid uid;
 	struct wconn up;
+	struct pxka up_ka;
 	int listen_fd;
 	int stop_fd;
 	int hs[2];		/* finished handshakes: fd and role, from their threads */
@@ -175,29 +194,32 @@ proxy_admit(struct proxy *p)
 	}
 }
 
-/* Our channel ch ended: forget it; tell upstream too when the end came from below. */
+/*
+ * Our channel ch ended: forget it; tell upstream too when the end came from
+ * below (silent_ms > 0: its rank, or the relay that carried it, went silent).
+ */
 static void
-proxy_chan_end(struct proxy *p, uint32_t ch, int tell_up)
+proxy_chan_end(struct proxy *p, uint32_t ch, int tell_up, uint32_t silent_ms)
 {
 	if (ch == 0 || ch > p->nchans || p->chans[ch].lk == NULL)
 		return;
 	p->chans[ch].lk = NULL;
 	if (tell_up)
-		wconn_queue_mux_end(&p->up, ch);
+		wconn_queue_mux_end(&p->up, ch, silent_ms);
 }
 
 /* A link below is gone: every channel it carried ends upstream. */
 static void
-proxy_link_drop(struct proxy *p, struct pxlink *lk)
+proxy_link_drop(struct proxy *p, struct pxlink *lk, uint32_t silent_ms)
 {
 	struct pxlink **pp = &p->links;
 
 	if (lk->relay) {
 		for (uint32_t c = 0; c < lk->nmap; c++)
 			if (lk->map[c] != 0 && lk->map[c] != PROXY_ENDED)
-				proxy_chan_end(p, lk->map[c], 1);
+				proxy_chan_end(p, lk->map[c], 1, silent_ms);
 	} else {
-		proxy_chan_end(p, lk->ch, 1);
+		proxy_chan_end(p, lk->ch, 1, silent_ms);
 	}
 	while (*pp != lk)
 		pp = &(*pp)->next;
@@ -226,6 +248,41 @@ proxy_map(struct proxy *p, struct pxlink *lk, uint32_t sub)
 	return lk->map[sub];
 }
 
+/* A JOIN going up: its rank's keep-alive pace and limit count for ka. */
+static void
+proxy_ka_join(struct pxka *ka, const uint8_t *pl, uint32_t len)
+{
+	struct wire_join j;
+	uint64_t win;
+
+	if (wire_join_decode(pl, len, &j) != COLL_OK || j.keepalive_ms == 0)
+		return;
+	win = (uint64_t)j.keepalive_ms * (j.keepalive_limit > 1 ? j.keepalive_limit : 2);
+	if (ka->ms == 0 || j.keepalive_ms < ka->ms) {
+		ka->ms = j.keepalive_ms;
+		ka->next_ping = clock_now_ms() + ka->ms;
+	}
+	if (win > ka->win)
+		ka->win = win;
+	if (ka->last_rx == 0)
+		ka->last_rx = clock_now_ms();
+}
+
+/* Due: queue a PING on w. Silent past its limit: how long (else 0). */
+static uint64_t
+proxy_ka_tick(struct pxka *ka, struct wconn *w, uint64_t now)
+{
+	if (ka->ms == 0)
+		return 0;
+	if (now > ka->last_rx && now - ka->last_rx > ka->win)
+		return now - ka->last_rx;
+	if (now >= ka->next_ping) {
+		wconn_queue(w, WIRE_PING, NULL, 0);
+		ka->next_ping = now + ka->ms;
+	}
+	return 0;
+}
+
 /* Frames from below go up; 0 once the link must be dropped. */
 static int
 proxy_from_below(struct proxy *p, struct pxlink *lk, short revents)
@@ -233,7 +290,7 @@ proxy_from_below(struct proxy *p, struct pxlink *lk, short revents)
 	const uint8_t *pl;
 	struct wire_hdr h;
 	struct wire_mux m;
-	uint32_t sub, ch;
+	uint32_t sub, ch, silent;
 	int r = COLL_OK, n;
 
 	if (revents & POLLOUT)
@@ -245,23 +302,35 @@ proxy_from_below(struct proxy *p, struct pxlink *lk, short revents)
 			r = f;
 	}
 	while (!lk->closing && (n = wconn_next(&lk->w, &h, &pl)) == COLL_OK) {
+		lk->ka.last_rx = clock_now_ms();
+		/* Keep-alives stop here: we answer them (proxy_tick). */
+		if (h.type == WIRE_PING)
+			continue;
 		if (!lk->relay) {
 			/* A rank's root traffic only: anything else would cost the others their link. */
 			if (!wire_mux_carries(h.type)) {
 				log_warn("root relay: a rank sent message type %u: dropped it", h.type);
 				return 0;
 			}
+			if (h.type == WIRE_JOIN) {
+				proxy_ka_join(&lk->ka, pl, h.len);
+				proxy_ka_join(&p->up_ka, pl, h.len);
+			}
 			wconn_queue_mux(&p->up, lk->ch, h.type, pl, h.len);
 		} else if (h.type == WIRE_MUX && wire_mux_decode(pl, h.len, &m) == COLL_OK &&
 		    m.ch < PROXY_MAX_CH) {
 			if (m.ch < lk->nmap && lk->map[m.ch] == PROXY_ENDED)
 				continue;
+			if (m.type == WIRE_JOIN) {
+				proxy_ka_join(&lk->ka, m.p, m.len);
+				proxy_ka_join(&p->up_ka, m.p, m.len);
+			}
 			ch = proxy_map(p, lk, m.ch);
 			wconn_queue_mux(&p->up, ch, m.type, m.p, m.len);
-		} else if (h.type == WIRE_MUX_END && wire_mux_end_decode(pl, h.len, &sub) ==
-		    COLL_OK && sub < PROXY_MAX_CH) {
+		} else if (h.type == WIRE_MUX_END && wire_mux_end_decode(pl, h.len, &sub,
+		    &silent) == COLL_OK && sub < PROXY_MAX_CH) {
 			if (sub < lk->nmap && lk->map[sub] != 0 && lk->map[sub] != PROXY_ENDED)
-				proxy_chan_end(p, lk->map[sub], 1);
+				proxy_chan_end(p, lk->map[sub], 1, silent);
 			if (sub < lk->nmap)
 				lk->map[sub] = PROXY_ENDED;
 		} else {
@@ -282,20 +351,23 @@ proxy_from_up_one(struct proxy *p, const struct wire_hdr *h, const uint8_t *pl)
 {
 	struct wire_mux m;
 	struct pxlink *lk;
-	uint32_t ch;
+	uint32_t ch, silent;
 
+	p->up_ka.last_rx = clock_now_ms();
+	if (h->type == WIRE_PING)
+		return 0;
 	if (h->type == WIRE_MUX_END) {
-		if (wire_mux_end_decode(pl, h->len, &ch) != COLL_OK)
+		if (wire_mux_end_decode(pl, h->len, &ch, &silent) != COLL_OK)
 			return -1;
 		if (ch > p->nchans || (lk = p->chans[ch].lk) == NULL)
 			return 0;
 		if (lk->relay) {
-			wconn_queue_mux_end(&lk->w, p->chans[ch].sub);
+			wconn_queue_mux_end(&lk->w, p->chans[ch].sub, 0);
 			lk->map[p->chans[ch].sub] = PROXY_ENDED;
 		} else {
 			lk->closing = 1;	/* after its last frames */
 		}
-		proxy_chan_end(p, ch, 0);
+		proxy_chan_end(p, ch, 0, 0);
 		return 0;
 	}
 	if (h->type != WIRE_MUX || wire_mux_decode(pl, h->len, &m) != COLL_OK)
@@ -327,7 +399,7 @@ proxy_from_up(struct proxy *p, short revents)
 	}
 	while ((n = wconn_next(&p->up, &h, &pl)) == COLL_OK)
 		if (proxy_from_up_one(p, &h, pl) != 0) {
-			log_warn("root relay: the root sent a frame that is not MUX");
+			log_warn("root relay: the root sent a frame that is not MUX or PING");
 			return 0;
 		}
 	return n == COLL_EINPROGRESS && r == COLL_OK;
@@ -372,6 +444,31 @@ proxy_orphan(struct proxy *p)
 	pthread_mutex_unlock(&p->lock);
 }
 
+/*
+ * Keep-alives due, both ways; a rank or relay below that went silent is
+ * given up (its channels end upstream saying how long). 0 once upstream
+ * itself went silent.
+ */
+static int
+proxy_tick(struct proxy *p, uint64_t now)
+{
+	uint64_t silent;
+
+	for (struct pxlink *lk = p->links, *nx; lk != NULL; lk = nx) {
+		nx = lk->next;
+		if ((silent = proxy_ka_tick(&lk->ka, &lk->w, now)) == 0)
+			continue;
+		log_warn("root relay: %s went silent for %" PRIu64 " ms: gave it up",
+		    lk->relay ? "a relay below" : "a rank", silent);
+		proxy_link_drop(p, lk, silent > UINT32_MAX ? UINT32_MAX : (uint32_t)silent);
+	}
+	if ((silent = proxy_ka_tick(&p->up_ka, &p->up, now)) > 0) {
+		log_warn("root relay: the root was silent for %" PRIu64 " ms", silent);
+		return 0;
+	}
+	return 1;
+}
+
 static void *
 proxy_main(void *arg)
 {
@@ -403,7 +500,9 @@ proxy_main(void *arg)
 			pfd[n++] = (struct pollfd){ lk->w.fd,
 			    (short)(POLLIN | (wconn_pending(&lk->w) ? POLLOUT : 0)), 0 };
 		}
-		if (poll(pfd, (nfds_t)n, 1000) < 0 && errno != EINTR)
+		/* Woken at least as often as the fastest keep-alive we send. */
+		if (poll(pfd, (nfds_t)n, p->up_ka.ms > 0 && p->up_ka.ms < 1000 ? (int)p->up_ka.ms :
+		    1000) < 0 && errno != EINTR)
 			break;
 		if (pfd[0].revents) {
 			stopped = 1;
@@ -415,7 +514,9 @@ proxy_main(void *arg)
 		for (size_t i = 4; i < n; i++)
 			if ((pfd[i].revents || at[i]->closing) && !proxy_from_below(p, at[i],
 			    pfd[i].revents))
-				proxy_link_drop(p, at[i]);
+				proxy_link_drop(p, at[i], 0);
+		if (!proxy_tick(p, clock_now_ms()))
+			break;
 		if (pfd[1].revents)
 			proxy_admit(p);
 		if (pfd[2].revents)
@@ -431,7 +532,7 @@ proxy_main(void *arg)
 				(void)proxy_from_below(p, lk, POLLIN);
 			else if (!(lk->closing && wconn_pending(&lk->w) == 0))
 				continue;
-			proxy_link_drop(p, lk);
+			proxy_link_drop(p, lk, 0);
 		}
 	}
 	if (stopped)
@@ -440,7 +541,7 @@ proxy_main(void *arg)
 		proxy_orphan(p);
 	/* The ranks below see their root connection end, as if the root had. */
 	while (p->links != NULL)
-		proxy_link_drop(p, p->links);
+		proxy_link_drop(p, p->links, 0);
 	(void)proxy_flush_up(p, clock_now_ms() + PROXY_DRAIN_MS);
 	free(pfd);
 	free(at);

@@ -567,11 +567,11 @@ root_tick(struct root *root, uint64_t now)
 		for (int i = 0; i < g->nranks; i++) {
 			struct root_conn *rc = g->m[i].conn;
 
-			if (g->m[i].state != RM_JOINED)
+			/* A relay keeps its ranks alive, and root_link_tick the relay. */
+			if (g->m[i].state != RM_JOINED || rc->link != NULL)
 				continue;
 			/* Before calling it dead, read what may have come in since the poll. */
-			if (rc->link == NULL && now - rc->last_rx > (uint64_t)rc->ka_ms *
-			    rc->ka_limit) {
+			if (now - rc->last_rx > (uint64_t)rc->ka_ms * rc->ka_limit) {
 				root_on_rank(root, rc, POLLIN);
 				if (g->m[i].conn != rc || rc->last_rx >= now || now - rc->last_rx <=
 				    (uint64_t)rc->ka_ms * rc->ka_limit)
@@ -723,6 +723,7 @@ root_main(void *arg)
 		if (clock_now_ms() >= next_tick) {
 			root_tick(root, clock_now_ms());
 			root_watch_tick(root, clock_now_ms());
+			root_link_tick(root, clock_now_ms());
 			root_flush_all(root);
 			next_tick = clock_now_ms() + ROOT_TICK_MS;
 		}
@@ -823,6 +824,12 @@ uint64_t
 root_bytes_sent(struct root *root)
 {
 	return atomic_load(&root->bytes_sent);
+}
+
+uint64_t
+root_relayed_in(struct root *root)
+{
+	return atomic_load(&root->relayed_in);
 }
 
 void

@@ -88,6 +88,7 @@ struct root {
 	atomic_int live;		/* ranks connected, of every group, after the last round */
 	atomic_int first_dead;
 	atomic_uint_fast64_t bytes_sent;
+	atomic_uint_fast64_t relayed_in;	/* frames read on relays' channels */
 	pthread_t thread;
 	/* For leaders of other blocks (root_fetch.c), under lock: the first group's book. */
 	struct wire_entry *book;
@@ -156,6 +157,8 @@ void root_link_admit(struct root *root, int fd);
 size_t root_link_pollfds(struct root *root, struct pollfd *pfd);
 void root_link_serve(struct root *root, const struct pollfd *pfd, size_t n);
 void root_link_flush(struct root *root);
+/* Keep-alives to the relays, and relays gone silent declared lost. */
+void root_link_tick(struct root *root, uint64_t now);
 /* A member on a channel: queue a frame to it; close its channel. */
 void root_link_send(struct root_conn *rc, uint8_t type, const void *p, uint32_t len);
 void root_link_drop(struct root_conn *rc);

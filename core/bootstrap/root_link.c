@@ -2,10 +2,13 @@
  * The root's side of its relays (proxy.c): one connection carries the root
  * connections of many ranks, each a channel of MUX frames. A channel's first
  * frame is its rank's JOIN; from then on its member is served as if it had
- * a socket of its own (root_send queues MUX frames; a BYE, a keep-alive gone
- * silent or a MUX_END ends it), so shrink, split and retry agree here
- * exactly as without relays. A relay that is lost takes the ranks it carried
- * with it: each is declared dead, and the message names the relay.
+ * a socket of its own (root_send queues MUX frames; a BYE or a MUX_END ends
+ * it), so shrink, split and retry agree here exactly as without relays. Its
+ * keep-alives are the relay's business: the relay answers them and ends the
+ * channel saying how long its rank was silent, and only the relay's own
+ * PINGs cross the link, so the root's keep-alive work is per relay, not per
+ * rank. A relay that is lost (or silent) takes the ranks it carried with
+ * it: each is declared dead, and the message names the relay.
  */
 #include <inttypes.h>
 #include <poll.h>
@@ -29,6 +32,11 @@ struct root_link {
 	struct root_conn **ch;	/* by channel: its member, NULL (none yet) or &root_link_ended */
 	uint32_t nch;
 	int dead;
+	/* Keep-alives: at its members' fastest pace, lost after their longest limit (0: none yet). */
+	uint32_t ka_ms;
+	uint64_t ka_win;
+	uint64_t last_rx;
+	uint64_t next_ping;
 	char where[NET_ADDRSTR_LEN];
 	struct root_link *next;
 };
@@ -45,6 +53,7 @@ root_link_admit(struct root *root, int fd)
 	struct net_addr a = { 0 };
 
 	wconn_init(&lk->w, fd, WIRE_MAX_PAYLOAD);
+	lk->last_rx = clock_now_ms();
 	snprintf(lk->where, sizeof lk->where, "?");
 	if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0 && sl <= sizeof a.ss) {
 		memcpy(&a.ss, &ss, sl);
@@ -70,7 +79,7 @@ root_link_drop(struct root_conn *rc)
 	struct root_link *lk = rc->link;
 
 	if (!lk->dead)
-		wconn_queue_mux_end(&lk->w, rc->ch);
+		wconn_queue_mux_end(&lk->w, rc->ch, 0);
 	lk->ch[rc->ch] = &root_link_ended;
 }
 
@@ -82,19 +91,34 @@ root_link_join(struct root *root, struct root_link *lk, uint32_t ch, const struc
 	char msg[WIRE_MSG_LEN];
 	struct root_group *g = NULL;
 	struct wire_join j;
+	int rank = -1;
 
 	wconn_init(&rc->w, -1, 0);
 	rc->link = lk;
 	rc->ch = ch;
 	lk->ch[ch] = rc;
-	if (m->type != WIRE_JOIN || wire_join_decode(m->p, m->len, &j) != COLL_OK)
+	if (m->type != WIRE_JOIN || wire_join_decode(m->p, m->len, &j) != COLL_OK) {
 		snprintf(msg, sizeof msg, "a rank through the relay at %s sent no valid JOIN",
 		    lk->where);
-	else if ((g = root_check_join(root, &j, msg, sizeof msg)) != NULL)
-		root_admit_member(root, g, rc, &j);
-	if (g == NULL) {
 		log_warn("root: %s", msg);
-		root_send_note(rc, WIRE_ERROR, COLL_EINVAL, -1, msg);
+	} else {
+		/* A refusal names the rank, as for one on its own socket; root_check_join logs it. */
+		rank = (int)(j.base + j.e.rank);
+		if ((g = root_check_join(root, &j, msg, sizeof msg)) != NULL)
+			root_admit_member(root, g, rc, &j);
+	}
+	if (g != NULL && j.keepalive_ms > 0) {
+		uint64_t win = (uint64_t)j.keepalive_ms * (j.keepalive_limit > 1 ?
+		    j.keepalive_limit : 2);
+
+		if (lk->ka_ms == 0 || j.keepalive_ms < lk->ka_ms) {
+			lk->ka_ms = j.keepalive_ms;
+			lk->next_ping = clock_now_ms() + lk->ka_ms;
+		}
+		lk->ka_win = win > lk->ka_win ? win : lk->ka_win;
+	}
+	if (g == NULL) {
+		root_send_note(rc, WIRE_ERROR, COLL_EINVAL, rank, msg);
 		root_link_drop(rc);
 		wconn_free(&rc->w);
 		free(rc);
@@ -120,13 +144,24 @@ root_link_frame(struct root *root, struct root_link *lk, const struct wire_hdr *
 	struct root_conn *rc;
 	struct wire_hdr ih;
 	struct wire_mux m;
-	uint32_t ch;
+	uint32_t ch, silent;
+	char msg[256];
 
+	lk->last_rx = clock_now_ms();
+	if (h->type == WIRE_PING)
+		return 1;
 	if (h->type == WIRE_MUX_END) {
-		if (wire_mux_end_decode(p, h->len, &ch) != COLL_OK)
+		if (wire_mux_end_decode(p, h->len, &ch, &silent) != COLL_OK)
 			return 0;
-		if ((rc = root_link_member(lk, ch)) != NULL)
-			root_member_dead(root, rc->g, rc->rank, "died or lost its connection");
+		if ((rc = root_link_member(lk, ch)) == NULL)
+			return 1;
+		if (silent > 0)
+			snprintf(msg, sizeof msg, "stopped answering: no keep-alive for %" PRIu32
+			    " ms, said its relay at %s (its host may be down or cut off)", silent,
+			    lk->where);
+		else
+			snprintf(msg, sizeof msg, "died or lost its connection");
+		root_member_dead(root, rc->g, rc->rank, msg);
 		return 1;
 	}
 	if (h->type != WIRE_MUX || wire_mux_decode(p, h->len, &m) != COLL_OK ||
@@ -146,7 +181,8 @@ root_link_frame(struct root *root, struct root_link *lk, const struct wire_hdr *
 	}
 	if ((rc = root_link_member(lk, m.ch)) == NULL)
 		return 1;
-	rc->last_rx = clock_now_ms();
+	rc->last_rx = lk->last_rx;
+	atomic_fetch_add(&root->relayed_in, 1);
 	if (m.len > ROOT_MAX_FRAME) {
 		root_member_dead(root, rc->g, rc->rank, "sent a frame larger than the root takes");
 		return 1;
@@ -161,17 +197,24 @@ static void
 root_link_lost(struct root *root, struct root_link *lk, const char *why)
 {
 	struct root_link **pp = &root->links;
-	char msg[160];
+	char msg[256];
+	int lost = 0;
 
 	lk->dead = 1;
 	snprintf(msg, sizeof msg, "lost its connection: its relay at %s %s", lk->where, why);
-	log_warn("root: the relay at %s %s", lk->where, why);
 	for (uint32_t ch = 0; ch < lk->nch; ch++) {
 		struct root_conn *rc = root_link_member(lk, ch);
 
-		if (rc != NULL && rc->g->m[rc->rank].conn == rc)
+		if (rc != NULL && rc->g->m[rc->rank].conn == rc) {
 			root_member_dead(root, rc->g, rc->rank, msg);
+			lost++;
+		}
 	}
+	/* A relay whose ranks had all left ended as it should. */
+	if (lost > 0)
+		log_warn("root: the relay at %s %s, with %d ranks", lk->where, why, lost);
+	else
+		log_info("root: the relay at %s closed", lk->where);
 	while (*pp != lk)
 		pp = &(*pp)->next;
 	*pp = lk->next;
@@ -231,6 +274,26 @@ root_link_serve(struct root *root, const struct pollfd *pfd, size_t n)
 		if (pfd[i].revents != 0)
 			root_link_read(root, lk, pfd[i].revents, (pfd[i].revents & POLLOUT) ?
 			    wconn_flush(&lk->w) : COLL_OK);
+	}
+}
+
+void
+root_link_tick(struct root *root, uint64_t now)
+{
+	char why[96];
+
+	for (struct root_link *lk = root->links, *next; lk != NULL; lk = next) {
+		next = lk->next;
+		if (lk->ka_ms == 0)
+			continue;
+		if (now > lk->last_rx && now - lk->last_rx > lk->ka_win) {
+			snprintf(why, sizeof why, "stopped answering: no keep-alive for %" PRIu64
+			    " ms", now - lk->last_rx);
+			root_link_lost(root, lk, why);
+		} else if (now >= lk->next_ping) {
+			wconn_queue(&lk->w, WIRE_PING, NULL, 0);
+			lk->next_ping = now + lk->ka_ms;
+		}
 	}
 }
 

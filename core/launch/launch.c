@@ -28,20 +28,28 @@ launch_resolve(const char *prog, char *out, size_t len)
 	return COLL_ENOTFOUND;
 }
 
-char **
-launch_env_vars(const struct launch_opts *o, int rank, const char *uidstr)
+/* Local rank: position among the ranks of the same host, in rank order. */
+void
+launch_place(const struct launch_opts *o, int rank, int *lrank, int *lsize)
 {
-	int host = o->rank_host ? o->rank_host[rank] : 0, lrank = 0, lsize = 0, k = 0;
-	char **env = xcalloc(16, sizeof *env);
+	int host = o->rank_host ? o->rank_host[rank] : 0;
 
-	/* Local rank: position among the ranks of the same host, in rank order. */
+	*lrank = *lsize = 0;
 	for (int r = 0; r < o->nranks; r++) {
 		if ((o->rank_host ? o->rank_host[r] : 0) != host)
 			continue;
 		if (r < rank)
-			lrank++;
-		lsize++;
+			(*lrank)++;
+		(*lsize)++;
 	}
+}
+
+char **
+launch_env_vars(const struct launch_opts *o, int rank, int lrank, int lsize, const char *uidstr)
+{
+	int host = o->rank_host ? o->rank_host[rank] : 0, k = 0;
+	char **env = xcalloc(16, sizeof *env);
+
 	env[k++] = xasprintf("COLL_UNIQUE_ID=%s", uidstr);
 	env[k++] = xasprintf("COLL_RANK=%d", rank);
 	env[k++] = xasprintf("COLL_SIZE=%d", o->nranks);

@@ -54,9 +54,11 @@ local_env(const struct launch_opts *o, int rank)
 {
 	char uidstr[UID_STR_LEN], **ours, **env;
 	size_t n = 0, k = 0, m = 0;
+	int lrank, lsize;
 
 	uid_format(o->uid, uidstr, sizeof uidstr);
-	ours = launch_env_vars(o, rank, uidstr);
+	launch_place(o, rank, &lrank, &lsize);
+	ours = launch_env_vars(o, rank, lrank, lsize, uidstr);
 	while (environ[n] != NULL)
 		n++;
 	while (ours[m] != NULL)

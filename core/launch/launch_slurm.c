@@ -131,7 +131,8 @@ slurm_argv_add(char ***argv, int *n, char *word)
 static char **
 slurm_argv(const struct launch_opts *o, const char *uidstr)
 {
-	char **argv = NULL, **env = launch_env_vars(o, 0, uidstr);
+	/* Only the job-wide variables are taken: each task's own come from Slurm's. */
+	char **argv = NULL, **env = launch_env_vars(o, 0, 0, 0, uidstr);
 	int n = 0;
 
 	slurm_argv_add(&argv, &n, xstrdup("srun"));

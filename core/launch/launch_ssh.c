@@ -57,11 +57,33 @@ ssh_command_head(const struct ssh *sh, struct shbuf *b, const char *mode)
 	}
 }
 
+/* Rank's place among its host's ranks, from the index (ascending: a binary search). */
+static void
+ssh_place(const struct ssh *sh, int rank, int *lrank, int *lsize)
+{
+	int h = sh->o.rank_host[rank], lo = sh->host_first[h], hi = sh->host_first[h + 1];
+
+	*lsize = hi - lo;
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+
+		if (sh->host_ranks[mid] < rank)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*lrank = lo - sh->host_first[h];
+}
+
 static char *
 ssh_command(const struct ssh *sh, int rank, const char *uidstr, const char *via)
 {
 	struct shbuf b = { 0 };
-	char **env = launch_env_vars(&sh->o, rank, uidstr);
+	int lrank, lsize;
+	char **env;
+
+	ssh_place(sh, rank, &lrank, &lsize);
+	env = launch_env_vars(&sh->o, rank, lrank, lsize, uidstr);
 
 	ssh_command_head(sh, &b, "--agent");
 	if (via != NULL) {

@@ -129,14 +129,16 @@ wconn_queue_mux(struct wconn *w, uint32_t ch, uint8_t type, const void *payload,
 }
 
 void
-wconn_queue_mux_end(struct wconn *w, uint32_t ch)
+wconn_queue_mux_end(struct wconn *w, uint32_t ch, uint32_t silent_ms)
 {
-	uint8_t buf[4];
+	uint8_t buf[8];
 	struct wbuf b;
 
 	wbuf_init(&b, buf, sizeof buf);
 	wbuf_put_u32(&b, ch);
-	wconn_queue(w, WIRE_MUX_END, buf, sizeof buf);
+	if (silent_ms > 0)
+		wbuf_put_u32(&b, silent_ms);
+	wconn_queue(w, WIRE_MUX_END, buf, (uint32_t)b.off);
 }
 
 int

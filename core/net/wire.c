@@ -294,14 +294,17 @@ wire_mux_decode(const uint8_t *p, uint32_t len, struct wire_mux *m)
 }
 
 int
-wire_mux_end_decode(const uint8_t *p, uint32_t len, uint32_t *ch)
+wire_mux_end_decode(const uint8_t *p, uint32_t len, uint32_t *ch, uint32_t *silent_ms)
 {
 	struct wbuf b;
 
-	if (len != 4)
+	*ch = *silent_ms = 0;
+	if (len != 4 && len != 8)
 		return COLL_EPROTO;
 	wbuf_init(&b, (void *)p, len);
 	*ch = wbuf_get_u32(&b);
+	if (len == 8 && (*silent_ms = wbuf_get_u32(&b)) == 0)
+		return COLL_EPROTO;
 	return *ch == 0 ? COLL_EPROTO : COLL_OK;
 }
 

@@ -25,6 +25,13 @@ collrun -F "$CFG" -H "$HOSTS" -n 4 --place roundrobin -N 2 sh -c 'echo $COLL_RAN
 expect_code 0 $? "round-robin placement"
 check "round-robin placement deals ranks across hosts" test "$(sort "$TMP/o" | tr '\n' ' ')" = "[0 node01] 0 node01 [1 node02] 1 node02 [2 node03] 2 node03 [3 node04] 3 node04 "
 
+# Local ranks when a host's ranks are not consecutive (rank r on host r % 4).
+collrun -F "$CFG" -H "$HOSTS" -n 8 --place roundrobin -N 2 sh -c 'echo $COLL_RANK $LOCAL_RANK/$LOCAL_WORLD_SIZE' >"$TMP/o" 2>"$TMP/e"
+expect_code 0 $? "round-robin placement, 2 ranks a host"
+for r in 0 1 2 3 4 5 6 7; do
+	check "round-robin: rank $r is local rank $((r / 4)) of 2" grep -q "^\[$r node0$((r % 4 + 1))\] $r $((r / 4))/2\$" "$TMP/o"
+done
+
 collrun -F "$CFG" -H "$HOSTS" -N 2 --no-label "$BIN/collcheck" allreduce -b 8 -e 1M -f 8 -n 2 -w 1 >"$TMP/ar" 2>"$TMP/e"
 expect_code 0 $? "cross-host collcheck allreduce"
 check "6 sizes, every #wrong 0" awk "/^ *[0-9]/ { n++; if (\$9 != 0 || \$13 != 0) bad = 1 } END { exit bad || n != 6 }" "$TMP/ar"

@@ -233,8 +233,11 @@ test_env_local_ranks_follow_hosts(void **state)
 
 	(void)state;
 	for (int r = 0; r < 5; r++) {
-		char **env = launch_env_vars(&o, r, "coll1:x");
+		int lr, ls;
+		char **env;
 
+		launch_place(&o, r, &lr, &ls);
+		env = launch_env_vars(&o, r, lr, ls, "coll1:x");
 		assert_string_equal(env_get(env, "LOCAL_RANK"), want_lr[r]);
 		assert_string_equal(env_get(env, "LOCAL_WORLD_SIZE"), want_ls[r]);
 		assert_string_equal(env_get(env, "COLL_LOCAL_RANK"), want_lr[r]);

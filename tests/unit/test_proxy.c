@@ -1,15 +1,19 @@
 /*
  * Root relays (proxy.h): ranks whose COLL_ROOT_VIA names a relay reach the
  * root through it, relays nest, and the root sees one connection per relay
- * of the first layer. Every rank, relay and the root is a process of its own
- * on loopback, so that one can be killed as a crashed host would be; ranks
- * record what they saw in a shared page and the test process asserts.
+ * of the first layer. Relays keep their ranks alive themselves: no rank's
+ * keep-alive reaches the root, a silent rank is given up by its relay, and a
+ * silent root by its relays. Every rank, relay and the root is a process of
+ * its own on loopback, so that one can be killed or stopped as a crashed or
+ * hung host would be; ranks record what they saw in a shared page and the
+ * test process asserts.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <inttypes.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -36,6 +40,7 @@
 struct seen {
 	int joined;		/* the root's count of joined ranks */
 	int first_dead;		/* the root's first rank declared dead */
+	uint64_t relayed;	/* the root's count of frames read on relays' channels */
 	int init_rc[NR];
 	int sum[NR];		/* the first all-reduce of rank + 1 */
 	int ready[NR];		/* the first op is done */
@@ -75,6 +80,7 @@ root_child(int n, struct coll_uid *uid)
 		for (;;) {
 			s->joined = root_joined(root);
 			s->first_dead = root_first_dead(root);
+			s->relayed = root_relayed_in(root);
 			pause_ms(5);
 		}
 	}
@@ -242,6 +248,8 @@ static int
 teardown(void **state)
 {
 	(void)state;
+	unsetenv("COLL_KEEPALIVE_MS");
+	unsetenv("COLL_KEEPALIVE_LIMIT");
 	munmap(s, sizeof *s);
 	return 0;
 }
@@ -364,6 +372,102 @@ test_proxy_lost(void **state)
 	reap((pid_t[]){ root }, 1);
 }
 
+/* Keep-alives every 100 ms, dead after 1 s of silence: the ranks forked next inherit them. */
+static void
+fast_keepalive(void)
+{
+	setenv("COLL_KEEPALIVE_MS", "100", 1);
+	setenv("COLL_KEEPALIVE_LIMIT", "10", 1);
+}
+
+/*
+ * No relayed rank's keep-alive reaches the root (its relay answers it), and
+ * rank 3, stopped two relays deep, is given up by its relay: the root names
+ * it with the relay's word for how long it was silent.
+ */
+static void
+test_proxy_silent_rank(void **state)
+{
+	struct nest w;
+	uint64_t before;
+
+	(void)state;
+	fast_keepalive();
+	nest_start(&w, SC_LOST);
+	for (int i = 0; i < NR; i++)
+		assert_true(wait_for(&s->ready[i], 1));
+	assert_true(wait_for(&s->joined, NR));
+	/* 15 keep-alive rounds of 3 relayed ranks: none of it on a channel. */
+	pause_ms(100);
+	before = s->relayed;
+	pause_ms(1500);
+	if (s->relayed != before)
+		fail_msg("the root read %" PRIu64 " frames on relays' channels while the ranks "
+		    "idled", s->relayed - before);
+	kill(w.rk[3], SIGSTOP);
+	s->go = 1;
+	for (int i = 0; i < NR - 1; i++) {
+		assert_true(wait_for(&s->done[i], 1));
+		if (s->after_rc[i] == COLL_OK)
+			fail_msg("rank %d heard nothing of stopped rank 3", i);
+	}
+	assert_int_equal(s->first_dead, 3);
+	if (strstr(s->err[0], "no keep-alive for") == NULL ||
+	    strstr(s->err[0], "said its relay at 127.0.0.1:") == NULL)
+		fail_msg("rank 0's error does not say rank 3 went silent behind a relay: %s",
+		    s->err[0]);
+	reap(w.rk, NR);
+	nest_stop(&w);
+}
+
+/* The root stops answering: its relays give their ranks up, which hear it through them. */
+static void
+test_proxy_silent_root(void **state)
+{
+	struct nest w;
+
+	(void)state;
+	fast_keepalive();
+	nest_start(&w, SC_LOST);
+	for (int i = 0; i < NR; i++)
+		assert_true(wait_for(&s->ready[i], 1));
+	s->go = 1;
+	kill(w.root, SIGSTOP);
+	for (int i = 0; i < NR; i++) {
+		assert_true(wait_for(&s->done[i], 1));
+		if (s->after_rc[i] == COLL_OK)
+			fail_msg("rank %d did not hear that the root went silent", i);
+	}
+	if (strstr(s->err[0], "lost the root service") == NULL)
+		fail_msg("rank 0: %s", s->err[0]);
+	for (int i = 1; i < NR; i++)
+		if (strstr(s->err[i], "lost the root service") == NULL ||
+		    strstr(s->err[i], "through its relay at 127.0.0.1:") == NULL)
+			fail_msg("rank %d's error does not name its relay: %s", i, s->err[i]);
+	reap(w.rk, NR);
+	nest_stop(&w);
+}
+
+/* A JOIN the root refuses through a relay: the rank hears why. */
+static void
+test_proxy_refused(void **state)
+{
+	struct coll_uid uid;
+	struct net_addr a;
+	pid_t root, ra, rk;
+
+	(void)state;
+	root = root_child(NR, &uid);
+	ra = relay_child(&uid, &uid.root, &a);
+	/* A size that is not the root's. */
+	rk = rank_child(&uid, 1, NR - 1, &a, SC_LEAVE);
+	assert_true(wait_for(&s->done[1], 1));
+	assert_int_not_equal(s->init_rc[1], COLL_OK);
+	if (strstr(s->err[1], "rank 1 says this root serves 3 ranks, the root expects 4") == NULL)
+		fail_msg("the refusal did not reach the rank: %s", s->err[1]);
+	reap((pid_t[]){ rk, ra, root }, 3);
+}
+
 /* A relay that cannot reach its root says so, naming it, and does not start. */
 static void
 test_proxy_no_root(void **state)
@@ -393,6 +497,9 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_proxy_nested, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_proxy_shrink, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_proxy_lost, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_proxy_silent_rank, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_proxy_silent_root, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_proxy_refused, setup, teardown),
 		cmocka_unit_test(test_proxy_no_root),
 	};
 

@@ -195,7 +195,9 @@ test_hdr_rejects(void **state)
 		  0 }, COLL_EVERSION },
 		{ "version 5 (no relays' frames)", { 'C', 'O', 'L', 'L', 5, 1, 0, 0, 0, 0, 0, 0 },
 		  COLL_EVERSION },
-		{ "version 7", { 'C', 'O', 'L', 'L', 7, 1, 0, 0, 0, 0, 0, 0 }, COLL_EVERSION },
+		{ "version 6 (relays pass every rank's keep-alives)", { 'C', 'O', 'L', 'L', 6, 1, 0,
+		  0, 0, 0, 0, 0 }, COLL_EVERSION },
+		{ "version 8", { 'C', 'O', 'L', 'L', 8, 1, 0, 0, 0, 0, 0, 0 }, COLL_EVERSION },
 		{ "version 255", { 'C', 'O', 'L', 'L', 255, 1, 0, 0, 0, 0, 0, 0 },
 		  COLL_EVERSION },
 		{ "type 0", { 'C', 'O', 'L', 'L', WIRE_VERSION, 0, 0, 0, 0, 0, 0, 0 }, COLL_EPROTO },
@@ -711,7 +713,7 @@ test_mux_decode(void **state)
 		{ "type max", { 1, 0, 0, 0, WIRE_TYPE_MAX }, 5, COLL_EPROTO },
 	};
 	struct wire_mux m;
-	uint32_t ch;
+	uint32_t ch, ms;
 
 	(void)state;
 	for (size_t i = 0; i < ARRAY_LEN(rows); i++)
@@ -722,12 +724,23 @@ test_mux_decode(void **state)
 	assert_int_equal(m.type, WIRE_JOIN);
 	assert_int_equal(m.len, 3);
 	assert_ptr_equal(m.p, rows[0].raw + WIRE_MUX_HDR_LEN);
-	assert_int_equal(wire_mux_end_decode((const uint8_t[]){ 9, 1, 0, 0 }, 4, &ch), COLL_OK);
+	assert_int_equal(wire_mux_end_decode((const uint8_t[]){ 9, 1, 0, 0 }, 4, &ch, &ms),
+	    COLL_OK);
 	assert_int_equal(ch, 0x109);
-	assert_int_equal(wire_mux_end_decode((const uint8_t[]){ 0, 0, 0, 0 }, 4, &ch), COLL_EPROTO);
-	assert_int_equal(wire_mux_end_decode((const uint8_t[]){ 9, 1, 0, 0, 0 }, 5, &ch),
+	assert_int_equal(ms, 0);
+	/* A rank its relay gave up: how long it was silent. */
+	assert_int_equal(wire_mux_end_decode((const uint8_t[]){ 9, 1, 0, 0, 0xa0, 0x86, 1, 0 }, 8,
+	    &ch, &ms), COLL_OK);
+	assert_int_equal(ch, 0x109);
+	assert_int_equal(ms, 100000);
+	assert_int_equal(wire_mux_end_decode((const uint8_t[]){ 9, 1, 0, 0, 0, 0, 0, 0 }, 8, &ch,
+	    &ms), COLL_EPROTO);
+	assert_int_equal(wire_mux_end_decode((const uint8_t[]){ 0, 0, 0, 0 }, 4, &ch, &ms),
 	    COLL_EPROTO);
-	assert_int_equal(wire_mux_end_decode((const uint8_t[]){ 9, 1, 0 }, 3, &ch), COLL_EPROTO);
+	assert_int_equal(wire_mux_end_decode((const uint8_t[]){ 9, 1, 0, 0, 0 }, 5, &ch, &ms),
+	    COLL_EPROTO);
+	assert_int_equal(wire_mux_end_decode((const uint8_t[]){ 9, 1, 0 }, 3, &ch, &ms),
+	    COLL_EPROTO);
 }
 
 static void

@@ -96,8 +96,16 @@ int launch_running(const struct launch *l);
 pid_t launch_pid(const struct launch *l, int rank);
 void launch_free(struct launch *l);
 
-/* The variables a rank gets, "NAME=value", NULL-terminated; free with launch_env_free(). */
-char **launch_env_vars(const struct launch_opts *o, int rank, const char *uidstr);
+/*
+ * The variables a rank gets, "NAME=value", NULL-terminated; free with
+ * launch_env_free(). lrank and lsize are its place among its host's ranks:
+ * launch_place() finds them by a scan of every rank, which a launcher that
+ * starts many ranks replaces with its own index (one scan per rank would be
+ * O(ranks^2) at 80,000 ranks).
+ */
+char **launch_env_vars(const struct launch_opts *o, int rank, int lrank, int lsize,
+    const char *uidstr);
+void launch_place(const struct launch_opts *o, int rank, int *lrank, int *lsize);
 void launch_env_free(char **env);
 
 /* Backend entry points, called through launch.c. */

@@ -18,7 +18,7 @@
 
 #define WIRE_MAGIC 0x4c4c4f43u		/* "COLL" */
 #define WIRE_DATA_MAGIC 0x54414443u	/* "CDAT" */
-#define WIRE_VERSION 6	/* 6: root relays (MUX frames); 5: entries offer lanes */
+#define WIRE_VERSION 7	/* 7: relays keep their ranks alive; 6: root relays (MUX frames) */
 #define WIRE_HDR_LEN 12
 #define WIRE_DATA_HDR_LEN 24
 #define WIRE_MAX_PAYLOAD (16u << 20)
@@ -63,7 +63,11 @@ enum wire_role {
  * MUX: channel u32 | type u8 | the frame's payload. One relay connection
  * carries the root connections of many ranks, each its own channel, so that
  * no root takes a connection per rank (core/bootstrap/proxy.c). MUX_END:
- * channel u32; the channel is closed (either way).
+ * channel u32 [| silent ms u32]; the channel is closed (either way), or,
+ * with the second field, its rank was silent that long and its relay gave
+ * it up: a relay keeps its ranks alive itself (PINGs both ways), and only
+ * the relay's own PINGs travel on its link, so the root's keep-alive work
+ * is per relay, not per rank.
  */
 #define WIRE_MUX_HDR_LEN 5
 
@@ -168,7 +172,8 @@ struct wire_mux {
 /* Whether a frame of type may ride a channel (a rank's root traffic). */
 int wire_mux_carries(uint8_t type);
 int wire_mux_decode(const uint8_t *p, uint32_t len, struct wire_mux *m);
-int wire_mux_end_decode(const uint8_t *p, uint32_t len, uint32_t *ch);
+/* silent_ms: 0 when the channel just closed. */
+int wire_mux_end_decode(const uint8_t *p, uint32_t len, uint32_t *ch, uint32_t *silent_ms);
 void wire_note_encode(struct wbuf *b, const struct wire_note *n);
 int wire_note_decode(const uint8_t *p, size_t len, struct wire_note *n);
 void wire_join_encode(struct wbuf *b, const struct wire_join *j);
