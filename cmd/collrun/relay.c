@@ -353,14 +353,9 @@ relay_proxy(struct relay *r)
 {
 	struct net_addr up = r->uid.root, at;
 	char err[COLL_ERR_LEN], host[256];
-	int ms = r->o.connect_timeout_ms > 0 ? r->o.connect_timeout_ms : 10000, fd;
+	int ms = r->o.connect_timeout_ms > 0 ? r->o.connect_timeout_ms : 10000;
 
-	/* Every address: IPv6's wildcard takes IPv4 too, where this host has IPv6 at all. */
-	if (net_addr_parse(&at, "::", 0) == COLL_OK && net_listen(&at, 1, &fd) == COLL_OK)
-		close(fd);
-	else
-		net_addr_parse(&at, "0.0.0.0", 0);
-	net_addr_set_port(&at, 0);
+	net_addr_any(&at);
 	if (r->root_via != NULL && uid_addr_parse(&up, r->root_via) != COLL_OK) {
 		snprintf(err, sizeof err, "--root-via %s is not an address", r->root_via);
 	} else if (proxy_start(&r->proxy, &r->uid, &up, &at, ms, err, sizeof err) == COLL_OK) {

@@ -34,11 +34,11 @@ ctl_listen(int remote, int *fd, int *port, char *err, size_t len)
 	struct net_addr a;
 	int r;
 
-	net_addr_parse(&a, remote ? "::" : "127.0.0.1", 0);
-	r = net_listen(&a, 4, fd);
-	if (r != COLL_OK && remote && net_addr_parse(&a, "0.0.0.0", 0) == COLL_OK)
-		r = net_listen(&a, 4, fd);	/* no IPv6 here */
-	if (r != COLL_OK) {
+	if (remote)
+		net_addr_any(&a);
+	else
+		net_addr_parse(&a, "127.0.0.1", 0);
+	if ((r = net_listen(&a, 4, fd)) != COLL_OK) {
 		snprintf(err, len, "cannot listen for the workers' control connection: %s",
 		    strerror(errno));
 		return -1;

@@ -102,6 +102,18 @@ net_addr_format(const struct net_addr *addr, char *buf, size_t len)
 		snprintf(buf, len, "%s:%u", host, net_addr_port(addr));
 }
 
+void
+net_addr_any(struct net_addr *addr)
+{
+	int fd;
+
+	if (net_addr_parse(addr, "::", 0) == COLL_OK && net_listen(addr, 1, &fd) == COLL_OK)
+		close(fd);
+	else
+		net_addr_parse(addr, "0.0.0.0", 0);
+	net_addr_set_port(addr, 0);
+}
+
 int
 net_listen(struct net_addr *addr, int backlog, int *fd_out)
 {

@@ -59,6 +59,18 @@ for r in 0 1 2 3; do
 done
 check "chain: nothing on stderr" test ! -s "$TMP/e"
 
+# Ranks not in host order (rank r on host r % 4): each host's own, through the chain,
+# and an all-reduce whose ranks reach the root through the relays.
+collrun -F "$CFG" -H "$HOSTS" --tree 1 -n 8 -N 2 --place roundrobin sh -c 'echo $RANK $LOCAL_RANK/$LOCAL_WORLD_SIZE' >"$TMP/o" 2>"$TMP/e"
+expect_code 0 $? "--tree 1, round-robin placement"
+for r in 0 1 2 3 4 5 6 7; do
+	check "chain, round-robin: rank $r on node0$((r % 4 + 1)), local rank $((r / 4)) of 2" \
+		grep -q "^\[$r node0$((r % 4 + 1))\] $r $((r / 4))/2\$" "$TMP/o"
+done
+collrun -F "$CFG" -H "$HOSTS" --tree 1 -n 8 -N 2 --place roundrobin --no-label "$BIN/collcheck" allreduce -b 8 -e 64K -f 8 -n 2 -w 1 >"$TMP/ar" 2>"$TMP/e"
+expect_code 0 $? "--tree 1, round-robin: an all-reduce of 8 ranks"
+check "chain, round-robin: 5 sizes, every #wrong 0" awk "/^ *[0-9]/ { n++; if (\$9 != 0 || \$13 != 0) bad = 1 } END { exit bad || n != 5 }" "$TMP/ar"
+
 # 3. Nothing lost on the way: long lines and many of them, from the deepest host.
 collrun -F "$CFG" -H "$HOSTS" --tree 1 --no-label bash -c \
 	'[ $RANK = 3 ] && { head -c 5000 /dev/zero | tr "\0" x; echo; seq 20000; printf tail; }; exit 0' \

@@ -420,6 +420,39 @@ test_proxy_silent_rank(void **state)
 	nest_stop(&w);
 }
 
+/*
+ * Relay B (below A) stops answering: A gives up the ranks B carried, the
+ * root names one of them to the others, and B's ranks hear that their relay
+ * went silent.
+ */
+static void
+test_proxy_silent_relay(void **state)
+{
+	struct nest w;
+
+	(void)state;
+	fast_keepalive();
+	nest_start(&w, SC_LOST);
+	for (int i = 0; i < NR; i++)
+		assert_true(wait_for(&s->ready[i], 1));
+	s->go = 1;
+	kill(w.rb, SIGSTOP);
+	for (int i = 0; i < NR; i++) {
+		assert_true(wait_for(&s->done[i], 1));
+		if (s->after_rc[i] == COLL_OK)
+			fail_msg("rank %d did not hear that relay B went silent", i);
+	}
+	assert_true(s->first_dead == 2 || s->first_dead == 3);
+	if (strstr(s->err[0], "no keep-alive for") == NULL ||
+	    strstr(s->err[0], "said its relay at 127.0.0.1:") == NULL)
+		fail_msg("rank 0: %s", s->err[0]);
+	for (int i = 2; i < NR; i++)
+		if (strstr(s->err[i], "through its relay at 127.0.0.1:") == NULL)
+			fail_msg("rank %d's error does not name its relay: %s", i, s->err[i]);
+	reap(w.rk, NR);
+	nest_stop(&w);
+}
+
 /* The root stops answering: its relays give their ranks up, which hear it through them. */
 static void
 test_proxy_silent_root(void **state)
@@ -498,6 +531,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_proxy_shrink, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_proxy_lost, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_proxy_silent_rank, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_proxy_silent_relay, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_proxy_silent_root, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_proxy_refused, setup, teardown),
 		cmocka_unit_test(test_proxy_no_root),

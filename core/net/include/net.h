@@ -27,6 +27,11 @@ void net_addr_format(const struct net_addr *addr, char *buf, size_t len);
 void net_addr_host(const struct net_addr *addr, char *buf, size_t len);
 /* Listen on addr (port 0 picks one); the bound address is written back. */
 int net_listen(struct net_addr *addr, int backlog, int *fd_out);
+/*
+ * Every address of this host, port 0: IPv6's wildcard, which takes IPv4
+ * too, where the host can listen on IPv6 at all (one probe), else IPv4's.
+ */
+void net_addr_any(struct net_addr *addr);
 /* Connect with a deadline (monotonic ms) and an abort fd that cuts the wait short. */
 int net_connect(const struct net_addr *addr, uint64_t deadline_ms, int abort_fd, int *fd_out);
 /* Address the kernel chose for our end of fd. */
