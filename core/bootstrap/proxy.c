@@ -53,7 +53,8 @@
 struct pxka {
 	uint32_t ms;
 	uint64_t win;
-	uint64_t last_rx;
+	uint64_t last_rx;	/* when bytes last came in (a frame's part counts) */
+	uint64_t seen;		/* bytes received by then */
 	uint64_t next_ping;
 };
 
@@ -61,6 +62,7 @@ struct pxlink {
 	struct wconn w;
 	struct pxka ka;
 	int relay;		/* a relay below (MUX frames) or a rank (plain frames) */
+	int rank;		/* a rank's, from its JOIN (-1 not yet), for messages */
 	uint32_t ch;		/* a rank's: its channel upstream */
 	uint32_t *map;		/* a relay's: its channel -> ours (0: not yet) */
 	uint32_t nmap;
@@ -183,6 +185,7 @@ proxy_admit(struct proxy *p)
 		struct pxlink *lk = xcalloc(1, sizeof *lk);
 
 		lk->relay = hs->role == WIRE_ROLE_RELAY;
+		lk->rank = -1;
 		wconn_init(&lk->w, hs->fd, lk->relay ? WIRE_MAX_PAYLOAD :
 		    WIRE_MAX_PAYLOAD - WIRE_MUX_HDR_LEN);
 		if (!lk->relay)
@@ -272,6 +275,10 @@ proxy_ka_join(struct pxka *ka, const uint8_t *pl, uint32_t len)
 static uint64_t
 proxy_ka_tick(struct pxka *ka, struct wconn *w, uint64_t now)
 {
+	if (w->bytes_received != ka->seen) {
+		ka->seen = w->bytes_received;
+		ka->last_rx = now;
+	}
 	if (ka->ms == 0)
 		return 0;
 	if (now > ka->last_rx && now - ka->last_rx > ka->win)
@@ -302,7 +309,6 @@ proxy_from_below(struct proxy *p, struct pxlink *lk, short revents)
 			r = f;
 	}
 	while (!lk->closing && (n = wconn_next(&lk->w, &h, &pl)) == COLL_OK) {
-		lk->ka.last_rx = clock_now_ms();
 		/* Keep-alives stop here: we answer them (proxy_tick). */
 		if (h.type == WIRE_PING)
 			continue;
@@ -313,8 +319,12 @@ proxy_from_below(struct proxy *p, struct pxlink *lk, short revents)
 				return 0;
 			}
 			if (h.type == WIRE_JOIN) {
+				struct wire_join j;
+
 				proxy_ka_join(&lk->ka, pl, h.len);
 				proxy_ka_join(&p->up_ka, pl, h.len);
+				if (wire_join_decode(pl, h.len, &j) == COLL_OK)
+					lk->rank = (int)(j.base + j.e.rank);
 			}
 			wconn_queue_mux(&p->up, lk->ch, h.type, pl, h.len);
 		} else if (h.type == WIRE_MUX && wire_mux_decode(pl, h.len, &m) == COLL_OK &&
@@ -353,7 +363,6 @@ proxy_from_up_one(struct proxy *p, const struct wire_hdr *h, const uint8_t *pl)
 	struct pxlink *lk;
 	uint32_t ch, silent;
 
-	p->up_ka.last_rx = clock_now_ms();
 	if (h->type == WIRE_PING)
 		return 0;
 	if (h->type == WIRE_MUX_END) {
@@ -456,15 +465,31 @@ proxy_tick(struct proxy *p, uint64_t now)
 
 	for (struct pxlink *lk = p->links, *nx; lk != NULL; lk = nx) {
 		nx = lk->next;
+		/* A closing rank's channel has ended: it is only being flushed. */
+		if (lk->closing || proxy_ka_tick(&lk->ka, &lk->w, now) == 0)
+			continue;
+		/* Before giving it up, read what came since the poll. */
+		if (!proxy_from_below(p, lk, POLLIN)) {
+			proxy_link_drop(p, lk, 0);
+			continue;
+		}
 		if ((silent = proxy_ka_tick(&lk->ka, &lk->w, now)) == 0)
 			continue;
-		log_warn("root relay: %s went silent for %" PRIu64 " ms: gave it up",
-		    lk->relay ? "a relay below" : "a rank", silent);
+		if (lk->relay)
+			log_warn("root relay: a relay below went silent for %" PRIu64 " ms: gave up "
+			    "its ranks", silent);
+		else
+			log_warn("root relay: rank %d went silent for %" PRIu64 " ms: gave it up",
+			    lk->rank, silent);
 		proxy_link_drop(p, lk, silent > UINT32_MAX ? UINT32_MAX : (uint32_t)silent);
 	}
-	if ((silent = proxy_ka_tick(&p->up_ka, &p->up, now)) > 0) {
-		log_warn("root relay: the root was silent for %" PRIu64 " ms", silent);
-		return 0;
+	if (proxy_ka_tick(&p->up_ka, &p->up, now) > 0) {
+		if (!proxy_from_up(p, POLLIN))
+			return 0;
+		if ((silent = proxy_ka_tick(&p->up_ka, &p->up, now)) > 0) {
+			log_warn("root relay: the root was silent for %" PRIu64 " ms", silent);
+			return 0;
+		}
 	}
 	return 1;
 }

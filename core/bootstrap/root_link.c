@@ -35,7 +35,8 @@ struct root_link {
 	/* Keep-alives: at its members' fastest pace, lost after their longest limit (0: none yet). */
 	uint32_t ka_ms;
 	uint64_t ka_win;
-	uint64_t last_rx;
+	uint64_t last_rx;	/* when bytes last came in (a frame's part counts) */
+	uint64_t seen;		/* bytes received by then */
 	uint64_t next_ping;
 	char where[NET_ADDRSTR_LEN];
 	struct root_link *next;
@@ -107,7 +108,8 @@ root_link_join(struct root *root, struct root_link *lk, uint32_t ch, const struc
 		if ((g = root_check_join(root, &j, msg, sizeof msg)) != NULL)
 			root_admit_member(root, g, rc, &j);
 	}
-	if (g != NULL && j.keepalive_ms > 0) {
+	/* Every JOIN the relay passed counts, refused or not: it counts them all too. */
+	if (rank >= 0 && j.keepalive_ms > 0) {
 		uint64_t win = (uint64_t)j.keepalive_ms * (j.keepalive_limit > 1 ?
 		    j.keepalive_limit : 2);
 
@@ -147,7 +149,6 @@ root_link_frame(struct root *root, struct root_link *lk, const struct wire_hdr *
 	uint32_t ch, silent;
 	char msg[256];
 
-	lk->last_rx = clock_now_ms();
 	if (h->type == WIRE_PING)
 		return 1;
 	if (h->type == WIRE_MUX_END) {
@@ -156,8 +157,8 @@ root_link_frame(struct root *root, struct root_link *lk, const struct wire_hdr *
 		if ((rc = root_link_member(lk, ch)) == NULL)
 			return 1;
 		if (silent > 0)
-			snprintf(msg, sizeof msg, "stopped answering: no keep-alive for %" PRIu32
-			    " ms, said its relay at %s (its host may be down or cut off)", silent,
+			snprintf(msg, sizeof msg, "stopped answering: it, or a relay on its way, sent "
+			    "no keep-alive for %" PRIu32 " ms, said the relay at %s", silent,
 			    lk->where);
 		else
 			snprintf(msg, sizeof msg, "died or lost its connection");
@@ -181,7 +182,7 @@ root_link_frame(struct root *root, struct root_link *lk, const struct wire_hdr *
 	}
 	if ((rc = root_link_member(lk, m.ch)) == NULL)
 		return 1;
-	rc->last_rx = lk->last_rx;
+	rc->last_rx = clock_now_ms();
 	atomic_fetch_add(&root->relayed_in, 1);
 	if (m.len > ROOT_MAX_FRAME) {
 		root_member_dead(root, rc->g, rc->rank, "sent a frame larger than the root takes");
@@ -192,9 +193,12 @@ root_link_frame(struct root *root, struct root_link *lk, const struct wire_hdr *
 	return 1;
 }
 
-/* The relay is gone: so is every rank it carried, as far as the root can tell. */
+/*
+ * The relay is gone: so is every rank it carried, as far as the root can
+ * tell. closed: it just ended, which is how a relay whose ranks all left ends.
+ */
 static void
-root_link_lost(struct root *root, struct root_link *lk, const char *why)
+root_link_lost(struct root *root, struct root_link *lk, const char *why, int closed)
 {
 	struct root_link **pp = &root->links;
 	char msg[256];
@@ -211,7 +215,7 @@ root_link_lost(struct root *root, struct root_link *lk, const char *why)
 		}
 	}
 	/* A relay whose ranks had all left ended as it should. */
-	if (lost > 0)
+	if (lost > 0 || !closed)
 		log_warn("root: the relay at %s %s, with %d ranks", lk->where, why, lost);
 	else
 		log_info("root: the relay at %s closed", lk->where);
@@ -239,9 +243,10 @@ root_link_pollfds(struct root *root, struct pollfd *pfd)
 
 /*
  * Serve what the link has (r: how its last write went). Read even after a
- * failed write, as for a rank's own socket: BYEs may wait behind it.
+ * failed write, as for a rank's own socket: BYEs may wait behind it. 0 once
+ * the link is lost (and freed).
  */
-static void
+static int
 root_link_read(struct root *root, struct root_link *lk, short revents, int r)
 {
 	const uint8_t *p;
@@ -258,9 +263,12 @@ root_link_read(struct root *root, struct root_link *lk, short revents, int r)
 		if (!root_link_frame(root, lk, &h, p))
 			break;
 	if (k == COLL_OK || (k != COLL_EINPROGRESS))
-		root_link_lost(root, lk, "sent bytes that are not a relay's frames");
+		root_link_lost(root, lk, "sent bytes that are not a relay's frames", 0);
 	else if (r != COLL_OK)
-		root_link_lost(root, lk, "ended or lost its connection");
+		root_link_lost(root, lk, "ended or lost its connection", 1);
+	else
+		return 1;
+	return 0;
 }
 
 /* The links polled, in the order root_link_pollfds gave them (none was added since). */
@@ -272,7 +280,7 @@ root_link_serve(struct root *root, const struct pollfd *pfd, size_t n)
 	for (size_t i = 0; i < n && lk != NULL; i++, lk = next) {
 		next = lk->next;
 		if (pfd[i].revents != 0)
-			root_link_read(root, lk, pfd[i].revents, (pfd[i].revents & POLLOUT) ?
+			(void)root_link_read(root, lk, pfd[i].revents, (pfd[i].revents & POLLOUT) ?
 			    wconn_flush(&lk->w) : COLL_OK);
 	}
 }
@@ -284,12 +292,24 @@ root_link_tick(struct root *root, uint64_t now)
 
 	for (struct root_link *lk = root->links, *next; lk != NULL; lk = next) {
 		next = lk->next;
+		if (lk->w.bytes_received != lk->seen) {
+			lk->seen = lk->w.bytes_received;
+			lk->last_rx = now;
+		}
 		if (lk->ka_ms == 0)
 			continue;
 		if (now > lk->last_rx && now - lk->last_rx > lk->ka_win) {
+			/* Before calling it lost, read what came since the poll. */
+			if (!root_link_read(root, lk, POLLIN, COLL_OK))
+				continue;
+			if (lk->w.bytes_received != lk->seen) {
+				lk->seen = lk->w.bytes_received;
+				lk->last_rx = now;
+				continue;
+			}
 			snprintf(why, sizeof why, "stopped answering: no keep-alive for %" PRIu64
 			    " ms", now - lk->last_rx);
-			root_link_lost(root, lk, why);
+			root_link_lost(root, lk, why, 0);
 		} else if (now >= lk->next_ping) {
 			wconn_queue(&lk->w, WIRE_PING, NULL, 0);
 			lk->next_ping = now + lk->ka_ms;
@@ -305,7 +325,7 @@ root_link_flush(struct root *root)
 
 		next = lk->next;
 		if (wconn_pending(&lk->w) && (r = wconn_flush(&lk->w)) != COLL_OK)
-			root_link_read(root, lk, POLLERR, r);
+			(void)root_link_read(root, lk, POLLERR, r);
 	}
 }
 

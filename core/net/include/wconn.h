@@ -42,10 +42,12 @@ int wconn_fill(struct wconn *w);
 int wconn_next(struct wconn *w, struct wire_hdr *h, const uint8_t **payload);
 /* Queue one frame. */
 void wconn_queue(struct wconn *w, uint8_t type, const void *payload, uint32_t len);
-/* Queue one frame of type inside a MUX frame on channel ch; or a MUX_END of ch */
+/*
+ * Queue one frame of type inside a MUX frame on channel ch; or a MUX_END of
+ * ch (silent_ms > 0: its rank was silent that long; wire.h).
+ */
 void wconn_queue_mux(struct wconn *w, uint32_t ch, uint8_t type, const void *payload,
     uint32_t len);
-/* (silent_ms > 0: its rank was silent that long; wire.h). */
 void wconn_queue_mux_end(struct wconn *w, uint32_t ch, uint32_t silent_ms);
 /* Send what the socket takes now: COLL_OK, COLL_EPEER, COLL_ESYS. */
 int wconn_flush(struct wconn *w);
