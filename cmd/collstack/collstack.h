@@ -115,6 +115,12 @@ enum stk_source {
 };
 
 /* The verdict: lines to print first, and the exit code. */
+/* A task index sorted by a key (its pid, its rank): the verdict's lookups. */
+struct stk_key {
+	long key;
+	int task;
+};
+
 struct stk_verdict {
 	int code;		/* EXIT_OK, EXIT_PROBLEMS */
 	int n;
@@ -123,6 +129,14 @@ struct stk_verdict {
 	int *culprits;		/* task indexes */
 	unsigned *sources;	/* per culprit, the enum stk_source bits that named it */
 	char **op;		/* per culprit, the op it is behind in, where a source said */
+	/*
+	 * verdict.c's own, so that no step looks at every task for every task
+	 * (80,000 ranks): each task's culprit slot + 1 (0: not one), and the
+	 * tasks by pid and by rank.
+	 */
+	int *slot;
+	int line_cap, culprit_cap;
+	struct stk_key *by_pid, *by_rank;
 };
 
 /* find.c: the processes of the job on this host. */

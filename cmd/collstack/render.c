@@ -118,6 +118,23 @@ stk_print_chain(const struct stk_out *o, const struct stack_node *n, const char 
 	free(p2);
 }
 
+/* The first task whose id is id or more (the tasks ascend by id). */
+static int
+stk_task_from(const struct stk_result *r, int id)
+{
+	int lo = 0, hi = r->ntasks;
+
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+
+		if (r->tasks[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* Walk the leaves; each task's signature hashes the leaves it reaches. */
 static void
 stk_leaf_sigs(const struct stack_node *n, const struct stk_result *r, uint64_t *sig,
@@ -125,8 +142,10 @@ stk_leaf_sigs(const struct stack_node *n, const struct stk_result *r, uint64_t *
 {
 	if (n->nkids == 0) {
 		(*leaf)++;
-		for (int i = 0; i < r->ntasks; i++)
-			if (rankset_has(&n->ranks, r->tasks[i].id))
+		/* The leaf's ranges, each found among the tasks: not every task for every leaf. */
+		for (int k = 0; k < n->ranks.n; k++)
+			for (int i = stk_task_from(r, n->ranks.r[k][0]); i < r->ntasks &&
+			    r->tasks[i].id <= n->ranks.r[k][1]; i++)
 				sig[i] = (sig[i] ^ *leaf) * 1099511628211ull;
 		return;
 	}
@@ -134,44 +153,73 @@ stk_leaf_sigs(const struct stack_node *n, const struct stk_result *r, uint64_t *
 		stk_leaf_sigs(n->kids[i], r, sig, leaf);
 }
 
+/* A task's signature, sorted on; a class: where its run starts and its first task. */
+struct stk_sig {
+	uint64_t sig;
+	int task;
+};
+
+struct stk_class {
+	int task, start;
+};
+
+static int
+stk_sig_cmp(const void *a, const void *b)
+{
+	const struct stk_sig *x = a, *y = b;
+
+	if (x->sig != y->sig)
+		return (x->sig > y->sig) - (x->sig < y->sig);
+	return (x->task > y->task) - (x->task < y->task);
+}
+
+static int
+stk_class_cmp(const void *a, const void *b)
+{
+	const struct stk_class *x = a, *y = b;
+
+	return (x->task > y->task) - (x->task < y->task);
+}
+
 static void
 stk_print_classes(const struct stk_out *o, const struct stk_result *r)
 {
 	uint64_t *sig, leaf = 0;
-	char *done, buf[512];
-	int classes = 0;
+	struct stk_sig *by;
+	struct stk_class *cl;
+	int ncl = 0;
+	char buf[512];
 
 	if (r->ntasks <= 0)
 		return;
 	sig = xcalloc((size_t)r->ntasks + 1, sizeof *sig);
-	done = xcalloc((size_t)r->ntasks + 1, 1);
 	stk_leaf_sigs(&r->tree, r, sig, &leaf);
-	for (int i = 0; i < r->ntasks; i++) {
-		int first = 1;
-
-		for (int k = 0; k < i && first; k++)
-			first = sig[k] != sig[i];
-		classes += first;
-	}
-	fprintf(o->f, "%d equivalence class%s (%ss with the same stacks):", classes,
-	    classes == 1 ? "" : "es", o->label);
-	for (int i = 0; i < r->ntasks; i++) {
+	/* Sorted by signature, then task: a class is a run, led by its first task. */
+	by = xcalloc((size_t)r->ntasks + 1, sizeof *by);
+	for (int i = 0; i < r->ntasks; i++)
+		by[i] = (struct stk_sig){ sig[i], i };
+	qsort(by, (size_t)r->ntasks, sizeof *by, stk_sig_cmp);
+	cl = xcalloc((size_t)r->ntasks + 1, sizeof *cl);
+	for (int i = 0; i < r->ntasks; i++)
+		if (i == 0 || by[i].sig != by[i - 1].sig)
+			cl[ncl++] = (struct stk_class){ by[i].task, i };
+	/* The classes in the order of their first tasks, as they were always printed. */
+	qsort(cl, (size_t)ncl, sizeof *cl, stk_class_cmp);
+	fprintf(o->f, "%d equivalence class%s (%ss with the same stacks):", ncl,
+	    ncl == 1 ? "" : "es", o->label);
+	for (int c = 0; c < ncl; c++) {
 		struct rankset s = { 0 };
 
-		if (done[i])
-			continue;
-		for (int k = i; k < r->ntasks; k++)
-			if (sig[k] == sig[i]) {
-				done[k] = 1;
-				rankset_add(&s, r->tasks[k].id);
-			}
+		for (int i = cl[c].start; i < r->ntasks && by[i].sig == by[cl[c].start].sig; i++)
+			rankset_add(&s, r->tasks[by[i].task].id);
 		rankset_fold(&s, buf, sizeof buf);
 		fprintf(o->f, " %s[%s]%s", stk_c(o, C_RANK), buf, stk_c(o, C_OFF));
 		rankset_free(&s);
 	}
 	fputc('\n', o->f);
+	free(cl);
+	free(by);
 	free(sig);
-	free(done);
 }
 
 /* What could not be read of the tasks that were: the first few, then a count. */

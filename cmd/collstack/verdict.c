@@ -7,6 +7,10 @@
  * is behind, and is named with where its main thread is. Whatever the
  * sequence numbers say, a rank whose process is stopped, a zombie, gone, or
  * missing altogether (no process carries it) holds the others up too.
+ *
+ * Every step is linear in the tasks (or n log n): a job of 80,000 ranks,
+ * half of them behind, is judged in moments, where a search of every task
+ * for every task took hours.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -36,7 +40,10 @@ stk_say(struct stk_verdict *v, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
-	v->line = xreallocarray(v->line, (size_t)v->n + 1, sizeof *v->line);
+	if (v->n == v->line_cap) {
+		v->line_cap = v->line_cap ? v->line_cap * 2 : 16;
+		v->line = xreallocarray(v->line, (size_t)v->line_cap, sizeof *v->line);
+	}
 	v->line[v->n++] = xstrdup(buf);
 }
 
@@ -44,20 +51,23 @@ stk_say(struct stk_verdict *v, const char *fmt, ...)
 static void
 stk_blame(struct stk_verdict *v, int task, unsigned src, const char *op)
 {
-	int i;
+	int i = v->slot[task] - 1;
 
 	v->code = EXIT_PROBLEMS;
-	for (i = 0; i < v->nculprits; i++)
-		if (v->culprits[i] == task)
-			break;
-	if (i == v->nculprits) {
-		v->culprits = xreallocarray(v->culprits, (size_t)i + 1, sizeof *v->culprits);
-		v->sources = xreallocarray(v->sources, (size_t)i + 1, sizeof *v->sources);
-		v->op = xreallocarray(v->op, (size_t)i + 1, sizeof *v->op);
+	if (i < 0) {
+		if (v->nculprits == v->culprit_cap) {
+			size_t cap = v->culprit_cap ? (size_t)v->culprit_cap * 2 : 16;
+
+			v->culprits = xreallocarray(v->culprits, cap, sizeof *v->culprits);
+			v->sources = xreallocarray(v->sources, cap, sizeof *v->sources);
+			v->op = xreallocarray(v->op, cap, sizeof *v->op);
+			v->culprit_cap = (int)cap;
+		}
+		i = v->nculprits++;
 		v->culprits[i] = task;
 		v->sources[i] = 0;
 		v->op[i] = NULL;
-		v->nculprits++;
+		v->slot[task] = i + 1;
 	}
 	v->sources[i] |= src;
 	if (v->op[i] == NULL && op != NULL)
@@ -155,37 +165,100 @@ stk_behind_line(const struct stk_result *r, struct stk_verdict *v, const struct 
 	    t->where ? ", in " : "", t->where ? t->where : "", tail);
 }
 
-/* The peer most of the waiting ranks wait on. */
+/* A waiting rank's peer, if it names one a communicator can have. */
+static int
+stk_waits_on(const struct stk_page *pg, uint64_t seq)
+{
+	return pg->state == 3 && pg->seq_started == seq && pg->wait_peer >= 0 &&
+	    pg->wait_peer < STACK_RANK_MAX ? pg->wait_peer : -1;
+}
+
+/* The peer most of the waiting ranks wait on (the first such, on a tie). */
 static int
 stk_common_peer(const struct stk_member *m, int n, uint64_t seq, int *count)
 {
-	int best = -1, bestn = 0;
+	int best = -1, bestn = 0, top = -1, *c;
 
+	for (int i = 0; i < n; i++)
+		top = stk_waits_on(m[i].pg, seq) > top ? stk_waits_on(m[i].pg, seq) : top;
+	c = xcalloc((size_t)top + 2, sizeof *c);
+	for (int i = 0; i < n; i++)
+		if (stk_waits_on(m[i].pg, seq) >= 0)
+			c[stk_waits_on(m[i].pg, seq)]++;
 	for (int i = 0; i < n; i++) {
-		int p = m[i].pg->wait_peer, c = 0;
+		int p = stk_waits_on(m[i].pg, seq);
 
-		if (p < 0 || m[i].pg->seq_started != seq || m[i].pg->state != 3)
-			continue;
-		for (int k = 0; k < n; k++)
-			c += m[k].pg->wait_peer == p && m[k].pg->state == 3 &&
-			    m[k].pg->seq_started == seq;
-		if (c > bestn) {
-			bestn = c;
+		if (p >= 0 && c[p] > bestn) {
+			bestn = c[p];
 			best = p;
 		}
 	}
+	free(c);
 	*count = bestn;
 	return best;
 }
 
-/* The member of comm rank cr, or -1. */
-static int
-stk_member_of(const struct stk_member *m, int n, int cr)
+/* Each member's index by its comm rank (the first, if two claim one); -1 none. */
+static int *
+stk_members_by_rank(const struct stk_member *m, int n, int *len)
 {
+	int top = -1, *at;
+
 	for (int i = 0; i < n; i++)
-		if (m[i].pg->rank == cr)
-			return i;
-	return -1;
+		if (m[i].pg->rank >= 0 && m[i].pg->rank < STACK_RANK_MAX && m[i].pg->rank > top)
+			top = m[i].pg->rank;
+	at = xmalloc(((size_t)top + 2) * sizeof *at);
+	for (int k = 0; k <= top; k++)
+		at[k] = -1;
+	for (int i = 0; i < n; i++)
+		if (m[i].pg->rank >= 0 && m[i].pg->rank <= top && at[m[i].pg->rank] < 0)
+			at[m[i].pg->rank] = i;
+	*len = top + 1;
+	return at;
+}
+
+/*
+ * Where each member's chain of waits ends: the first member down it that
+ * waits on no peer, or -1 (a cycle, or a peer with no page here). Each
+ * member is walked once: a chain's members all end where it does.
+ */
+static int *
+stk_wait_ends(const struct stk_member *m, int n)
+{
+	enum { UNKNOWN = -2, ON_PATH = -3 };
+	int len, *at = stk_members_by_rank(m, n, &len), *end = xmalloc(((size_t)n + 1) *
+	    sizeof *end), *path = xmalloc(((size_t)n + 1) * sizeof *path);
+
+	for (int i = 0; i < n; i++)
+		end[i] = UNKNOWN;
+	for (int i = 0; i < n; i++) {
+		int k = i, np = 0, e;
+
+		for (;;) {
+			int p = m[k].pg->wait_peer;
+
+			if (end[k] != UNKNOWN) {
+				e = end[k] == ON_PATH ? -1 : end[k];
+				break;
+			}
+			path[np++] = k;
+			if (p < 0) {
+				e = k;
+				break;
+			}
+			end[k] = ON_PATH;
+			if (p >= len || at[p] < 0) {
+				e = -1;
+				break;
+			}
+			k = at[p];
+		}
+		while (np > 0)
+			end[path[--np]] = e;
+	}
+	free(at);
+	free(path);
+	return end;
 }
 
 /*
@@ -201,35 +274,35 @@ stk_sinks(const struct stk_result *r, struct stk_verdict *v, const struct stk_me
 {
 	double idle = 0;
 	char op[96];
+	int *end, *waiters;
 
 	for (int i = 0; i < n; i++)
 		idle = m[i].pg->idle_s > idle ? m[i].pg->idle_s : idle;
 	if (idle < STK_IDLE_S)
 		return;
+	end = stk_wait_ends(m, n);
+	waiters = xcalloc((size_t)n + 1, sizeof *waiters);
+	for (int i = 0; i < n; i++)
+		if (end[i] >= 0 && end[i] != i)
+			waiters[end[i]]++;
 	for (int s = 0; s < n; s++) {
 		const struct stk_task *t = &r->tasks[m[s].task];
-		int waiters = 0;
 
 		if (m[s].pg->state != 3 || m[s].pg->seq_started != top || m[s].pg->wait_peer >= 0)
 			continue;
-		for (int i = 0; i < n; i++) {
-			int k = i, hops = 0;
-
-			while (k >= 0 && k != s && hops++ < n && m[k].pg->wait_peer >= 0)
-				k = stk_member_of(m, n, m[k].pg->wait_peer);
-			waiters += k == s && i != s;
-		}
-		if (waiters == 0)
+		if (waiters[s] == 0)
 			continue;
 		stk_say(v, "%s %d (%s, pid %d) is in %s seq %llu but waits on no peer: it is stuck "
 		    "outside communication%s%s; %d rank%s wait on it (comm %s)", stk_label(r), t->id,
 		    t->host, t->pid, stk_kind_name(m[s].pg->kind_started),
 		    (unsigned long long)top, t->where ? ", in " : "", t->where ? t->where : "",
-		    waiters, waiters == 1 ? "" : "s", comm);
+		    waiters[s], waiters[s] == 1 ? "" : "s", comm);
 		snprintf(op, sizeof op, "%s seq %llu of comm %s", stk_kind_name(m[s].pg->kind_started),
 		    (unsigned long long)top, comm);
 		stk_blame(v, m[s].task, m[s].pg->nccl ? STK_SRC_PLUGIN : STK_SRC_PAGE, op);
 	}
+	free(end);
+	free(waiters);
 }
 
 static void
@@ -284,19 +357,57 @@ stk_comm(const struct stk_result *r, struct stk_verdict *v, const struct stk_mem
 		    peer);
 }
 
-/* The task of pid, where exactly one has it; -1 otherwise. */
 static int
-stk_task_of_pid(const struct stk_result *r, json_int_t pid)
+stk_key_cmp(const void *a, const void *b)
 {
-	int found = -1;
+	const struct stk_key *x = a, *y = b;
+
+	if (x->key != y->key)
+		return (x->key > y->key) - (x->key < y->key);
+	return (x->task > y->task) - (x->task < y->task);
+}
+
+/* Every task under its key, sorted: a lookup is a binary search. */
+static struct stk_key *
+stk_keys(const struct stk_result *r, int by_pid)
+{
+	struct stk_key *k = xcalloc((size_t)r->ntasks + 1, sizeof *k);
 
 	for (int i = 0; i < r->ntasks; i++)
-		if (r->tasks[i].pid == pid) {
-			if (found >= 0)
-				return -1;	/* two hosts, one pid: RAS's host is an address */
-			found = i;
-		}
-	return found;
+		k[i] = (struct stk_key){ by_pid ? r->tasks[i].pid : r->tasks[i].rank, i };
+	qsort(k, (size_t)r->ntasks, sizeof *k, stk_key_cmp);
+	return k;
+}
+
+/* The first of the tasks under key, and how many there are (0: none). */
+static int
+stk_keys_find(const struct stk_key *k, int n, long key, int *count)
+{
+	int lo = 0, hi = n, first;
+
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+
+		if (k[mid].key < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	first = lo;
+	while (lo < n && k[lo].key == key)
+		lo++;
+	*count = lo - first;
+	return first;
+}
+
+/* The task of pid, where exactly one has it; -1 otherwise. */
+static int
+stk_task_of_pid(const struct stk_result *r, const struct stk_verdict *v, json_int_t pid)
+{
+	int count, at = stk_keys_find(v->by_pid, r->ntasks, (long)pid, &count);
+
+	/* Two hosts, one pid: RAS's host is an address, so neither is named. */
+	return count == 1 ? v->by_pid[at].task : -1;
 }
 
 /* One op of one communicator: the ranks whose count is below the newest are behind. */
@@ -324,7 +435,7 @@ stk_ras_op(const struct stk_result *r, struct stk_verdict *v, json_t *c, const c
 
 		if (!json_is_integer(n) || json_integer_value(n) == top)
 			continue;
-		t = stk_task_of_pid(r, pid);
+		t = stk_task_of_pid(r, v, pid);
 		stk_say(v, "NCCL RAS: communicator %s: rank %lld (pid %lld) launched %s up to "
 		    "%lld while %d other%s %s at %lld: it is behind%s%s", hash,
 		    (long long)json_integer_value(json_object_get(x, "rank")), (long long)pid, op,
@@ -418,9 +529,10 @@ stk_fr_blame(const struct stk_result *r, struct stk_verdict *v)
 
 		snprintf(what, sizeof what, "%s seq %lld of process group %s", op ? op : "op",
 		    (long long)json_integer_value(json_object_get(x, "seq")), pg ? pg : "?");
-		for (int t = 0; t < r->ntasks; t++)
-			if (r->tasks[t].rank == rank)
-				stk_blame(v, t, STK_SRC_FR, what);
+		int count, at = stk_keys_find(v->by_rank, r->ntasks, (long)rank, &count);
+
+		for (int k = at; k < at + count; k++)
+			stk_blame(v, v->by_rank[k].task, STK_SRC_FR, what);
 	}
 }
 
@@ -432,24 +544,17 @@ stk_fr_blame(const struct stk_result *r, struct stk_verdict *v)
 static void
 stk_stacks(const struct stk_result *r, struct stk_verdict *v)
 {
-	for (int i = 0; i < v->nculprits; i++) {
-		int others = 0, inside = 0;
+	int others = 0, inside = 0;
 
-		if (r->tasks[v->culprits[i]].in_comm != 0)
+	for (int k = 0; k < r->ntasks; k++) {
+		if (v->slot[k] != 0 || r->tasks[k].in_comm < 0)
 			continue;
-		for (int k = 0; k < r->ntasks; k++) {
-			int blamed = 0;
-
-			for (int c = 0; c < v->nculprits; c++)
-				blamed |= v->culprits[c] == k;
-			if (blamed || r->tasks[k].in_comm < 0)
-				continue;
-			others++;
-			inside += r->tasks[k].in_comm == 1;
-		}
-		if (others > 0 && inside == others)
-			v->sources[i] |= STK_SRC_STACKS;
+		others++;
+		inside += r->tasks[k].in_comm == 1;
 	}
+	for (int i = 0; i < v->nculprits; i++)
+		if (r->tasks[v->culprits[i]].in_comm == 0 && others > 0 && inside == others)
+			v->sources[i] |= STK_SRC_STACKS;
 }
 
 static const char *const stk_source_names[] = {
@@ -492,6 +597,7 @@ stk_summary(const struct stk_result *r, struct stk_verdict *v)
 	free(v->line);
 	v->line = top;
 	v->n += n;
+	v->line_cap = v->n;
 }
 
 static int
@@ -506,15 +612,20 @@ stk_member_cmp(const void *a, const void *b)
 void
 stk_verdict(const struct stk_result *r, struct stk_verdict *v)
 {
-	struct stk_member *m = NULL;
+	struct stk_member *m;
+	size_t pages = 0;
 	int n = 0, unread = 0;
 
 	memset(v, 0, sizeof *v);
+	v->slot = xcalloc((size_t)r->ntasks + 1, sizeof *v->slot);
+	v->by_pid = stk_keys(r, 1);
+	v->by_rank = stk_keys(r, 0);
 	for (int i = 0; i < r->ntasks; i++)
-		for (int k = 0; k < r->tasks[i].npages; k++) {
-			m = xreallocarray(m, (size_t)n + 1, sizeof *m);
+		pages += (size_t)r->tasks[i].npages;
+	m = xcalloc(pages + 1, sizeof *m);
+	for (int i = 0; i < r->ntasks; i++)
+		for (int k = 0; k < r->tasks[i].npages; k++)
 			m[n++] = (struct stk_member){ i, &r->tasks[i].pages[k] };
-		}
 	if (r->ntasks == 0) {
 		stk_say(v, "no process of the job was found on the hosts searched");
 		v->code = EXIT_CANNOT;
@@ -569,5 +680,8 @@ stk_verdict_free(struct stk_verdict *v)
 	free(v->op);
 	free(v->sources);
 	free(v->culprits);
+	free(v->slot);
+	free(v->by_pid);
+	free(v->by_rank);
 	memset(v, 0, sizeof *v);
 }
