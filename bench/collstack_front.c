@@ -3,8 +3,11 @@
  * with every rank's task record once the workers are done. Two synthetic
  * hangs of N ranks, 8 a host: "one" (every rank in an all-reduce at op 100,
  * waiting on its ring neighbour, one rank computing at op 99: the shape of
- * the fault-localisation seed) and "half" (the upper half of the ranks
- * stuck computing at op 99, a pipeline stage that stopped). Each goes
+ * the fault-localisation seed), "sink" (the same, but the one rank is in
+ * op 100 too and waits on no peer: the chain of waits ends at it) and
+ * "half" (the upper half of the ranks stuck computing at op 99, a pipeline
+ * stage that stopped). A first run at the smallest size warms the
+ * allocator and is not printed. Each goes
  * through the record as rank 0 writes it, the record as the front end reads
  * it, the verdict and the text and JSON reports, each timed alone, at 1,248
  * ranks (the seed's job), 10,000 and 80,000 (10,000 hosts x 8). The
@@ -28,8 +31,10 @@ static const char *const waiting[] = { "__poll", "coll_wait", "coll_allreduce",
 	"train_step", "main" };
 static const char *const busy[] = { "gemm_kernel", "forward", "train_step", "main" };
 
+enum hang { ONE, SINK, HALF };
+
 static void
-task_make(struct stk_task *t, int r, int n, int culprit)
+task_make(struct stk_task *t, int r, int n, int culprit, enum hang hg)
 {
 	memset(t, 0, sizeof *t);
 	t->id = t->rank = r;
@@ -49,8 +54,8 @@ task_make(struct stk_task *t, int r, int n, int culprit)
 	t->pages[0].nranks = n;
 	t->pages[0].rank = r;
 	/* In the op (state 3) and waiting on the next rank of the ring, or outside it. */
-	t->pages[0].state = r == culprit ? 0 : 3;
-	t->pages[0].seq_started = r == culprit ? 99 : 100;
+	t->pages[0].state = r == culprit && hg != SINK ? 0 : 3;
+	t->pages[0].seq_started = r == culprit && hg != SINK ? 99 : 100;
 	t->pages[0].seq_done = 99;
 	t->pages[0].kind_started = t->pages[0].kind_done = 1;
 	t->pages[0].wait_peer = r == culprit ? -1 : (r + 1) % n;
@@ -74,8 +79,9 @@ tree_add(struct stack_node *tree, int r, const char *const *fn, int n)
 }
 
 static void
-result_make(struct stk_result *res, int n, int half)
+result_make(struct stk_result *res, int n, enum hang hg)
 {
+	int half = hg == HALF;
 	int culprit = n / 2;
 
 	memset(res, 0, sizeof *res);
@@ -90,7 +96,7 @@ result_make(struct stk_result *res, int n, int half)
 		res->hosts[h] = xasprintf("node%05d", h + 1);
 	for (int r = 0; r < n; r++) {
 		/* "half": every rank from n/2 up is the culprit's like. */
-		task_make(&res->tasks[r], r, n, half && r >= culprit ? r : culprit);
+		task_make(&res->tasks[r], r, n, half && r >= culprit ? r : culprit, hg);
 		if (half ? r >= culprit : r == culprit)
 			tree_add(&res->tree, r, busy, 4);
 		else
@@ -105,7 +111,7 @@ ms_since(uint64_t t0)
 }
 
 static void
-run(int n, int half)
+run(int n, enum hang hg, int quiet)
 {
 	struct stk_result res, back;
 	struct stk_verdict v;
@@ -116,7 +122,7 @@ run(int n, int half)
 	json_t *rec;
 	int fd = dup(STDOUT_FILENO);
 
-	result_make(&res, n, half);
+	result_make(&res, n, hg);
 	t0 = clock_now_ns();
 	rec = stk_record(&res);
 	s = json_dumps(rec, JSON_COMPACT);
@@ -147,8 +153,10 @@ run(int n, int half)
 	fflush(stdout);
 	dup2(fd, STDOUT_FILENO);
 	close(fd);
-	printf("| %d | %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f |\n", n, half ? "half" : "one",
-	    (double)strlen(s) / 1e6, t_rec, t_read, t_verdict, t_text, t_json);
+	if (!quiet)
+		printf("| %d | %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f |\n", n,
+		    hg == HALF ? "half" : hg == SINK ? "sink" : "one", (double)strlen(s) / 1e6,
+		    t_rec, t_read, t_verdict, t_text, t_json);
 	fflush(stdout);
 	free(s);
 	json_decref(rec);
@@ -166,9 +174,10 @@ main(int argc, char **argv)
 	printf("| ranks | behind | record MB | rank 0 writes it, ms | front end reads it, ms "
 	    "| verdict, ms | text report, ms | JSON report, ms |\n"
 	    "|---|---|---|---|---|---|---|---|\n");
-	for (int half = 0; half < 2; half++)
+	run(sizes[0], ONE, 1);
+	for (int hg = ONE; hg <= HALF; hg++)
 		for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
 			if (sizes[i] <= max)
-				run(sizes[i], half);
+				run(sizes[i], (enum hang)hg, 0);
 	return 0;
 }

@@ -165,35 +165,63 @@ stk_behind_line(const struct stk_result *r, struct stk_verdict *v, const struct 
 	    t->where ? ", in " : "", t->where ? t->where : "", tail);
 }
 
-/* A waiting rank's peer, if it names one a communicator can have. */
+/* A waiting rank's peer, or -1. */
 static int
 stk_waits_on(const struct stk_page *pg, uint64_t seq)
 {
-	return pg->state == 3 && pg->seq_started == seq && pg->wait_peer >= 0 &&
-	    pg->wait_peer < STACK_RANK_MAX ? pg->wait_peer : -1;
+	return pg->state == 3 && pg->seq_started == seq && pg->wait_peer >= 0 ?
+	    pg->wait_peer : -1;
 }
 
-/* The peer most of the waiting ranks wait on (the first such, on a tie). */
+static int
+stk_int_cmp(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The first of the sorted peers[0..n) that is p or more (above: more than p). */
+static int
+stk_bound(const int *peers, int n, int p, int above)
+{
+	int lo = 0, hi = n;
+
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+
+		if (peers[mid] < p || (above && peers[mid] == p))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * The peer most of the waiting ranks wait on (the first such, on a tie),
+ * counted in the sorted list of their peers: any peer a page names counts,
+ * however large.
+ */
 static int
 stk_common_peer(const struct stk_member *m, int n, uint64_t seq, int *count)
 {
-	int best = -1, bestn = 0, top = -1, *c;
+	int best = -1, bestn = 0, np = 0, *peers = xcalloc((size_t)n + 1, sizeof *peers);
 
-	for (int i = 0; i < n; i++)
-		top = stk_waits_on(m[i].pg, seq) > top ? stk_waits_on(m[i].pg, seq) : top;
-	c = xcalloc((size_t)top + 2, sizeof *c);
 	for (int i = 0; i < n; i++)
 		if (stk_waits_on(m[i].pg, seq) >= 0)
-			c[stk_waits_on(m[i].pg, seq)]++;
+			peers[np++] = stk_waits_on(m[i].pg, seq);
+	qsort(peers, (size_t)np, sizeof *peers, stk_int_cmp);
 	for (int i = 0; i < n; i++) {
-		int p = stk_waits_on(m[i].pg, seq);
+		int p = stk_waits_on(m[i].pg, seq), c;
 
-		if (p >= 0 && c[p] > bestn) {
-			bestn = c[p];
+		if (p >= 0 && p != best && (c = stk_bound(peers, np, p, 1) -
+		    stk_bound(peers, np, p, 0)) > bestn) {
+			bestn = c;
 			best = p;
 		}
 	}
-	free(c);
+	free(peers);
 	*count = bestn;
 	return best;
 }
@@ -379,24 +407,30 @@ stk_keys(const struct stk_result *r, int by_pid)
 	return k;
 }
 
-/* The first of the tasks under key, and how many there are (0: none). */
+/* The first of the tasks under key or above (above: past key). */
 static int
-stk_keys_find(const struct stk_key *k, int n, long key, int *count)
+stk_keys_bound(const struct stk_key *k, int n, long key, int above)
 {
-	int lo = 0, hi = n, first;
+	int lo = 0, hi = n;
 
 	while (lo < hi) {
 		int mid = lo + (hi - lo) / 2;
 
-		if (k[mid].key < key)
+		if (k[mid].key < key || (above && k[mid].key == key))
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	first = lo;
-	while (lo < n && k[lo].key == key)
-		lo++;
-	*count = lo - first;
+	return lo;
+}
+
+/* The first of the tasks under key, and how many there are (0: none). */
+static int
+stk_keys_find(const struct stk_key *k, int n, long key, int *count)
+{
+	int first = stk_keys_bound(k, n, key, 0);
+
+	*count = stk_keys_bound(k, n, key, 1) - first;
 	return first;
 }
 

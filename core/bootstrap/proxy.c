@@ -63,6 +63,7 @@ struct pxlink {
 	struct pxka ka;
 	int relay;		/* a relay below (MUX frames) or a rank (plain frames) */
 	int rank;		/* a rank's, from its JOIN (-1 not yet), for messages */
+	int framed;		/* a rank's first frame went up: only that one can be its JOIN */
 	uint32_t ch;		/* a rank's: its channel upstream */
 	uint32_t *map;		/* a relay's: its channel -> ours (0: not yet) */
 	uint32_t nmap;
@@ -318,7 +319,8 @@ proxy_from_below(struct proxy *p, struct pxlink *lk, short revents)
 				log_warn("root relay: a rank sent message type %u: dropped it", h.type);
 				return 0;
 			}
-			if (h.type == WIRE_JOIN) {
+			/* The root takes a channel's first frame as its JOIN, and only that: so do we. */
+			if (h.type == WIRE_JOIN && !lk->framed) {
 				struct wire_join j;
 
 				proxy_ka_join(&lk->ka, pl, h.len);
@@ -326,12 +328,13 @@ proxy_from_below(struct proxy *p, struct pxlink *lk, short revents)
 				if (wire_join_decode(pl, h.len, &j) == COLL_OK)
 					lk->rank = (int)(j.base + j.e.rank);
 			}
+			lk->framed = 1;
 			wconn_queue_mux(&p->up, lk->ch, h.type, pl, h.len);
 		} else if (h.type == WIRE_MUX && wire_mux_decode(pl, h.len, &m) == COLL_OK &&
 		    m.ch < PROXY_MAX_CH) {
 			if (m.ch < lk->nmap && lk->map[m.ch] == PROXY_ENDED)
 				continue;
-			if (m.type == WIRE_JOIN) {
+			if (m.type == WIRE_JOIN && (m.ch >= lk->nmap || lk->map[m.ch] == 0)) {
 				proxy_ka_join(&lk->ka, m.p, m.len);
 				proxy_ka_join(&p->up_ka, m.p, m.len);
 			}
@@ -465,9 +468,16 @@ proxy_tick(struct proxy *p, uint64_t now)
 
 	for (struct pxlink *lk = p->links, *nx; lk != NULL; lk = nx) {
 		nx = lk->next;
-		/* A closing rank's channel has ended: it is only being flushed. */
-		if (lk->closing || proxy_ka_tick(&lk->ka, &lk->w, now) == 0)
+		/*
+		 * A closing rank's channel has ended and it is only being flushed, but
+		 * one that stopped reading must not hold its socket for ever.
+		 */
+		if (proxy_ka_tick(&lk->ka, &lk->w, now) == 0)
 			continue;
+		if (lk->closing) {
+			proxy_link_drop(p, lk, 0);
+			continue;
+		}
 		/* Before giving it up, read what came since the poll. */
 		if (!proxy_from_below(p, lk, POLLIN)) {
 			proxy_link_drop(p, lk, 0);

@@ -265,7 +265,7 @@ root_link_read(struct root *root, struct root_link *lk, short revents, int r)
 	if (k == COLL_OK || (k != COLL_EINPROGRESS))
 		root_link_lost(root, lk, "sent bytes that are not a relay's frames", 0);
 	else if (r != COLL_OK)
-		root_link_lost(root, lk, "ended or lost its connection", 1);
+		root_link_lost(root, lk, "ended or lost its connection", r == COLL_EPEER);
 	else
 		return 1;
 	return 0;
