@@ -434,6 +434,23 @@ test_proxy_silent_rank(void **state)
 	nest_stop(&w);
 }
 
+/* The nested world, fast keep-alives; *who (a relay or the root) stops: every rank hears. */
+static void
+nest_stop_one(struct nest *w, pid_t *who, const char *what)
+{
+	fast_keepalive();
+	nest_start(w, SC_LOST);
+	for (int i = 0; i < NR; i++)
+		assert_true(wait_for(&s->ready[i], 1));
+	s->go = 1;
+	kill(*who, SIGSTOP);
+	for (int i = 0; i < NR; i++) {
+		assert_true(wait_for(&s->done[i], 1));
+		if (s->after_rc[i] == COLL_OK)
+			fail_msg("rank %d did not hear that %s went silent", i, what);
+	}
+}
+
 /*
  * Relay B (below A) stops answering: A gives up the ranks B carried, the
  * root names one of them to the others, and B's ranks hear that their relay
@@ -445,17 +462,7 @@ test_proxy_silent_relay(void **state)
 	struct nest w;
 
 	(void)state;
-	fast_keepalive();
-	nest_start(&w, SC_LOST);
-	for (int i = 0; i < NR; i++)
-		assert_true(wait_for(&s->ready[i], 1));
-	s->go = 1;
-	kill(w.rb, SIGSTOP);
-	for (int i = 0; i < NR; i++) {
-		assert_true(wait_for(&s->done[i], 1));
-		if (s->after_rc[i] == COLL_OK)
-			fail_msg("rank %d did not hear that relay B went silent", i);
-	}
+	nest_stop_one(&w, &w.rb, "relay B");
 	assert_true(first_dead() == 2 || s->first_dead == 3);
 	if (strstr(s->err[0], "no keep-alive for") == NULL ||
 	    strstr(s->err[0], "said the relay at 127.0.0.1:") == NULL)
@@ -474,17 +481,7 @@ test_proxy_silent_root(void **state)
 	struct nest w;
 
 	(void)state;
-	fast_keepalive();
-	nest_start(&w, SC_LOST);
-	for (int i = 0; i < NR; i++)
-		assert_true(wait_for(&s->ready[i], 1));
-	s->go = 1;
-	kill(w.root, SIGSTOP);
-	for (int i = 0; i < NR; i++) {
-		assert_true(wait_for(&s->done[i], 1));
-		if (s->after_rc[i] == COLL_OK)
-			fail_msg("rank %d did not hear that the root went silent", i);
-	}
+	nest_stop_one(&w, &w.root, "the root");
 	if (strstr(s->err[0], "lost the root service") == NULL)
 		fail_msg("rank 0: %s", s->err[0]);
 	for (int i = 1; i < NR; i++)
