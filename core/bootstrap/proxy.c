@@ -33,6 +33,7 @@
 #include "auth.h"
 #include "clock.h"
 #include "err.h"
+#include "linkka.h"
 #include "log.h"
 #include "proxy.h"
 #include "wconn.h"
@@ -45,22 +46,9 @@
 #define PROXY_MAX_CH (1u << 24)	/* channels over a link's life: more is not a relay of ours */
 #define PROXY_DRAIN_MS 2000	/* at the end, for the last frames to leave */
 
-/*
- * Keep-alives on one connection: ping every ms, dead after win ms of
- * silence; ms is the fastest and win the longest of the JOINs it carries
- * (0: none yet, so nothing is sent or judged).
- */
-struct pxka {
-	uint32_t ms;
-	uint64_t win;
-	uint64_t last_rx;	/* when bytes last came in (a frame's part counts) */
-	uint64_t seen;		/* bytes received by then */
-	uint64_t next_ping;
-};
-
 struct pxlink {
 	struct wconn w;
-	struct pxka ka;
+	struct linkka ka;	/* with a rank: its own pace and limit */
 	int relay;		/* a relay below (MUX frames) or a rank (plain frames) */
 	int rank;		/* a rank's, from its JOIN (-1 not yet), for messages */
 	int framed;		/* a rank's first frame went up: only that one can be its JOIN */
@@ -80,7 +68,7 @@ struct pxchan {
 struct proxy {
 	struct coll_uid uid;
 	struct wconn up;
-	struct pxka up_ka;
+	struct linkka up_ka;
 	int listen_fd;
 	int stop_fd;
 	int hs[2];		/* finished handshakes: fd and role, from their threads */
@@ -252,43 +240,18 @@ proxy_map(struct proxy *p, struct pxlink *lk, uint32_t sub)
 	return lk->map[sub];
 }
 
-/* A JOIN going up: its rank's keep-alive pace and limit count for ka. */
-static void
-proxy_ka_join(struct pxka *ka, const uint8_t *pl, uint32_t len)
+/* A JOIN going up on lk: its pace and limit count there and upstream. Its rank, or -1. */
+static int
+proxy_join_seen(struct proxy *p, struct pxlink *lk, const uint8_t *pl, uint32_t len)
 {
 	struct wire_join j;
-	uint64_t win;
+	uint64_t now = clock_now_ms();
 
-	if (wire_join_decode(pl, len, &j) != COLL_OK || j.keepalive_ms == 0)
-		return;
-	win = (uint64_t)j.keepalive_ms * (j.keepalive_limit > 1 ? j.keepalive_limit : 2);
-	if (ka->ms == 0 || j.keepalive_ms < ka->ms) {
-		ka->ms = j.keepalive_ms;
-		ka->next_ping = clock_now_ms() + ka->ms;
-	}
-	if (win > ka->win)
-		ka->win = win;
-	if (ka->last_rx == 0)
-		ka->last_rx = clock_now_ms();
-}
-
-/* Due: queue a PING on w. Silent past its limit: how long (else 0). */
-static uint64_t
-proxy_ka_tick(struct pxka *ka, struct wconn *w, uint64_t now)
-{
-	if (w->bytes_received != ka->seen) {
-		ka->seen = w->bytes_received;
-		ka->last_rx = now;
-	}
-	if (ka->ms == 0)
-		return 0;
-	if (now > ka->last_rx && now - ka->last_rx > ka->win)
-		return now - ka->last_rx;
-	if (now >= ka->next_ping) {
-		wconn_queue(w, WIRE_PING, NULL, 0);
-		ka->next_ping = now + ka->ms;
-	}
-	return 0;
+	if (wire_join_decode(pl, len, &j) != COLL_OK)
+		return -1;
+	linkka_join(&lk->ka, &j, now);
+	linkka_join(&p->up_ka, &j, now);
+	return (int)(j.base + j.e.rank);
 }
 
 /* Frames from below go up; 0 once the link must be dropped. */
@@ -320,24 +283,16 @@ proxy_from_below(struct proxy *p, struct pxlink *lk, short revents)
 				return 0;
 			}
 			/* The root takes a channel's first frame as its JOIN, and only that: so do we. */
-			if (h.type == WIRE_JOIN && !lk->framed) {
-				struct wire_join j;
-
-				proxy_ka_join(&lk->ka, pl, h.len);
-				proxy_ka_join(&p->up_ka, pl, h.len);
-				if (wire_join_decode(pl, h.len, &j) == COLL_OK)
-					lk->rank = (int)(j.base + j.e.rank);
-			}
+			if (h.type == WIRE_JOIN && !lk->framed)
+				lk->rank = proxy_join_seen(p, lk, pl, h.len);
 			lk->framed = 1;
 			wconn_queue_mux(&p->up, lk->ch, h.type, pl, h.len);
 		} else if (h.type == WIRE_MUX && wire_mux_decode(pl, h.len, &m) == COLL_OK &&
 		    m.ch < PROXY_MAX_CH) {
 			if (m.ch < lk->nmap && lk->map[m.ch] == PROXY_ENDED)
 				continue;
-			if (m.type == WIRE_JOIN && (m.ch >= lk->nmap || lk->map[m.ch] == 0)) {
-				proxy_ka_join(&lk->ka, m.p, m.len);
-				proxy_ka_join(&p->up_ka, m.p, m.len);
-			}
+			if (m.type == WIRE_JOIN && (m.ch >= lk->nmap || lk->map[m.ch] == 0))
+				(void)proxy_join_seen(p, lk, m.p, m.len);
 			ch = proxy_map(p, lk, m.ch);
 			wconn_queue_mux(&p->up, ch, m.type, m.p, m.len);
 		} else if (h.type == WIRE_MUX_END && wire_mux_end_decode(pl, h.len, &sub,
@@ -472,7 +427,7 @@ proxy_tick(struct proxy *p, uint64_t now)
 		 * A closing rank's channel has ended and it is only being flushed, but
 		 * one that stopped reading must not hold its socket for ever.
 		 */
-		if (proxy_ka_tick(&lk->ka, &lk->w, now) == 0)
+		if (linkka_tick(&lk->ka, &lk->w, now) == 0)
 			continue;
 		if (lk->closing) {
 			proxy_link_drop(p, lk, 0);
@@ -483,7 +438,7 @@ proxy_tick(struct proxy *p, uint64_t now)
 			proxy_link_drop(p, lk, 0);
 			continue;
 		}
-		if ((silent = proxy_ka_tick(&lk->ka, &lk->w, now)) == 0)
+		if ((silent = linkka_tick(&lk->ka, &lk->w, now)) == 0)
 			continue;
 		if (lk->relay)
 			log_warn("root relay: a relay below went silent for %" PRIu64 " ms: gave up "
@@ -493,10 +448,10 @@ proxy_tick(struct proxy *p, uint64_t now)
 			    lk->rank, silent);
 		proxy_link_drop(p, lk, silent > UINT32_MAX ? UINT32_MAX : (uint32_t)silent);
 	}
-	if (proxy_ka_tick(&p->up_ka, &p->up, now) > 0) {
+	if (linkka_tick(&p->up_ka, &p->up, now) > 0) {
 		if (!proxy_from_up(p, POLLIN))
 			return 0;
-		if ((silent = proxy_ka_tick(&p->up_ka, &p->up, now)) > 0) {
+		if ((silent = linkka_tick(&p->up_ka, &p->up, now)) > 0) {
 			log_warn("root relay: the root was silent for %" PRIu64 " ms", silent);
 			return 0;
 		}

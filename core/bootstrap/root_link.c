@@ -20,6 +20,7 @@
 
 #include "clock.h"
 #include "err.h"
+#include "linkka.h"
 #include "log.h"
 #include "root_impl.h"
 #include "xmalloc.h"
@@ -32,12 +33,7 @@ struct root_link {
 	struct root_conn **ch;	/* by channel: its member, NULL (none yet) or &root_link_ended */
 	uint32_t nch;
 	int dead;
-	/* Keep-alives: at its members' fastest pace, lost after their longest limit (0: none yet). */
-	uint32_t ka_ms;
-	uint64_t ka_win;
-	uint64_t last_rx;	/* when bytes last came in (a frame's part counts) */
-	uint64_t seen;		/* bytes received by then */
-	uint64_t next_ping;
+	struct linkka ka;
 	char where[NET_ADDRSTR_LEN];
 	struct root_link *next;
 };
@@ -54,7 +50,7 @@ root_link_admit(struct root *root, int fd)
 	struct net_addr a = { 0 };
 
 	wconn_init(&lk->w, fd, WIRE_MAX_PAYLOAD);
-	lk->last_rx = clock_now_ms();
+	lk->ka.last_rx = clock_now_ms();
 	snprintf(lk->where, sizeof lk->where, "?");
 	if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0 && sl <= sizeof a.ss) {
 		memcpy(&a.ss, &ss, sl);
@@ -109,16 +105,8 @@ root_link_join(struct root *root, struct root_link *lk, uint32_t ch, const struc
 			root_admit_member(root, g, rc, &j);
 	}
 	/* Every JOIN the relay passed counts, refused or not: it counts them all too. */
-	if (rank >= 0 && j.keepalive_ms > 0) {
-		uint64_t win = (uint64_t)j.keepalive_ms * (j.keepalive_limit > 1 ?
-		    j.keepalive_limit : 2);
-
-		if (lk->ka_ms == 0 || j.keepalive_ms < lk->ka_ms) {
-			lk->ka_ms = j.keepalive_ms;
-			lk->next_ping = clock_now_ms() + lk->ka_ms;
-		}
-		lk->ka_win = win > lk->ka_win ? win : lk->ka_win;
-	}
+	if (rank >= 0)
+		linkka_join(&lk->ka, &j, clock_now_ms());
 	if (g == NULL) {
 		root_send_note(rc, WIRE_ERROR, COLL_EINVAL, rank, msg);
 		root_link_drop(rc);
@@ -289,31 +277,19 @@ void
 root_link_tick(struct root *root, uint64_t now)
 {
 	char why[96];
+	uint64_t silent;
 
 	for (struct root_link *lk = root->links, *next; lk != NULL; lk = next) {
 		next = lk->next;
-		if (lk->w.bytes_received != lk->seen) {
-			lk->seen = lk->w.bytes_received;
-			lk->last_rx = now;
-		}
-		if (lk->ka_ms == 0)
+		if (linkka_tick(&lk->ka, &lk->w, now) == 0)
 			continue;
-		if (now > lk->last_rx && now - lk->last_rx > lk->ka_win) {
-			/* Before calling it lost, read what came since the poll. */
-			if (!root_link_read(root, lk, POLLIN, COLL_OK))
-				continue;
-			if (lk->w.bytes_received != lk->seen) {
-				lk->seen = lk->w.bytes_received;
-				lk->last_rx = now;
-				continue;
-			}
-			snprintf(why, sizeof why, "stopped answering: no keep-alive for %" PRIu64
-			    " ms", now - lk->last_rx);
-			root_link_lost(root, lk, why, 0);
-		} else if (now >= lk->next_ping) {
-			wconn_queue(&lk->w, WIRE_PING, NULL, 0);
-			lk->next_ping = now + lk->ka_ms;
-		}
+		/* Before calling it lost, read what came since the poll. */
+		if (!root_link_read(root, lk, POLLIN, COLL_OK) ||
+		    (silent = linkka_tick(&lk->ka, &lk->w, now)) == 0)
+			continue;
+		snprintf(why, sizeof why, "stopped answering: no keep-alive for %" PRIu64 " ms",
+		    silent);
+		root_link_lost(root, lk, why, 0);
 	}
 }
 

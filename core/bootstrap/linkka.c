@@ -1,0 +1,38 @@
+/* Keep-alives of a relay's link, the same at both its ends (linkka.h). */
+#include "linkka.h"
+
+void
+linkka_join(struct linkka *ka, const struct wire_join *j, uint64_t now)
+{
+	uint64_t win;
+
+	if (j->keepalive_ms == 0)
+		return;
+	win = (uint64_t)j->keepalive_ms * (j->keepalive_limit > 1 ? j->keepalive_limit : 2);
+	if (ka->ms == 0 || j->keepalive_ms < ka->ms) {
+		ka->ms = j->keepalive_ms;
+		ka->next_ping = now + ka->ms;
+	}
+	if (win > ka->win)
+		ka->win = win;
+	if (ka->last_rx == 0)
+		ka->last_rx = now;
+}
+
+uint64_t
+linkka_tick(struct linkka *ka, struct wconn *w, uint64_t now)
+{
+	if (w->bytes_received != ka->seen) {
+		ka->seen = w->bytes_received;
+		ka->last_rx = now;
+	}
+	if (ka->ms == 0)
+		return 0;
+	if (now > ka->last_rx && now - ka->last_rx > ka->win)
+		return now - ka->last_rx;
+	if (now >= ka->next_ping) {
+		wconn_queue(w, WIRE_PING, NULL, 0);
+		ka->next_ping = now + ka->ms;
+	}
+	return 0;
+}
