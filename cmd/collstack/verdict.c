@@ -174,28 +174,52 @@ stk_waits_on(const struct stk_page *pg, uint64_t seq)
 }
 
 static int
-stk_int_cmp(const void *a, const void *b)
+stk_key_cmp(const void *a, const void *b)
 {
-	int x = *(const int *)a, y = *(const int *)b;
+	const struct stk_key *x = a, *y = b;
 
-	return (x > y) - (x < y);
+	if (x->key != y->key)
+		return (x->key > y->key) - (x->key < y->key);
+	return (x->task > y->task) - (x->task < y->task);
 }
 
-/* The first of the sorted peers[0..n) that is p or more (above: more than p). */
+/* Every task under its key (its pid or rank), sorted: a lookup is a binary search. */
+static struct stk_key *
+stk_keys(const struct stk_result *r, int by_pid)
+{
+	struct stk_key *k = xcalloc((size_t)r->ntasks + 1, sizeof *k);
+
+	for (int i = 0; i < r->ntasks; i++)
+		k[i] = (struct stk_key){ by_pid ? r->tasks[i].pid : r->tasks[i].rank, i };
+	qsort(k, (size_t)r->ntasks, sizeof *k, stk_key_cmp);
+	return k;
+}
+
+/* The first of the sorted k[0..n) under key or above (above: past key). */
 static int
-stk_bound(const int *peers, int n, int p, int above)
+stk_keys_bound(const struct stk_key *k, int n, long key, int above)
 {
 	int lo = 0, hi = n;
 
 	while (lo < hi) {
 		int mid = lo + (hi - lo) / 2;
 
-		if (peers[mid] < p || (above && peers[mid] == p))
+		if (k[mid].key < key || (above && k[mid].key == key))
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	return lo;
+}
+
+/* The first of the sorted k[0..n) under key, and how many there are (0: none). */
+static int
+stk_keys_find(const struct stk_key *k, int n, long key, int *count)
+{
+	int first = stk_keys_bound(k, n, key, 0);
+
+	*count = stk_keys_bound(k, n, key, 1) - first;
+	return first;
 }
 
 /*
@@ -206,17 +230,20 @@ stk_bound(const int *peers, int n, int p, int above)
 static int
 stk_common_peer(const struct stk_member *m, int n, uint64_t seq, int *count)
 {
-	int best = -1, bestn = 0, np = 0, *peers = xcalloc((size_t)n + 1, sizeof *peers);
+	struct stk_key *peers = xcalloc((size_t)n + 1, sizeof *peers);
+	int best = -1, bestn = 0, np = 0;
 
 	for (int i = 0; i < n; i++)
 		if (stk_waits_on(m[i].pg, seq) >= 0)
-			peers[np++] = stk_waits_on(m[i].pg, seq);
-	qsort(peers, (size_t)np, sizeof *peers, stk_int_cmp);
+			peers[np++] = (struct stk_key){ stk_waits_on(m[i].pg, seq), i };
+	qsort(peers, (size_t)np, sizeof *peers, stk_key_cmp);
 	for (int i = 0; i < n; i++) {
 		int p = stk_waits_on(m[i].pg, seq), c;
 
-		if (p >= 0 && p != best && (c = stk_bound(peers, np, p, 1) -
-		    stk_bound(peers, np, p, 0)) > bestn) {
+		if (p < 0 || p == best)
+			continue;
+		(void)stk_keys_find(peers, np, p, &c);
+		if (c > bestn) {
 			bestn = c;
 			best = p;
 		}
@@ -383,55 +410,6 @@ stk_comm(const struct stk_result *r, struct stk_verdict *v, const struct stk_mem
 	if (peer >= 0 && npeer > 1)
 		stk_say(v, "comm %s: %d of the waiting ranks wait on comm rank %d", comm, npeer,
 		    peer);
-}
-
-static int
-stk_key_cmp(const void *a, const void *b)
-{
-	const struct stk_key *x = a, *y = b;
-
-	if (x->key != y->key)
-		return (x->key > y->key) - (x->key < y->key);
-	return (x->task > y->task) - (x->task < y->task);
-}
-
-/* Every task under its key, sorted: a lookup is a binary search. */
-static struct stk_key *
-stk_keys(const struct stk_result *r, int by_pid)
-{
-	struct stk_key *k = xcalloc((size_t)r->ntasks + 1, sizeof *k);
-
-	for (int i = 0; i < r->ntasks; i++)
-		k[i] = (struct stk_key){ by_pid ? r->tasks[i].pid : r->tasks[i].rank, i };
-	qsort(k, (size_t)r->ntasks, sizeof *k, stk_key_cmp);
-	return k;
-}
-
-/* The first of the tasks under key or above (above: past key). */
-static int
-stk_keys_bound(const struct stk_key *k, int n, long key, int above)
-{
-	int lo = 0, hi = n;
-
-	while (lo < hi) {
-		int mid = lo + (hi - lo) / 2;
-
-		if (k[mid].key < key || (above && k[mid].key == key))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/* The first of the tasks under key, and how many there are (0: none). */
-static int
-stk_keys_find(const struct stk_key *k, int n, long key, int *count)
-{
-	int first = stk_keys_bound(k, n, key, 0);
-
-	*count = stk_keys_bound(k, n, key, 1) - first;
-	return first;
 }
 
 /* The task of pid, where exactly one has it; -1 otherwise. */
