@@ -37,6 +37,7 @@ Other environment:
   VERIFY=1          first run both sides once with result checking (-c 1, 1 iteration)
   COLLCHECK=PATH    the coll probe (build/cmd/collcheck)
   MPICC, MPIRUN     compilers/launchers (mpicc, mpirun)
+  MPI_BIN=PATH      a prebuilt mpi_allreduce, for a machine without mpicc
   MPIRUN_EXTRA      extra mpirun arguments, appended to the fixed ones
   RUN_TIMEOUT=900   seconds before one tool invocation is killed
   COLL_SOCKET_IFNAME (default "=lo"): coll's interface selection
@@ -103,7 +104,10 @@ case $REPS in
 '' | *[!0-9]* | 0) echo "allreduce_vs_mpi.sh: -r must be a positive integer" >&2; exit 2 ;;
 esac
 
-for tool in python3 "$MPICC" "$MPIRUN" timeout; do
+MPI_BIN=${MPI_BIN:-}
+need_cc=$MPICC
+[ -n "$MPI_BIN" ] && need_cc=
+for tool in python3 $need_cc "$MPIRUN" timeout; do
 	if ! command -v "$tool" >/dev/null 2>&1; then
 		echo "allreduce_vs_mpi.sh: '$tool' not found" >&2
 		exit 2
@@ -400,6 +404,7 @@ fi
 # ---------------------------------------------------------------------------
 MPIBIN=$WORK/mpi_allreduce
 BUILD_CMD="$MPICC -O2 -Wall -Wextra -o $MPIBIN $HERE/mpi_allreduce.c"
+[ -n "$MPI_BIN" ] && BUILD_CMD="cp $MPI_BIN $MPIBIN"
 if ! $BUILD_CMD 2>"$WORK/build.err"; then
 	echo "allreduce_vs_mpi.sh: building mpi_allreduce failed:" >&2
 	cat "$WORK/build.err" >&2
@@ -428,7 +433,7 @@ echo "# date:        $(date -u +%Y-%m-%dT%H:%M:%SZ)   host: $(hostname)   cpus: 
 echo "# kernel:      $(uname -sr)"
 echo "# coll:        git $git_rev${git_dirty:+ (uncommitted in core/ cmd/: $git_dirty)}"
 echo "# collcheck:   $COLLCHECK (built $(date -u -r "$COLLCHECK" +%Y-%m-%dT%H:%M:%SZ), sha256 $COLL_SUM..., run from the copy $COLLBIN)"
-echo "# coll cmd:    COLL_SOCKET_IFNAME='$COLL_SOCKET_IFNAME' $COLLBIN allreduce -N $NRANKS -b B -e E -f F -n N -w W -c 0 -d float -o sum --json"
+echo "# coll cmd:    COLL_SOCKET_IFNAME='$COLL_SOCKET_IFNAME' $COLLBIN allreduce --engine coll -N $NRANKS -b B -e E -f F -n N -w W -c 0 -d float -o sum --json"
 echo "# mpi build:   $BUILD_CMD"
 echo "# mpi cmd:     $MPIRUN $MPIRUN_ARGS $MPIBIN -b B -e E -f F -n N -w W -c 0 -d float -o sum --json"
 echo "# mpi library: $("$MPIRUN" --version 2>/dev/null | head -n1)"
@@ -449,7 +454,7 @@ run_one() {
 	local tag="$kind.$side.r$rep.s$seg"
 	local out="$RAW/$tag.json" err="$RAW/$tag.err" rc=0 cmd t0 t1
 	if [ "$side" = coll ]; then
-		cmd="$COLLBIN allreduce -N $NRANKS -b $b -e $e -f $f -n $n -w $w -c $c -d float -o sum --json"
+		cmd="$COLLBIN allreduce --engine coll -N $NRANKS -b $b -e $e -f $f -n $n -w $w -c $c -d float -o sum --json"
 	else
 		cmd="$MPIRUN $MPIRUN_ARGS $MPIBIN -b $b -e $e -f $f -n $n -w $w -c $c -d float -o sum --json"
 	fi

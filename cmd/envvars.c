@@ -121,7 +121,9 @@ const struct envvar envvar_table[] = {
 	    "net.core.wmem_max). Any other value stops the rank's init with its name.",
 	    ENV_CORE },
 	{ "COLL_SPIN", "20", "How many times a transfer with nothing to move yields the CPU "
-	    "before it sleeps in poll(2); 0 sleeps at once, which saves CPU and costs latency.",
+	    "before it sleeps in poll(2); 0 sleeps at once, which saves CPU and costs latency. "
+	    "Unset: 2000 where the host has 8 cores or more and 4 or more per rank on it "
+	    "(COLL_LOCAL_SIZE), else 20.",
 	    ENV_CORE },
 	{ "COLL_SYSFS_ROOT", "/sys", "Where collcheck's fact readers find sysfs (PCIe links "
 	    "and ACS, RDMA ports, network interfaces, CPUs, NUMA nodes): a fixture tree, for "
@@ -145,6 +147,14 @@ const struct envvar envvar_table[] = {
 	    "1024).", ENV_CORE },
 	{ "COLL_CUDA_SYNC", "gpu", "comm: --engine cuda synchronises its ranks around each op "
 	    "with barriers through the communicator instead of in its kernels (to compare).",
+	    ENV_CORE },
+	{ "COLL_CUDA_COPY", "auto", "push or pull: how --engine cuda's all-gather, all-to-all and "
+	    "small broadcasts copy between GPUs of one host (auto: writes into peers for "
+	    "all-gather and all-to-all, reads from the root for broadcast).", ENV_CORE },
+	{ "COLL_CUDA_ROOTED", "auto", "spread or direct: --engine cuda's broadcast and reduce "
+	    "among 3 or more GPUs of one host; spread keeps the root's link to the bytes once "
+	    "(a broadcast pipelined through the other ranks, from 4 MiB under auto), direct has "
+	    "every rank read the root's input (broadcast) and gives the root a slice (reduce).",
 	    ENV_CORE },
 	{ "COLL_CUDA_CHUNK", "8388608", "Bytes of each pinned slot the staged path of "
 	    "--engine cuda copies through (4096 or more).", ENV_CORE },

@@ -286,7 +286,8 @@ static int
 eng_same_settings(struct cuda_eng *g, char *who, size_t len)
 {
 	static const char *const vars[] = { "COLL_CUDA_P2P", "COLL_CUDA_BLOCKS",
-	    "COLL_CUDA_THREADS", "COLL_CUDA_SYNC", "COLL_CUDA_COPY", "COLL_CUDA_CHUNK" };
+	    "COLL_CUDA_THREADS", "COLL_CUDA_SYNC", "COLL_CUDA_COPY", "COLL_CUDA_CHUNK",
+	    "COLL_CUDA_ROOTED" };
 	uint64_t h = 1469598103934665603ull, *all = xcalloc((size_t)g->nranks, sizeof *all);
 	int rc, odd = -1;
 

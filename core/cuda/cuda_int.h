@@ -32,10 +32,12 @@ struct cuda_eng {
 	struct cuda_buf *bufs;	/* newest first */
 	/* ipc */
 	cu_module_t mod;
-	cu_function_t fn_copy, fn_reduce[10][4];
+	cu_function_t fn_copy, fn_bcast, fn_reduce[10][4];
 	int threads, max_blocks;
 	int host_sync;		/* COLL_CUDA_SYNC=comm: barriers through the communicator */
 	enum { CUDA_COPY_AUTO, CUDA_COPY_PUSH, CUDA_COPY_PULL } copy;	/* COLL_CUDA_COPY */
+	enum { CUDA_ROOTED_AUTO, CUDA_ROOTED_SPREAD, CUDA_ROOTED_DIRECT } rooted;
+				/* COLL_CUDA_ROOTED: broadcast and reduce, 3+ ranks */
 	uint64_t seq;		/* ops launched: their barriers' values */
 	cu_ptr_t flags;		/* this rank's barrier slots */
 	cu_ptr_t peer_flags[CK_MAXR];

@@ -7,9 +7,14 @@
  *                   writes it into every rank's output (reduce-scatter and
  *                   all-gather in one pass);
  *   reduce          the same slices, written into the root's output only;
+ *                   among 3 or more ranks the slices are the other ranks'
+ *                   alone, so the root's link carries each byte once;
  *   reduce-scatter  each rank reduces its block of every rank's input;
  *   all-gather      each rank writes its input into every rank's output;
- *   broadcast       each rank reads the root's input into its output;
+ *   broadcast       each rank reads the root's input into its output; from
+ *                   4 MiB among 3 or more ranks a pipeline (coll_bcast):
+ *                   each rank reads a slice from the root and the rest from
+ *                   the ranks that read them;
  *   all-to-all      each rank writes block j of its input into rank j's.
  *
  * Synchronisation is in the kernels (barrier slots in device memory, see
@@ -57,6 +62,8 @@ ipc_load(struct cuda_eng *g)
 		return cuda__cu(g, r, "cannot load coll's CUDA kernels");
 	if ((r = g->d.api.module_get_function(&g->fn_copy, g->mod, "coll_copy")) != CU_OK)
 		return cuda__cu(g, r, "no kernel coll_copy");
+	if ((r = g->d.api.module_get_function(&g->fn_bcast, g->mod, "coll_bcast")) != CU_OK)
+		return cuda__cu(g, r, "no kernel coll_bcast");
 	for (int d = 0; d < DT_COUNT; d++) {
 		for (int o = 0; o < 4; o++) {
 			snprintf(name, sizeof name, "coll_reduce_%s_%s", ipc_dt[d], ipc_op[o]);
@@ -72,6 +79,9 @@ ipc_load(struct cuda_eng *g)
 	if ((e = getenv("COLL_CUDA_COPY")) != NULL)
 		g->copy = strcmp(e, "push") == 0 ? CUDA_COPY_PUSH : strcmp(e, "pull") == 0 ?
 		    CUDA_COPY_PULL : CUDA_COPY_AUTO;
+	if ((e = getenv("COLL_CUDA_ROOTED")) != NULL)
+		g->rooted = strcmp(e, "spread") == 0 ? CUDA_ROOTED_SPREAD :
+		    strcmp(e, "direct") == 0 ? CUDA_ROOTED_DIRECT : CUDA_ROOTED_AUTO;
 	return COLL_OK;
 }
 
@@ -299,14 +309,31 @@ ipc_aligned(const struct ck_args *a)
 	return 1;
 }
 
+/*
+ * Reduce among 3 or more ranks: the slices are the non-root ranks' alone
+ * (COLL_CUDA_ROOTED=direct gives the root one too). With a slice of its own
+ * the root's link carried 2(n-1)/n of the bytes inward (its peers' inputs
+ * and their results); without, once.
+ */
+static int
+ipc_reduce_spread(const struct cuda_eng *g, enum probe_coll k)
+{
+	return k == PROBE_REDUCE && g->nranks >= 3 && g->rooted != CUDA_ROOTED_DIRECT;
+}
+
 /* All-reduce, reduce and reduce-scatter: one reduction over every rank's input. */
 static void
 ipc_reduce_args(struct cuda_eng *g, enum probe_coll k, const struct cuda_buf *bs,
     const struct cuda_buf *br, cu_ptr_t s, cu_ptr_t r, size_t count, size_t esz, int root,
     struct ck_args *a, size_t *work)
 {
-	size_t per = ipc_slice(count, esz, g->nranks), first = per * (size_t)g->rank, len;
+	int spread = ipc_reduce_spread(g, k), slot = g->rank;
+	size_t per, first, len;
 
+	if (spread)
+		slot = g->rank == root ? g->nranks : g->rank < root ? g->rank : g->rank - 1;
+	per = ipc_slice(count, esz, spread ? g->nranks - 1 : g->nranks);
+	first = per * (size_t)slot;
 	if (k == PROBE_REDUCE_SCATTER) {
 		first = count * (size_t)g->rank;
 		len = per = count;
@@ -378,6 +405,51 @@ ipc_copy_args(struct cuda_eng *g, enum probe_coll k, const struct cuda_buf *bs,
 	*work = bytes * (size_t)g->nranks;
 }
 
+/*
+ * Broadcast's pipeline (coll_bcast), from 4 MiB among 3 or more ranks
+ * (COLL_CUDA_ROOTED=spread from any size, direct never): every rank decides
+ * alike from the size and the settings, which eng_same_settings compares.
+ * Not with COLL_CUDA_SYNC=comm, whose kernels have no barriers to pace steps.
+ * Below 4 MiB the root's reads by every rank cost less than the pipeline's
+ * extra barrier (4 x H100, 1 MiB: 26 us read from the root, 36 piped).
+ */
+#define IPC_PIPE_MIN ((size_t)4 << 20)
+#define IPC_PIPE_UNIT ((size_t)4 << 20)
+
+static int
+ipc_bcast_pipe(const struct cuda_eng *g, enum probe_coll k, size_t bytes)
+{
+	if (k != PROBE_BROADCAST || g->nranks < 3 || g->host_sync ||
+	    g->rooted == CUDA_ROOTED_DIRECT)
+		return 0;
+	return g->rooted == CUDA_ROOTED_SPREAD || bytes >= IPC_PIPE_MIN;
+}
+
+/*
+ * sqrt(bytes / 4 MiB) steps, 1 to CK_MAXPIPE: the pipeline's filling and
+ * draining cost a step's time, each step a barrier (about 10 us), and the
+ * sum is least near that many. Measured on 4 x H100 with steps of 2 MiB:
+ * 64 MiB in 32 steps ran at 129 GB/s, barriers dominating.
+ */
+static void
+ipc_bcast_args(struct cuda_eng *g, const struct cuda_buf *bs, const struct cuda_buf *br,
+    cu_ptr_t s, cu_ptr_t r, size_t bytes, int root, struct ck_args *a, size_t *work)
+{
+	size_t m = (size_t)g->nranks - 1, steps = 1, sl;
+
+	while (steps < CK_MAXPIPE && (steps + 1) * (steps + 1) <= bytes / IPC_PIPE_UNIT)
+		steps++;
+	sl = (bytes + steps * m - 1) / (steps * m);
+	sl = sl < 16 ? 16 : (sl + 15) & ~(size_t)15;
+	a->src[a->nsrc++] = ipc_at(bs, s, root);
+	for (int j = 0; j < g->nranks; j++)
+		a->dst[a->ndst++] = ipc_at(br, r, j);
+	a->count = bytes;
+	a->slice = sl;
+	a->root = root;
+	*work = bytes;
+}
+
 static int
 ipc_launch(struct cuda_eng *g, cu_function_t fn, struct ck_args *a, size_t work)
 {
@@ -429,6 +501,9 @@ cuda_ipc_start(struct cuda_eng *g, enum probe_coll k, cu_ptr_t s, cu_ptr_t r, si
 		ipc_reduce_args(g, k, bs, br, s, r, count, esz, root, &a, &work);
 		a.avg_n = op == OP_AVG ? g->nranks : 0;
 		fn = g->fn_reduce[dt][op == OP_AVG ? OP_SUM : op];
+	} else if (ipc_bcast_pipe(g, k, count * esz)) {
+		ipc_bcast_args(g, bs, br, s, r, count * esz, root, &a, &work);
+		fn = g->fn_bcast;
 	} else {
 		ipc_copy_args(g, k, bs, br, s, r, count, esz, root, &a, &work);
 	}

@@ -10,8 +10,9 @@
  *
  * Sources and destinations may be peers' memory (CUDA IPC over NVLink).
  * Every kernel starts and ends with a barrier among the ranks, per block:
- * block b of each rank stores the op's number into block b's slot of every
- * peer and waits for theirs. The first says every peer's input is ready
+ * block b of each rank stores a value made from the op's number (seq x
+ * CK_STEPS + step, so values only grow, whatever the kernel) into block b's
+ * slot of every peer and waits for theirs. The first says every peer's input is ready
  * (their earlier ops are done: one stream each); the second that no peer
  * touches this rank's memory any more once this rank's kernel is done. The
  * waits give up when the host sets the abort word (its deadline passed).
@@ -266,11 +267,11 @@ ck_reduce(const ck_args &a)
 {
 	size_t nvec = a.vec ? a.count * sizeof(T) / 16 : 0;
 
-	if (ck_barrier(a, 2 * a.seq + 1))
+	if (ck_barrier(a, a.seq * CK_STEPS + 1))
 		return;
 	ck_reduce_vec<T, OP>(a, nvec);
 	ck_reduce_elems<T, OP>(a, nvec * 16 / sizeof(T));
-	ck_barrier(a, 2 * a.seq + 2);
+	ck_barrier(a, a.seq * CK_STEPS + 2);
 }
 
 /*
@@ -310,10 +311,109 @@ ck_copy_pairs(const ck_args &a)
 extern "C" __global__ void __launch_bounds__(1024)
 coll_copy(const ck_args a)
 {
-	if (ck_barrier(a, 2 * a.seq + 1))
+	if (ck_barrier(a, a.seq * CK_STEPS + 1))
 		return;
 	ck_copy_pairs(a);
-	ck_barrier(a, 2 * a.seq + 2);
+	ck_barrier(a, a.seq * CK_STEPS + 2);
+}
+
+/* Bytes [0, n) of a copy from s to d. */
+struct ck_pair {
+	unsigned long long s, d;
+	size_t n;
+};
+
+/* Bytes off .. off + len - 1 of a buffer of n, cut at its end. */
+static __device__ ck_pair
+ck_span(unsigned long long s, unsigned long long d, size_t off, size_t len, size_t n)
+{
+	ck_pair p = { s + off, d + off, 0 };
+
+	if (off < n)
+		p.n = n - off < len ? n - off : len;
+	return p;
+}
+
+/*
+ * Every pair's bytes, block b copying the b-th share of each (16-byte
+ * aligned), so that block b of every rank copies the same bytes of a pair
+ * whatever its pointers' alignment: a barrier of block b then orders exactly
+ * what block b of a peer wrote. The pairs are interleaved, as in
+ * ck_copy_pairs, so that every link is busy at once.
+ */
+static __device__ void
+ck_copy_shares(const ck_pair *p, int np, int vec)
+{
+	size_t lo[CK_MAXR], hi[CK_MAXR], span = 0, step = (size_t)blockDim.x * 16;
+
+	for (int k = 0; k < np; k++) {
+		size_t share = ((p[k].n + gridDim.x - 1) / gridDim.x + 15) & ~(size_t)15;
+
+		lo[k] = share * blockIdx.x < p[k].n ? share * blockIdx.x : p[k].n;
+		hi[k] = p[k].n - lo[k] < share ? p[k].n : lo[k] + share;
+		if (p[k].s == p[k].d)
+			hi[k] = lo[k];
+		span = hi[k] - lo[k] > span ? hi[k] - lo[k] : span;
+	}
+	for (size_t j = (size_t)threadIdx.x * 16; vec && j < span; j += step * CK_UNROLL) {
+		for (int k = 0; k < np; k++) {
+			uint4 x[CK_UNROLL];
+
+#pragma unroll
+			for (int u = 0; u < CK_UNROLL; u++)
+				if (lo[k] + j + u * step + 16 <= hi[k])
+					x[u] = *(const uint4 *)(p[k].s + lo[k] + j + u * step);
+#pragma unroll
+			for (int u = 0; u < CK_UNROLL; u++)
+				if (lo[k] + j + u * step + 16 <= hi[k])
+					*(uint4 *)(p[k].d + lo[k] + j + u * step) = x[u];
+		}
+	}
+	for (int k = 0; k < np; k++) {
+		size_t from = vec ? lo[k] + ((hi[k] - lo[k]) & ~(size_t)15) : lo[k];
+
+		for (size_t i = from + threadIdx.x; i < hi[k]; i += blockDim.x)
+			((unsigned char *)p[k].d)[i] = ((const unsigned char *)p[k].s)[i];
+	}
+}
+
+/*
+ * Broadcast among three or more ranks, pipelined: the bytes are cut into
+ * steps of m slices (m: the ranks but the root), slice q of every step
+ * belonging to the q-th of them. In step k each of them reads its slice of
+ * step k from the root's input and the others' slices of step k - 1 from
+ * their outputs, then the ranks meet. The root's memory is read once, not
+ * once per rank (reading it m times held a broadcast to 3 peers to a third
+ * of the link), and each rank's link carries about the bytes once each way;
+ * the root copies its own input to its output alongside.
+ */
+extern "C" __global__ void __launch_bounds__(1024)
+coll_bcast(const ck_args a)
+{
+	unsigned long long base = a.seq * CK_STEPS, own = a.dst[a.rank];
+	size_t n = a.count, sl = a.slice, m = (size_t)a.nranks - 1;
+	size_t steps = (n + m * sl - 1) / (m * sl);
+	int q = a.rank == a.root ? -1 : a.rank < a.root ? a.rank : a.rank - 1;
+
+	if (ck_barrier(a, base + 1))
+		return;
+	for (size_t k = 0; k <= steps; k++) {
+		ck_pair p[CK_MAXR];
+		int np = 0;
+
+		if (k < steps)
+			p[np++] = q < 0 ? ck_span(a.src[0], own, k * m * sl, m * sl, n) :
+			    ck_span(a.src[0], own, (k * m + (size_t)q) * sl, sl, n);
+		for (int j = 0; k > 0 && q >= 0 && j < a.nranks; j++) {
+			size_t qj = (size_t)(j < a.root ? j : j - 1);
+
+			if (j != a.root && j != a.rank)
+				p[np++] = ck_span(a.dst[j], own, ((k - 1) * m + qj) * sl, sl, n);
+		}
+		ck_copy_shares(p, np, a.vec);
+		if (ck_barrier(a, base + 2 + k))
+			return;
+	}
 }
 
 #define CK_KERNEL(name, T, OP) \

@@ -1,34 +1,37 @@
 #!/bin/bash
-# coll's own CUDA engine on 2 GPUs, both paths: every collective, every
-# datatype, every op where it reduces, out of place and in place, sizes from
-# 8 B to 4 MiB (and odd sizes for the unaligned tails), roots 0 and 1, on the
-# ipc path (peers' memory mapped, coll's kernels) and the staged path
-# (COLL_CUDA_P2P=0: pinned host memory, coll over TCP). #wrong must be 0 in
-# every row. Then the deadline: rank 1 stopped in a sweep, rank 0 must give
-# up after -T 5 s with a clear message.
+# coll's own CUDA engine on every GPU here (2 or more; GPUS=N for fewer),
+# both paths: every collective, every datatype, every op where it reduces,
+# out of place and in place, sizes from 8 B to 4 MiB (and odd sizes for the
+# unaligned tails), roots 0 and 1, on the ipc path (peers' memory mapped,
+# coll's kernels) and the staged path (COLL_CUDA_P2P=0: pinned host memory,
+# coll over TCP). #wrong must be 0 in every row. Then the deadline: the last
+# rank stopped in a sweep, rank 0 must give up after -T 5 s with a clear
+# message.
 #   tests/gpu/cuda_engine.sh BUILD OUT
 set -u
 BUILD=$1 OUT=$2
 mkdir -p "$OUT"
 export NCCL_NVLS_ENABLE=0 LD_LIBRARY_PATH="$BUILD/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 CC="$BUILD/cmd/collcheck"
+GPUS=${GPUS:-$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')}
 SUM="$OUT/cuda_engine.md"
 fail=0
 
-echo "| path | collective | sizes | root | rows | #wrong | exit |" >"$SUM"
+echo "$GPUS GPUs" >"$SUM"
+echo "| path | collective | sizes | root | rows | #wrong | exit |" >>"$SUM"
 echo "|---|---|---|---:|---:|---:|---:|" >>"$SUM"
 run() { # run PATH COLLECTIVE SIZES ROOT ARGS...
-	local path=$1 k=$2 sizes=$3 root=$4 p2p=1 log rc rows wrong
+	local path=$1 k=$2 sizes=$3 root=$4 p2p=1 log rc rows wrong how=${COLL_CUDA_ROOTED:-}
 	shift 4
 	[ "$path" = staged ] && p2p=0
-	log="$OUT/check-$path-$k-$sizes-r$root.txt"
+	log="$OUT/check-$path${how:+-$how}-$k-$sizes-r$root.txt"
 	# shellcheck disable=SC2068
-	COLL_CUDA_P2P=$p2p timeout 600 "$CC" "$k" -N 2 --engine cuda -n 1 -w 1 -d all -r "$root" $@ \
+	COLL_CUDA_P2P=$p2p timeout 600 "$CC" "$k" -N "$GPUS" --engine cuda -n 1 -w 1 -d all -r "$root" $@ \
 		>"$log" 2>&1
 	rc=$?
 	rows=$(grep -c '^ *[0-9]' "$log")
 	wrong=$(awk '/^ *[0-9]/ { w += ($9 == "N/A" ? 0 : $9) + ($13 == "N/A" ? 0 : $13) } END { print w + 0 }' "$log")
-	echo "| $path | $k | $sizes | $root | $rows | $wrong | $rc |" >>"$SUM"
+	echo "| $path${how:+ ($how)} | $k | $sizes | $root | $rows | $wrong | $rc |" >>"$SUM"
 	grep -q "^#  Rank  [01] .*, $path" "$log" || { echo "$log: not on the $path path" >>"$SUM"; fail=1; }
 	[ "$rc" -eq 0 ] && [ "$wrong" -eq 0 ] && [ "$rows" -gt 0 ] || fail=1
 }
@@ -42,9 +45,18 @@ for path in ipc staged; do
 		esac
 	done
 done
+# Broadcast and reduce both ways among 3 or more GPUs: spread (the pipeline
+# at every size) and direct (every rank reads the root).
+for how in spread direct; do
+	for k in broadcast reduce; do
+		case $k in reduce) ops="-o all" ;; *) ops="" ;; esac
+		COLL_CUDA_ROOTED=$how run ipc $k pow8 0 -b 8 -e 4M -f 8 $ops
+		COLL_CUDA_ROOTED=$how run ipc $k odd 1 -b 1000 -e 3000000 -f 7 $ops
+	done
+done
 
-# The deadline: rank 1 stopped mid-sweep; rank 0's kernels are told to stop.
-"$CC" allreduce -N 2 --engine cuda -b 256M -e 256M -n 100000 -w 0 -c 0 -T 5 \
+# The deadline: the last rank stopped mid-sweep; rank 0's kernels are told to stop.
+"$CC" allreduce -N "$GPUS" --engine cuda -b 256M -e 256M -n 100000 -w 0 -c 0 -T 5 \
 	>"$OUT/abort.out" 2>"$OUT/abort.err" &
 front=$!
 sleep 6
@@ -58,7 +70,7 @@ kill -CONT "$r1" 2>/dev/null
 kill -9 "$r1" 2>/dev/null
 {
 	echo
-	echo "deadline: collcheck exit $rc, $ms ms after rank 1 (pid $r1) was stopped"
+	echo "deadline: collcheck exit $rc, $ms ms after the last rank (pid $r1) was stopped"
 	echo '```'
 	cat "$OUT/abort.err"
 	echo '```'
