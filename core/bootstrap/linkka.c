@@ -9,14 +9,23 @@ linkka_join(struct linkka *ka, const struct wire_join *j, uint64_t now)
 	if (j->keepalive_ms == 0)
 		return;
 	win = (uint64_t)j->keepalive_ms * (j->keepalive_limit > 1 ? j->keepalive_limit : 2);
+	/* Judged from its first JOIN on: bytes that came before it are no life of it. */
+	if (ka->ms == 0)
+		ka->last_rx = now;
 	if (ka->ms == 0 || j->keepalive_ms < ka->ms) {
 		ka->ms = j->keepalive_ms;
 		ka->next_ping = now + ka->ms;
 	}
 	if (win > ka->win)
 		ka->win = win;
-	if (ka->last_rx == 0)
-		ka->last_rx = now;
+}
+
+uint64_t
+linkka_wait(const struct linkka *ka, uint64_t now)
+{
+	if (ka->ms == 0)
+		return UINT64_MAX;
+	return ka->next_ping > now ? ka->next_ping - now : 0;
 }
 
 uint64_t
@@ -32,7 +41,10 @@ linkka_tick(struct linkka *ka, struct wconn *w, uint64_t now)
 		return now - ka->last_rx;
 	if (now >= ka->next_ping) {
 		wconn_queue(w, WIRE_PING, NULL, 0);
-		ka->next_ping = now + ka->ms;
+		/* On the pace, not from whenever this tick ran: a late tick is not a later pace. */
+		ka->next_ping += ka->ms;
+		if (ka->next_ping <= now)
+			ka->next_ping = now + ka->ms;
 	}
 	return 0;
 }

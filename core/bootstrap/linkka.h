@@ -23,6 +23,8 @@ struct linkka {
 
 /* A JOIN the link carried: its rank's pace and limit count. */
 void linkka_join(struct linkka *ka, const struct wire_join *j, uint64_t now);
+/* Milliseconds until its next PING is due (UINT64_MAX: none yet). */
+uint64_t linkka_wait(const struct linkka *ka, uint64_t now);
 /* Queue a PING on w when one is due; silent past the limit: how long, else 0. */
 uint64_t linkka_tick(struct linkka *ka, struct wconn *w, uint64_t now);
 

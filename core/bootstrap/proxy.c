@@ -102,8 +102,12 @@ proxy_handshake(void *arg)
 		log_warn("root relay: refused a connection: %s", err);
 	} else if (hs->role != WIRE_ROLE_ROOT && hs->role != WIRE_ROLE_RELAY) {
 		log_warn("root relay: refused a connection that asked for role %u", hs->role);
-	} else if (write(p->hs[1], &hs, sizeof hs) == (ssize_t)sizeof hs) {
-		hs = NULL;	/* the loop's now */
+	} else {
+		/* Under the lock: an orphaned relay drains the pipe once, and nothing after. */
+		pthread_mutex_lock(&p->lock);
+		if (!atomic_load(&p->lost) && write(p->hs[1], &hs, sizeof hs) == (ssize_t)sizeof hs)
+			hs = NULL;	/* the loop's now */
+		pthread_mutex_unlock(&p->lock);
 	}
 	if (hs != NULL) {
 		close(hs->fd);
@@ -400,14 +404,24 @@ proxy_drain(struct proxy *p)
 		(void)proxy_from_below(p, lk, POLLIN);
 }
 
-/* Upstream is lost: newcomers are refused at once rather than left to wait. */
+/*
+ * Upstream is lost: newcomers are refused at once rather than left to wait,
+ * and ranks whose handshake passed but who were not admitted yet are closed,
+ * so they hear the root is gone now, not at their timeout.
+ */
 static void
 proxy_orphan(struct proxy *p)
 {
-	atomic_store(&p->lost, 1);
+	struct pxhs *hs;
+
 	pthread_mutex_lock(&p->lock);
+	atomic_store(&p->lost, 1);
 	close(p->listen_fd);
 	p->listen_fd = -1;
+	while (read(p->hs[0], &hs, sizeof hs) == (ssize_t)sizeof hs) {
+		close(hs->fd);
+		free(hs);
+	}
 	pthread_mutex_unlock(&p->lock);
 }
 
@@ -470,6 +484,7 @@ proxy_main(void *arg)
 
 	for (;;) {
 		size_t n = 0, need = 4 + (size_t)p->nlinks;
+		uint64_t now = clock_now_ms(), wait = linkka_wait(&p->up_ka, now);
 		int busy;
 
 		if (need > cap) {
@@ -489,10 +504,15 @@ proxy_main(void *arg)
 			at[n] = lk;
 			pfd[n++] = (struct pollfd){ lk->w.fd,
 			    (short)(POLLIN | (wconn_pending(&lk->w) ? POLLOUT : 0)), 0 };
+			if (linkka_wait(&lk->ka, now) < wait)
+				wait = linkka_wait(&lk->ka, now);
 		}
-		/* Woken at least as often as the fastest keep-alive we send. */
-		if (poll(pfd, (nfds_t)n, p->up_ka.ms > 0 && p->up_ka.ms < 1000 ? (int)p->up_ka.ms :
-		    1000) < 0 && errno != EINTR)
+		/*
+		 * Woken when the next keep-alive is due, up or down: sleeping a whole
+		 * period from just before one was due sent it a period late, and gaps
+		 * near twice the period tripped ranks with COLL_KEEPALIVE_LIMIT=2.
+		 */
+		if (poll(pfd, (nfds_t)n, wait < 1000 ? (int)wait : 1000) < 0 && errno != EINTR)
 			break;
 		if (pfd[0].revents) {
 			stopped = 1;
