@@ -29,6 +29,19 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (uint8_t t = WIRE_AUTH_HELLO; t <= WIRE_AUTH_PROOF; t++)
 		(void)wire_auth_decode(data, size, t, &a);
 	(void)wire_note_decode(data, size, &n);
+	{
+		static struct wire_failed_set f;
+		uint64_t end = 0;
+
+		/* Accepted ranges lie within the ranks given, ascending and apart. */
+		if (wire_failed_set_decode(data, size, 1000, &f) == COLL_OK)
+			for (uint32_t i = 0; i < f.n; i++) {
+				if (f.count[i] == 0 || f.first[i] < end ||
+				    (uint64_t)f.first[i] + f.count[i] > 1000)
+					abort();
+				end = (uint64_t)f.first[i] + f.count[i] + 1;
+			}
+	}
 	/* A relay's frames: the inner frame must lie within the outer one. */
 	{
 		struct wire_mux m;

@@ -166,8 +166,10 @@ root_fail_all(struct root *root, struct root_group *g, int code, const char *msg
 static void root_doom_children(struct root *root, struct root_group *g, int rank,
     const char *msg);
 
-void
-root_member_dead(struct root *root, struct root_group *g, int rank, const char *why)
+/* The rank's notice to the others as it was sent, or NULL to send it to each. */
+static void
+root_member_dead_as(struct root *root, struct root_group *g, int rank, const char *why,
+    int notify)
 {
 	struct root_member *m = &g->m[rank];
 	char msg[WIRE_MSG_LEN];
@@ -188,7 +190,7 @@ root_member_dead(struct root *root, struct root_group *g, int rank, const char *
 	 * root_member_end): a retry it refuses because of it then reaches every
 	 * rank after the verdict, which names the rank with its pid.
 	 */
-	for (int i = 0; i < g->nranks; i++)
+	for (int i = 0; notify && i < g->nranks; i++)
 		if (i != rank && g->m[i].state == RM_JOINED)
 			root_send_note(g->m[i].conn, WIRE_FAILED, COLL_ERANKDEAD,
 			    (int)g->base + rank, msg);
@@ -202,6 +204,79 @@ root_member_dead(struct root *root, struct root_group *g, int rank, const char *
 	}
 	root_doom_children(root, g, rank, msg);
 	root_watch_notify(root, g, rank, msg);
+}
+
+void
+root_member_dead(struct root *root, struct root_group *g, int rank, const char *why)
+{
+	root_member_dead_as(root, g, rank, why, 1);
+}
+
+static int
+root_int_cmp(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* One FAILED_SET to every joined rank not among the n dead, ranges of at most a frame each. */
+static void
+root_send_failed_set(struct root_group *g, const int *dead, int n, const char *msg)
+{
+	struct wire_failed_set *f = xcalloc(1, sizeof *f);
+	size_t cap = 16 + WIRE_MSG_LEN + 8 + (size_t)WIRE_SET_MAX_RANGES * 8;
+	uint8_t *buf = xmalloc(cap), *gone = xcalloc((size_t)g->nranks, 1);
+	struct wbuf b;
+
+	for (int i = 0; i < n; i++)
+		gone[dead[i]] = 1;
+	for (int i = 0; i < n;) {
+		f->n = 0;
+		f->note = (struct wire_note){ .code = COLL_ERANKDEAD, .rank = (int)g->base + dead[i] };
+		snprintf(f->note.msg, sizeof f->note.msg, "%s", msg);
+		for (; i < n && f->n < WIRE_SET_MAX_RANGES; f->n++) {
+			int j = i;
+
+			while (j + 1 < n && dead[j + 1] == dead[j] + 1)
+				j++;
+			f->first[f->n] = (uint32_t)((int)g->base + dead[i]);
+			f->count[f->n] = (uint32_t)(j - i + 1);
+			i = j + 1;
+		}
+		wbuf_init(&b, buf, cap);
+		wire_failed_set_encode(&b, f);
+		for (int r = 0; r < g->nranks; r++)
+			if (!gone[r] && g->m[r].state == RM_JOINED)
+				root_send(g->m[r].conn, WIRE_FAILED_SET, buf, (uint32_t)b.off);
+	}
+	free(gone);
+	free(buf);
+	free(f);
+}
+
+void
+root_members_dead(struct root *root, struct root_group *g, int *ranks, int n, const char *why)
+{
+	char msg[WIRE_MSG_LEN];
+	int k = 0;
+
+	qsort(ranks, (size_t)n, sizeof *ranks, root_int_cmp);
+	for (int i = 0; i < n; i++)	/* each once, and only those still in */
+		if ((i == 0 || ranks[i] != ranks[i - 1]) && g->m[ranks[i]].state == RM_JOINED)
+			ranks[k++] = ranks[i];
+	if (k <= 1) {
+		if (k == 1)
+			root_member_dead(root, g, ranks[0], why);
+		return;
+	}
+	snprintf(msg, sizeof msg, "rank %d (host %s, pid %u) and %d more %s%s",
+	    (int)g->base + ranks[0], g->m[ranks[0]].e.host, g->m[ranks[0]].e.pid, k - 1, why,
+	    g->started ? "" : " before the job started");
+	/* Before the coordination hears of them, as for one death. */
+	root_send_failed_set(g, ranks, k, msg);
+	for (int i = 0; i < k; i++)
+		root_member_dead_as(root, g, ranks[i], why, 0);
 }
 
 /*

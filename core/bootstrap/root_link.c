@@ -190,18 +190,34 @@ root_link_lost(struct root *root, struct root_link *lk, const char *why, int clo
 {
 	struct root_link **pp = &root->links;
 	char msg[256];
-	int lost = 0;
+	int lost = 0, *ranks;
 
 	lk->dead = 1;
 	snprintf(msg, sizeof msg, "lost its connection: its relay at %s %s", lk->where, why);
+	/*
+	 * A communicator's ranks on the link die together: one notice to each
+	 * survivor names them all (root_members_dead), not one per death.
+	 */
+	ranks = xmalloc(((size_t)lk->nch + 1) * sizeof *ranks);
 	for (uint32_t ch = 0; ch < lk->nch; ch++) {
 		struct root_conn *rc = root_link_member(lk, ch);
+		struct root_group *g;
+		int n = 0;
 
-		if (rc != NULL && rc->g->m[rc->rank].conn == rc) {
-			root_member_dead(root, rc->g, rc->rank, msg);
-			lost++;
+		if (rc == NULL || rc->g->m[rc->rank].conn != rc)
+			continue;
+		g = rc->g;
+		for (uint32_t k = ch; k < lk->nch; k++) {
+			struct root_conn *o = root_link_member(lk, k);
+
+			if (o != NULL && o->g == g && g->m[o->rank].conn == o)
+				ranks[n++] = o->rank;
 		}
+		/* Ended channels read NULL from here on: the loop moves to the next group. */
+		root_members_dead(root, g, ranks, n, msg);
+		lost += n;
 	}
+	free(ranks);
 	/* A relay whose ranks had all left ended as it should. */
 	if (lost > 0 || !closed)
 		log_warn("root: the relay at %s %s, with %d ranks", lk->where, why, lost);

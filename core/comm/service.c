@@ -55,6 +55,24 @@ service_on_regroup(struct comm *c, const uint8_t *p, uint32_t len)
 	pthread_mutex_unlock(&c->lock);
 }
 
+/* Several ranks failed at once (a relay and its subtree): every one is dead here. */
+static void
+service_on_failed_set(struct comm *c, const uint8_t *p, uint32_t len)
+{
+	struct wire_failed_set *f = xmalloc(sizeof *f);
+
+	if (wire_failed_set_decode(p, len, (uint32_t)c->nranks, f) != COLL_OK) {
+		comm_verdict_set(c, COLL_EPROTO, -1, "the root sent a malformed notice");
+	} else {
+		pthread_mutex_lock(&c->lock);
+		for (uint32_t i = 0; i < f->n; i++)
+			memset(c->dead + f->first[i], 1, f->count[i]);
+		pthread_mutex_unlock(&c->lock);
+		comm_verdict_set(c, COLL_ERANKDEAD, f->note.rank, f->note.msg);
+	}
+	free(f);
+}
+
 static void
 service_on_frame(struct comm *c, const struct wire_hdr *h, const uint8_t *p)
 {
@@ -74,6 +92,9 @@ service_on_frame(struct comm *c, const struct wire_hdr *h, const uint8_t *p)
 			comm_verdict_set(c, note.code, -1, note.msg);
 		else
 			comm_verdict_set(c, COLL_ERANKDEAD, note.rank, note.msg);
+		break;
+	case WIRE_FAILED_SET:
+		service_on_failed_set(c, p, h->len);
 		break;
 	case WIRE_REGROUP_DONE:
 		service_on_regroup(c, p, h->len);

@@ -272,7 +272,7 @@ int
 wire_mux_carries(uint8_t type)
 {
 	/* Only a rank's root traffic rides a channel: no handshakes, no nesting. */
-	return type > WIRE_AUTH_FAIL && type < WIRE_MUX;
+	return (type > WIRE_AUTH_FAIL && type < WIRE_MUX) || type == WIRE_FAILED_SET;
 }
 
 int
@@ -330,6 +330,45 @@ wire_note_decode(const uint8_t *p, size_t len, struct wire_note *n)
 	if (n->code > 0 || n->code < -100 || n->rank < -1)
 		return COLL_EPROTO;
 	return COLL_OK;
+}
+
+void
+wire_failed_set_encode(struct wbuf *b, const struct wire_failed_set *f)
+{
+	wire_note_encode(b, &f->note);
+	wbuf_put_u32(b, f->n);
+	for (uint32_t i = 0; i < f->n; i++) {
+		wbuf_put_u32(b, f->first[i]);
+		wbuf_put_u32(b, f->count[i]);
+	}
+}
+
+int
+wire_failed_set_decode(const uint8_t *p, size_t len, uint32_t nranks,
+    struct wire_failed_set *f)
+{
+	struct wbuf b;
+	uint64_t end = 0;
+
+	wbuf_init(&b, (void *)p, len);
+	f->note.code = (int32_t)wbuf_get_u32(&b);
+	f->note.rank = (int32_t)wbuf_get_u32(&b);
+	if (wire_str_decode(&b, f->note.msg, WIRE_MSG_LEN) != COLL_OK)
+		return COLL_EPROTO;
+	f->n = wbuf_get_u32(&b);
+	if (b.err || f->n == 0 || f->n > WIRE_SET_MAX_RANGES || len - b.off != (size_t)f->n * 8)
+		return COLL_EPROTO;
+	for (uint32_t i = 0; i < f->n; i++) {
+		f->first[i] = wbuf_get_u32(&b);
+		f->count[i] = wbuf_get_u32(&b);
+		if (f->count[i] == 0 || f->first[i] < end ||
+		    (uint64_t)f->first[i] + f->count[i] > nranks)
+			return COLL_EPROTO;
+		end = (uint64_t)f->first[i] + f->count[i] + 1;
+	}
+	if (f->note.code > 0 || f->note.code < -100 || f->note.rank != (int32_t)f->first[0])
+		return COLL_EPROTO;
+	return b.err ? COLL_EPROTO : COLL_OK;
 }
 
 void

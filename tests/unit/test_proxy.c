@@ -49,6 +49,8 @@ struct seen {
 	int after_sum[NR];
 	int done[NR];
 	char err[NR][COLL_ERR_LEN];
+	int nfailed[NR];	/* SC_LOST: the ranks known dead at the verdict */
+	int failed[NR][NR];
 };
 
 static struct seen *s;
@@ -203,6 +205,7 @@ rank_child(const struct coll_uid *uid, int me, int n, const struct net_addr *via
 		while ((s->after_rc[me] = comm_get_async_error(c)) == COLL_OK &&
 		    clock_now_ms() < end)
 			pause_ms(10);
+		s->nfailed[me] = comm_get_failed(c, s->failed[me], NR);
 		/* An op now fails with the verdict's reason. */
 		(void)allreduce_one(c, 1);
 		snprintf(s->err[me], COLL_ERR_LEN, "%s", comm_last_error(c));
@@ -376,9 +379,17 @@ test_proxy_lost(void **state)
 			fail_msg("rank %d saw no failure after its relay died", i);
 	}
 	assert_true(first_dead() == 1 || s->first_dead == 2);
-	/* The rank that reached the root directly is told which relay went. */
-	if (strstr(s->err[0], "its relay at 127.0.0.1:") == NULL)
-		fail_msg("rank 0's error does not name the relay: %s", s->err[0]);
+	/*
+	 * The rank that reached the root directly is told which relay went, and
+	 * in one notice that both its ranks died (FAILED_SET): both are dead the
+	 * moment its verdict is.
+	 */
+	if (strstr(s->err[0], "its relay at 127.0.0.1:") == NULL ||
+	    strstr(s->err[0], "and 1 more") == NULL)
+		fail_msg("rank 0's error does not name the relay and both ranks: %s", s->err[0]);
+	if (s->nfailed[0] != 2 || s->failed[0][0] != 1 || s->failed[0][1] != 2)
+		fail_msg("rank 0 knew %d ranks dead at its verdict, not ranks 1 and 2",
+		    s->nfailed[0]);
 	reap(rk, 3);
 	reap((pid_t[]){ root }, 1);
 }

@@ -197,7 +197,9 @@ test_hdr_rejects(void **state)
 		  COLL_EVERSION },
 		{ "version 6 (relays pass every rank's keep-alives)", { 'C', 'O', 'L', 'L', 6, 1, 0,
 		  0, 0, 0, 0, 0 }, COLL_EVERSION },
-		{ "version 8", { 'C', 'O', 'L', 'L', 8, 1, 0, 0, 0, 0, 0, 0 }, COLL_EVERSION },
+		{ "version 7 (no FAILED_SET)", { 'C', 'O', 'L', 'L', 7, 1, 0, 0, 0, 0, 0, 0 },
+		  COLL_EVERSION },
+		{ "version 9", { 'C', 'O', 'L', 'L', 9, 1, 0, 0, 0, 0, 0, 0 }, COLL_EVERSION },
 		{ "version 255", { 'C', 'O', 'L', 'L', 255, 1, 0, 0, 0, 0, 0, 0 },
 		  COLL_EVERSION },
 		{ "type 0", { 'C', 'O', 'L', 'L', WIRE_VERSION, 0, 0, 0, 0, 0, 0, 0 }, COLL_EPROTO },
@@ -451,6 +453,79 @@ test_note_truncated(void **state)
 	for (size_t cut = 0; cut < b.off; cut++)
 		if (wire_note_decode(buf, cut, &out) != COLL_EPROTO)
 			fail_msg("note cut to %zu of %zu bytes accepted", cut, b.off);
+}
+
+/* FAILED_SET: several ranks at once, as ranges. */
+static void
+test_failed_set(void **state)
+{
+	static struct wire_failed_set in, out;
+	static uint8_t buf[64 + WIRE_MSG_LEN + WIRE_SET_MAX_RANGES * 8];
+	struct wbuf b;
+
+	(void)state;
+	in.note = (struct wire_note){ COLL_ERANKDEAD, 4, "rank 4 and 6 more lost its relay" };
+	in.n = 2;
+	in.first[0] = 4, in.count[0] = 3, in.first[1] = 9, in.count[1] = 4;
+	wbuf_init(&b, buf, sizeof buf);
+	wire_failed_set_encode(&b, &in);
+	assert_int_equal(wire_failed_set_decode(buf, b.off, 16, &out), COLL_OK);
+	assert_int_equal(out.n, 2);
+	assert_int_equal(out.first[1], 9);
+	assert_int_equal(out.count[1], 4);
+	assert_string_equal(out.note.msg, in.note.msg);
+	/* The relay carries it down to a rank. */
+	assert_true(wire_mux_carries(WIRE_FAILED_SET));
+	/* Past the communicator's ranks: 9 + 4 > 12. */
+	assert_int_equal(wire_failed_set_decode(buf, b.off, 12, &out), COLL_EPROTO);
+	for (size_t cut = 0; cut < b.off; cut++)
+		if (wire_failed_set_decode(buf, cut, 16, &out) != COLL_EPROTO)
+			fail_msg("a set cut to %zu of %zu bytes accepted", cut, b.off);
+	{
+		static const struct {
+			const char *what;
+			uint32_t n, f0, c0, f1, c1;
+			int32_t rank;
+		} rows[] = {
+			{ "no ranges", 0, 0, 0, 0, 0, 0 },
+			{ "an empty range", 2, 0, 0, 5, 1, 0 },
+			{ "overlapping", 2, 0, 5, 4, 2, 0 },
+			{ "touching (not merged)", 2, 0, 5, 5, 2, 0 },
+			{ "out of order", 2, 8, 1, 2, 1, 8 },
+			{ "first + count wraps", 1, 0xfffffff0u, 0x20, 0, 0, -16 },
+			{ "note's rank not the first", 1, 3, 1, 0, 0, 2 },
+		};
+
+		for (size_t i = 0; i < ARRAY_LEN(rows); i++) {
+			in.note.rank = rows[i].rank;
+			in.n = rows[i].n;
+			in.first[0] = rows[i].f0, in.count[0] = rows[i].c0;
+			in.first[1] = rows[i].f1, in.count[1] = rows[i].c1;
+			wbuf_init(&b, buf, sizeof buf);
+			wire_failed_set_encode(&b, &in);
+			if (wire_failed_set_decode(buf, b.off, 1u << 20, &out) != COLL_EPROTO)
+				fail_msg("%s: accepted", rows[i].what);
+		}
+	}
+	/* More ranges than a set holds. */
+	in.note.rank = 0;
+	in.n = WIRE_SET_MAX_RANGES;
+	for (uint32_t i = 0; i < in.n; i++)
+		in.first[i] = 2 * i, in.count[i] = 1;
+	wbuf_init(&b, buf, sizeof buf);
+	wire_failed_set_encode(&b, &in);
+	assert_int_equal(wire_failed_set_decode(buf, b.off, 1u << 20, &out), COLL_OK);
+	wbuf_init(&b, buf, sizeof buf);
+	wbuf_put_u32(&b, (uint32_t)COLL_ERANKDEAD);
+	wbuf_put_u32(&b, 0);
+	wbuf_put_u16(&b, 1);
+	wbuf_put_bytes(&b, "x", 1);
+	wbuf_put_u32(&b, WIRE_SET_MAX_RANGES + 1);
+	for (uint32_t i = 0; i <= WIRE_SET_MAX_RANGES && b.off + 8 <= sizeof buf; i++) {
+		wbuf_put_u32(&b, 2 * i);
+		wbuf_put_u32(&b, 1);
+	}
+	assert_int_equal(wire_failed_set_decode(buf, b.off, 1u << 20, &out), COLL_EPROTO);
 }
 
 /* Address book */
@@ -820,6 +895,7 @@ main(void)
 		cmocka_unit_test(test_auth_lengths),
 		cmocka_unit_test(test_auth_hello_role),
 		cmocka_unit_test(test_mux_decode),
+		cmocka_unit_test(test_failed_set),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -18,7 +18,7 @@
 
 #define WIRE_MAGIC 0x4c4c4f43u		/* "COLL" */
 #define WIRE_DATA_MAGIC 0x54414443u	/* "CDAT" */
-#define WIRE_VERSION 7	/* 7: relays keep their ranks alive; 6: root relays (MUX frames) */
+#define WIRE_VERSION 8	/* 8: FAILED_SET; 7: relays keep their ranks alive; 6: root relays */
 #define WIRE_HDR_LEN 12
 #define WIRE_DATA_HDR_LEN 24
 #define WIRE_MAX_PAYLOAD (16u << 20)
@@ -49,6 +49,7 @@ enum wire_type {
 	WIRE_FETCH,		/* block leader -> another root: your block's book, once complete */
 	WIRE_MUX,		/* root relay <-> root: one rank's frame on channel ch */
 	WIRE_MUX_END,		/* root relay <-> root: channel ch is closed */
+	WIRE_FAILED_SET,	/* root -> rank: several ranks failed at once */
 	WIRE_TYPE_MAX
 };
 
@@ -127,6 +128,21 @@ struct wire_note {
 	char msg[WIRE_MSG_LEN + 1];
 };
 
+/*
+ * FAILED_SET: a note (its rank the first that failed) | u32 n | n ranges
+ * (u32 first, u32 count), ascending and apart. When a relay is lost, its
+ * whole subtree is: one notice per survivor naming them all, where a notice
+ * per death to every survivor made dead x live frames (10^8 at 80,000 ranks).
+ */
+#define WIRE_SET_MAX_RANGES 4096
+
+struct wire_failed_set {
+	struct wire_note note;
+	uint32_t n;
+	uint32_t first[WIRE_SET_MAX_RANGES];
+	uint32_t count[WIRE_SET_MAX_RANGES];
+};
+
 struct wire_data_hdr {
 	uint8_t kind;
 	uint8_t tag;
@@ -176,6 +192,10 @@ int wire_mux_decode(const uint8_t *p, uint32_t len, struct wire_mux *m);
 int wire_mux_end_decode(const uint8_t *p, uint32_t len, uint32_t *ch, uint32_t *silent_ms);
 void wire_note_encode(struct wbuf *b, const struct wire_note *n);
 int wire_note_decode(const uint8_t *p, size_t len, struct wire_note *n);
+void wire_failed_set_encode(struct wbuf *b, const struct wire_failed_set *f);
+/* Ranges past nranks, empty, overlapping or out of order are refused. */
+int wire_failed_set_decode(const uint8_t *p, size_t len, uint32_t nranks,
+    struct wire_failed_set *f);
 void wire_join_encode(struct wbuf *b, const struct wire_join *j);
 int wire_join_decode(const uint8_t *p, size_t len, struct wire_join *j);
 /*
