@@ -35,6 +35,14 @@ struct root_link {
 	int dead;
 	struct linkka ka;
 	char where[NET_ADDRSTR_LEN];
+	/*
+	 * MUX_ENDs read in a row for one communicator and one reason: a relay
+	 * below gave up a whole relay under it, a channel each. They die together
+	 * (root_members_dead: one notice per survivor), before any other frame.
+	 */
+	struct root_group *end_g;
+	uint32_t end_silent;
+	int *end_ranks, nend, end_cap;
 	struct root_link *next;
 };
 
@@ -126,6 +134,25 @@ root_link_member(struct root_link *lk, uint32_t ch)
 	return rc;
 }
 
+/* The MUX_ENDs gathered: their ranks die, together. */
+static void
+root_link_ends(struct root *root, struct root_link *lk)
+{
+	char msg[256];
+
+	if (lk->nend == 0)
+		return;
+	if (lk->end_silent > 0)
+		snprintf(msg, sizeof msg, "stopped answering: it, or a relay on its way, sent "
+		    "no keep-alive for %" PRIu32 " ms, said the relay at %s", lk->end_silent,
+		    lk->where);
+	else
+		snprintf(msg, sizeof msg, "died or lost its connection");
+	root_members_dead(root, lk->end_g, lk->end_ranks, lk->nend, msg);
+	lk->nend = 0;
+	lk->end_g = NULL;
+}
+
 /* One frame of the relay's: 0 when it is not one of ours (the relay is then dropped). */
 static int
 root_link_frame(struct root *root, struct root_link *lk, const struct wire_hdr *h,
@@ -135,7 +162,6 @@ root_link_frame(struct root *root, struct root_link *lk, const struct wire_hdr *
 	struct wire_hdr ih;
 	struct wire_mux m;
 	uint32_t ch, silent;
-	char msg[256];
 
 	if (h->type == WIRE_PING)
 		return 1;
@@ -144,15 +170,19 @@ root_link_frame(struct root *root, struct root_link *lk, const struct wire_hdr *
 			return 0;
 		if ((rc = root_link_member(lk, ch)) == NULL)
 			return 1;
-		if (silent > 0)
-			snprintf(msg, sizeof msg, "stopped answering: it, or a relay on its way, sent "
-			    "no keep-alive for %" PRIu32 " ms, said the relay at %s", silent,
-			    lk->where);
-		else
-			snprintf(msg, sizeof msg, "died or lost its connection");
-		root_member_dead(root, rc->g, rc->rank, msg);
+		if (lk->nend > 0 && (lk->end_g != rc->g || lk->end_silent != silent))
+			root_link_ends(root, lk);
+		if (lk->nend == lk->end_cap) {
+			lk->end_cap = lk->end_cap ? lk->end_cap * 2 : 16;
+			lk->end_ranks = xreallocarray(lk->end_ranks, (size_t)lk->end_cap,
+			    sizeof *lk->end_ranks);
+		}
+		lk->end_g = rc->g;
+		lk->end_silent = silent;
+		lk->end_ranks[lk->nend++] = rc->rank;
 		return 1;
 	}
+	root_link_ends(root, lk);
 	if (h->type != WIRE_MUX || wire_mux_decode(p, h->len, &m) != COLL_OK ||
 	    m.ch >= ROOT_LINK_MAX_CH)
 		return 0;
@@ -231,6 +261,7 @@ root_link_lost(struct root *root, struct root_link *lk, const char *why, int clo
 	close(lk->w.fd);
 	wconn_free(&lk->w);
 	free(lk->ch);
+	free(lk->end_ranks);
 	free(lk);
 }
 
@@ -266,6 +297,7 @@ root_link_read(struct root *root, struct root_link *lk, short revents, int r)
 	while ((k = wconn_next(&lk->w, &h, &p)) == COLL_OK)
 		if (!root_link_frame(root, lk, &h, p))
 			break;
+	root_link_ends(root, lk);
 	if (k == COLL_OK || (k != COLL_EINPROGRESS))
 		root_link_lost(root, lk, "sent bytes that are not a relay's frames", 0);
 	else if (r != COLL_OK)
