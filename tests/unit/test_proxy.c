@@ -92,7 +92,16 @@ root_child(int n, struct coll_uid *uid)
 	return pid;
 }
 
-/* A relay in a child process to upstream; *at gets where it listens. */
+static volatile sig_atomic_t relay_term;
+
+static void
+relay_on_term(int sig)
+{
+	(void)sig;
+	relay_term = 1;
+}
+
+/* A relay in a child process to upstream; *at gets where it listens. SIGTERM: proxy_stop. */
 static pid_t
 relay_child(const struct coll_uid *uid, const struct net_addr *upstream, struct net_addr *at)
 {
@@ -107,12 +116,15 @@ relay_child(const struct coll_uid *uid, const struct net_addr *upstream, struct 
 		char err[COLL_ERR_LEN];
 
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		signal(SIGTERM, relay_on_term);
 		if (net_addr_parse(at, "127.0.0.1", 0) != COLL_OK ||
 		    proxy_start(&p, uid, upstream, at, 5000, err, sizeof err) != COLL_OK ||
 		    write(fds[1], at, sizeof *at) != (ssize_t)sizeof *at)
 			_exit(1);
-		for (;;)
-			pause_ms(100);
+		while (!relay_term)
+			pause_ms(10);
+		proxy_stop(p);
+		_exit(0);
 	}
 	close(fds[1]);
 	assert_int_equal(read(fds[0], at, sizeof *at), (ssize_t)sizeof *at);
@@ -404,6 +416,48 @@ test_proxy_lost(void **state)
 }
 
 /*
+ * Relay A stops (proxy_stop) as its ranks leave: it was held stopped while
+ * they said BYE and exited, so their BYEs wait in its sockets when the stop
+ * comes. It passes them up before their channels end: they left, and nobody
+ * is declared dead; the relay exits on its own.
+ */
+static void
+test_proxy_stop(void **state)
+{
+	struct coll_uid uid;
+	struct net_addr a;
+	pid_t root, ra, rk[3];
+	int st;
+
+	(void)state;
+	root = root_child(3, &uid);
+	ra = relay_child(&uid, &uid.root, &a);
+	rk[0] = rank_child(&uid, 0, 3, NULL, SC_LEAVE);
+	rk[1] = rank_child(&uid, 1, 3, &a, SC_LEAVE);
+	rk[2] = rank_child(&uid, 2, 3, &a, SC_LEAVE);
+	for (int i = 0; i < 3; i++)
+		assert_true(wait_for(&s->ready[i], 1));
+	assert_true(wait_for(&s->joined, 3));
+	kill(ra, SIGSTOP);
+	s->go = 1;
+	for (int i = 1; i < 3; i++) {
+		assert_true(wait_for(&s->done[i], 1));
+		assert_int_equal(waitpid(rk[i], &st, 0), rk[i]);
+		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	kill(ra, SIGTERM);
+	kill(ra, SIGCONT);
+	assert_int_equal(waitpid(ra, &st, 0), ra);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		fail_msg("the relay did not stop cleanly (status %#x)", st);
+	assert_true(wait_for(&s->done[0], 1));
+	assert_int_equal(waitpid(rk[0], &st, 0), rk[0]);
+	pause_ms(200);
+	assert_int_equal(s->first_dead, -1);
+	reap((pid_t[]){ root }, 1);
+}
+
+/*
  * Keep-alives every 100 ms, dead after 3 s of silence (a loaded machine
  * under ASan stalls for a second at times): the ranks forked next inherit them.
  */
@@ -587,6 +641,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_proxy_nested, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_proxy_shrink, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_proxy_lost, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_proxy_stop, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_proxy_silent_rank, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_proxy_silent_relay, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_proxy_silent_root, setup, teardown),
