@@ -87,12 +87,16 @@ const struct envvar envvar_table[] = {
 	    "running job (job id, launcher, hosts, pids), removed when the job ends.", ENV_FRONT },
 	{ "COLL_RD_MAX_BYTES", "32768", "The largest all-reduce, in bytes, done by recursive "
 	    "doubling; larger ones use the pipelined ring, except up to 256 KiB where the ring's "
-	    "blocks (bytes / ranks) would be at most 16 KiB, which also go by doubling.",
-	    ENV_CORE },
+	    "blocks (bytes / ranks) would be at most 16 KiB, which go by halving (Rabenseifner's "
+	    "reduce-scatter and all-gather).", ENV_CORE },
+	{ "COLL_ALLREDUCE_ALGO", NULL, "ring, doubling or halving: every all-reduce over TCP "
+	    "by that algorithm, whatever its size (to compare; every rank must set the same). "
+	    "Unset: chosen by size and ranks.", ENV_CORE },
 	{ "COLL_NTHREADS", NULL, "Threads that drive a large op's connections to a peer, "
 	    "1 to 16. Unset: chosen from the speed of the link the rank talks on (1 up to "
-	    "10 Gb/s, 2 from 10 Gb/s, 4 from 100 Gb/s, 8 on loopback), never more than half "
-	    "of this rank's share of the cores (the cores over COLL_LOCAL_SIZE). With "
+	    "10 Gb/s, 2 from 10 Gb/s, 4 from 100 Gb/s, 8 on loopback), never more than "
+	    "this rank's share of the cores (the cores over COLL_LOCAL_SIZE) where that is 4 "
+	    "or more, else half of it. With "
 	    "COLL_NSOCKS it sets the lanes: connections per pair of ranks, each carrying its "
 	    "own slice of a large all-reduce, reduce-scatter, all-gather, broadcast or reduce, "
 	    "as NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD. "
@@ -101,7 +105,7 @@ const struct envvar envvar_table[] = {
 	    "name.", ENV_CORE },
 	{ "COLL_NSOCKS", NULL, "Connections per peer each of those threads drives, 1 to 16. "
 	    "Unset: 2 from 25 Gb/s, else 1.", ENV_CORE },
-	{ "COLL_LANE_MIN_BYTES", "262144", "The smallest slice, in bytes, worth a lane of its "
+	{ "COLL_LANE_MIN_BYTES", "65536", "The smallest slice, in bytes, worth a lane of its "
 	    "own: an op of fewer than 2 x this many bytes runs on one connection, as small ops "
 	    "gain nothing from more. Ranks that set it differently use the largest any sets.",
 	    ENV_CORE },
@@ -120,7 +124,7 @@ const struct envvar envvar_table[] = {
 	    "a count in 4096..2^30 sets it on every one (the kernel caps it at "
 	    "net.core.wmem_max). Any other value stops the rank's init with its name.",
 	    ENV_CORE },
-	{ "COLL_SPIN", "20", "How many times a transfer with nothing to move yields the CPU "
+	{ "COLL_SPIN", "20 or 2000", "How many times a transfer with nothing to move yields the CPU "
 	    "before it sleeps in poll(2); 0 sleeps at once, which saves CPU and costs latency. "
 	    "Unset: 2000 where the host has 8 cores or more and 4 or more per rank on it "
 	    "(COLL_LOCAL_SIZE), else 20.",

@@ -10,8 +10,9 @@
 
 #include "coll.h"
 
+/* halve: Rabenseifner's (reduce-scatter by halving, all-gather by doubling). */
 int rd_allreduce(struct comm *c, const void *sendbuf, void *recvbuf, size_t count,
-    enum dtype dt, enum redop op);
+    enum dtype dt, enum redop op, int halve);
 int tree_broadcast(struct comm *c, void *buf, size_t bytes, int root);
 int tree_broadcast_chain(struct comm *c, void *buf, size_t bytes, int root);
 int tree_reduce_chain(struct comm *c, const void *sendbuf, void *recvbuf, size_t count,

@@ -30,27 +30,51 @@ coll_rd_max(void)
 	return (size_t)atomic_load(&max);
 }
 
+/* COLL_ALLREDUCE_ALGO: ring, doubling or halving for every size (every rank alike), else 0. */
+static int
+coll_ar_forced(void)
+{
+	static _Atomic int forced = -1;
+	const char *e;
+
+	if (atomic_load(&forced) < 0) {
+		e = getenv("COLL_ALLREDUCE_ALGO");
+		atomic_store(&forced, e == NULL ? 0 : strcmp(e, "ring") == 0 ? COLL_AR_RING :
+		    strcmp(e, "doubling") == 0 ? COLL_AR_DOUBLING : strcmp(e, "halving") == 0 ?
+		    COLL_AR_HALVING : 0);
+	}
+	return atomic_load(&forced);
+}
+
 /*
  * Recursive doubling takes log2(n) steps of the whole vector, the ring 2(n-1)
- * steps of a 1/n block. Up to COLL_RD_MAX_BYTES, or where the ring's blocks
- * would be at most RD_BLOCK_MAX (and the vector at most RD_SMALL_BLOCKS_MAX,
- * so that doubling's extra bytes stay small), the ring pays more in steps
- * than it saves in bytes: 4 ranks at 64 KiB took 88 us by doubling against
- * 100 by the ring, 8 ranks at 64 KiB 136 against 258, at 128 KiB 258 against
- * 350 (32 cores, loopback); 2 ranks at 64 KiB and 4 at 128 KiB, whose blocks
- * are larger, stay on the ring, which was as fast or faster there. Measured
- * on one host: across hosts, several ranks of a host doubling at once share
- * its NIC, which may move the balance; COLL_RD_MAX_BYTES stays a plain bound.
+ * steps of a 1/n block, halving 2 log2(n) steps moving the ring's bytes. Up
+ * to COLL_RD_MAX_BYTES doubling's few steps win. Above, where the ring's
+ * blocks would be at most RD_BLOCK_MAX (and the vector at most
+ * RD_SMALL_BLOCKS_MAX), the ring pays more in steps than it saves in bytes
+ * and halving goes: doubling had beaten the ring there (4 ranks at 64 KiB 88
+ * us against 100, 8 ranks at 64 KiB 136 against 258, at 128 KiB 258 against
+ * 350; 32 cores, loopback), and Open MPI's halving beat doubling (8 ranks at
+ * 64 KiB 103 us against 157, 4 x H100 machine). 2 ranks at 64 KiB and 4 at
+ * 128 KiB, whose blocks are larger, stay on the ring. Measured on one host:
+ * across hosts, several ranks of a host at once share its NIC, which may
+ * move the balance.
  */
 #define RD_BLOCK_MAX (16u << 10)
 #define RD_SMALL_BLOCKS_MAX (256u << 10)
 
 int
-coll_allreduce_uses_rd(size_t bytes, int nranks)
+coll_allreduce_algo(size_t bytes, int nranks)
 {
+	int forced = coll_ar_forced();
+
+	if (forced != 0)
+		return forced;
 	if (bytes <= coll_rd_max())
-		return 1;
-	return nranks > 0 && bytes <= RD_SMALL_BLOCKS_MAX && bytes / (size_t)nranks <= RD_BLOCK_MAX;
+		return COLL_AR_DOUBLING;
+	if (nranks > 0 && bytes <= RD_SMALL_BLOCKS_MAX && bytes / (size_t)nranks <= RD_BLOCK_MAX)
+		return COLL_AR_HALVING;
+	return COLL_AR_RING;
 }
 
 static int
@@ -193,9 +217,14 @@ coll_run_allreduce(struct comm *c, void *arg)
 			memcpy(a->rbuf, a->sbuf, bytes);
 		return COLL_OK;
 	}
-	if (coll_allreduce_uses_rd(bytes, c->nranks))
-		return rd_allreduce(c, a->sbuf, a->rbuf, a->count, a->dt, a->op);
-	return ring_allreduce(c, a->sbuf, a->rbuf, a->count, a->dt, a->op);
+	switch (coll_allreduce_algo(bytes, c->nranks)) {
+	case COLL_AR_DOUBLING:
+		return rd_allreduce(c, a->sbuf, a->rbuf, a->count, a->dt, a->op, 0);
+	case COLL_AR_HALVING:
+		return rd_allreduce(c, a->sbuf, a->rbuf, a->count, a->dt, a->op, 1);
+	default:
+		return ring_allreduce(c, a->sbuf, a->rbuf, a->count, a->dt, a->op);
+	}
 }
 
 /*
@@ -315,7 +344,7 @@ coll_run_reduce(struct comm *c, void *arg)
 		return tree_reduce_chain(c, a->sbuf, a->rbuf, a->count, a->dt, a->op, a->root);
 	/* Small: everyone computes it in log2(n) rounds, the root keeps it. */
 	tmp = c->rank == a->root ? a->rbuf : malloc(bytes ? bytes : 1);
-	rc = tmp ? rd_allreduce(c, a->sbuf, tmp, a->count, a->dt, a->op) : COLL_ENOMEM;
+	rc = tmp ? rd_allreduce(c, a->sbuf, tmp, a->count, a->dt, a->op, 0) : COLL_ENOMEM;
 	if (tmp != a->rbuf)
 		free(tmp);
 	return rc;
@@ -483,7 +512,7 @@ coll_run_barrier(struct comm *c, void *arg)
 	uint8_t token = 0;
 
 	(void)arg;
-	return c->nranks > 1 ? rd_allreduce(c, &token, &token, 1, DT_UINT8, OP_MAX) : COLL_OK;
+	return c->nranks > 1 ? rd_allreduce(c, &token, &token, 1, DT_UINT8, OP_MAX, 0) : COLL_OK;
 }
 
 int

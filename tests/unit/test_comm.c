@@ -755,26 +755,28 @@ rank_rd_or_ring(struct world *w, struct comm *c, int rank)
 }
 
 /*
- * Recursive doubling where the ring's blocks would be small: the rule's
- * table, then 4 ranks, whose 64 KiB all-reduce goes by doubling (two steps
- * of the whole vector: 128 KiB in) and 128 KiB by the ring (6 blocks of 32
- * KiB: 192 KiB in); 8 ranks double both (three steps each); 5 ranks (no
- * power of two) double 64 KiB; every sum right.
+ * Halving where the ring's blocks would be small: the rule's table, then 4
+ * ranks, whose 64 KiB all-reduce goes by halving (a reduce-scatter in 32 and
+ * 16 KiB, an all-gather in 16 and 32: 96 KiB in, where doubling took 128)
+ * and 128 KiB by the ring (6 blocks of 32 KiB: 192 KiB in); 8 ranks halve
+ * both (7/4 of the vector in: 112 and 224 KiB); 5 ranks (no power of two)
+ * fold a pair and halve 64 KiB; every sum right.
  */
 static void
 test_allreduce_rd_or_ring(void **state)
 {
-	static const struct { size_t bytes; int n, rd; } rule[] = {
-		{ 8, 2, 1 }, { 32 << 10, 64, 1 }, { 64 << 10, 2, 0 }, { 64 << 10, 4, 1 },
-		{ 128 << 10, 4, 0 }, { 128 << 10, 8, 1 }, { 256 << 10, 8, 0 },
-		{ 256 << 10, 64, 1 }, { 512 << 10, 1024, 0 }, { 8 << 20, 1 << 20, 0 },
+	enum { R = COLL_AR_RING, D = COLL_AR_DOUBLING, H = COLL_AR_HALVING };
+	static const struct { size_t bytes; int n, algo; } rule[] = {
+		{ 8, 2, D }, { 32 << 10, 64, D }, { 64 << 10, 2, R }, { 64 << 10, 4, H },
+		{ 128 << 10, 4, R }, { 128 << 10, 8, H }, { 256 << 10, 8, R },
+		{ 256 << 10, 64, H }, { 512 << 10, 1024, R }, { 8 << 20, 1 << 20, R },
 	};
 	static const int worlds[] = { 4, 5, 8 };
 	uint64_t got[2 * 8];
 
 	(void)state;
 	for (size_t i = 0; i < sizeof rule / sizeof rule[0]; i++)
-		assert_int_equal(coll_allreduce_uses_rd(rule[i].bytes, rule[i].n), rule[i].rd);
+		assert_int_equal(coll_allreduce_algo(rule[i].bytes, rule[i].n), rule[i].algo);
 	for (size_t k = 0; k < sizeof worlds / sizeof worlds[0]; k++) {
 		struct world w = { 0 };
 		int n = worlds[k];
@@ -784,12 +786,12 @@ test_allreduce_rd_or_ring(void **state)
 		world_run(&w, n, rank_rd_or_ring, 10000);
 		check_world(&w);
 		for (int r = 0; n == 4 && r < n; r++) {
-			assert_int_equal(got[r * 2], 2 * (64 << 10));
+			assert_int_equal(got[r * 2], 96 << 10);
 			assert_int_equal(got[r * 2 + 1], 6 * (32 << 10));
 		}
 		for (int r = 0; n == 8 && r < n; r++) {
-			assert_int_equal(got[r * 2], 3 * (64 << 10));
-			assert_int_equal(got[r * 2 + 1], 3 * (128 << 10));
+			assert_int_equal(got[r * 2], 112 << 10);
+			assert_int_equal(got[r * 2 + 1], 224 << 10);
 		}
 	}
 }

@@ -5,10 +5,10 @@
  * sendbuf == recvbuf, except for reduce-scatter (recvbuf = sendbuf + rank *
  * recvcount) and all-gather (sendbuf = recvbuf + rank * sendcount), as in NCCL.
  *
- * Algorithms: all-reduce uses recursive doubling up to COLL_RD_MAX_BYTES (and
- * up to 256 KiB where the ring's blocks would be at most 16 KiB, see
- * coll_allreduce_uses_rd) and a chunked, pipelined ring (reduce-scatter then
- * all-gather) above; broadcast a binomial tree for small and a pipelined
+ * Algorithms: all-reduce uses recursive doubling up to COLL_RD_MAX_BYTES,
+ * Rabenseifner's halving up to 256 KiB where the ring's blocks would be at
+ * most 16 KiB (see coll_allreduce_algo), and a chunked, pipelined ring
+ * (reduce-scatter then all-gather) above; broadcast a binomial tree for small and a pipelined
  * chain for large messages; reduce a pipelined chain; all-gather and
  * reduce-scatter the ring.
  */
@@ -33,8 +33,9 @@ struct coll_blobs {
 	size_t *len;
 };
 
-/* Whether an all-reduce of bytes over nranks runs by recursive doubling (else the ring). */
-int coll_allreduce_uses_rd(size_t bytes, int nranks);
+enum { COLL_AR_RING = 1, COLL_AR_DOUBLING, COLL_AR_HALVING };
+/* How an all-reduce of bytes over nranks runs: COLL_AR_*. */
+int coll_allreduce_algo(size_t bytes, int nranks);
 int coll_allreduce(struct comm *c, const void *sendbuf, void *recvbuf, size_t count,
     enum dtype dt, enum redop op);
 int coll_broadcast(struct comm *c, const void *sendbuf, void *recvbuf, size_t count,
