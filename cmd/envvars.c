@@ -87,16 +87,15 @@ const struct envvar envvar_table[] = {
 	    "running job (job id, launcher, hosts, pids), removed when the job ends.", ENV_FRONT },
 	{ "COLL_RD_MAX_BYTES", "32768", "The largest all-reduce, in bytes, done by recursive "
 	    "doubling; larger ones use the pipelined ring, except up to 256 KiB where the ring's "
-	    "blocks (bytes / ranks) would be at most 16 KiB, which go by halving (Rabenseifner's "
+	    "blocks (bytes / ranks) would be at most 32 KiB, which go by halving (Rabenseifner's "
 	    "reduce-scatter and all-gather).", ENV_CORE },
 	{ "COLL_ALLREDUCE_ALGO", NULL, "ring, doubling or halving: every all-reduce over TCP "
 	    "by that algorithm, whatever its size (to compare; every rank must set the same). "
 	    "Unset: chosen by size and ranks.", ENV_CORE },
 	{ "COLL_NTHREADS", NULL, "Threads that drive a large op's connections to a peer, "
 	    "1 to 16. Unset: chosen from the speed of the link the rank talks on (1 up to "
-	    "10 Gb/s, 2 from 10 Gb/s, 4 from 100 Gb/s, 8 on loopback), never more than "
-	    "this rank's share of the cores (the cores over COLL_LOCAL_SIZE) where that is 4 "
-	    "or more, else half of it. With "
+	    "10 Gb/s, 2 from 10 Gb/s, 4 from 100 Gb/s, 8 on loopback), never more than half "
+	    "of this rank's share of the cores (the cores over COLL_LOCAL_SIZE). With "
 	    "COLL_NSOCKS it sets the lanes: connections per pair of ranks, each carrying its "
 	    "own slice of a large all-reduce, reduce-scatter, all-gather, broadcast or reduce, "
 	    "as NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD. "

@@ -51,16 +51,15 @@ coll_ar_forced(void)
  * steps of a 1/n block, halving 2 log2(n) steps moving the ring's bytes. Up
  * to COLL_RD_MAX_BYTES doubling's few steps win. Above, where the ring's
  * blocks would be at most RD_BLOCK_MAX (and the vector at most
- * RD_SMALL_BLOCKS_MAX), the ring pays more in steps than it saves in bytes
- * and halving goes: doubling had beaten the ring there (4 ranks at 64 KiB 88
- * us against 100, 8 ranks at 64 KiB 136 against 258, at 128 KiB 258 against
- * 350; 32 cores, loopback), and Open MPI's halving beat doubling (8 ranks at
- * 64 KiB 103 us against 157, 4 x H100 machine). 2 ranks at 64 KiB and 4 at
- * 128 KiB, whose blocks are larger, stay on the ring. Measured on one host:
- * across hosts, several ranks of a host at once share its NIC, which may
- * move the balance.
+ * RD_SMALL_BLOCKS_MAX), the ring pays more in steps than it saves in bytes,
+ * and halving moves less than doubling. Measured on 64 cores, loopback,
+ * medians of 3, us (doubling / halving / ring): 4 ranks at 64 KiB 98 / 79 /
+ * 101, at 128 KiB 185 / 135 / 139; 8 ranks at 64 KiB 180 / 108 / 230, at
+ * 128 KiB 329 / 178 / 241, at 256 KiB 677 / 326 / 445. Measured on one
+ * host: across hosts, several ranks of a host at once share its NIC, which
+ * may move the balance.
  */
-#define RD_BLOCK_MAX (16u << 10)
+#define RD_BLOCK_MAX (32u << 10)
 #define RD_SMALL_BLOCKS_MAX (256u << 10)
 
 int

@@ -122,17 +122,18 @@ lanes_speed(const char *ifname)
  * one core to spare, 25-100 GbE and faster need more streams and cores.
  * Loopback's rate is memory's: more threads help where there are cores
  * (measured on 32 cores, 2 ranks: 1.7 GB/s busbw with one, 8.5 with 8).
- * Ranks share the host: never more threads than a rank's share of the
- * cores (COLL_LOCAL_SIZE ranks on this host) where that is 4 or more, else
- * half of it: on 32 cores 8 ranks at 1-4 MiB ran 1.5-1.8x faster with 8
- * threads than with the 2 that half their share gave; on the 2-core test
- * machine a rank keeps one.
+ * Ranks share the host: never more threads than half of a rank's share of
+ * the cores (COLL_LOCAL_SIZE ranks on this host). On 32 cores 8 ranks at
+ * 1-4 MiB ran 1.5-1.8x faster with 8 threads each than with the 2 this
+ * gives, but on 64 cores 8 ranks with 8 threads each (their whole share)
+ * ran 256 KiB-4 MiB 2.3-12x slower than with 4: the threads left no core
+ * for the kernel's loopback work.
  */
 /* Threads within a rank's share of the cores (see lanes_auto). */
 static int
 lanes_cap(int threads, long share)
 {
-	long most = share >= 4 ? share : share / 2;
+	long most = share / 2;
 
 	return threads > most ? (most > 1 ? (int)most : 1) : threads;
 }
