@@ -137,7 +137,7 @@ root_fold_missing(struct root_group *g, char *buf, size_t len)
  * try to leave: the loop cannot wait for a rank that will not read.
  */
 static void
-root_member_end(struct root *root, struct root_group *g, int rank, int state)
+root_member_close(struct root *root, struct root_group *g, int rank, int state)
 {
 	struct root_member *m = &g->m[rank];
 
@@ -148,6 +148,13 @@ root_member_end(struct root *root, struct root_group *g, int rank, int state)
 	}
 	m->state = state;
 	g->live--;
+}
+
+/* Closed, and the coordination (a retry, a shrink or split waiting) hears of it. */
+static void
+root_member_end(struct root *root, struct root_group *g, int rank, int state)
+{
+	root_member_close(root, g, rank, state);
 	root_coord_member_gone(root, g, rank);
 }
 
@@ -166,9 +173,16 @@ root_fail_all(struct root *root, struct root_group *g, int code, const char *msg
 static void root_doom_children(struct root *root, struct root_group *g, int rank,
     const char *msg);
 
-/* The rank's notice to the others as it was sent, or NULL to send it to each. */
+/*
+ * A member died: recorded, its notice sent to each other joined rank
+ * (notify; else the caller sent one for several) and its connection closed.
+ * The coordination hears of it in root_member_dead_tell, after, so that a
+ * retry refused because of it reaches every rank after the verdict, which
+ * names the rank with its pid, and so that ranks dying together are all
+ * dead before a shrink or split waiting on them is decided.
+ */
 static void
-root_member_dead_as(struct root *root, struct root_group *g, int rank, const char *why,
+root_member_dead_mark(struct root *root, struct root_group *g, int rank, const char *why,
     int notify)
 {
 	struct root_member *m = &g->m[rank];
@@ -185,16 +199,11 @@ root_member_dead_as(struct root *root, struct root_group *g, int rank, const cha
 		snprintf(g->doomed, sizeof g->doomed, "%s", msg);
 		root_fetch_fail(root, g, COLL_ERANKDEAD, msg);
 	}
-	/*
-	 * The notice goes out before the coordination hears of the death (in
-	 * root_member_end): a retry it refuses because of it then reaches every
-	 * rank after the verdict, which names the rank with its pid.
-	 */
 	for (int i = 0; notify && i < g->nranks; i++)
 		if (i != rank && g->m[i].state == RM_JOINED)
 			root_send_note(g->m[i].conn, WIRE_FAILED, COLL_ERANKDEAD,
 			    (int)g->base + rank, msg);
-	root_member_end(root, g, rank, RM_DEAD);
+	root_member_close(root, g, rank, RM_DEAD);
 	m->dead_msg = xstrdup(msg);
 	if (g == root->first) {
 		/* Leaders who come later hear the deaths in the order they happened. */
@@ -202,14 +211,21 @@ root_member_dead_as(struct root *root, struct root_group *g, int rank, const cha
 		    sizeof *root->dead_order);
 		root->dead_order[root->ndead++] = rank;
 	}
-	root_doom_children(root, g, rank, msg);
-	root_watch_notify(root, g, rank, msg);
+}
+
+static void
+root_member_dead_tell(struct root *root, struct root_group *g, int rank)
+{
+	root_coord_member_gone(root, g, rank);
+	root_doom_children(root, g, rank, g->m[rank].dead_msg);
+	root_watch_notify(root, g, rank, g->m[rank].dead_msg);
 }
 
 void
 root_member_dead(struct root *root, struct root_group *g, int rank, const char *why)
 {
-	root_member_dead_as(root, g, rank, why, 1);
+	root_member_dead_mark(root, g, rank, why, 1);
+	root_member_dead_tell(root, g, rank);
 }
 
 static int
@@ -273,10 +289,12 @@ root_members_dead(struct root *root, struct root_group *g, int *ranks, int n, co
 	snprintf(msg, sizeof msg, "rank %d (host %s, pid %u) and %d more %s%s",
 	    (int)g->base + ranks[0], g->m[ranks[0]].e.host, g->m[ranks[0]].e.pid, k - 1, why,
 	    g->started ? "" : " before the job started");
-	/* Before the coordination hears of them, as for one death. */
+	/* Before the coordination hears of them, as for one death; and all of them first. */
 	root_send_failed_set(g, ranks, k, msg);
 	for (int i = 0; i < k; i++)
-		root_member_dead_as(root, g, ranks[i], why, 0);
+		root_member_dead_mark(root, g, ranks[i], why, 0);
+	for (int i = 0; i < k; i++)
+		root_member_dead_tell(root, g, ranks[i]);
 }
 
 /*

@@ -308,7 +308,8 @@ eng_same_settings(struct cuda_eng *g, char *who, size_t len)
 	free(all);
 	if (odd >= 0) {
 		snprintf(who, len, "rank %d (%s) has other COLL_CUDA_* settings than rank 0: set "
-		    "COLL_CUDA_P2P, _BLOCKS, _THREADS, _SYNC, _COPY and _CHUNK alike on every rank",
+		    "COLL_CUDA_P2P, _BLOCKS, _THREADS, _SYNC, _COPY, _CHUNK and _ROOTED alike on "
+		    "every rank",
 		    odd, comm_host(g->c, odd));
 		return COLL_EINVAL;
 	}

@@ -76,12 +76,20 @@ ipc_load(struct cuda_eng *g)
 	g->max_blocks = ipc_env("COLL_CUDA_BLOCKS", 64, 1, CK_MAXBLOCKS);
 	g->host_sync = getenv("COLL_CUDA_SYNC") != NULL && strcmp(getenv("COLL_CUDA_SYNC"),
 	    "comm") == 0;
-	if ((e = getenv("COLL_CUDA_COPY")) != NULL)
+	if ((e = getenv("COLL_CUDA_COPY")) != NULL && *e != '\0') {
+		if (strcmp(e, "push") != 0 && strcmp(e, "pull") != 0 && strcmp(e, "auto") != 0)
+			return cuda__fail(g, COLL_EINVAL, "COLL_CUDA_COPY=%.32s: use push, pull "
+			    "or auto", e);
 		g->copy = strcmp(e, "push") == 0 ? CUDA_COPY_PUSH : strcmp(e, "pull") == 0 ?
 		    CUDA_COPY_PULL : CUDA_COPY_AUTO;
-	if ((e = getenv("COLL_CUDA_ROOTED")) != NULL)
+	}
+	if ((e = getenv("COLL_CUDA_ROOTED")) != NULL && *e != '\0') {
+		if (strcmp(e, "spread") != 0 && strcmp(e, "direct") != 0 && strcmp(e, "auto") != 0)
+			return cuda__fail(g, COLL_EINVAL, "COLL_CUDA_ROOTED=%.32s: use spread, "
+			    "direct or auto", e);
 		g->rooted = strcmp(e, "spread") == 0 ? CUDA_ROOTED_SPREAD :
 		    strcmp(e, "direct") == 0 ? CUDA_ROOTED_DIRECT : CUDA_ROOTED_AUTO;
+	}
 	return COLL_OK;
 }
 
@@ -414,6 +422,7 @@ ipc_copy_args(struct cuda_eng *g, enum probe_coll k, const struct cuda_buf *bs,
  * extra barrier (4 x H100, 1 MiB: 26 us read from the root, 36 piped).
  */
 #define IPC_PIPE_MIN ((size_t)4 << 20)
+_Static_assert(CK_MAXPIPE + 2 < CK_STEPS, "a pipeline's barriers must fit in one op's values");
 #define IPC_PIPE_UNIT ((size_t)4 << 20)
 
 static int
