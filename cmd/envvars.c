@@ -125,8 +125,8 @@ const struct envvar envvar_table[] = {
 	    ENV_CORE },
 	{ "COLL_SPIN", "20 or 2000", "How many times a transfer with nothing to move yields the CPU "
 	    "before it sleeps in poll(2); 0 sleeps at once, which saves CPU and costs latency. "
-	    "Unset: 2000 where the host has 8 cores or more and 4 or more per rank on it "
-	    "(COLL_LOCAL_SIZE), else 20.",
+	    "Unset: 2000 where the rank has 4 cores or more of its own (those it is bound to, "
+	    "or the host's over COLL_LOCAL_SIZE), else 20.",
 	    ENV_CORE },
 	{ "COLL_SYSFS_ROOT", "/sys", "Where collcheck's fact readers find sysfs (PCIe links "
 	    "and ACS, RDMA ports, network interfaces, CPUs, NUMA nodes): a fixture tree, for "

@@ -170,8 +170,12 @@ root_link_frame(struct root *root, struct root_link *lk, const struct wire_hdr *
 			return 0;
 		if ((rc = root_link_member(lk, ch)) == NULL)
 			return 1;
-		if (lk->nend > 0 && (lk->end_g != rc->g || lk->end_silent != silent))
+		if (lk->nend > 0 && (lk->end_g != rc->g || lk->end_silent != silent)) {
 			root_link_ends(root, lk);
+			/* Those deaths may have ended this channel too (a doomed child's member). */
+			if ((rc = root_link_member(lk, ch)) == NULL)
+				return 1;
+		}
 		if (lk->nend == lk->end_cap) {
 			lk->end_cap = lk->end_cap ? lk->end_cap * 2 : 16;
 			lk->end_ranks = xreallocarray(lk->end_ranks, (size_t)lk->end_cap,
@@ -366,6 +370,7 @@ root_link_close_all(struct root *root)
 		close(lk->w.fd);
 		wconn_free(&lk->w);
 		free(lk->ch);
+		free(lk->end_ranks);
 		free(lk);
 	}
 	root->nlinks = 0;

@@ -457,19 +457,19 @@ xfer_open(struct xfer_st *t, struct xfer *x, const struct xfer_ctl *ctl, int fir
 }
 
 /*
- * COLL_SPIN, else 20 yields, or 2000 where the rank may run on 8 cores or
- * more and 4 or more for each rank of its host (COLL_LOCAL_SIZE, else
- * torchrun's LOCAL_WORLD_SIZE): there a rank's core is its own, and sleeping
- * in poll costs a wake-up per step, which on a VM of 64 cores held 8 ranks'
- * all-reduces from 256 KiB to 2 MiB to 0.7x the time of spinning longer.
- * Where ranks share cores (the 2-core test machine, a job bound to one core
- * per rank) the yields would only take turns with the peer that must run.
+ * COLL_SPIN, else 20 yields, or 2000 where the rank has 4 cores or more of
+ * its own: the cores it may run on, where a launcher bound each rank to its
+ * share, else the host's over its ranks (COLL_LOCAL_SIZE, else torchrun's
+ * LOCAL_WORLD_SIZE). There sleeping in poll costs a wake-up per step, which
+ * on a VM of 64 cores held 8 ranks' all-reduces from 256 KiB to 2 MiB to
+ * 0.7x the time of spinning longer. Where ranks share cores (the 2-core test
+ * machine) the yields would only take turns with the peer that must run.
  */
 static int
 xfer_spins_default(void)
 {
 	const char *e = getenv("COLL_SPIN"), *l = getenv("COLL_LOCAL_SIZE");
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN), local;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN), local, mine = cpus, share;
 	cpu_set_t set;
 
 	if (e != NULL)
@@ -478,8 +478,10 @@ xfer_spins_default(void)
 		l = getenv("LOCAL_WORLD_SIZE");
 	local = l != NULL && atol(l) > 0 ? atol(l) : 1;
 	if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) < cpus)
-		cpus = CPU_COUNT(&set);
-	return cpus >= 8 && cpus >= 4 * local ? XFER_SPINS_ROOMY : XFER_SPINS_DEFAULT;
+		mine = CPU_COUNT(&set);
+	/* Bound to a share already (the ranks' shares fit the host), or sharing them all. */
+	share = mine * local <= cpus ? mine : mine / local;
+	return share >= 4 ? XFER_SPINS_ROOMY : XFER_SPINS_DEFAULT;
 }
 
 static int

@@ -25,6 +25,23 @@ for t in int8 uint8 int32 uint32 int64 uint64 half bfloat16 float double; do
 	done
 done
 
+# Each algorithm forced (COLL_ALLREDUCE_ALGO) over every size, datatype and op:
+# halving with empty blocks (1 B on 6 ranks), a fold (6 is no power of two)
+# and odd counts; an unknown name stops init with it.
+for a in halving doubling ring; do
+	COLL_ALLREDUCE_ALGO=$a collcheck allreduce -N 6 -b 1 -e 300000 -f 9 -n 1 -w 0 -d all -o all \
+		>"$TMP/algo" 2>"$TMP/err"
+	expect_code 0 $? "COLL_ALLREDUCE_ALGO=$a on 6 ranks"
+	check "$a: every type x op at 5 sizes or more" awk '/^ *[0-9]/ { n[$3 " " $4]++ }
+		END { for (k in n) if (n[k] < 5) bad = 1; exit bad || length(n) != 50 }' "$TMP/algo"
+	check "$a: no wrong element anywhere" \
+		awk '/^ *[0-9]/ { if ($9 != 0 || $13 != 0) bad = 1 } END { exit bad }' "$TMP/algo"
+done
+COLL_ALLREDUCE_ALGO=rabenseifner collcheck allreduce -N 2 -b 8 -e 8 >"$TMP/out" 2>"$TMP/err"
+rc=$?
+check "an unknown COLL_ALLREDUCE_ALGO fails" test "$rc" -ne 0
+check "and is named" grep -q 'COLL_ALLREDUCE_ALGO=rabenseifner: use ring, doubling or halving' "$TMP/err"
+
 # JSON, standalone with local ranks.
 collcheck allreduce -N 3 -b 1K -e 64K -f 4 -n 2 -w 0 -d int32 -o max --json >"$TMP/json" 2>"$TMP/err"
 expect_code 0 $? "standalone -N 3 with --json"
