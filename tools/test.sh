@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/deps.sh
 jobs=$(nproc)
-fuzz_secs=${COLL_FUZZ_SECONDS:-30}
+fuzz_secs=${COLL_FUZZ_SECONDS:-10}
 
 echo "== style: function length"
 tools/check-style.sh

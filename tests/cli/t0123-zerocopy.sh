@@ -14,7 +14,7 @@ for k in allreduce reducescatter allgather broadcast reduce alltoall; do
 	case $k in allgather | broadcast | alltoall) ops="-r 1" ;; *) ops="-o all -r 1" ;; esac
 	# shellcheck disable=SC2086
 	COLL_ZEROCOPY=1 COLL_ZEROCOPY_MIN_BYTES=65536 COLL_DEBUG=TRACE collrun -n 3 --no-label \
-		collcheck $k --engine coll -b 256K -e 4M -f 4 -n 2 -w 1 -d all $ops >"$TMP/$k" 2>"$TMP/$k.err"
+		collcheck $k --engine coll -b 256K -e 1M -f 4 -n 2 -w 1 -d all $ops >"$TMP/$k" 2>"$TMP/$k.err"
 	expect_code 0 $? "$k on 3 ranks with zero-copy forced on, every datatype"
 	check "$k: no wrong element anywhere" awk '/^ *[0-9]/ { n++; if ($9 != 0 || $13 != 0) bad = 1 } END { exit bad || n == 0 }' "$TMP/$k"
 	check "$k: sends went out zero-copy ($(zc_lines "$TMP/$k.err") transfers)" test "$(zc_lines "$TMP/$k.err")" -ge 10
