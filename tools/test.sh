@@ -25,7 +25,7 @@ cmake --build build-asan -j"$jobs" >/dev/null
 
 echo "== fuzz each parser for ${fuzz_secs}s"
 CC=clang cmake -S . -B build-fuzz -DCOLL_FUZZ=ON -DCOLL_TESTS=OFF >/dev/null
-cmake --build build-fuzz -j"$jobs" >/dev/null
+cmake --build build-fuzz -j"$jobs" --target fuzzers >/dev/null
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 for f in build-fuzz/fuzz/fuzz_*; do
