@@ -501,11 +501,12 @@ proxy_main(void *arg)
 		pfd[n++] = (struct pollfd){ p->up.fd,
 		    (short)(POLLIN | (wconn_pending(&p->up) ? POLLOUT : 0)), 0 };
 		for (struct pxlink *lk = p->links; lk != NULL; lk = lk->next) {
+			uint64_t w = linkka_wait(&lk->ka, now);
+
 			at[n] = lk;
 			pfd[n++] = (struct pollfd){ lk->w.fd,
 			    (short)(POLLIN | (wconn_pending(&lk->w) ? POLLOUT : 0)), 0 };
-			if (linkka_wait(&lk->ka, now) < wait)
-				wait = linkka_wait(&lk->ka, now);
+			wait = w < wait ? w : wait;
 		}
 		/*
 		 * Woken when the next keep-alive is due, up or down: sleeping a whole

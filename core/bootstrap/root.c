@@ -30,6 +30,7 @@
 #include "err.h"
 #include "log.h"
 #include "ranges.h"
+#include "rankset.h"
 #include "root_impl.h"
 #include "xmalloc.h"
 
@@ -228,73 +229,65 @@ root_member_dead(struct root *root, struct root_group *g, int rank, const char *
 	root_member_dead_tell(root, g, rank);
 }
 
-static int
-root_int_cmp(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* One FAILED_SET to every joined rank not among the n dead, ranges of at most a frame each. */
+/* One FAILED_SET to every joined rank not in dead, at most a frame's ranges each. */
 static void
-root_send_failed_set(struct root_group *g, const int *dead, int n, const char *msg)
+root_send_failed_set(struct root_group *g, const struct rankset *dead, const char *msg)
 {
 	struct wire_failed_set *f = xcalloc(1, sizeof *f);
 	size_t cap = 16 + WIRE_MSG_LEN + 8 + (size_t)WIRE_SET_MAX_RANGES * 8;
-	uint8_t *buf = xmalloc(cap), *gone = xcalloc((size_t)g->nranks, 1);
+	uint8_t *buf = xmalloc(cap);
 	struct wbuf b;
 
-	for (int i = 0; i < n; i++)
-		gone[dead[i]] = 1;
-	for (int i = 0; i < n;) {
+	for (int i = 0; i < dead->n;) {
 		f->n = 0;
-		f->note = (struct wire_note){ .code = COLL_ERANKDEAD, .rank = (int)g->base + dead[i] };
+		f->note = (struct wire_note){ .code = COLL_ERANKDEAD,
+		    .rank = (int)g->base + dead->r[i][0] };
 		snprintf(f->note.msg, sizeof f->note.msg, "%s", msg);
-		for (; i < n && f->n < WIRE_SET_MAX_RANGES; f->n++) {
-			int j = i;
-
-			while (j + 1 < n && dead[j + 1] == dead[j] + 1)
-				j++;
-			f->first[f->n] = (uint32_t)((int)g->base + dead[i]);
-			f->count[f->n] = (uint32_t)(j - i + 1);
-			i = j + 1;
+		for (; i < dead->n && f->n < WIRE_SET_MAX_RANGES; i++, f->n++) {
+			f->first[f->n] = (uint32_t)((int)g->base + dead->r[i][0]);
+			f->count[f->n] = (uint32_t)(dead->r[i][1] - dead->r[i][0] + 1);
 		}
 		wbuf_init(&b, buf, cap);
 		wire_failed_set_encode(&b, f);
 		for (int r = 0; r < g->nranks; r++)
-			if (!gone[r] && g->m[r].state == RM_JOINED)
+			if (g->m[r].state == RM_JOINED && !rankset_has(dead, r))
 				root_send(g->m[r].conn, WIRE_FAILED_SET, buf, (uint32_t)b.off);
 	}
-	free(gone);
 	free(buf);
 	free(f);
 }
 
 void
-root_members_dead(struct root *root, struct root_group *g, int *ranks, int n, const char *why)
+root_members_dead(struct root *root, struct root_group *g, const int *ranks, int n,
+    const char *why)
 {
+	struct rankset dead = { 0 };
 	char msg[WIRE_MSG_LEN];
-	int k = 0;
+	int k, first;
 
-	qsort(ranks, (size_t)n, sizeof *ranks, root_int_cmp);
 	for (int i = 0; i < n; i++)	/* each once, and only those still in */
-		if ((i == 0 || ranks[i] != ranks[i - 1]) && g->m[ranks[i]].state == RM_JOINED)
-			ranks[k++] = ranks[i];
+		if (g->m[ranks[i]].state == RM_JOINED)
+			rankset_add(&dead, ranks[i]);
+	k = rankset_count(&dead);
+	first = k > 0 ? dead.r[0][0] : -1;
+	if (k == 1)
+		root_member_dead(root, g, first, why);
 	if (k <= 1) {
-		if (k == 1)
-			root_member_dead(root, g, ranks[0], why);
+		rankset_free(&dead);
 		return;
 	}
 	snprintf(msg, sizeof msg, "rank %d (host %s, pid %u) and %d more %s%s",
-	    (int)g->base + ranks[0], g->m[ranks[0]].e.host, g->m[ranks[0]].e.pid, k - 1, why,
+	    (int)g->base + first, g->m[first].e.host, g->m[first].e.pid, k - 1, why,
 	    g->started ? "" : " before the job started");
 	/* Before the coordination hears of them, as for one death; and all of them first. */
-	root_send_failed_set(g, ranks, k, msg);
-	for (int i = 0; i < k; i++)
-		root_member_dead_mark(root, g, ranks[i], why, 0);
-	for (int i = 0; i < k; i++)
-		root_member_dead_tell(root, g, ranks[i]);
+	root_send_failed_set(g, &dead, msg);
+	for (int i = 0; i < dead.n; i++)
+		for (int r = dead.r[i][0]; r <= dead.r[i][1]; r++)
+			root_member_dead_mark(root, g, r, why, 0);
+	for (int i = 0; i < dead.n; i++)
+		for (int r = dead.r[i][0]; r <= dead.r[i][1]; r++)
+			root_member_dead_tell(root, g, r);
+	rankset_free(&dead);
 }
 
 /*

@@ -151,8 +151,8 @@ void root_admit_member(struct root *root, struct root_group *g, struct root_conn
 int root_on_member_frame(struct root *root, struct root_conn *rc, const struct wire_hdr *h,
     const uint8_t *p);
 void root_member_dead(struct root *root, struct root_group *g, int rank, const char *why);
-/* Ranks of g that died together (sorted here): one notice per survivor names them all. */
-void root_members_dead(struct root *root, struct root_group *g, int *ranks, int n,
+/* Ranks of g that died together (any order): one notice per survivor names them all. */
+void root_members_dead(struct root *root, struct root_group *g, const int *ranks, int n,
     const char *why);
 
 /* root_link.c: relays' connections (WIRE_ROLE_RELAY), each many members' channels. */

@@ -35,14 +35,11 @@ static int
 coll_ar_forced(void)
 {
 	static _Atomic int forced = -1;
-	const char *e;
+	int i;
 
-	if (atomic_load(&forced) < 0) {
-		e = getenv("COLL_ALLREDUCE_ALGO");
-		atomic_store(&forced, e == NULL ? 0 : strcmp(e, "ring") == 0 ? COLL_AR_RING :
-		    strcmp(e, "doubling") == 0 ? COLL_AR_DOUBLING : strcmp(e, "halving") == 0 ?
-		    COLL_AR_HALVING : 0);
-	}
+	if (atomic_load(&forced) < 0)
+		atomic_store(&forced, comm_env_choice("COLL_ALLREDUCE_ALGO", comm_allreduce_algos,
+		    &i) == COLL_OK ? COLL_AR_RING + i : 0);
 	return atomic_load(&forced);
 }
 

@@ -335,7 +335,7 @@ static int
 comm_env_check(struct comm *c)
 {
 	char err[COLL_ERR_LEN];
-	const char *e;
+	int k;
 
 	if (fault_load(c->rank, err, sizeof err) != COLL_OK)
 		return comm_fail(c, COLL_EINVAL, "COLL_FAULT: %s", err);
@@ -343,10 +343,10 @@ comm_env_check(struct comm *c)
 	    sockbuf_check(err, sizeof err) != COLL_OK)
 		return comm_fail(c, COLL_EINVAL, "rank %d: %s", c->rank, err);
 	/* Read by coll_allreduce_algo, which takes anything else for unset. */
-	if ((e = getenv("COLL_ALLREDUCE_ALGO")) != NULL && strcmp(e, "ring") != 0 &&
-	    strcmp(e, "doubling") != 0 && strcmp(e, "halving") != 0)
+	if (comm_env_choice("COLL_ALLREDUCE_ALGO", comm_allreduce_algos, &k) == COLL_EINVAL)
 		return comm_fail(c, COLL_EINVAL, "rank %d: COLL_ALLREDUCE_ALGO=%.32s: use ring, "
-		    "doubling or halving, or unset it to choose by size", c->rank, e);
+		    "doubling or halving, or unset it to choose by size", c->rank,
+		    getenv("COLL_ALLREDUCE_ALGO"));
 	return COLL_OK;
 }
 

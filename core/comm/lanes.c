@@ -117,6 +117,15 @@ lanes_speed(const char *ifname)
 	return v > 0 ? v : -1;
 }
 
+/* Threads within a rank's share of the cores (see lanes_auto). */
+static int
+lanes_cap(int threads, long share)
+{
+	long most = share / 2;
+
+	return threads > most ? (most > 1 ? (int)most : 1) : threads;
+}
+
 /*
  * Threads and sockets from the link: a 10 GbE stream fills its link with
  * one core to spare, 25-100 GbE and faster need more streams and cores.
@@ -129,15 +138,6 @@ lanes_speed(const char *ifname)
  * ran 256 KiB-4 MiB 2.3-12x slower than with 4: the threads left no core
  * for the kernel's loopback work.
  */
-/* Threads within a rank's share of the cores (see lanes_auto). */
-static int
-lanes_cap(int threads, long share)
-{
-	long most = share / 2;
-
-	return threads > most ? (most > 1 ? (int)most : 1) : threads;
-}
-
 static void
 lanes_auto(struct comm *c, int *threads, int *socks)
 {

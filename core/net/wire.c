@@ -316,20 +316,27 @@ wire_note_encode(struct wbuf *b, const struct wire_note *n)
 	wire_str_encode(b, n->msg, WIRE_MSG_LEN);
 }
 
+/* A note at b's place (FAILED_SET starts with one). */
+static int
+wire_note_get(struct wbuf *b, struct wire_note *n)
+{
+	n->code = (int32_t)wbuf_get_u32(b);
+	n->rank = (int32_t)wbuf_get_u32(b);
+	if (wire_str_decode(b, n->msg, WIRE_MSG_LEN) != COLL_OK)
+		return COLL_EPROTO;
+	/* Codes are ours, negative; anything else from the wire is a lie. */
+	if (n->code > 0 || n->code < -100 || n->rank < -1)
+		return COLL_EPROTO;
+	return COLL_OK;
+}
+
 int
 wire_note_decode(const uint8_t *p, size_t len, struct wire_note *n)
 {
 	struct wbuf b;
 
 	wbuf_init(&b, (void *)p, len);
-	n->code = (int32_t)wbuf_get_u32(&b);
-	n->rank = (int32_t)wbuf_get_u32(&b);
-	if (wire_str_decode(&b, n->msg, WIRE_MSG_LEN) != COLL_OK || b.off != len)
-		return COLL_EPROTO;
-	/* Codes are ours, negative; anything else from the wire is a lie. */
-	if (n->code > 0 || n->code < -100 || n->rank < -1)
-		return COLL_EPROTO;
-	return COLL_OK;
+	return wire_note_get(&b, n) == COLL_OK && b.off == len ? COLL_OK : COLL_EPROTO;
 }
 
 void
@@ -351,9 +358,7 @@ wire_failed_set_decode(const uint8_t *p, size_t len, uint32_t nranks,
 	uint64_t end = 0;
 
 	wbuf_init(&b, (void *)p, len);
-	f->note.code = (int32_t)wbuf_get_u32(&b);
-	f->note.rank = (int32_t)wbuf_get_u32(&b);
-	if (wire_str_decode(&b, f->note.msg, WIRE_MSG_LEN) != COLL_OK)
+	if (wire_note_get(&b, &f->note) != COLL_OK)
 		return COLL_EPROTO;
 	f->n = wbuf_get_u32(&b);
 	if (b.err || f->n == 0 || f->n > WIRE_SET_MAX_RANGES || len - b.off != (size_t)f->n * 8)
@@ -366,7 +371,7 @@ wire_failed_set_decode(const uint8_t *p, size_t len, uint32_t nranks,
 			return COLL_EPROTO;
 		end = (uint64_t)f->first[i] + f->count[i] + 1;
 	}
-	if (f->note.code > 0 || f->note.code < -100 || f->note.rank != (int32_t)f->first[0])
+	if (f->note.rank != (int32_t)f->first[0])
 		return COLL_EPROTO;
 	return b.err ? COLL_EPROTO : COLL_OK;
 }
