@@ -251,9 +251,14 @@ eng_where(struct probe_engine *e, struct cuda_eng *g, const char *why)
 	char dev[128];
 
 	cu_dev_where(&g->d, dev, sizeof dev);
+	/* A forced choice is named, so that a run (and the GPU tests) shows which ran. */
 	if (g->path == CUDA_PATH_IPC)
 		snprintf(e->where, sizeof e->where, "%.72s, ipc: coll kernels on peers' memory "
-		    "(P2P), %d blocks", dev, g->max_blocks);
+		    "(P2P), %d blocks%s%s", dev, g->max_blocks,
+		    g->rooted == CUDA_ROOTED_SPREAD ? ", rooted spread" :
+		    g->rooted == CUDA_ROOTED_DIRECT ? ", rooted direct" : "",
+		    g->copy == CUDA_COPY_PUSH ? ", copy push" :
+		    g->copy == CUDA_COPY_PULL ? ", copy pull" : "");
 	else
 		snprintf(e->where, sizeof e->where, "%.72s, staged: pinned host memory, coll over "
 		    "tcp (%.32s)", dev, why);
@@ -325,6 +330,8 @@ eng_local(struct cuda_eng *g, const struct cuda_engine_opts *o)
 	if (!cuda_engine_built())
 		return cuda__fail(g, COLL_ESYS, "coll was built without the CUDA toolkit "
 		    "(nvcc): rebuild with it (cmake -DCOLL_CUDA=ON) to use --engine cuda");
+	if ((rc = cuda_ipc_choices(g)) != COLL_OK)
+		return rc;
 	if ((rc = cu_dev_open(&g->d, g->c, o->device, "the CUDA engine", g->err,
 	    sizeof g->err)) != COLL_OK)
 		return rc;

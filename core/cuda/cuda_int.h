@@ -64,6 +64,8 @@ int cuda__cu(struct cuda_eng *g, int r, const char *what);
 struct cuda_buf *cuda__buf(struct cuda_eng *g, cu_ptr_t p);
 
 /* cuda_ipc.c: load the kernels and map every rank's barrier slots; ops; teardown. */
+/* COLL_CUDA_COPY and COLL_CUDA_ROOTED into g; COLL_EINVAL naming a value it does not know. */
+int cuda_ipc_choices(struct cuda_eng *g);
 int cuda_ipc_open(struct cuda_eng *g);
 int cuda_ipc_start(struct cuda_eng *g, enum probe_coll k, cu_ptr_t s, cu_ptr_t r,
     size_t count, enum dtype dt, enum redop op, int root);

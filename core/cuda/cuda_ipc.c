@@ -49,12 +49,38 @@ ipc_env(const char *name, int def, int lo, int hi)
 	return v < lo ? lo : v > hi ? hi : v;
 }
 
+/*
+ * COLL_CUDA_COPY and COLL_CUDA_ROOTED, read before any path is chosen: a value
+ * the engine does not know fails the run rather than the ipc path alone,
+ * which would fall back to the staged path and hide the mistake.
+ */
+int
+cuda_ipc_choices(struct cuda_eng *g)
+{
+	const char *e;
+
+	if ((e = getenv("COLL_CUDA_COPY")) != NULL && *e != '\0') {
+		if (strcmp(e, "push") != 0 && strcmp(e, "pull") != 0 && strcmp(e, "auto") != 0)
+			return cuda__fail(g, COLL_EINVAL, "COLL_CUDA_COPY=%.32s: use push, pull "
+			    "or auto", e);
+		g->copy = strcmp(e, "push") == 0 ? CUDA_COPY_PUSH : strcmp(e, "pull") == 0 ?
+		    CUDA_COPY_PULL : CUDA_COPY_AUTO;
+	}
+	if ((e = getenv("COLL_CUDA_ROOTED")) != NULL && *e != '\0') {
+		if (strcmp(e, "spread") != 0 && strcmp(e, "direct") != 0 && strcmp(e, "auto") != 0)
+			return cuda__fail(g, COLL_EINVAL, "COLL_CUDA_ROOTED=%.32s: use spread, "
+			    "direct or auto", e);
+		g->rooted = strcmp(e, "spread") == 0 ? CUDA_ROOTED_SPREAD :
+		    strcmp(e, "direct") == 0 ? CUDA_ROOTED_DIRECT : CUDA_ROOTED_AUTO;
+	}
+	return COLL_OK;
+}
+
 static int
 ipc_load(struct cuda_eng *g)
 {
 	size_t len;
 	const void *fb = cuda__fatbin(&len);
-	const char *e;
 	char name[48];
 	int r;
 
@@ -76,20 +102,6 @@ ipc_load(struct cuda_eng *g)
 	g->max_blocks = ipc_env("COLL_CUDA_BLOCKS", 64, 1, CK_MAXBLOCKS);
 	g->host_sync = getenv("COLL_CUDA_SYNC") != NULL && strcmp(getenv("COLL_CUDA_SYNC"),
 	    "comm") == 0;
-	if ((e = getenv("COLL_CUDA_COPY")) != NULL && *e != '\0') {
-		if (strcmp(e, "push") != 0 && strcmp(e, "pull") != 0 && strcmp(e, "auto") != 0)
-			return cuda__fail(g, COLL_EINVAL, "COLL_CUDA_COPY=%.32s: use push, pull "
-			    "or auto", e);
-		g->copy = strcmp(e, "push") == 0 ? CUDA_COPY_PUSH : strcmp(e, "pull") == 0 ?
-		    CUDA_COPY_PULL : CUDA_COPY_AUTO;
-	}
-	if ((e = getenv("COLL_CUDA_ROOTED")) != NULL && *e != '\0') {
-		if (strcmp(e, "spread") != 0 && strcmp(e, "direct") != 0 && strcmp(e, "auto") != 0)
-			return cuda__fail(g, COLL_EINVAL, "COLL_CUDA_ROOTED=%.32s: use spread, "
-			    "direct or auto", e);
-		g->rooted = strcmp(e, "spread") == 0 ? CUDA_ROOTED_SPREAD :
-		    strcmp(e, "direct") == 0 ? CUDA_ROOTED_DIRECT : CUDA_ROOTED_AUTO;
-	}
 	return COLL_OK;
 }
 

@@ -32,6 +32,14 @@ else
 	COLL_CUDA_P2P=0 timeout 60 "$BIN/collcheck" allreduce -N 2 -b 8 -e 8 --engine cuda >"$TMP/o" 2>"$TMP/e"
 	expect_code 3 $? "the staged path asked for cannot run either"
 	check "it says the same" grep -q "rank 0: $why" "$TMP/e"
+	if [ "$have" = kernels ]; then
+		# A choice the engine does not know is named before it looks for a GPU.
+		for v in COLL_CUDA_ROOTED=sideways COLL_CUDA_COPY=sideways; do
+			env "$v" timeout 60 "$BIN/collcheck" broadcast -N 2 -b 8 -e 8 --engine cuda >"$TMP/o" 2>"$TMP/e"
+			expect_code 3 $? "$v is refused"
+			check "$v: each rank names it and the choices" test "$(grep -c "rank [01]: $v: use [a-z]*, [a-z]* or auto" "$TMP/e")" -eq 2
+		done
+	fi
 fi
 
 # auto is unchanged: NCCL where it can run, else coll's own; never the CUDA engine.

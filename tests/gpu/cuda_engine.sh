@@ -33,6 +33,9 @@ run() { # run PATH COLLECTIVE SIZES ROOT ARGS...
 	wrong=$(awk '/^ *[0-9]/ { w += ($9 == "N/A" ? 0 : $9) + ($13 == "N/A" ? 0 : $13) } END { print w + 0 }' "$log")
 	echo "| $path${how:+ ($how)} | $k | $sizes | $root | $rows | $wrong | $rc |" >>"$SUM"
 	grep -q "^#  Rank  [01] .*, $path" "$log" || { echo "$log: not on the $path path" >>"$SUM"; fail=1; }
+	if [ -n "$how" ]; then
+		grep -q "^#  Rank  [01] .*, rooted $how" "$log" || { echo "$log: not rooted $how" >>"$SUM"; fail=1; }
+	fi
 	[ "$rc" -eq 0 ] && [ "$wrong" -eq 0 ] && [ "$rows" -gt 0 ] || fail=1
 }
 for path in ipc staged; do
@@ -53,6 +56,14 @@ for how in spread direct; do
 		COLL_CUDA_ROOTED=$how run ipc $k pow8 0 -b 8 -e 4M -f 8 $ops
 		COLL_CUDA_ROOTED=$how run ipc $k odd 1 -b 1000 -e 3000000 -f 7 $ops
 	done
+done
+
+# A value the engine does not know is refused, naming the variable and the choices.
+for v in COLL_CUDA_ROOTED=sideways COLL_CUDA_COPY=sideways; do
+	env "$v" timeout 120 "$CC" broadcast -N 2 --engine cuda -b 8 -e 8 -n 1 -w 0 >"$OUT/bad-${v%%=*}.txt" 2>&1
+	rc=$?
+	echo "bad value $v: exit $rc, $(grep -m1 -o "$v: use [a-z, ]*" "$OUT/bad-${v%%=*}.txt")" >>"$SUM"
+	[ "$rc" -ne 0 ] && grep -q "$v: use " "$OUT/bad-${v%%=*}.txt" || fail=1
 done
 
 # The deadline: the last rank stopped mid-sweep; rank 0's kernels are told to stop.
