@@ -87,7 +87,7 @@ const struct envvar envvar_table[] = {
 	    "running job (job id, launcher, hosts, pids), removed when the job ends.", ENV_FRONT },
 	{ "COLL_RD_MAX_BYTES", "32768", "The largest all-reduce, in bytes, done by recursive "
 	    "doubling; larger ones use the pipelined ring, except up to 256 KiB where the ring's "
-	    "blocks (bytes / ranks) would be at most 32 KiB, which go by halving (Rabenseifner's "
+	    "blocks (bytes / ranks) would be at most 16 KiB, which go by halving (Rabenseifner's "
 	    "reduce-scatter and all-gather).", ENV_CORE },
 	{ "COLL_ALLREDUCE_ALGO", NULL, "ring, doubling or halving: every all-reduce over TCP "
 	    "by that algorithm, whatever its size (to compare; every rank must set the same). "

@@ -49,14 +49,15 @@ coll_ar_forced(void)
  * to COLL_RD_MAX_BYTES doubling's few steps win. Above, where the ring's
  * blocks would be at most RD_BLOCK_MAX (and the vector at most
  * RD_SMALL_BLOCKS_MAX), the ring pays more in steps than it saves in bytes,
- * and halving moves less than doubling. Measured on 64 cores, loopback,
- * medians of 3, us (doubling / halving / ring): 4 ranks at 64 KiB 98 / 79 /
- * 101, at 128 KiB 185 / 135 / 139; 8 ranks at 64 KiB 180 / 108 / 230, at
- * 128 KiB 329 / 178 / 241, at 256 KiB 677 / 326 / 445. Measured on one
- * host: across hosts, several ranks of a host at once share its NIC, which
- * may move the balance.
+ * and halving moves less than doubling; from two 64 KiB slices the ring
+ * also runs on several lanes (lanes.c), which halving does not. Measured on
+ * 64 cores, loopback, medians of 7, us (doubling / halving / ring): 4 ranks
+ * at 64 KiB 95 / 67 / 89, at 128 KiB 173 / 117 / 110, at 256 KiB 334 / 209 /
+ * 132; 8 ranks at 64 KiB 153 / 91 / 172, at 128 KiB 288 / 150 / 210, at
+ * 256 KiB 520 / 262 / 241. Measured on one host: across hosts, several
+ * ranks of a host at once share its NIC, which may move the balance.
  */
-#define RD_BLOCK_MAX (32u << 10)
+#define RD_BLOCK_MAX (16u << 10)
 #define RD_SMALL_BLOCKS_MAX (256u << 10)
 
 int

@@ -758,7 +758,7 @@ rank_rd_or_ring(struct world *w, struct comm *c, int rank)
  * Halving where the ring's blocks would be small: the rule's table, then 4
  * ranks, whose 64 KiB all-reduce goes by halving (a reduce-scatter in 32 and
  * 16 KiB, an all-gather in 16 and 32: 96 KiB in, where doubling took 128)
- * and so does 128 KiB (192 KiB in, the ring's bytes); 8 ranks halve both
+ * and 128 KiB by the ring (192 KiB in, halving's bytes too); 8 ranks halve both
  * (7/4 of the vector in: 112 and 224 KiB); 5 ranks (no power of two) fold
  * a pair and halve; every sum right.
  */
@@ -768,8 +768,8 @@ test_allreduce_rd_or_ring(void **state)
 	enum { R = COLL_AR_RING, D = COLL_AR_DOUBLING, H = COLL_AR_HALVING };
 	static const struct { size_t bytes; int n, algo; } rule[] = {
 		{ 8, 2, D }, { 32 << 10, 64, D }, { 128 << 10, 2, R }, { 64 << 10, 4, H },
-		{ 128 << 10, 4, H }, { 256 << 10, 4, R }, { 128 << 10, 8, H },
-		{ 256 << 10, 8, H }, { 512 << 10, 8, R }, { 256 << 10, 64, H },
+		{ 128 << 10, 4, R }, { 256 << 10, 4, R }, { 128 << 10, 8, H },
+		{ 256 << 10, 8, R }, { 256 << 10, 16, H }, { 512 << 10, 8, R }, { 256 << 10, 64, H },
 		{ 512 << 10, 1024, R }, { 8 << 20, 1 << 20, R },
 	};
 	static const int worlds[] = { 4, 5, 8 };

@@ -7,7 +7,7 @@
  *
  * Algorithms: all-reduce uses recursive doubling up to COLL_RD_MAX_BYTES,
  * Rabenseifner's halving up to 256 KiB where the ring's blocks would be at
- * most 32 KiB (see coll_allreduce_algo), and a chunked, pipelined ring
+ * most 16 KiB (see coll_allreduce_algo), and a chunked, pipelined ring
  * (reduce-scatter then all-gather) above; broadcast a binomial tree for small and a pipelined
  * chain for large messages; reduce a pipelined chain; all-gather and
  * reduce-scatter the ring.
