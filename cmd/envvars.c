@@ -91,7 +91,8 @@ const struct envvar envvar_table[] = {
 	    "reduce-scatter and all-gather).", ENV_CORE },
 	{ "COLL_ALLREDUCE_ALGO", NULL, "ring, doubling or halving: every all-reduce over TCP "
 	    "by that algorithm, whatever its size (to compare; every rank must set the same). "
-	    "Unset: chosen by size and ranks.", ENV_CORE },
+	    "Unset: chosen by size and ranks. COLL_DEBUG=INFO logs each communicator's first "
+	    "all-reduce by each algorithm.", ENV_CORE },
 	{ "COLL_NTHREADS", NULL, "Threads that drive a large op's connections to a peer, "
 	    "1 to 16. Unset: chosen from the speed of the link the rank talks on (1 up to "
 	    "10 Gb/s, 2 from 10 Gb/s, 4 from 100 Gb/s, 8 on loopback), never more than half "

@@ -13,6 +13,7 @@
 #include "coll.h"
 #include "clock.h"
 #include "comm_impl.h"
+#include "log.h"
 #include "p2p.h"
 #include "ring.h"
 
@@ -208,13 +209,21 @@ coll_run_allreduce(struct comm *c, void *arg)
 {
 	struct coll_args *a = arg;
 	size_t bytes = a->count * dtype_size(a->dt);
+	int algo;
 
 	if (c->nranks == 1) {
 		if (a->sbuf != a->rbuf)
 			memcpy(a->rbuf, a->sbuf, bytes);
 		return COLL_OK;
 	}
-	switch (coll_allreduce_algo(bytes, c->nranks)) {
+	algo = coll_allreduce_algo(bytes, c->nranks);
+	/* Once per algorithm and communicator: which one ran is otherwise not seen. */
+	if (!(c->ar_algos_logged & 1u << (algo - COLL_AR_RING))) {
+		c->ar_algos_logged |= 1u << (algo - COLL_AR_RING);
+		log_info("rank %d: allreduce seq %" PRIu64 " of %zu bytes is the first by %s",
+		    c->rank, c->seq, bytes, comm_allreduce_algos[algo - COLL_AR_RING]);
+	}
+	switch (algo) {
 	case COLL_AR_DOUBLING:
 		return rd_allreduce(c, a->sbuf, a->rbuf, a->count, a->dt, a->op, 0);
 	case COLL_AR_HALVING:

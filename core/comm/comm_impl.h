@@ -89,6 +89,7 @@ struct comm {
 	int nlanes;			/* the fewest any rank offers; 0 until first needed */
 	uint32_t nlane_min;		/* the largest lane_min any rank has */
 	struct lanes *lanes;		/* the lane workers, made by the first striped op */
+	unsigned ar_algos_logged;	/* bit k: an all-reduce by COLL_AR_RING + k was logged */
 	int zc_mode;			/* COLL_ZEROCOPY (zcopy.h) */
 	size_t zc_min;			/* sends of a transfer below this copy */
 	long sndbuf;			/* COLL_SNDBUF (sockbuf.h) */

@@ -29,13 +29,23 @@ done
 # halving with empty blocks (1 B on 6 ranks), a fold (6 is no power of two)
 # and odd counts; an unknown name stops init with it.
 for a in halving doubling ring; do
-	COLL_ALLREDUCE_ALGO=$a collcheck allreduce -N 6 -b 1 -e 300000 -f 9 -n 1 -w 0 -d all -o all \
-		>"$TMP/algo" 2>"$TMP/err"
+	COLL_DEBUG=info COLL_ALLREDUCE_ALGO=$a collcheck allreduce -N 6 -b 1 -e 300000 -f 9 -n 1 -w 0 \
+		-d all -o all >"$TMP/algo" 2>"$TMP/err"
 	expect_code 0 $? "COLL_ALLREDUCE_ALGO=$a on 6 ranks"
+	check "$a: every rank ran it, and nothing else" test "$(grep -c "is the first by $a\$" "$TMP/err")" -eq 6 -a \
+		"$(grep -c 'is the first by' "$TMP/err")" -eq 6
 	check "$a: every type x op at 5 sizes or more" awk '/^ *[0-9]/ { n[$3 " " $4]++ }
 		END { for (k in n) if (n[k] < 5) bad = 1; exit bad || length(n) != 50 }' "$TMP/algo"
 	check "$a: no wrong element anywhere" \
 		awk '/^ *[0-9]/ { if ($9 != 0 || $13 != 0) bad = 1 } END { exit bad }' "$TMP/algo"
+done
+# Unforced, by size on 4 ranks: doubling to 32 KiB, halving where the ring's
+# blocks would be 16 KiB or less, the ring above.
+COLL_DEBUG=info collcheck allreduce -N 4 -b 16K -e 256K -f 4 -n 1 -w 0 >"$TMP/algo" 2>"$TMP/err"
+expect_code 0 $? "4 ranks, 16 KiB to 256 KiB"
+for want in "16384 bytes is the first by doubling" "65536 bytes is the first by halving" \
+	"262144 bytes is the first by ring"; do
+	check "each rank: $want" test "$(grep -c "$want\$" "$TMP/err")" -eq 4
 done
 COLL_ALLREDUCE_ALGO=rabenseifner collcheck allreduce -N 2 -b 8 -e 8 >"$TMP/out" 2>"$TMP/err"
 rc=$?
