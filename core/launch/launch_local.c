@@ -77,11 +77,42 @@ local_env(const struct launch_opts *o, int rank)
 	return env;
 }
 
+/* Why execve failed, as a constant string: strerror is not async-signal-safe. */
+static const char *
+local_exec_why(int e)
+{
+	switch (e) {
+	case ENOENT:
+		return "no such file (a script's #! interpreter may be missing)";
+	case EACCES:
+		return "permission denied";
+	case ETXTBSY:
+		return "the file is open for writing (a build still running?)";
+	case ENOEXEC:
+		return "not an executable format";
+	case E2BIG:
+		return "its arguments and environment are too long";
+	case ENOMEM:
+		return "out of memory";
+	default:
+		return "execve failed";
+	}
+}
+
+/* Pieces of a line to standard error, with write(2) only. */
+static void
+local_say(const char *const *parts, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (write(STDERR_FILENO, parts[i], strlen(parts[i])) < 0)
+			return;
+}
+
 /* In the child: only async-signal-safe calls until execve. */
 static void
 local_child(const struct launch_opts *o, char **env, int pout[2], int perr[2], int rank)
 {
-	static const char msg[] = "collrun: cannot execute the program\n";
+	const char *msg[5] = { "collrun: cannot execute ", o->path, ": ", NULL, "\n" };
 	sigset_t none;
 	int devnull;
 
@@ -102,8 +133,8 @@ local_child(const struct launch_opts *o, char **env, int pout[2], int perr[2], i
 	close(pout[1]);
 	close(perr[1]);
 	execve(o->path, o->argv, env);
-	if (write(STDERR_FILENO, msg, sizeof msg - 1) < 0)
-		_exit(127);
+	msg[3] = local_exec_why(errno);
+	local_say(msg, 5);
 	_exit(127);
 }
 

@@ -28,6 +28,13 @@ check "--timeout is prompt" test $(($(date +%s) - start)) -lt 10
 collrun -n 2 /nonexistent/prog >"$TMP/o" 2>"$TMP/e"
 expect_code 3 $? "a missing program cannot run"
 check "the missing program is named" grep -q "cannot find program '/nonexistent/prog'" "$TMP/e"
+# Found and executable, but execve fails (its interpreter is missing): each
+# rank says which program and why, and the job ends with 127.
+printf '#!/nonexistent/interp\necho hi\n' >"$TMP/badint"
+chmod +x "$TMP/badint"
+collrun -n 2 "$TMP/badint" >"$TMP/o" 2>"$TMP/e"
+expect_code 127 $? "a program whose interpreter is missing"
+check "each rank names it and why" test "$(grep -c "^\[[01]\] collrun: cannot execute $TMP/badint: no such file (a script's #! interpreter may be missing)$" "$TMP/e")" -eq 2
 
 for bad in "-n 0 true" "-n x true" "--bogus true" "-n" "" "--timeout -1 true"; do
 	# shellcheck disable=SC2086
