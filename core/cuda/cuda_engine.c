@@ -249,13 +249,15 @@ static void
 eng_where(struct probe_engine *e, struct cuda_eng *g, const char *why)
 {
 	char dev[128];
+	/* Only among 3 or more, and spread's broadcast not with COLL_CUDA_SYNC=comm. */
+	int rooted = g->nranks >= 3 && !(g->rooted == CUDA_ROOTED_SPREAD && g->host_sync);
 
 	cu_dev_where(&g->d, dev, sizeof dev);
-	/* A forced choice is named, so that a run (and the GPU tests) shows which ran. */
+	/* A forced choice that applies is named, so that a run (and the GPU tests) shows it. */
 	if (g->path == CUDA_PATH_IPC)
 		snprintf(e->where, sizeof e->where, "%.72s, ipc: coll kernels on peers' memory "
 		    "(P2P), %d blocks%s%s", dev, g->max_blocks,
-		    g->rooted == CUDA_ROOTED_SPREAD ? ", rooted spread" :
+		    !rooted ? "" : g->rooted == CUDA_ROOTED_SPREAD ? ", rooted spread" :
 		    g->rooted == CUDA_ROOTED_DIRECT ? ", rooted direct" : "",
 		    g->copy == CUDA_COPY_PUSH ? ", copy push" :
 		    g->copy == CUDA_COPY_PULL ? ", copy pull" : "");
@@ -321,7 +323,10 @@ eng_same_settings(struct cuda_eng *g, char *who, size_t len)
 	return rc;
 }
 
-/* What each rank can do alone: kernels built in, the driver, its GPU. */
+/*
+ * What each rank can do alone: kernels built in, its COLL_CUDA_COPY and
+ * COLL_CUDA_ROOTED, the driver, its GPU.
+ */
 static int
 eng_local(struct cuda_eng *g, const struct cuda_engine_opts *o)
 {

@@ -40,11 +40,11 @@ for a in halving doubling ring; do
 		awk '/^ *[0-9]/ { if ($9 != 0 || $13 != 0) bad = 1 } END { exit bad }' "$TMP/algo"
 done
 # Unforced, by size on 4 ranks: doubling to 32 KiB, halving where the ring's
-# blocks would be 16 KiB or less, the ring above.
-COLL_DEBUG=info collcheck allreduce -N 4 -b 16K -e 256K -f 4 -n 1 -w 0 >"$TMP/algo" 2>"$TMP/err"
+# blocks would be 16 KiB or less (64 KiB), the ring above (128 KiB on).
+COLL_DEBUG=info collcheck allreduce -N 4 -b 16K -e 256K -f 2 -n 1 -w 0 >"$TMP/algo" 2>"$TMP/err"
 expect_code 0 $? "4 ranks, 16 KiB to 256 KiB"
 for want in "16384 bytes is the first by doubling" "65536 bytes is the first by halving" \
-	"262144 bytes is the first by ring"; do
+	"131072 bytes is the first by ring"; do
 	check "each rank: $want" test "$(grep -c "$want\$" "$TMP/err")" -eq 4
 done
 COLL_ALLREDUCE_ALGO=rabenseifner collcheck allreduce -N 2 -b 8 -e 8 >"$TMP/out" 2>"$TMP/err"

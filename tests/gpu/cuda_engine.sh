@@ -49,8 +49,10 @@ for path in ipc staged; do
 	done
 done
 # Broadcast and reduce both ways among 3 or more GPUs: spread (the pipeline
-# at every size) and direct (every rank reads the root).
+# at every size) and direct (every rank reads the root). With 2 there is no choice.
+[ "$GPUS" -ge 3 ] || echo "rooted spread and direct: not run, $GPUS GPUs" >>"$SUM"
 for how in spread direct; do
+	[ "$GPUS" -ge 3 ] || break
 	for k in broadcast reduce; do
 		case $k in reduce) ops="-o all" ;; *) ops="" ;; esac
 		COLL_CUDA_ROOTED=$how run ipc $k pow8 0 -b 8 -e 4M -f 8 $ops

@@ -760,7 +760,7 @@ rank_rd_or_ring(struct world *w, struct comm *c, int rank)
  * 16 KiB, an all-gather in 16 and 32: 96 KiB in, where doubling took 128)
  * and 128 KiB by the ring (192 KiB in, halving's bytes too); 8 ranks halve both
  * (7/4 of the vector in: 112 and 224 KiB); 5 ranks (no power of two) fold
- * a pair and halve; every sum right.
+ * a pair and halve at 64 KiB and take the ring at 128; every sum right.
  */
 static void
 test_allreduce_rd_or_ring(void **state)
