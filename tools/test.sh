@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/deps.sh
 jobs=$(nproc)
-fuzz_secs=${COLL_FUZZ_SECONDS:-10}
+fuzz_secs=${COLL_FUZZ_SECONDS:-6}
 
 echo "== style: function length"
 tools/check-style.sh
@@ -17,11 +17,13 @@ cmake -S . -B build-ci -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOLL_WERROR=ON >/dev/
 cmake --build build-ci -j"$jobs" >/dev/null
 (cd build-ci && ctest --output-on-failure -j1 -LE 'soak|scale')
 
+# The package test (t0203) runs once, on the release build above: a package
+# of the sanitized build is never shipped, and CI stays within 30 minutes.
 echo "== build with ASan+UBSan (-Werror) and test"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCOLL_WERROR=ON -DCOLL_SANITIZE=ON >/dev/null
 cmake --build build-asan -j"$jobs" >/dev/null
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
-	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j1 -LE 'soak|scale')
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j1 -LE 'soak|scale' -E 't0203-deb')
 
 echo "== fuzz each parser for ${fuzz_secs}s"
 CC=clang cmake -S . -B build-fuzz -DCOLL_FUZZ=ON -DCOLL_TESTS=OFF >/dev/null
