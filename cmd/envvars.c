@@ -154,8 +154,8 @@ const struct envvar envvar_table[] = {
 	    ENV_CORE },
 	{ "COLL_CUDA_COPY", "auto", "push or pull: how --engine cuda's all-gather, all-to-all and "
 	    "small broadcasts copy between GPUs of one host (auto: writes into peers for "
-	    "all-gather and all-to-all, reads from the root for broadcast). Any other value stops --engine cuda, on either "
-	    "path.", ENV_CORE },
+	    "all-gather and all-to-all, reads from the root for broadcast). Any "
+	    "other value stops --engine cuda, on either path.", ENV_CORE },
 	{ "COLL_CUDA_ROOTED", "auto", "spread or direct: --engine cuda's broadcast and reduce "
 	    "among 3 or more GPUs of one host; spread keeps the root's link to the bytes once "
 	    "(a broadcast pipelined through the other ranks, from 4 MiB under auto), direct has "

@@ -13,6 +13,7 @@
 #include "coll.h"
 #include "clock.h"
 #include "comm_impl.h"
+#include "envword.h"
 #include "log.h"
 #include "p2p.h"
 #include "ring.h"
@@ -39,7 +40,7 @@ coll_ar_forced(void)
 	int i;
 
 	if (atomic_load(&forced) < 0)
-		atomic_store(&forced, comm_env_choice("COLL_ALLREDUCE_ALGO", comm_allreduce_algos,
+		atomic_store(&forced, envword_get("COLL_ALLREDUCE_ALGO", comm_allreduce_algos,
 		    &i) == COLL_OK ? COLL_AR_RING + i : 0);
 	return atomic_load(&forced);
 }
@@ -209,7 +210,7 @@ coll_run_allreduce(struct comm *c, void *arg)
 {
 	struct coll_args *a = arg;
 	size_t bytes = a->count * dtype_size(a->dt);
-	int algo;
+	int algo, k;
 
 	if (c->nranks == 1) {
 		if (a->sbuf != a->rbuf)
@@ -217,11 +218,12 @@ coll_run_allreduce(struct comm *c, void *arg)
 		return COLL_OK;
 	}
 	algo = coll_allreduce_algo(bytes, c->nranks);
+	k = algo - COLL_AR_RING;
 	/* Once per algorithm and communicator: which one ran is otherwise not seen. */
-	if (!(c->ar_algos_logged & 1u << (algo - COLL_AR_RING))) {
-		c->ar_algos_logged |= 1u << (algo - COLL_AR_RING);
+	if (!(c->ar_algos_logged & 1u << k)) {
+		c->ar_algos_logged |= 1u << k;
 		log_info("rank %d: allreduce seq %" PRIu64 " of %zu bytes is the first by %s",
-		    c->rank, c->seq, bytes, comm_allreduce_algos[algo - COLL_AR_RING]);
+		    c->rank, c->seq, bytes, comm_allreduce_algos[k]);
 	}
 	switch (algo) {
 	case COLL_AR_DOUBLING:

@@ -16,6 +16,7 @@
 
 #include "clock.h"
 #include "comm_impl.h"
+#include "envword.h"
 #include "kind.h"
 #include "lanes.h"
 #include "log.h"
@@ -343,7 +344,7 @@ comm_env_check(struct comm *c)
 	    sockbuf_check(err, sizeof err) != COLL_OK)
 		return comm_fail(c, COLL_EINVAL, "rank %d: %s", c->rank, err);
 	/* Read by coll_allreduce_algo, which takes anything else for unset. */
-	if (comm_env_choice("COLL_ALLREDUCE_ALGO", comm_allreduce_algos, &k) == COLL_EINVAL)
+	if (envword_get("COLL_ALLREDUCE_ALGO", comm_allreduce_algos, &k) == COLL_EINVAL)
 		return comm_fail(c, COLL_EINVAL, "rank %d: COLL_ALLREDUCE_ALGO=%.32s: use ring, "
 		    "doubling or halving, or unset it to choose by size", c->rank,
 		    getenv("COLL_ALLREDUCE_ALGO"));

@@ -192,8 +192,6 @@ int comm_root_send(struct comm *c, uint8_t type, const void *p, uint32_t len);
 int comm_wait(struct comm *c, int (*done)(struct comm *), uint64_t deadline_ms);
 /* env.c: variable name as an integer in lo..hi: COLL_OK, COLL_ENOTFOUND (unset, empty), COLL_EINVAL. */
 int comm_env_parse(const char *name, long lo, long hi, long *v);
-/* A setting that is one of words (NULL-ended): its index in *v; COLL_ENOTFOUND or COLL_EINVAL. */
-int comm_env_choice(const char *name, const char *const *words, int *v);
 /* COLL_ALLREDUCE_ALGO's words, in the order of COLL_AR_RING, _DOUBLING, _HALVING. */
 extern const char *const comm_allreduce_algos[];
 /* env.c: keep-alive and retry settings. */

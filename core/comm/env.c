@@ -25,21 +25,6 @@ comm_env_parse(const char *name, long lo, long hi, long *v)
 
 const char *const comm_allreduce_algos[] = { "ring", "doubling", "halving", NULL };
 
-int
-comm_env_choice(const char *name, const char *const *words, int *v)
-{
-	const char *s = getenv(name);
-
-	if (s == NULL || *s == '\0')
-		return COLL_ENOTFOUND;
-	for (int i = 0; words[i] != NULL; i++)
-		if (strcmp(s, words[i]) == 0) {
-			*v = i;
-			return COLL_OK;
-		}
-	return COLL_EINVAL;
-}
-
 /* An integer setting in lo..hi, else def (a bad value is not worth failing a job for). */
 static long
 comm_env_long(const char *name, long lo, long hi, long def)

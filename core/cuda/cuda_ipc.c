@@ -29,6 +29,7 @@
 
 #include "coll.h"
 #include "cuda_int.h"
+#include "envword.h"
 #include "err.h"
 #include "xmalloc.h"
 
@@ -57,21 +58,28 @@ ipc_env(const char *name, int def, int lo, int hi)
 int
 cuda_ipc_choices(struct cuda_eng *g)
 {
-	const char *e;
+	/* In the order of the enums' values, auto first. */
+	static const char *const copy[] = { "auto", "push", "pull", NULL };
+	static const char *const rooted[] = { "auto", "spread", "direct", NULL };
+	int v;
 
-	if ((e = getenv("COLL_CUDA_COPY")) != NULL && *e != '\0') {
-		if (strcmp(e, "push") != 0 && strcmp(e, "pull") != 0 && strcmp(e, "auto") != 0)
-			return cuda__fail(g, COLL_EINVAL, "COLL_CUDA_COPY=%.32s: use push, pull "
-			    "or auto", e);
-		g->copy = strcmp(e, "push") == 0 ? CUDA_COPY_PUSH : strcmp(e, "pull") == 0 ?
-		    CUDA_COPY_PULL : CUDA_COPY_AUTO;
+	_Static_assert(CUDA_COPY_PUSH == 1 && CUDA_COPY_PULL == 2 && CUDA_ROOTED_SPREAD == 1 &&
+	    CUDA_ROOTED_DIRECT == 2, "the word tables follow the enums");
+	switch (envword_get("COLL_CUDA_COPY", copy, &v)) {
+	case COLL_OK:
+		g->copy = v;
+		break;
+	case COLL_EINVAL:
+		return cuda__fail(g, COLL_EINVAL, "COLL_CUDA_COPY=%.32s: use push, pull or auto",
+		    getenv("COLL_CUDA_COPY"));
 	}
-	if ((e = getenv("COLL_CUDA_ROOTED")) != NULL && *e != '\0') {
-		if (strcmp(e, "spread") != 0 && strcmp(e, "direct") != 0 && strcmp(e, "auto") != 0)
-			return cuda__fail(g, COLL_EINVAL, "COLL_CUDA_ROOTED=%.32s: use spread, "
-			    "direct or auto", e);
-		g->rooted = strcmp(e, "spread") == 0 ? CUDA_ROOTED_SPREAD :
-		    strcmp(e, "direct") == 0 ? CUDA_ROOTED_DIRECT : CUDA_ROOTED_AUTO;
+	switch (envword_get("COLL_CUDA_ROOTED", rooted, &v)) {
+	case COLL_OK:
+		g->rooted = v;
+		break;
+	case COLL_EINVAL:
+		return cuda__fail(g, COLL_EINVAL, "COLL_CUDA_ROOTED=%.32s: use spread, direct or "
+		    "auto", getenv("COLL_CUDA_ROOTED"));
 	}
 	return COLL_OK;
 }
