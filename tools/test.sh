@@ -30,11 +30,24 @@ CC=clang cmake -S . -B build-fuzz -DCOLL_FUZZ=ON -DCOLL_TESTS=OFF >/dev/null
 cmake --build build-fuzz -j"$jobs" --target fuzzers >/dev/null
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-for f in build-fuzz/fuzz/fuzz_*; do
+# One fuzzer per core at a time, each on its own copy of its corpus; the
+# verdicts are read once all have run.
+fuzz_one() {
+	local f=$1 name
 	name=$(basename "$f"); name=${name#fuzz_}
 	mkdir -p "$work/$name"
 	[ -d "fuzz/corpus/$name" ] && cp -r "fuzz/corpus/$name/." "$work/$name/"
-	"$f" -max_total_time="$fuzz_secs" -timeout=10 -print_final_stats=0 "$work/$name" >"$work/$name.log" 2>&1 ||
+	"$f" -max_total_time="$fuzz_secs" -timeout=10 -print_final_stats=0 "$work/$name" >"$work/$name.log" 2>&1
+	echo $? >"$work/$name.rc"
+}
+for f in build-fuzz/fuzz/fuzz_*; do
+	fuzz_one "$f" &
+	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+done
+wait
+for f in build-fuzz/fuzz/fuzz_*; do
+	name=$(basename "$f"); name=${name#fuzz_}
+	[ "$(cat "$work/$name.rc" 2>/dev/null)" = 0 ] ||
 		{ tail -40 "$work/$name.log"; echo "fuzzer $name found a crash"; exit 1; }
 	echo "fuzz_$name: $(grep -o 'Done [0-9]* runs' "$work/$name.log"), no crash"
 done
