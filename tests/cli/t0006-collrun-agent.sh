@@ -48,16 +48,18 @@ expect_code 137 "$rc" "stdin's end: a program ignoring SIGTERM is killed"
 check "after the grace (2 s), well before its own end (20 s): ${ms} ms" test "$ms" -ge 1900 -a "$ms" -lt 10000
 check "its last record says SIGKILL" test "$(tail -1 "$TMP/rec")" = "s 9"
 
-# slow_read FILE [DELAY [PIPE_BYTES]]: 4 KiB per DELAY (default 0.1 s: 40 KB/s),
-# as a launcher busy with many ranks may read; PIPE_BYTES shrinks our pipe.
-# The kernel refuses (EBUSY) to shrink a pipe holding more than the new size:
-# what came before python started is read off first, then it shrinks.
+# slow_read FILE [DELAY [PIPE_BYTES MARK]]: 4 KiB per DELAY (default 0.1 s:
+# 40 KB/s), as a launcher busy with many ranks may read; PIPE_BYTES shrinks
+# our pipe, then MARK is made so that the program may start writing. The
+# kernel refuses (EBUSY) to shrink a pipe whose pages in use would not fit:
+# the agent's own first records are read off first, then it shrinks.
 slow_read() {
 	python3 -c 'import errno, fcntl, sys, time
 out = open(sys.argv[1], "wb")
 while len(sys.argv) > 3:
 	try:
 		fcntl.fcntl(0, 1031, int(sys.argv[3]))	# F_SETPIPE_SZ
+		open(sys.argv[4], "w").close()
 		break
 	except OSError as e:
 		if e.errno != errno.EBUSY:
@@ -68,7 +70,7 @@ while True:
 	if not b:
 		break
 	out.write(b)
-	time.sleep(float(sys.argv[2]))' "$1" "${2:-0.1}" ${3:+"$3"}
+	time.sleep(float(sys.argv[2]))' "$1" "${2:-0.1}" ${3:+"$3" "$4"}
 }
 
 # A stopped program's last words, written as it ends, still arrive, however slowly read.
@@ -85,9 +87,11 @@ check "a slow reader gets every byte" test "$(payload o | head -1 | awk "{ print
 check "... and the last line" test "$(payload o | tail -1)" = END
 check "... and the end" test "$(tail -1 "$TMP/rec")" = "x 0"
 
-# Slower still (10 KB/s, a 4 KiB pipe): one send blocks longer than the idle wait.
-$AGENT -- sh -c 'sleep 0.5; head -c 80000 /dev/zero | tr "\0" c; echo; echo END' 2>"$TMP/agent-err" \
-	< <(hold 'u\n') | slow_read "$TMP/rec" 0.4 4096
+# Slower still (10 KB/s, a 4 KiB pipe): one send blocks longer than the idle
+# wait. The program writes once the pipe is small, however late python starts.
+$AGENT -- sh -c 'while [ ! -e "$0" ]; do sleep 0.05; done
+	head -c 80000 /dev/zero | tr "\0" c; echo; echo END' "$TMP/shrunk" 2>"$TMP/agent-err" \
+	< <(hold 'u\n') | slow_read "$TMP/rec" 0.4 4096 "$TMP/shrunk"
 check "a 10 KB/s reader gets every byte and the end" \
 	test "$(payload o | awk '{ print length($0) }' | tr '\n' ' ')$(tail -1 "$TMP/rec")" = "80000 3 x 0"
 

@@ -4,7 +4,7 @@
 # (the rings, and the chains of large broadcasts and reduces) stays exact
 # with the lanes forced on, for every datatype (slices are cut on element
 # boundaries; the ops are the reduction's, which lanes do not touch, and
-# t0120's); ranks that offer different counts agree on the
+# t0101's and t0120's); ranks that offer different counts agree on the
 # fewest; a bad setting stops init with its name; a link closed mid-op is
 # retried over fresh lanes; a hung rank is named, not waited for forever.
 . "$(dirname "$0")/ftlib.sh"

@@ -1,12 +1,12 @@
 #!/bin/bash
 # MSG_ZEROCOPY (COLL_ZEROCOPY): with it forced on, the large sends of every
 # collective go out pinned, not copied, and every element still arrives right
-# (one datatype and op: zero-copy moves bytes, and every datatype and op of
-# every collective is t0120's)
-# (a transfer waits for the kernel's notices before its buffers may change);
-# on loopback the kernel copies anyway and says so, and "auto" stops asking
-# after the first op on each connection; off means never; a bad setting stops
-# init with its name; a link closed mid-op with notices outstanding is retried.
+# (a transfer waits for the kernel's notices before its buffers may change;
+# one datatype and op, since zero-copy moves bytes: every datatype and op of
+# every collective is t0101's and t0120's); on loopback the kernel copies
+# anyway and says so, and "auto" stops asking after the first op on each
+# connection; off means never; a bad setting stops init with its name; a link
+# closed mid-op with notices outstanding is retried.
 . "$(dirname "$0")/ftlib.sh"
 
 # zc_lines FILE: how many transfers sent zero-copy, by the ranks' TRACE lines.

@@ -4,9 +4,11 @@
 # out of place and in place, sizes from 8 B to 4 MiB (and odd sizes for the
 # unaligned tails), roots 0 and 1, on the ipc path (peers' memory mapped,
 # coll's kernels) and the staged path (COLL_CUDA_P2P=0: pinned host memory,
-# coll over TCP). #wrong must be 0 in every row. Then the deadline: the last
-# rank stopped in a sweep, rank 0 must give up after -T 5 s with a clear
-# message.
+# coll over TCP); the copying collectives also with each copy direction
+# forced (COLL_CUDA_COPY) and the rooted ones each way (COLL_CUDA_ROOTED),
+# each asserted from the ranks' header. #wrong must be 0 in every row. Then
+# the deadline: the last rank stopped in a sweep, rank 0 must give up after
+# -T 5 s with a clear message.
 #   tests/gpu/cuda_engine.sh BUILD OUT
 set -u
 BUILD=$1 OUT=$2
@@ -22,19 +24,23 @@ echo "| path | collective | sizes | root | rows | #wrong | exit |" >>"$SUM"
 echo "|---|---|---|---:|---:|---:|---:|" >>"$SUM"
 run() { # run PATH COLLECTIVE SIZES ROOT ARGS...
 	local path=$1 k=$2 sizes=$3 root=$4 p2p=1 log rc rows wrong how=${COLL_CUDA_ROOTED:-}
+	local copy=${COLL_CUDA_COPY:-}
 	shift 4
 	[ "$path" = staged ] && p2p=0
-	log="$OUT/check-$path${how:+-$how}-$k-$sizes-r$root.txt"
+	log="$OUT/check-$path${how:+-$how}${copy:+-$copy}-$k-$sizes-r$root.txt"
 	# shellcheck disable=SC2068
 	COLL_CUDA_P2P=$p2p timeout 600 "$CC" "$k" -N "$GPUS" --engine cuda -n 1 -w 1 -d all -r "$root" $@ \
 		>"$log" 2>&1
 	rc=$?
 	rows=$(grep -c '^ *[0-9]' "$log")
 	wrong=$(awk '/^ *[0-9]/ { w += ($9 == "N/A" ? 0 : $9) + ($13 == "N/A" ? 0 : $13) } END { print w + 0 }' "$log")
-	echo "| $path${how:+ ($how)} | $k | $sizes | $root | $rows | $wrong | $rc |" >>"$SUM"
+	echo "| $path${how:+ ($how)}${copy:+ (copy $copy)} | $k | $sizes | $root | $rows | $wrong | $rc |" >>"$SUM"
 	grep -q "^#  Rank  [01] .*, $path" "$log" || { echo "$log: not on the $path path" >>"$SUM"; fail=1; }
 	if [ -n "$how" ]; then
 		grep -q "^#  Rank  [01] .*, rooted $how" "$log" || { echo "$log: not rooted $how" >>"$SUM"; fail=1; }
+	fi
+	if [ -n "$copy" ]; then
+		grep -q "^#  Rank  [01] .*, copy $copy" "$log" || { echo "$log: not copy $copy" >>"$SUM"; fail=1; }
 	fi
 	[ "$rc" -eq 0 ] && [ "$wrong" -eq 0 ] && [ "$rows" -gt 0 ] || fail=1
 }
@@ -58,6 +64,16 @@ for how in spread direct; do
 		COLL_CUDA_ROOTED=$how run ipc $k pow8 0 -b 8 -e 4M -f 8 $ops
 		COLL_CUDA_ROOTED=$how run ipc $k odd 1 -b 1000 -e 3000000 -f 7 $ops
 	done
+done
+
+# The copying collectives with each direction forced: every rank writes its
+# peers' outputs (push) or reads their inputs (pull), where auto picks by
+# collective.
+for copy in push pull; do
+	for k in allgather broadcast alltoall; do
+		COLL_CUDA_COPY=$copy run ipc $k pow8 0 -b 8 -e 4M -f 8
+	done
+	COLL_CUDA_COPY=$copy run ipc broadcast odd 1 -b 1000 -e 3000000 -f 7
 done
 
 # A value the engine does not know is refused, naming the variable and the choices.
