@@ -357,18 +357,31 @@ root_handshake(void *arg)
 	char err[COLL_ERR_LEN];
 	struct wire_hdr h;
 	uint8_t role, *p = NULL;
-	int ok = 0, got = 0;
+	int ok = 0, got = 0, r;
 
-	if (auth_accept(hs->fd, &root->uid, &role, dl, root->stop_fd, err, sizeof err) != COLL_OK)
+	if (auth_accept(hs->fd, &root->uid, &role, dl, root->stop_fd, err, sizeof err) != COLL_OK) {
 		log_warn("root: refused a connection: %s", err);
-	else if (role == WIRE_ROLE_RELAY)
+	} else if (role == WIRE_ROLE_RELAY) {
 		ok = hs->relay = 1;
-	else if (role != WIRE_ROLE_ROOT)
+	} else if (role != WIRE_ROLE_ROOT) {
 		log_warn("root: refused a connection that asked for role %u, not the root's", role);
-	else
-		got = wire_recv(hs->fd, &h, &p, 1024, dl, root->stop_fd) == COLL_OK;
+	} else {
+		/*
+		 * It holds the job's secret: a stranger's bound no longer applies.
+		 * Its entry follows once it has bound its listener and started its
+		 * thread, which a loaded host can take seconds to do; the join
+		 * timeout is what the other ranks wait for it anyway.
+		 */
+		dl = clock_now_ms() + (uint64_t)root->join_timeout_ms;
+		if ((r = wire_recv(hs->fd, &h, &p, 1024, dl, root->stop_fd)) == COLL_OK)
+			got = 1;
+		else if (r != COLL_EABORTED)
+			log_warn("root: a peer that authenticated sent no entry: %s",
+			    coll_strerror(r));
+	}
 	if (got && h.type == WIRE_JOIN) {
-		ok = wire_join_decode(p, h.len, &hs->j) == COLL_OK;
+		if (!(ok = wire_join_decode(p, h.len, &hs->j) == COLL_OK))
+			log_warn("root: refused an entry that does not decode");
 	} else if (got && h.type == WIRE_FETCH) {
 		/* A leader of another block waits for our book: not in a handshake slot. */
 		pthread_mutex_lock(&root->lock);
@@ -385,6 +398,8 @@ root_handshake(void *arg)
 		pthread_cond_broadcast(&root->cond);
 		pthread_mutex_unlock(&root->lock);
 		return NULL;
+	} else if (got) {
+		log_warn("root: refused a first frame of type %u, not an entry", h.type);
 	}
 	free(p);
 	if (ok && write(root->joins[1], &hs, sizeof hs) == (ssize_t)sizeof hs)

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "clock.h"
 #include "coll.h"
 #include "comm_impl.h"
@@ -32,6 +33,7 @@
 #include "root.h"
 #include "sockbuf.h"
 #include "uid.h"
+#include "wire.h"
 
 #define MAXR 8
 
@@ -671,6 +673,59 @@ test_idle_stranger_does_not_stall_root(void **state)
 	close(fd);
 }
 
+/*
+ * A rank that has authenticated but sends its entry only after a stranger's
+ * 5 s (a loaded host, slow to bind its listener and start its thread) is
+ * served, not closed: the root answers its entry with the book.
+ */
+static void
+test_slow_entry_after_auth_joins(void **state)
+{
+	struct net_addr a, me;
+	struct root *root;
+	struct coll_uid uid;
+	struct wire_join j = { 0 };
+	struct wire_hdr h = { 0 };
+	struct timespec ts = { 6, 0 };
+	char err[COLL_ERR_LEN];
+	uint8_t buf[256], *p = NULL;
+	struct wbuf b;
+	uint64_t dl;
+	int fd, lfd, r;
+
+	(void)state;
+	net_addr_parse(&a, "127.0.0.1", 0);
+	assert_int_equal(root_start(&root, &a, 1, 10000, &uid), COLL_OK);
+	assert_int_equal(net_connect(&uid.root, clock_now_ms() + 1000, -1, &fd), COLL_OK);
+	assert_int_equal(auth_connect(fd, &uid, WIRE_ROLE_ROOT, clock_now_ms() + 2000, -1, err,
+	    sizeof err), COLL_OK);
+	nanosleep(&ts, NULL);
+	net_addr_parse(&me, "127.0.0.1", 0);
+	assert_int_equal(net_listen(&me, 1, &lfd), COLL_OK);
+	j = (struct wire_join){ .commid = uid.jobid, .keepalive_ms = 1000, .keepalive_limit = 30,
+	    .nroots = 1 };
+	j.e = (struct wire_entry){ .rank = 0, .nranks = 1, .pid = (uint32_t)getpid(), .lanes = 1,
+	    .lane_min = 65536 };
+	assert_int_equal(net_local_addr(lfd, &j.e.addr), COLL_OK);
+	snprintf(j.e.host, sizeof j.e.host, "slow");
+	wbuf_init(&b, buf, sizeof buf);
+	wire_join_encode(&b, &j);
+	assert_int_equal(wire_send(fd, WIRE_JOIN, buf, (uint32_t)b.off, clock_now_ms() + 1000, -1),
+	    COLL_OK);
+	/* Keep-alives may come first; the book must come, not the end of the connection. */
+	dl = clock_now_ms() + 3000;
+	while ((r = wire_recv(fd, &h, &p, 1 << 20, dl, -1)) == COLL_OK && h.type != WIRE_BOOK) {
+		free(p);
+		p = NULL;
+	}
+	assert_int_equal(r, COLL_OK);
+	assert_int_equal(h.type, WIRE_BOOK);
+	free(p);
+	close(lfd);
+	close(fd);
+	root_stop(root);
+}
+
 static void
 rank_stranger(struct world *w, struct comm *c, int rank)
 {
@@ -1109,6 +1164,7 @@ main(void)
 		cmocka_unit_test(test_sndbuf_bounds_local_connections),
 		cmocka_unit_test(test_same_host),
 		cmocka_unit_test(test_idle_stranger_does_not_stall_root),
+		cmocka_unit_test(test_slow_entry_after_auth_joins),
 		cmocka_unit_test(test_idle_stranger_does_not_stall_peers),
 	};
 
