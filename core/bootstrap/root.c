@@ -35,6 +35,8 @@
 #include "xmalloc.h"
 
 #define ROOT_HANDSHAKE_MS 5000
+/* Keep-alives passed over before an entry; more is not a rank. */
+#define ROOT_HANDSHAKE_PINGS 16
 #define ROOT_HANDSHAKES 64
 #define ROOT_TICK_MS 50
 
@@ -367,13 +369,19 @@ root_handshake(void *arg)
 		log_warn("root: refused a connection that asked for role %u, not the root's", role);
 	} else {
 		/*
-		 * It holds the job's secret: a stranger's bound no longer applies.
-		 * Its entry follows once it has bound its listener and started its
-		 * thread, which a loaded host can take seconds to do; the join
-		 * timeout is what the other ranks wait for it anyway.
+		 * Its entry, or a leader's fetch. A few keep-alives before it are
+		 * passed over: a rank's thread sends them from its start, which
+		 * join.c puts after the entry, but the root need not rely on it.
 		 */
-		dl = clock_now_ms() + (uint64_t)root->join_timeout_ms;
-		if ((r = wire_recv(hs->fd, &h, &p, 1024, dl, root->stop_fd)) == COLL_OK)
+		for (int pings = 0;; pings++) {
+			if ((r = wire_recv(hs->fd, &h, &p, 1024, dl, root->stop_fd)) != COLL_OK)
+				break;
+			if (h.type != WIRE_PING || pings == ROOT_HANDSHAKE_PINGS)
+				break;
+			free(p);
+			p = NULL;
+		}
+		if (r == COLL_OK)
 			got = 1;
 		else if (r != COLL_EABORTED)
 			log_warn("root: a peer that authenticated sent no entry: %s",
@@ -399,7 +407,8 @@ root_handshake(void *arg)
 		pthread_mutex_unlock(&root->lock);
 		return NULL;
 	} else if (got) {
-		log_warn("root: refused a first frame of type %u, not an entry", h.type);
+		log_warn("root: refused a first frame of type %u, not an entry or a fetch",
+		    h.type);
 	}
 	free(p);
 	if (ok && write(root->joins[1], &hs, sizeof hs) == (ssize_t)sizeof hs)

@@ -245,12 +245,17 @@ bootstrap_join(struct comm *c)
 		    c->rank, err);
 	if ((r = bootstrap_listen(c)) != COLL_OK)
 		return r;
-	if (pthread_create(&c->service, NULL, comm_service, c) != 0)
-		return comm_fail(c, COLL_ESYS, "cannot start the communicator thread");
-	c->service_started = 1;
+	/*
+	 * The entry goes first, then the thread: its keep-alives start at once,
+	 * and one sent before the entry (this thread held up past COLL_KEEPALIVE_MS
+	 * on a loaded host) would be the root's first frame from us.
+	 */
 	if ((r = bootstrap_send_join(c)) != COLL_OK)
 		return comm_fail(c, r, "rank %d cannot send its entry to the root: %s", c->rank,
 		    coll_strerror(r));
+	if (pthread_create(&c->service, NULL, comm_service, c) != 0)
+		return comm_fail(c, COLL_ESYS, "cannot start the communicator thread");
+	c->service_started = 1;
 	/* The root waits up to the join timeout for the others: give it a little more. */
 	dl += 5000;
 	if (c->rank == c->block_base) {
