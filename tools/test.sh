@@ -25,8 +25,8 @@ cmake --build build-ci -j"$jobs" >/dev/null
 # and install (where the files go).
 # For the same reason each fault scenario runs once here (COLL_FT_REPS=1):
 # the sanitizers look at the code each run takes, and the release pass above
-# repeats them (twice) for the timing faults; the soak label runs t011x's 50
-# times.
+# repeats them (twice) for the timing faults; the soak label runs t0110-t0113
+# 50 times.
 echo "== build with ASan+UBSan (-Werror) and test"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCOLL_WERROR=ON -DCOLL_SANITIZE=ON >/dev/null
 cmake --build build-asan -j"$jobs" >/dev/null

@@ -370,18 +370,21 @@ root_handshake(void *arg)
 	} else {
 		/*
 		 * Its entry, or a leader's fetch. A few keep-alives before it are
-		 * passed over: a rank's thread sends them from its start, which
+		 * passed over: a rank's thread sends them once it runs, which
 		 * join.c puts after the entry, but the root need not rely on it.
 		 */
-		for (int pings = 0;; pings++) {
-			if ((r = wire_recv(hs->fd, &h, &p, 1024, dl, root->stop_fd)) != COLL_OK)
-				break;
-			if (h.type != WIRE_PING || pings == ROOT_HANDSHAKE_PINGS)
-				break;
+		int pings = 0;
+
+		while ((r = wire_recv(hs->fd, &h, &p, 1024, dl, root->stop_fd)) == COLL_OK &&
+		    h.type == WIRE_PING && pings < ROOT_HANDSHAKE_PINGS) {
 			free(p);
 			p = NULL;
+			pings++;
 		}
-		if (r == COLL_OK)
+		if (r == COLL_OK && h.type == WIRE_PING)
+			log_warn("root: refused a peer that sent %d keep-alives and no entry",
+			    pings + 1);
+		else if (r == COLL_OK)
 			got = 1;
 		else if (r != COLL_EABORTED)
 			log_warn("root: a peer that authenticated sent no entry: %s",

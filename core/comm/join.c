@@ -246,9 +246,10 @@ bootstrap_join(struct comm *c)
 	if ((r = bootstrap_listen(c)) != COLL_OK)
 		return r;
 	/*
-	 * The entry goes first, then the thread: its keep-alives start at once,
-	 * and one sent before the entry (this thread held up past COLL_KEEPALIVE_MS
-	 * on a loaded host) would be the root's first frame from us.
+	 * The entry goes first, then the thread: its first keep-alive leaves a
+	 * COLL_KEEPALIVE_MS after it starts, and one sent before the entry (this
+	 * thread held up that long on a loaded host) would be the root's first
+	 * frame from us.
 	 */
 	if ((r = bootstrap_send_join(c)) != COLL_OK)
 		return comm_fail(c, r, "rank %d cannot send its entry to the root: %s", c->rank,

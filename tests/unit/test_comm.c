@@ -723,6 +723,20 @@ test_pings_before_entry_join(void **state)
 	assert_int_equal(r, COLL_OK);
 	assert_int_equal(h.type, WIRE_BOOK);
 	free(p);
+	p = NULL;
+	close(fd);
+	/*
+	 * Keep-alives alone, past the 16 passed over, are not a rank: closed at
+	 * once, not at the handshake's 5 s (the wait below ends at 3).
+	 */
+	assert_int_equal(net_connect(&uid.root, clock_now_ms() + 1000, -1, &fd), COLL_OK);
+	assert_int_equal(auth_connect(fd, &uid, WIRE_ROLE_ROOT, clock_now_ms() + 2000, -1, err,
+	    sizeof err), COLL_OK);
+	for (int i = 0; i < 17; i++)
+		assert_int_equal(wire_send(fd, WIRE_PING, NULL, 0, clock_now_ms() + 1000, -1),
+		    COLL_OK);
+	assert_int_equal(wire_recv(fd, &h, &p, 1 << 20, clock_now_ms() + 3000, -1), COLL_EPEER);
+	free(p);
 	close(lfd);
 	close(fd);
 	root_stop(root);
