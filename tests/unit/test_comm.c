@@ -673,6 +673,22 @@ test_idle_stranger_does_not_stall_root(void **state)
 	close(fd);
 }
 
+/* Connect to the root as a rank would, authenticate, and send n keep-alives. */
+static int
+root_pinger(const struct coll_uid *uid, int n)
+{
+	char err[COLL_ERR_LEN];
+	int fd;
+
+	assert_int_equal(net_connect(&uid->root, clock_now_ms() + 1000, -1, &fd), COLL_OK);
+	assert_int_equal(auth_connect(fd, uid, WIRE_ROLE_ROOT, clock_now_ms() + 2000, -1, err,
+	    sizeof err), COLL_OK);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(wire_send(fd, WIRE_PING, NULL, 0, clock_now_ms() + 1000, -1),
+		    COLL_OK);
+	return fd;
+}
+
 /*
  * Keep-alives that reach the root before a rank's entry (its thread's first,
  * sent while the rank was held up) are passed over, not taken for the entry:
@@ -687,7 +703,6 @@ test_pings_before_entry_join(void **state)
 	struct coll_uid uid;
 	struct wire_join j = { 0 };
 	struct wire_hdr h = { 0 };
-	char err[COLL_ERR_LEN];
 	uint8_t buf[256], *p = NULL;
 	struct wbuf b;
 	uint64_t dl;
@@ -696,12 +711,7 @@ test_pings_before_entry_join(void **state)
 	(void)state;
 	net_addr_parse(&a, "127.0.0.1", 0);
 	assert_int_equal(root_start(&root, &a, 1, 10000, &uid), COLL_OK);
-	assert_int_equal(net_connect(&uid.root, clock_now_ms() + 1000, -1, &fd), COLL_OK);
-	assert_int_equal(auth_connect(fd, &uid, WIRE_ROLE_ROOT, clock_now_ms() + 2000, -1, err,
-	    sizeof err), COLL_OK);
-	for (int i = 0; i < 3; i++)
-		assert_int_equal(wire_send(fd, WIRE_PING, NULL, 0, clock_now_ms() + 1000, -1),
-		    COLL_OK);
+	fd = root_pinger(&uid, 3);
 	net_addr_parse(&me, "127.0.0.1", 0);
 	assert_int_equal(net_listen(&me, 1, &lfd), COLL_OK);
 	j = (struct wire_join){ .commid = uid.jobid, .keepalive_ms = 1000, .keepalive_limit = 30,
@@ -729,12 +739,7 @@ test_pings_before_entry_join(void **state)
 	 * Keep-alives alone, past the 16 passed over, are not a rank: closed at
 	 * once, not at the handshake's 5 s (the wait below ends at 3).
 	 */
-	assert_int_equal(net_connect(&uid.root, clock_now_ms() + 1000, -1, &fd), COLL_OK);
-	assert_int_equal(auth_connect(fd, &uid, WIRE_ROLE_ROOT, clock_now_ms() + 2000, -1, err,
-	    sizeof err), COLL_OK);
-	for (int i = 0; i < 17; i++)
-		assert_int_equal(wire_send(fd, WIRE_PING, NULL, 0, clock_now_ms() + 1000, -1),
-		    COLL_OK);
+	fd = root_pinger(&uid, 17);
 	assert_int_equal(wire_recv(fd, &h, &p, 1 << 20, clock_now_ms() + 3000, -1), COLL_EPEER);
 	free(p);
 	close(lfd);
