@@ -11,6 +11,7 @@ collcheck() { "$BIN/collcheck" "$@"; }
 cleanup() {
 	# Kill anything this test started that is still around, then the files.
 	for p in $(cat "$TMP"/pids 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
+	cleanup_users
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -34,4 +35,34 @@ print([r["pid"] for r in json.load(open(f))["ranks"] if r["rank"]==int(sys.argv[
 finish() {
 	echo "$passes passed, $fails failed"
 	[ "$fails" -eq 0 ]
+}
+# A second, unprivileged local user for the tests of what root's tools read
+# (tests/cli/t03xx-*): made here, its processes killed and the user removed by
+# the trap however the test ends. Without root the test reports itself
+# skipped (77). as_atk CMD... runs CMD as that user.
+ATK=""
+attacker_init() {
+	[ "$(id -u)" -eq 0 ] || { echo "skip: creating a second user needs root"; exit 77; }
+	command -v useradd >/dev/null && command -v runuser >/dev/null ||
+		{ echo "skip: no useradd/runuser"; exit 77; }
+	ATK=collatk$$
+	useradd -M -d /nonexistent -s /bin/sh "$ATK" >/dev/null 2>&1 ||
+		{ echo "cannot create user $ATK"; exit 1; }
+	echo "$ATK" >>"$TMP/users"
+	chmod 755 "$TMP"
+	ATK_UID=$(id -u "$ATK")
+	ATK_DIR=$TMP/atk
+	mkdir -p "$ATK_DIR" && chown "$ATK" "$ATK_DIR"
+	# A directory everyone may write, sticky, as /dev/shm and /tmp are.
+	PUB=$TMP/pub
+	mkdir -p "$PUB" && chmod 1777 "$PUB"
+}
+as_atk() { runuser -u "$ATK" -- env -i PATH=/usr/bin:/bin HOME="$ATK_DIR" "$@"; }
+cleanup_users() {
+	local u
+	for u in $(cat "$TMP"/users 2>/dev/null); do
+		pkill -9 -u "$u" 2>/dev/null
+		# A process of the user may still be exiting: userdel refuses until it is gone.
+		for _ in $(seq 50); do userdel "$u" 2>/dev/null && break; sleep 0.1; done
+	done
 }
