@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -277,23 +278,36 @@ status_progress(struct status *st)
 }
 
 /*
- * Copy a consistent snapshot. An update is a few stores, so a reader that
- * sees gen odd or changed first retries at once, then yields the CPU (the
- * writer may have been preempted mid-update). A writer that died mid-update
- * leaves gen odd for good: after STATUS_READ_RETRY_MS the reader gives up.
+ * Copy a consistent snapshot by pread(2), never through a mapping: the file
+ * may belong to a user who can truncate it at any moment, and a copy from a
+ * mapping past the new end kills the reader with SIGBUS. A read past the end
+ * is short, and refused. The seqlock's order holds across the calls: gen is
+ * read alone first, then the page, then gen again; each read is a system
+ * call, a full barrier for the data it copies. An update is a few stores, so
+ * a reader that sees gen odd or changed first retries at once, then yields
+ * the CPU (the writer may have been preempted mid-update). A writer that died
+ * mid-update leaves gen odd for good: after STATUS_READ_RETRY_MS the reader
+ * gives up.
  */
 static int
-status_copy(const struct status_page *p, struct status_page *out)
+status_gen_read(int fd, uint32_t *gen)
+{
+	return pread(fd, gen, sizeof *gen, offsetof(struct status_page, gen)) ==
+	    (ssize_t)sizeof *gen ? COLL_OK : COLL_EPROTO;
+}
+
+static int
+status_copy(int fd, struct status_page *out)
 {
 	uint64_t give_up = 0;
 	uint32_t g1, g2;
 
 	for (unsigned tries = 0;; tries++) {
-		g1 = __atomic_load_n(&p->gen, __ATOMIC_ACQUIRE);
-		memcpy(out, p, sizeof *out);
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		g2 = __atomic_load_n(&p->gen, __ATOMIC_RELAXED);
-		if (g1 == g2 && (g1 & 1) == 0)
+		if (status_gen_read(fd, &g1) != COLL_OK ||
+		    pread(fd, out, sizeof *out, 0) != (ssize_t)sizeof *out ||
+		    status_gen_read(fd, &g2) != COLL_OK)
+			return COLL_EPROTO;	/* cut short under us: not a page */
+		if (g1 == g2 && (g1 & 1) == 0 && out->gen == g1)
 			return COLL_OK;
 		if (tries < STATUS_READ_SPINS)
 			continue;
@@ -316,7 +330,7 @@ status_open_read(const char *path, uid_t owner, int *fdp)
 	if (*fdp == -1)
 		return errno == ELOOP ? COLL_EUNSAFE : COLL_ESYS;
 	r = fstat(*fdp, &sb) == -1 ? COLL_ESYS : status_check(&sb, owner);
-	/* A page being created is empty for a moment: mapping it would SIGBUS. */
+	/* A page being created is empty for a moment. */
 	if (r == COLL_OK && sb.st_size < STATUS_PAGE_SIZE)
 		r = COLL_EPROTO;
 	if (r != COLL_OK) {
@@ -329,17 +343,12 @@ status_open_read(const char *path, uid_t owner, int *fdp)
 int
 status_read_owned(const char *path, uid_t owner, struct status_page *out)
 {
-	struct status_page *p;
 	int fd, r;
 
 	if ((r = status_open_read(path, owner, &fd)) != COLL_OK)
 		return r;
-	p = mmap(NULL, STATUS_PAGE_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+	r = status_copy(fd, out);
 	close(fd);
-	if (p == MAP_FAILED)
-		return COLL_ESYS;
-	r = status_copy(p, out);
-	munmap(p, STATUS_PAGE_SIZE);
 	out->host[sizeof out->host - 1] = '\0';
 	out->error[sizeof out->error - 1] = '\0';
 	if (r != COLL_OK)

@@ -793,6 +793,64 @@ test_status_other_owner(void **state)
 	assert_int_equal(dir_files(0), 0);
 }
 
+/*
+ * The owner of a page truncates it while another user reads it (issue 34:
+ * root's colltop and collstack read every user's pages). A reader that
+ * mapped the file died of SIGBUS when the truncation fell between its size
+ * check and its copy; it must only ever refuse the page. A child truncates
+ * and restores the page as fast as it can while a second child reads it
+ * 20,000 times; the reader must end by itself with no signal, and must have
+ * both read the page and refused it cut short.
+ */
+static void
+test_status_read_truncated(void **state)
+{
+	struct status st;
+	struct status_page pg;
+	pid_t cutter, reader;
+	int wst;
+
+	(void)state;
+	assert_int_equal(status_open(&st, 0x77, 0x1, 0, 1, "h"), COLL_OK);
+	memcpy(&pg, st.page, sizeof pg);
+	if ((cutter = fork()) == 0) {
+		int fd = open(st.path, O_RDWR);
+
+		for (;;) {
+			if (ftruncate(fd, 0) != 0 || pwrite(fd, &pg, sizeof pg, 0) != sizeof pg)
+				_exit(1);
+		}
+	}
+	assert_true(cutter > 0);
+	if ((reader = fork()) == 0) {
+		struct status_page out;
+		int ok = 0, cut = 0;
+
+		signal(SIGBUS, SIG_DFL);
+		signal(SIGSEGV, SIG_DFL);
+		for (int i = 0; i < 20000 || ok == 0 || cut == 0; i++) {
+			int r = status_read(st.path, &out);
+
+			ok += r == COLL_OK;
+			cut += r == COLL_EPROTO;
+			if (r != COLL_OK && r != COLL_EPROTO)
+				_exit(2);
+			if (i > 2000000)
+				_exit(3);	/* never both: the cutter is not running */
+		}
+		_exit(0);
+	}
+	assert_true(reader > 0);
+	assert_int_equal(waitpid(reader, &wst, 0), reader);
+	kill(cutter, SIGKILL);
+	waitpid(cutter, NULL, 0);
+	if (WIFSIGNALED(wst))
+		fail_msg("the reader was killed by signal %d (%s)", WTERMSIG(wst),
+		    strsignal(WTERMSIG(wst)));
+	assert_int_equal(WEXITSTATUS(wst), 0);
+	status_close(&st);
+}
+
 int
 main(void)
 {
@@ -815,6 +873,7 @@ main(void)
 		cmocka_unit_test(test_status_open_link),
 		cmocka_unit_test(test_status_open_stale),
 		cmocka_unit_test(test_status_other_owner),
+		cmocka_unit_test(test_status_read_truncated),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
