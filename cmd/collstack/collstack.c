@@ -11,7 +11,7 @@
 #include "xmalloc.h"
 
 enum { O_JOB = 1, O_PID, O_MATCH, O_SLURM, O_FR, O_JSON, O_DOT, O_SVG, O_NO_COLOR, O_TIMEOUT,
-	O_NO_FR_DUMP, O_CUDA, O_THREADS, O_WORKER, O_HELP, O_VERSION };
+	O_NO_FR_DUMP, O_CUDA, O_THREADS, O_USER, O_WORKER, O_HELP, O_VERSION };
 
 static const struct opt stk_opts[] = {
 	{ O_JOB, 'j', "job", OPT_VALUE, "ID", "the collrun job with this id (or the start of "
@@ -22,6 +22,8 @@ static const struct opt stk_opts[] = {
 	    "(extended regular expression)", NULL },
 	{ O_SLURM, 0, "slurm", OPT_VALUE, "JOBID", "the tasks of this running Slurm job, on "
 	    "the nodes squeue names (workers run as a step of it)", NULL },
+	{ O_USER, 'u', "user", OPT_VALUE, "NAME", "as root, read this user's processes (a "
+	    "name or uid); without it only your own are taken, whatever they claim", NULL },
 	{ O_FR, 0, "fr", OPT_VALUE, "PATH", "read PyTorch flight recorder dumps instead: files, "
 	    "a directory or a PREFIX of PREFIX<rank> (more paths may follow)", NULL },
 	{ O_JSON, 0, "json", OPT_FLAG, NULL, "write the verdict, tasks and tree as JSON", NULL },
@@ -62,6 +64,7 @@ stk_value(struct stk_args *a, int id, const char *val, int *nsel, char *err, siz
 	case O_DOT: a->fmt = FMT_DOT; return 0;
 	case O_SVG: a->fmt = FMT_SVG; return 0;
 	case O_NO_COLOR: a->color = 0; return 0;
+	case O_USER: a->user = val; return 0;
 	case O_WORKER: a->worker = 1; return 0;
 	case O_NO_FR_DUMP: a->no_fr_dump = 1; return 0;
 	case O_CUDA: a->cuda = 1; return 0;
@@ -99,6 +102,12 @@ stk_check(struct stk_args *a, int nsel, char *err, size_t len)
 	    strspn(a->slurm, "0123456789_") != strlen(a->slurm) || strlen(a->slurm) > 20)) {
 		snprintf(err, len, "--slurm '%s' is not a Slurm job id", a->slurm);
 		return -1;
+	}
+	if (a->user != NULL && !a->worker) {
+		struct stk_evidence ev;
+
+		if (stk_evidence_init(&ev, a->user, err, len) != 0)
+			return -1;
 	}
 	/* A bad regular expression or pid list is said here, once, not by every worker. */
 	if ((a->sel == SEL_MATCH || a->sel == SEL_PID) && !a->worker &&

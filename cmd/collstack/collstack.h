@@ -35,6 +35,7 @@ struct stk_args {
 	const char *pids;	/* --pid LIST */
 	const char *match;	/* --match REGEX */
 	const char *slurm;	/* --slurm JOBID */
+	const char *user;	/* --user NAME: whose processes root reads */
 	const char *fr_first;	/* --fr PATH */
 	const char **fr;	/* it and the paths after it */
 	int nfr;
@@ -102,6 +103,7 @@ struct stk_result {
 	json_t *fr_lines;	/* the flight recorder's report on live dumps (fr.h); NULL none */
 	json_t *fr_findings;
 	char *fr_note;		/* why dumps were asked for and not all came */
+	json_t *ignored;	/* what the evidence rule refused, "HOST: why" strings; NULL none */
 };
 
 /* The independent sources that can name a rank the others wait for. */
@@ -143,6 +145,8 @@ struct stk_verdict {
 struct stk_local {
 	int n;
 	struct stack_pinfo *pi;
+	int nignored, nmore;	/* refused by the evidence rule: listed, and beyond that counted */
+	char **ignored;
 };
 int stk_find(const struct stk_args *a, struct stk_local *out, char *err, size_t len);
 /* The selection's regex and pid list, checked without looking at any process. */
@@ -158,6 +162,22 @@ struct stk_pageset {
 void stk_pages_load(struct stk_pageset *ps, const char *dir);
 int stk_pages_of(const struct stk_pageset *ps, pid_t pid, uid_t uid, struct stk_page **out);
 void stk_pages_free(struct stk_pageset *ps);
+
+/* evidence.c: the rule for which processes speak for the job (docs/SECURITY.md). */
+struct stk_evidence {
+	uid_t owner;		/* the job's owner: this user, or --user's */
+	int named;		/* --user was given */
+};
+/* Every process of the host, ascending pid: for ancestry. */
+struct stk_proctab {
+	int n;
+	struct stack_pinfo *pi;
+};
+int stk_evidence_init(struct stk_evidence *e, const char *user, char *err, size_t len);
+void stk_evidence_user(uid_t uid, char *buf, size_t len);
+const char *stk_evidence_check(const struct stk_evidence *e, const struct stk_args *a,
+    const struct stk_proctab *t, const struct stack_pinfo *pi, char *why, size_t len);
+void stk_evidence_ignore(struct stk_local *l, const char *why);
 
 /* worker.c */
 int stk_worker(struct stk_args *a);

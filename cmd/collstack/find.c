@@ -242,45 +242,75 @@ stk_select_check(const struct stk_args *a, char *err, size_t len)
 	return r;
 }
 
+/* Every process of the host, for ancestry; the count, or -1 with why. */
+static int
+stk_proctab_read(struct stk_proctab *t, char *err, size_t len)
+{
+	pid_t *pids = NULL;
+	int n;
+
+	memset(t, 0, sizeof *t);
+	if ((n = stack_pids(&pids)) < 0) {
+		snprintf(err, len, "cannot list /proc: %s", strerror(errno));
+		return -1;
+	}
+	t->pi = xcalloc((size_t)n + 1, sizeof *t->pi);
+	for (int i = 0; i < n; i++)
+		if (stack_pinfo_read(pids[i], &t->pi[t->n]) == COLL_OK)
+			t->n++;
+	free(pids);
+	return t->n;
+}
+
+/* Pids asked for and not here: gone, when this is the only host. */
+static void
+stk_add_gone(const struct stk_filter *f, struct stk_local *out)
+{
+	for (int i = 0; f->a->sel == SEL_PID && !hostopt_given(&f->a->ho) && i < f->npids; i++) {
+		int found = 0;
+
+		for (int k = 0; k < out->n && !found; k++)
+			found = out->pi[k].pid == f->pids[i];
+		for (int k = 0; k < out->nignored && !found; k++)
+			found = strncmp(out->ignored[k], "pid ", 4) == 0 &&
+			    atol(out->ignored[k] + 4) == f->pids[i];
+		if (!found)
+			stk_local_add(out, &(struct stack_pinfo){ .pid = (pid_t)f->pids[i],
+			    .rank = -1 });
+	}
+}
+
 int
 stk_find(const struct stk_args *a, struct stk_local *out, char *err, size_t len)
 {
 	struct stk_filter f;
-	pid_t *pids = NULL;
-	int n;
+	struct stk_proctab t = { 0 };
+	struct stk_evidence ev;
+	char why[256];
 
 	memset(out, 0, sizeof *out);
-	if (stk_filter_init(&f, a, err, len) != 0) {
+	if (stk_filter_init(&f, a, err, len) != 0 ||
+	    stk_evidence_init(&ev, a->user, err, len) != 0 ||
+	    stk_proctab_read(&t, err, len) < 0) {
 		stk_filter_free(&f);
 		return -1;
 	}
-	if ((n = stack_pids(&pids)) < 0) {
-		snprintf(err, len, "cannot list /proc: %s", strerror(errno));
-		stk_filter_free(&f);
-		return -1;
-	}
-	for (int i = 0; i < n; i++) {
-		struct stack_pinfo pi;
+	for (int i = 0; i < t.n; i++) {
+		const struct stack_pinfo *pi = &t.pi[i];
 
-		if (stack_pinfo_read(pids[i], &pi) != COLL_OK || (pi.uts_ns != f.uts &&
-		    pi.uts_ns != 0) || pi.pid == getpid())
+		if ((pi->uts_ns != f.uts && pi->uts_ns != 0) || pi->pid == getpid())
 			continue;
-		if (stk_wanted(&f, &pi) && !(a->sel != SEL_PID && stk_is_ours(&f, &pi)))
-			stk_local_add(out, &pi);
+		if (!stk_wanted(&f, pi) || (a->sel != SEL_PID && stk_is_ours(&f, pi)))
+			continue;
+		if (stk_evidence_check(&ev, a, &t, pi, why, sizeof why) != NULL)
+			stk_evidence_ignore(out, why);
+		else
+			stk_local_add(out, pi);
 	}
-	/* Pids asked for and not here: gone, when this is the only host. */
-	for (int i = 0; a->sel == SEL_PID && !hostopt_given(&a->ho) && i < f.npids; i++) {
-		int found = 0;
-
-		for (int k = 0; k < out->n && !found; k++)
-			found = out->pi[k].pid == f.pids[i];
-		if (!found)
-			stk_local_add(out, &(struct stack_pinfo){ .pid = (pid_t)f.pids[i],
-			    .rank = -1 });
-	}
+	stk_add_gone(&f, out);
 	if (a->sel == SEL_JOB || a->sel == SEL_SLURM)
 		stk_drop_wrappers(out);
-	free(pids);
+	free(t.pi);
 	stk_filter_free(&f);
 	return 0;
 }
@@ -288,6 +318,9 @@ stk_find(const struct stk_args *a, struct stk_local *out, char *err, size_t len)
 void
 stk_local_free(struct stk_local *l)
 {
+	for (int i = 0; i < l->nignored; i++)
+		free(l->ignored[i]);
+	free(l->ignored);
 	free(l->pi);
 	memset(l, 0, sizeof *l);
 }

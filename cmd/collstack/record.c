@@ -229,6 +229,8 @@ stk_record(const struct stk_result *r)
 		    "findings", r->fr_findings));
 	if (r->fr_note != NULL)
 		json_object_set_new(rec, "fr_note", stk_clean_json(r->fr_note));
+	if (r->ignored != NULL)
+		json_object_set_new(rec, "ignored", json_incref(r->ignored));
 	json_object_set_new(rec, "tree", json_stringn(tree, len));
 	free(tree);
 	return rec;
@@ -240,6 +242,22 @@ stk_record_fail(json_t *rec, char *err, size_t errlen, const char *what)
 	snprintf(err, errlen, "rank 0's record %s", what);
 	json_decref(rec);
 	return -1;
+}
+
+/* The ignored list, each entry made printable (a host name is the worker's to say). */
+static void
+stk_ignored_read(struct stk_result *r, json_t *a)
+{
+	json_t *x;
+	size_t i;
+
+	json_array_foreach(a, i, x) {
+		if (!json_is_string(x))
+			continue;
+		if (r->ignored == NULL)
+			r->ignored = json_array();
+		json_array_append_new(r->ignored, stk_clean_json(json_string_value(x)));
+	}
 }
 
 int
@@ -293,6 +311,7 @@ stk_record_read(struct stk_result *r, const char *buf, size_t len, char *err, si
 		r->ras_host = stk_str(json_object_get(rec, "ras"), "host");
 	}
 	r->fr_note = stk_str(rec, "fr_note");
+	stk_ignored_read(r, json_object_get(rec, "ignored"));
 	if (json_is_array(json_object_get(json_object_get(rec, "fr"), "lines")) &&
 	    json_is_array(json_object_get(json_object_get(rec, "fr"), "findings"))) {
 		json_t *x;
@@ -344,6 +363,7 @@ stk_result_free(struct stk_result *r)
 	json_decref(r->fr_lines);
 	json_decref(r->fr_findings);
 	free(r->fr_note);
+	json_decref(r->ignored);
 	stack_tree_free(&r->tree);
 	memset(r, 0, sizeof *r);
 }

@@ -244,6 +244,17 @@ stk_print_notes(const struct stk_out *o, const struct stk_result *r)
 		    r->by_rank ? "ranks" : "tasks");
 }
 
+/* Processes the evidence rule refused (docs/SECURITY.md): never in the verdict. */
+static void
+stk_print_ignored(const struct stk_out *o, const struct stk_result *r)
+{
+	json_t *x;
+	size_t i;
+
+	json_array_foreach(r->ignored, i, x)
+		fprintf(o->f, "ignored: %s\n", json_string_value(x));
+}
+
 static void
 stk_print_text(const struct stk_out *o, const struct stk_result *r, const struct stk_verdict *v)
 {
@@ -259,6 +270,7 @@ stk_print_text(const struct stk_out *o, const struct stk_result *r, const struct
 	if (r->fr_note != NULL)
 		fprintf(o->f, "note: flight recorder: %s\n", r->fr_note);
 	stk_print_notes(o, r);
+	stk_print_ignored(o, r);
 	for (int i = 0; i < v->n; i++)
 		fprintf(o->f, "%s%s%s\n", v->code ? stk_c(o, C_BAD) : "", v->line[i],
 		    v->code ? stk_c(o, C_OFF) : "");
@@ -332,6 +344,8 @@ stk_print_json(const struct stk_out *o, const struct stk_result *r, const struct
 		    r->ras_host : "", "report", r->ras));
 	if (r->ras_note != NULL)
 		json_object_set_new(rec, "ras_note", json_string(r->ras_note));
+	if (r->ignored != NULL)
+		json_object_set_new(rec, "ignored", json_incref(r->ignored));
 	json_dumpf(rec, o->f, JSON_INDENT(1));
 	fputc('\n', o->f);
 	json_decref(rec);

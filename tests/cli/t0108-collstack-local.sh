@@ -177,7 +177,7 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	setpriv --reuid=65534 --regid=65534 --clear-groups env COLL_JOB_DIR=/nonexistent \
 		"$BIN/collstack" --pid "$B" --no-color >"$TMP/o" 2>&1
 	expect_code 3 $? "another user's process: could not read"
-	check "another user's process: named, with the fix" grep -q "pid $B belongs to uid 0: run collstack as that user or as root" "$TMP/o"
+	check "another user's process: named, with the fix" grep -q "^ignored: .*pid $B belongs to user root, not nobody: run collstack as that user or as root" "$TMP/o"
 fi
 
 # 8. Bad input.
