@@ -2,9 +2,13 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd.h"
+#include "err.h"
+#include "msg.h"
+#include "regfile.h"
 #include "xmalloc.h"
 
 const struct cmd *const cmd_table[] = {
@@ -121,4 +125,29 @@ cmd_main(const char *tool, int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	return c->run(argc - 1, argv + 1);
+}
+
+int
+cmd_read_file(const char *what, const char *path, size_t max, char **text, char *err,
+    size_t len)
+{
+	char q[MSG_QUOTE_LEN(128)];
+	struct stat sb;
+	size_t n;
+	int r = regfile_read(path, max, 5000, text, &n, &sb);
+
+	msg_quote(q, path, strlen(path), 128);
+	if (r == COLL_OK)
+		return 0;
+	if (r == COLL_EUNSAFE)
+		snprintf(err, len, "%s %s is %s, not a file: give a file", what, q,
+		    regfile_kind(sb.st_mode));
+	else if (r == COLL_ETOOBIG)
+		snprintf(err, len, "%s %s is larger than %zu bytes", what, q, max);
+	else if (r == COLL_ETIMEDOUT)
+		snprintf(err, len, "%s %s is a pipe that stayed silent for 5 s: give a file", what,
+		    q);
+	else
+		snprintf(err, len, "cannot open %s %s: %s", what, q, strerror(errno));
+	return -1;
 }

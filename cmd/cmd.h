@@ -51,6 +51,13 @@ int cmd_usage_error(const struct cmd *cmd, const char *msg);
 int cmd_finish_stdout(int code);
 /* Make sure fds 0-2 are open before any socket is (curl's main_checkfds). */
 void cmd_check_fds(void);
+/*
+ * A file the user named (what: "config", "baseline") read whole into *text
+ * (free it), never blocking on a FIFO (a pipe, <(...), gets 5 s to be
+ * written); -1 with one line in err naming the file and what to do.
+ */
+int cmd_read_file(const char *what, const char *path, size_t max, char **text, char *err,
+    size_t len);
 /* Multi-call main: run the tool's command (for collcheck, argv[1] names it). */
 int cmd_main(const char *tool, int argc, char **argv);
 

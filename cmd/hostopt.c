@@ -1,15 +1,46 @@
 /*
  * The host options and rank placement shared by collrun and collcheck.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "comm.h"
 #include "err.h"
 #include "hostopt.h"
+#include "msg.h"
+#include "regfile.h"
 #include "xmalloc.h"
+
+/*
+ * -F FILE is read once per host, so it must be a file: a FIFO there would
+ * block every connection for as long as its writer likes, and a pipe
+ * (<(...)) would feed only the first host. Said here, once, in one line.
+ */
+static int
+hostopt_ssh_config(struct hostopt *a, const char *val, char *err, size_t len)
+{
+	char q[MSG_QUOTE_LEN(128)];
+	struct stat sb;
+	int fd, r = regfile_open(val, 0, &fd, &sb);
+
+	msg_quote(q, val, strlen(val), 128);
+	if (r == COLL_EUNSAFE) {
+		snprintf(err, len, "-F %s is %s, not a file: give an ssh_config file", q,
+		    regfile_kind(sb.st_mode));
+		return -1;
+	}
+	if (r != COLL_OK) {
+		snprintf(err, len, "-F %s: %s", q, strerror(errno));
+		return -1;
+	}
+	close(fd);
+	a->jo.ssh_config = val;
+	return 0;
+}
 
 int
 hostopt_value(struct hostopt *a, int id, const char *val, char *err, size_t len)
@@ -23,7 +54,7 @@ hostopt_value(struct hostopt *a, int id, const char *val, char *err, size_t len)
 	case HO_HOSTFILE: a->hostfile = val; return 0;
 	case HO_PLACE: a->place = val; return 0;
 	case HO_LAUNCHER: a->launcher = val; return 0;
-	case HO_SSH_CONFIG: a->jo.ssh_config = val; return 0;
+	case HO_SSH_CONFIG: return hostopt_ssh_config(a, val, err, len);
 	case HO_ACCEPT_NEW: a->jo.accept_new = 1; return 0;
 	case HO_PREFIX:
 		if (val[0] != '/') {

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +56,7 @@ struct job {
 	uint64_t give_up_at;	/* after SIGKILL: stop waiting for what never ends */
 	int give_up;
 	int pids_known;		/* pids in the job record */
+	int squat_said;		/* the warning that the record went elsewhere, given */
 	int broken_stdout;
 	int nfailed_hosts;
 	char **host_why;	/* per host: why it could not be used */
@@ -365,6 +367,28 @@ job_record_warn(const char *tool, int r, const char *where)
 		    r == COLL_ESYS ? strerror(errno) : coll_strerror(r));
 }
 
+/*
+ * The record went elsewhere because another user made $TMPDIR/coll-<uid>
+ * first (jobrec_dir): say so once, naming that user, so that root can remove it.
+ */
+static void
+job_record_squatted(const char *tool, const char *path)
+{
+	char top[4096];
+	struct stat sb;
+
+	snprintf(top, sizeof top, "%s/coll-%u/", jobrec_tmp(), (unsigned)geteuid());
+	if ((getenv("COLL_JOB_DIR") != NULL && getenv("COLL_JOB_DIR")[0] != '\0') ||
+	    strncmp(path, top, strlen(top)) == 0)
+		return;
+	top[strlen(top) - 1] = '\0';
+	if (lstat(top, &sb) != 0)
+		return;
+	fprintf(stderr, "%s: warning: %s belongs to uid %u, not you (or is not a private "
+	    "directory): the job record is in %s instead; remove %s (as root)\n", tool, top,
+	    (unsigned)sb.st_uid, path, top);
+}
+
 /* Write (or rewrite, once every remote pid is known) the record collstack reads. */
 static void
 job_record(struct job *j, const struct coll_uid *uid, char *path, size_t len)
@@ -393,6 +417,9 @@ job_record(struct job *j, const struct coll_uid *uid, char *path, size_t len)
 		job_record_warn(j->o->tool, err, path);
 		path[0] = '\0';
 		all = 1;
+	} else if (!j->squat_said) {
+		job_record_squatted(j->o->tool, path);
+		j->squat_said = 1;
 	}
 	j->recorded = all;
 	free(r);

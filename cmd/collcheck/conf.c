@@ -131,34 +131,30 @@ check_conf_line(struct check_conf *c, char *line, char *err, size_t len)
 	return -1;
 }
 
+#define CHECK_CONF_MAX (64u << 20)	/* a config or baseline: far above any real one */
+
 int
 check_conf_read(struct check_conf *c, const char *path, char *err, size_t len)
 {
-	FILE *f = fopen(path, "r");
-	char line[1024], why[256];
-	int no = 0;
+	char *text, *line, *next, why[256];
+	int no = 0, r = 0;
 
-	if (f == NULL) {
-		snprintf(err, len, "cannot open config '%s': %s", path, strerror(errno));
+	if (cmd_read_file("config", path, CHECK_CONF_MAX, &text, err, len) != 0)
 		return -1;
-	}
-	while (fgets(line, sizeof line, f) != NULL) {
+	for (line = text; line != NULL && r == 0; line = next) {
 		char *s, *hash;
 
+		if ((next = strchr(line, '\n')) != NULL)
+			*next++ = '\0';
 		no++;
 		if ((hash = strchr(line, '#')) != NULL)
 			*hash = '\0';
 		s = check_trim(line);
-		if (s[0] == '\0')
-			continue;
-		if (check_conf_line(c, s, why, sizeof why) != 0) {
+		if (s[0] != '\0' && (r = check_conf_line(c, s, why, sizeof why)) != 0)
 			snprintf(err, len, "%s:%d: %s", path, no, why);
-			fclose(f);
-			return -1;
-		}
 	}
-	fclose(f);
-	return 0;
+	free(text);
+	return r == 0 ? 0 : -1;
 }
 
 int
@@ -236,9 +232,14 @@ int
 check_baseline_load(struct facts *f, const char *path, char *err, size_t len)
 {
 	json_error_t je;
-	json_t *doc = json_load_file(path, 0, &je), *facts, *v;
+	json_t *doc, *facts, *v;
 	const char *k;
+	char *text;
 
+	if (cmd_read_file("baseline", path, CHECK_CONF_MAX, &text, err, len) != 0)
+		return -1;
+	doc = json_loads(text, 0, &je);
+	free(text);
 	if (doc == NULL) {
 		snprintf(err, len, "cannot read baseline '%s': %s (line %d)", path, je.text, je.line);
 		return -1;

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "err.h"
 #include "hostlist.h"
 #include "msg.h"
+#include "regfile.h"
 #include "xmalloc.h"
 
 #define HL_NUM_MAX 999999999999999999ull	/* 18 digits: sums cannot overflow */
@@ -847,64 +849,31 @@ hostlist_parse_text(struct hostlist *hl, const char *text, char *err, size_t err
 	return r;
 }
 
-/* Read fd to its end, NUL-terminated: COLL_ETOOBIG past the bound, COLL_ESYS with errno set. */
-static int
-hl_read_fd(int fd, char **out, size_t *outlen)
-{
-	char *buf = NULL;
-	size_t len = 0, cap = 0;
-
-	for (;;) {
-		ssize_t n;
-
-		if (len > HOSTLIST_FILE_MAX) {
-			free(buf);
-			return COLL_ETOOBIG;
-		}
-		if (len == cap) {
-			cap = cap ? cap * 2 : 4096;
-			cap = cap > HOSTLIST_FILE_MAX + 1 ? HOSTLIST_FILE_MAX + 1 : cap;
-			buf = xreallocarray(buf, cap + 1, 1);
-		}
-		if ((n = read(fd, buf + len, cap - len)) == 0)
-			break;
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int e = errno;
-
-			free(buf);
-			errno = e;
-			return COLL_ESYS;
-		}
-		len += (size_t)n;
-	}
-	buf[len] = '\0';
-	*out = buf;
-	*outlen = len;
-	return COLL_OK;
-}
+#define HL_PIPE_WAIT_MS 5000	/* a hostfile that is a pipe (<(...)): its writer's time */
 
 static int
 hl_read_file(const char *path, char **out, size_t *outlen, char *err, size_t errlen)
 {
 	char q[HL_QUOTE_LEN];
-	int fd, r, e;
+	struct stat sb;
+	int r, e;
 
 	hl_quote(q, path, strlen(path));
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-		e = errno;
-		msg_set(err, errlen, "cannot open hostfile %s: %s", q, strerror(e));
-		return e == ENOENT ? COLL_ENOTFOUND : COLL_ESYS;
-	}
-	r = hl_read_fd(fd, out, outlen);
+	r = regfile_read(path, HOSTLIST_FILE_MAX, HL_PIPE_WAIT_MS, out, outlen, &sb);
 	e = errno;
-	close(fd);
-	if (r == COLL_ETOOBIG)
+	if (r == COLL_EUNSAFE)
+		msg_set(err, errlen, "hostfile %s is %s, not a file: give a file of host names",
+		    q, regfile_kind(sb.st_mode));
+	else if (r == COLL_ETOOBIG)
 		msg_set(err, errlen, "hostfile %s is larger than %u bytes", q, HOSTLIST_FILE_MAX);
+	else if (r == COLL_ETIMEDOUT)
+		msg_set(err, errlen, "hostfile %s is a pipe that stayed silent for %d s: give a "
+		    "file of host names", q, HL_PIPE_WAIT_MS / 1000);
 	else if (r != COLL_OK)
-		msg_set(err, errlen, "cannot read hostfile %s: %s", q, strerror(e));
-	return r;
+		msg_set(err, errlen, "cannot open hostfile %s: %s", q, strerror(e));
+	if (r == COLL_ESYS && e == ENOENT)
+		return COLL_ENOTFOUND;
+	return r == COLL_EUNSAFE || r == COLL_ETIMEDOUT ? COLL_EINVAL : r;
 }
 
 int

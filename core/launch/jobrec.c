@@ -1,6 +1,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,24 +35,75 @@ jobrec_dir_ensure(const char *dir)
 	return (sb.st_mode & (S_IWGRP | S_IWOTH)) ? COLL_EUNSAFE : COLL_OK;
 }
 
+/* base/sub, each level made ours (0700) on the way: dir then names the one at fault. */
+static int
+jobrec_dir_under(const char *base, const char *sub, char *buf, size_t len)
+{
+	int r;
+
+	if ((size_t)snprintf(buf, len, "%s", base) >= len)
+		return COLL_ETOOBIG;
+	if ((r = jobrec_dir_ensure(buf)) != COLL_OK)
+		return r;
+	for (const char *p = sub; p != NULL && *p != '\0'; p = strchr(p + 1, '/')) {
+		const char *end = strchr(p + 1, '/');
+		int n = end ? (int)(end - p) : (int)strlen(p);
+
+		if ((size_t)snprintf(buf + strlen(buf), len - strlen(buf), "%.*s", n, p) >=
+		    len - strlen(buf))
+			return COLL_ETOOBIG;
+		if ((r = jobrec_dir_ensure(buf)) != COLL_OK)
+			return r;
+	}
+	return COLL_OK;
+}
+
+/*
+ * Where records go when another user holds /tmp/coll-<uid> (anyone may make
+ * it first, in a world-writable /tmp): the user's runtime directory, else
+ * ~/.cache/coll, home taken from the password database, not the environment.
+ */
+static int
+jobrec_dir_fallback(char *buf, size_t len)
+{
+	const char *run = getenv("XDG_RUNTIME_DIR");
+	struct passwd *pw;
+
+	if (run != NULL && run[0] == '/' && jobrec_dir_under(run, "/coll/jobs", buf, len) == COLL_OK)
+		return COLL_OK;
+	if ((pw = getpwuid(geteuid())) == NULL || pw->pw_dir == NULL || pw->pw_dir[0] != '/')
+		return COLL_ENOTFOUND;
+	return jobrec_dir_under(pw->pw_dir, "/.cache/coll/jobs", buf, len);
+}
+
+const char *
+jobrec_tmp(void)
+{
+	const char *t = getenv("TMPDIR");
+
+	return t != NULL && t[0] == '/' ? t : "/tmp";
+}
+
 int
 jobrec_dir(char *buf, size_t len)
 {
 	const char *d = getenv("COLL_JOB_DIR");
+	char top[4096];
 	int r;
 
 	if (d != NULL && *d != '\0') {
 		/* A cut-short name would be some other directory: refuse it instead. */
 		if ((size_t)snprintf(buf, len, "%s", d) >= len)
 			return COLL_ETOOBIG;
-	} else {
-		/* /tmp is everyone's: /tmp/coll-<uid> must be ours before jobs/ in it is. */
-		snprintf(buf, len, "/tmp/coll-%u", (unsigned)geteuid());
-		if ((r = jobrec_dir_ensure(buf)) != COLL_OK)
-			return r;
-		snprintf(buf, len, "/tmp/coll-%u/jobs", (unsigned)geteuid());
+		return jobrec_dir_ensure(buf);
 	}
-	return jobrec_dir_ensure(buf);
+	/* The temporary directory is everyone's: coll-<uid> must be ours before jobs/ in it is. */
+	snprintf(top, sizeof top, "%s/coll-%u", jobrec_tmp(), (unsigned)geteuid());
+	r = jobrec_dir_under(top, "/jobs", buf, len);
+	if ((r == COLL_EOWNER || r == COLL_EUNSAFE) && strcmp(buf, top) == 0 &&
+	    jobrec_dir_fallback(buf, len) == COLL_OK)
+		return COLL_OK;
+	return r;
 }
 
 static json_t *

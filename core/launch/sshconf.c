@@ -1,5 +1,6 @@
 /* A small ssh_config(5) reader: Host blocks and the handful of keywords a launcher uses. */
 #include <ctype.h>
+#include <errno.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include "err.h"
+#include "regfile.h"
 #include "sshconf.h"
 #include "xmalloc.h"
 
@@ -173,16 +175,20 @@ sshconf_apply_text(struct sshconf *sc, const char *host, const char *text)
 int
 sshconf_apply_file(struct sshconf *sc, const char *host, const char *path)
 {
-	FILE *f = fopen(path, "r");
 	char *text;
 	size_t n;
+	int r;
 
-	if (f == NULL)
-		return COLL_ENOTFOUND;
-	text = xmalloc(1 << 20);
-	n = fread(text, 1, (1 << 20) - 1, f);
-	text[n] = '\0';
-	fclose(f);
+	/* A FIFO (another user's ~/.ssh/config cannot be, but a path given can) never blocks us. */
+	if ((r = regfile_read(path, (1 << 20) - 1, -1, &text, &n, NULL)) == COLL_ETOOBIG) {
+		errno = EFBIG;
+		return r;
+	}
+	if (r != COLL_OK) {
+		if (r == COLL_EUNSAFE)
+			errno = EINVAL;
+		return r == COLL_ESYS && errno == ENOENT ? COLL_ENOTFOUND : r;
+	}
 	sshconf_apply_text(sc, host, text);
 	free(text);
 	return COLL_OK;

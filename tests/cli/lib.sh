@@ -37,7 +37,7 @@ finish() {
 	[ "$fails" -eq 0 ]
 }
 # A second, unprivileged local user for the tests of what root's tools read
-# (tests/cli/t03xx-*): made here, its processes killed and the user removed by
+# (tests/cli/t06xx-*): made here, its processes killed and the user removed by
 # the trap however the test ends. Without root the test reports itself
 # skipped (77). as_atk CMD... runs CMD as that user.
 ATK=""

@@ -99,7 +99,7 @@ check "... named" grep -q "c4:1: unknown setting 'colour'" "$TMP/e"
 # Bad input.
 collcheck env --baseline "$TMP/nope.json" >"$TMP/o" 2>"$TMP/e"
 expect_code 2 $? "a baseline that does not exist"
-check "... named" grep -q "cannot read baseline '$TMP/nope.json'" "$TMP/e"
+check "... named" grep -q "cannot open baseline '$TMP/nope.json': No such file" "$TMP/e"
 echo '{"x": 1}' >"$TMP/notbase.json"
 collcheck env --baseline "$TMP/notbase.json" >"$TMP/o" 2>"$TMP/e"
 expect_code 2 $? "a JSON file that is not a baseline"

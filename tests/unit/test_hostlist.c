@@ -447,8 +447,8 @@ test_hostlist_file(void **state)
 	expect_err(hostlist_parse_file(&hl, path, err, sizeof err), COLL_EINVAL, err,
 	    "line 2: NUL byte", "NUL");
 	assert_string_equal(dump(&hl, buf, sizeof buf), "n1:2 n2");
-	expect_err(hostlist_parse_file(&hl, dir, err, sizeof err), COLL_ESYS, err,
-	    "cannot read hostfile", "directory");
+	expect_err(hostlist_parse_file(&hl, dir, err, sizeof err), COLL_EINVAL, err,
+	    "is a directory, not a file", "directory");
 	/* One byte over the bound; sparse, so nothing is written. */
 	assert_int_equal(truncate(path, HOSTLIST_FILE_MAX + 1), 0);
 	expect_err(hostlist_parse_file(&hl, path, err, sizeof err), COLL_ETOOBIG, err,

@@ -27,12 +27,18 @@ struct jobrec {
 };
 
 /*
- * The directory of job records, created 0700 on demand. An existing one (or
- * /tmp/coll-<uid> above the default) must be a directory, not a link, of this
- * user and not writable by others: else COLL_EOWNER or COLL_EUNSAFE, and buf
- * names the directory at fault.
+ * The directory of job records, created 0700 on demand: $COLL_JOB_DIR, else
+ * $TMPDIR (or /tmp)/coll-<uid>/jobs. An existing one (or coll-<uid> above
+ * the default) must be a directory, not a link, of this user and not
+ * writable by others: else COLL_EOWNER or COLL_EUNSAFE, and buf names the
+ * directory at fault. When another user holds coll-<uid> (anyone may make it
+ * first), records go to $XDG_RUNTIME_DIR/coll/jobs, else ~/.cache/coll/jobs,
+ * so that the tools still find their jobs: jobrec_tmp() says where to look
+ * for the squatter, to name it.
  */
 int jobrec_dir(char *buf, size_t len);
+/* $TMPDIR when absolute, else /tmp. */
+const char *jobrec_tmp(void);
 /*
  * Write the record; path gets its file name. Errors as jobrec_dir's (path
  * then names the directory at fault), COLL_ETOOBIG when the name does not fit
