@@ -68,7 +68,7 @@ struct stack_py {
 	struct stack_py_layout own;	/* l, where it came from the process itself */
 	uint64_t runtime;	/* &_PyRuntime */
 	uint64_t code_type, str_type;	/* &PyCode_Type, &PyUnicode_Type: to check what we read */
-	char why[128];		/* found but unreadable: why */
+	char why[256];		/* found but unreadable: why */
 };
 
 /* One Python frame as the walk found it, named later. */
@@ -79,8 +79,11 @@ struct stack_pyframe {
 	uint8_t seg_end;	/* the outermost frame of one evaluation-loop call */
 };
 
-/* Look for CPython in pid, whose /proc/PID/maps is maps; 0 if it runs none (py->found says). */
-int stack__py_find(pid_t pid, const char *maps, struct stack_py *py);
+/*
+ * Look for CPython in pid, whose /proc/PID/maps is maps, giving up on its
+ * symbols at deadline_ns; 0 if it runs none (py->found says).
+ */
+int stack__py_find(pid_t pid, const char *maps, uint64_t deadline_ns, struct stack_py *py);
 /* While s's threads are stopped: each thread's chain of Python frames. */
 void stack__py_walk(const struct stack_py *py, struct stack_snap *s);
 /* After: name the frames and put them in place of p's evaluation-loop frames. */
