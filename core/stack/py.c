@@ -13,12 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include "clock.h"
-#include "msg.h"
 #include "stack.h"
 #include "stack_elf.h"
 #include "stack_impl.h"
@@ -84,7 +82,6 @@ stack_py_name_minor(const char *base)
 	return (int)minor;
 }
 
-#define STACK_PY_MODS 4
 
 /* Symbols wanted from libpython: names[i]'s address goes in vals[i]. */
 struct stack_py_want {
@@ -94,33 +91,24 @@ struct stack_py_want {
 	uint64_t deadline_ns;	/* the target's time: the scan stops there */
 };
 
-struct stack_py_mod {
-	char path[PATH_MAX];
-	uint64_t lo;		/* where its file offset 0 is mapped */
-	uint64_t ino;		/* the inode maps gives: the file opened must be it */
-};
 
 /* Symbols looked at in one file, over all its tables: a linker's libpython has 20000. */
 #define STACK_PY_SYMS_MAX (4u << 20)
 
-/*
- * The interpreter modules mapped: python3.X and libpython3.X.so (the first
- * holds the interpreter only when it was linked statically); their count.
- */
-static int
-stack_py_map(const char *maps, struct stack_py_mod *m)
+int
+stack__py_map(const char *maps, struct stack_py_mod *m)
 {
 	char line[PATH_MAX + 128];
 	int found = 0;
 
 	for (const char *s = maps, *nl; *s != '\0' && found < STACK_PY_MODS; s = nl ? nl + 1 : "") {
-		unsigned long long a, b, off, ino;
+		unsigned long long a, b, off;
 		int at = 0;
 		char *p, *base;
 
 		nl = strchr(s, '\n');
 		snprintf(line, sizeof line, "%.*s", (int)(nl ? nl - s : (ptrdiff_t)strlen(s)), s);
-		if (sscanf(line, "%llx-%llx %*s %llx %*s %llu %n", &a, &b, &off, &ino, &at) != 4 ||
+		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %n", &a, &b, &off, &at) != 3 ||
 		    at == 0 || off != 0 || line[at] != '/')
 			continue;
 		p = line + at;
@@ -128,7 +116,6 @@ stack_py_map(const char *maps, struct stack_py_mod *m)
 		if (stack_py_name_minor(base) < 0 || strlen(p) >= sizeof m->path)
 			continue;
 		memcpy(m[found].path, p, strlen(p) + 1);
-		m[found].ino = ino;
 		m[found++].lo = a;
 	}
 	return found;
@@ -190,19 +177,11 @@ stack_py_syms(pid_t pid, const struct stack_py_mod *m, const struct stack_py_wan
 {
 	Elf *elf = NULL;
 	Elf_Scn *scn = NULL;
-	struct stat st;
 	uint64_t bias = 0, budget = STACK_PY_SYMS_MAX;
 	int fd = stack__elf_open(pid, m->path, why, len), r = -1;
 
 	if (fd == -1)
 		return -1;
-	if (fstat(fd, &st) != 0 || (uint64_t)st.st_ino != m->ino) {
-		char q[MSG_QUOTE_LEN(80)];
-
-		msg_set(why, len, "pid %d: %s is not the file it mapped: not read", (int)pid,
-		    msg_quote(q, m->path, strlen(m->path), 80));
-		goto out;
-	}
 	if ((elf = stack__elf_begin(fd, pid, m->path, why, len)) == NULL ||
 	    stack_py_bias(elf, m->lo, &bias) != 0)
 		goto out;
@@ -231,7 +210,7 @@ stack__py_find(pid_t pid, const char *maps, uint64_t deadline_ns, struct stack_p
 	struct stack_py_want w = { names, vals, 4, deadline_ns };
 	uint8_t dbg[STACK_PY_DEBUG_LEN];
 	char base[NAME_MAX + 1] = "", refused[sizeof py->why] = "";
-	int nm = stack_py_map(maps, m), i;
+	int nm = stack__py_map(maps, m), i;
 
 	memset(py, 0, sizeof *py);
 	for (i = 0; i < nm; i++) {
@@ -246,7 +225,7 @@ stack__py_find(pid_t pid, const char *maps, uint64_t deadline_ns, struct stack_p
 	py->found = 1;
 	if (i == nm && refused[0] != '\0') {
 		/* A file we would not open says more than the symbols it did not give. */
-		snprintf(py->why, sizeof py->why, "Python frames not read: %s", refused);
+		snprintf(py->why, sizeof py->why, "Python frames not read: %.230s", refused);
 		return 1;
 	}
 	if (i == nm || vals[1] == 0 || vals[2] == 0) {

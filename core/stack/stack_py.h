@@ -15,6 +15,7 @@
 #ifndef COLL_STACK_PY_H
 #define COLL_STACK_PY_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -79,6 +80,19 @@ struct stack_pyframe {
 	uint8_t seg_end;	/* the outermost frame of one evaluation-loop call */
 };
 
+#define STACK_PY_MODS 4
+
+struct stack_py_mod {
+	char path[PATH_MAX];
+	uint64_t lo;		/* where its file offset 0 is mapped */
+};
+
+/*
+ * The interpreter modules in maps (a /proc/PID/maps text): python3.X and
+ * libpython3.X.so (the first holds the interpreter only when it was linked
+ * statically); their count, at most STACK_PY_MODS.
+ */
+int stack__py_map(const char *maps, struct stack_py_mod *m);
 /*
  * Look for CPython in pid, whose /proc/PID/maps is maps, giving up on its
  * symbols at deadline_ns; 0 if it runs none (py->found says).
