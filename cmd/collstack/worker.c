@@ -400,6 +400,14 @@ stk_local_work(struct stk_worker *w, size_t *len)
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
 	o.hold_ms = hold ? atoi(hold) : 0;
+	/*
+	 * One process may take T/10 (at most 10 s) to be read and named, all of
+	 * them T/5: a hostile one (a FIFO for a library, an ELF built to be slow)
+	 * costs its own time and leaves the rest of -T/2 to the phases after.
+	 */
+	o.budget_ms = (int)(w->a->timeout_s * 100);
+	o.budget_ms = o.budget_ms < 500 ? 500 : o.budget_ms > 10000 ? 10000 : o.budget_ms;
+	o.deadline_ns = t + (uint64_t)(w->a->timeout_s * 2e8);
 	for (int i = 0; i < w->loc.n; i++)
 		pids[i] = w->loc.pi[i].pid;
 	w->procs = xcalloc((size_t)w->loc.n + 1, sizeof *w->procs);

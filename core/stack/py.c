@@ -7,7 +7,6 @@
  * checked against PyCode_Type and PyUnicode_Type before it is believed. A
  * chain that stops making sense ends there; the native frames stay.
  */
-#include <fcntl.h>
 #include <limits.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -17,7 +16,9 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "stack.h"
+#include "stack_elf.h"
 #include "stack_impl.h"
 #include "stack_py.h"
 #include "xmalloc.h"
@@ -81,19 +82,21 @@ stack_py_name_minor(const char *base)
 	return (int)minor;
 }
 
-#define STACK_PY_MODS 4
 
-struct stack_py_mod {
-	char path[PATH_MAX];
-	uint64_t lo;		/* where its file offset 0 is mapped */
+/* Symbols wanted from libpython: names[i]'s address goes in vals[i]. */
+struct stack_py_want {
+	const char *const *names;
+	uint64_t *vals;
+	int n;
+	uint64_t deadline_ns;	/* the target's time: the scan stops there */
 };
 
-/*
- * The interpreter modules mapped: python3.X and libpython3.X.so (the first
- * holds the interpreter only when it was linked statically); their count.
- */
-static int
-stack_py_map(const char *maps, struct stack_py_mod *m)
+
+/* Symbols looked at in one file, over all its tables: a linker's libpython has 20000. */
+#define STACK_PY_SYMS_MAX (4u << 20)
+
+int
+stack__py_map(const char *maps, struct stack_py_mod *m)
 {
 	char line[PATH_MAX + 128];
 	int found = 0;
@@ -118,86 +121,113 @@ stack_py_map(const char *maps, struct stack_py_mod *m)
 	return found;
 }
 
-/* Addresses of the symbols in names (0: not there), from the file's own tables. */
+/* The bias of the mapping at lo: where the segment at file offset 0 went; -1 if none. */
 static int
-stack_py_syms(pid_t pid, const char *path, uint64_t lo, const char *const *names,
-    uint64_t *vals, int n)
+stack_py_bias(Elf *elf, uint64_t lo, uint64_t *bias)
 {
-	char rp[PATH_MAX + 32];
-	Elf *elf;
-	Elf_Scn *scn = NULL;
 	size_t nph;
-	uint64_t bias = 0;
-	int fd, have_bias = 0;
 
-	snprintf(rp, sizeof rp, "/proc/%d/root%s", (int)pid, path);
-	if ((fd = open(rp, O_RDONLY | O_CLOEXEC)) == -1 &&
-	    (fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+	if (elf_getphdrnum(elf, &nph) != 0)
 		return -1;
-	(void)elf_version(EV_CURRENT);
-	if ((elf = elf_begin(fd, ELF_C_READ_MMAP, NULL)) == NULL || elf_getphdrnum(elf, &nph) != 0) {
-		if (elf)
-			elf_end(elf);
-		close(fd);
-		return -1;
-	}
-	/* The segment at file offset 0 is the mapping at lo. */
-	for (size_t i = 0; i < nph && !have_bias; i++) {
+	for (size_t i = 0; i < nph; i++) {
 		GElf_Phdr ph;
 
 		if (gelf_getphdr(elf, (int)i, &ph) != NULL && ph.p_type == PT_LOAD &&
 		    ph.p_offset == 0) {
-			bias = lo - (ph.p_vaddr & ~(uint64_t)0xfff);
-			have_bias = 1;
+			*bias = lo - (ph.p_vaddr & ~(uint64_t)0xfff);
+			return 0;
 		}
 	}
-	while (have_bias && (scn = elf_nextscn(elf, scn)) != NULL) {
-		GElf_Shdr sh;
-		Elf_Data *d;
+	return -1;
+}
 
-		if (gelf_getshdr(scn, &sh) == NULL || (sh.sh_type != SHT_DYNSYM &&
-		    sh.sh_type != SHT_SYMTAB) || sh.sh_entsize == 0 ||
-		    (d = elf_getdata(scn, NULL)) == NULL)
+/* Look names up in one symbol table; *budget counts symbols down, the deadline the time. */
+static void
+stack_py_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, uint64_t bias,
+    const struct stack_py_want *w, uint64_t *budget)
+{
+	Elf_Data *d = elf_getdata(scn, NULL);
+
+	if (d == NULL)
+		return;
+	for (size_t k = 0; k < sh->sh_size / sh->sh_entsize && *budget > 0; k++, --*budget) {
+		GElf_Sym sym;
+		const char *nm;
+
+		if ((k & 0xffff) == 0 && clock_now_ns() > w->deadline_ns) {
+			*budget = 0;
+			return;
+		}
+		if (gelf_getsym(d, (int)k, &sym) == NULL || sym.st_value == 0 ||
+		    (nm = elf_strptr(elf, sh->sh_link, sym.st_name)) == NULL)
 			continue;
-		for (size_t k = 0; k < sh.sh_size / sh.sh_entsize; k++) {
-			GElf_Sym sym;
-			const char *nm;
-
-			if (gelf_getsym(d, (int)k, &sym) == NULL || sym.st_value == 0 ||
-			    (nm = elf_strptr(elf, sh.sh_link, sym.st_name)) == NULL)
-				continue;
-			for (int j = 0; j < n; j++)
-				if (vals[j] == 0 && strcmp(nm, names[j]) == 0)
-					vals[j] = sym.st_value + bias;
-		}
+		for (int j = 0; j < w->n; j++)
+			if (w->vals[j] == 0 && strcmp(nm, w->names[j]) == 0)
+				w->vals[j] = sym.st_value + bias;
 	}
-	elf_end(elf);
+}
+
+/*
+ * Addresses of the symbols in names (0: not there), from the file's own
+ * tables; -1 if the file cannot be used (why says so where it was refused).
+ */
+static int
+stack_py_syms(pid_t pid, const struct stack_py_mod *m, const struct stack_py_want *w,
+    char *why, size_t len)
+{
+	Elf *elf = NULL;
+	Elf_Scn *scn = NULL;
+	uint64_t bias = 0, budget = STACK_PY_SYMS_MAX;
+	int fd = stack__elf_open(pid, m->path, why, len), r = -1;
+
+	if (fd == -1)
+		return -1;
+	if ((elf = stack__elf_begin(fd, pid, m->path, why, len)) == NULL ||
+	    stack_py_bias(elf, m->lo, &bias) != 0)
+		goto out;
+	while ((scn = elf_nextscn(elf, scn)) != NULL && budget > 0) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) != NULL && (sh.sh_type == SHT_DYNSYM ||
+		    sh.sh_type == SHT_SYMTAB) && sh.sh_entsize != 0)
+			stack_py_symtab(elf, scn, &sh, bias, w, &budget);
+	}
+	r = 0;
+out:
+	if (elf != NULL)
+		elf_end(elf);
 	close(fd);
-	return have_bias ? 0 : -1;
+	return r;
 }
 
 int
-stack__py_find(pid_t pid, const char *maps, struct stack_py *py)
+stack__py_find(pid_t pid, const char *maps, uint64_t deadline_ns, struct stack_py *py)
 {
 	static const char *const names[] = { "_PyRuntime", "PyCode_Type", "PyUnicode_Type",
 		"Py_Version" };
 	struct stack_py_mod *m = xcalloc(STACK_PY_MODS, sizeof *m);
 	uint64_t vals[4], ver = 0;
+	struct stack_py_want w = { names, vals, 4, deadline_ns };
 	uint8_t dbg[STACK_PY_DEBUG_LEN];
-	char base[NAME_MAX + 1] = "";
-	int nm = stack_py_map(maps, m), i;
+	char base[NAME_MAX + 1] = "", refused[sizeof py->why] = "";
+	int nm = stack__py_map(maps, m), i;
 
 	memset(py, 0, sizeof *py);
 	for (i = 0; i < nm; i++) {
 		memset(vals, 0, sizeof vals);
 		snprintf(base, sizeof base, "%s", strrchr(m[i].path, '/') + 1);
-		if (stack_py_syms(pid, m[i].path, m[i].lo, names, vals, 4) == 0 && vals[0] != 0)
+		if (stack_py_syms(pid, &m[i], &w, refused, sizeof refused) == 0 && vals[0] != 0)
 			break;
 	}
 	free(m);
 	if (nm == 0)
 		return 0;
 	py->found = 1;
+	if (i == nm && refused[0] != '\0') {
+		/* A file we would not open says more than the symbols it did not give. */
+		snprintf(py->why, sizeof py->why, "Python frames not read: %.230s", refused);
+		return 1;
+	}
 	if (i == nm || vals[1] == 0 || vals[2] == 0) {
 		snprintf(py->why, sizeof py->why, "Python frames not read: no _PyRuntime, "
 		    "PyCode_Type or PyUnicode_Type symbol in %.40s", base);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "err.h"
 #include "stack.h"
 #include "stack_impl.h"
@@ -46,14 +47,30 @@ struct stack_pool {
 	struct stack_proc *out;
 };
 
+/* The processes before it took the time for all: pid is named, not read. */
+static void
+stack_read_late(pid_t pid, struct stack_proc *p)
+{
+	memset(p, 0, sizeof *p);
+	p->pid = pid;
+	p->err = COLL_ETIMEDOUT;
+	snprintf(p->why, sizeof p->why, "pid %d was not read: the processes before it took "
+	    "the time for stacks (raise -T)", (int)pid);
+}
+
 static void *
 stack_pool_run(void *arg)
 {
 	struct stack_pool *pl = arg;
 	int i;
 
-	while ((i = __atomic_fetch_add(&pl->next, 1, __ATOMIC_RELAXED)) < pl->n)
+	while ((i = __atomic_fetch_add(&pl->next, 1, __ATOMIC_RELAXED)) < pl->n) {
+		if (pl->o->deadline_ns != 0 && clock_now_ns() > pl->o->deadline_ns) {
+			stack_read_late(pl->pids[i], &pl->out[i]);
+			continue;
+		}
 		(void)stack_read(pl->sy, pl->pids[i], pl->o, &pl->out[i]);
+	}
 	return NULL;
 }
 

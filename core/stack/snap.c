@@ -36,6 +36,7 @@
 
 #define STACK_SNAP_ROUNDS 3
 #define STACK_MAPS_MAX (4u << 20)
+#define STACK_BUDGET_MS 10000	/* a process's time when stack_opts gives none */
 
 /* A stop that delivered a signal (not our interrupt, not a group stop): give it back. */
 static int
@@ -334,6 +335,8 @@ stack__snap(struct stack_snap *s, struct stack_proc *p, const struct stack_opts 
 	memset(s, 0, sizeof *s);
 	memset(py, 0, sizeof *py);
 	s->pid = p->pid;
+	s->deadline_ns = clock_now_ns() + (uint64_t)(o->budget_ms > 0 ? o->budget_ms :
+	    STACK_BUDGET_MS) * 1000000u;
 	if (stack_state(p->pid, &ppid) == 'Z') {
 		snprintf(p->why, sizeof p->why, "pid %d is a zombie: it exited and its parent "
 		    "(pid %d) has not reaped it", (int)p->pid, (int)ppid);
@@ -346,7 +349,7 @@ stack__snap(struct stack_snap *s, struct stack_proc *p, const struct stack_opts 
 	n = p->nthreads;
 	/* One read of the maps serves both: the interpreter's modules and the stacks' mappings. */
 	text = stack_maps_text(p->pid);
-	if (text != NULL && stack__py_find(p->pid, text, py) && py->why[0] != '\0')
+	if (text != NULL && stack__py_find(p->pid, text, s->deadline_ns, py) && py->why[0] != '\0')
 		snprintf(p->note, sizeof p->note, "%s", py->why);
 	nm = stack_maps(text, &maps);
 	free(text);

@@ -32,6 +32,7 @@ struct stack_snap_thread {
 
 struct stack_snap {
 	pid_t pid;
+	uint64_t deadline_ns;	/* the process's budget ends (stack_opts.budget_ms) */
 	int n;
 	struct stack_snap_thread *t;
 };

@@ -15,6 +15,7 @@
 #ifndef COLL_STACK_PY_H
 #define COLL_STACK_PY_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -68,7 +69,7 @@ struct stack_py {
 	struct stack_py_layout own;	/* l, where it came from the process itself */
 	uint64_t runtime;	/* &_PyRuntime */
 	uint64_t code_type, str_type;	/* &PyCode_Type, &PyUnicode_Type: to check what we read */
-	char why[128];		/* found but unreadable: why */
+	char why[256];		/* found but unreadable: why */
 };
 
 /* One Python frame as the walk found it, named later. */
@@ -79,8 +80,24 @@ struct stack_pyframe {
 	uint8_t seg_end;	/* the outermost frame of one evaluation-loop call */
 };
 
-/* Look for CPython in pid, whose /proc/PID/maps is maps; 0 if it runs none (py->found says). */
-int stack__py_find(pid_t pid, const char *maps, struct stack_py *py);
+#define STACK_PY_MODS 4
+
+struct stack_py_mod {
+	char path[PATH_MAX];
+	uint64_t lo;		/* where its file offset 0 is mapped */
+};
+
+/*
+ * The interpreter modules in maps (a /proc/PID/maps text): python3.X and
+ * libpython3.X.so (the first holds the interpreter only when it was linked
+ * statically); their count, at most STACK_PY_MODS.
+ */
+int stack__py_map(const char *maps, struct stack_py_mod *m);
+/*
+ * Look for CPython in pid, whose /proc/PID/maps is maps, giving up on its
+ * symbols at deadline_ns; 0 if it runs none (py->found says).
+ */
+int stack__py_find(pid_t pid, const char *maps, uint64_t deadline_ns, struct stack_py *py);
 /* While s's threads are stopped: each thread's chain of Python frames. */
 void stack__py_walk(const struct stack_py *py, struct stack_snap *s);
 /* After: name the frames and put them in place of p's evaluation-loop frames. */

@@ -112,9 +112,18 @@ stack_node_kid(struct stack_node *p, const struct stack_frame *f)
 {
 	struct stack_node *k;
 	char *func = stack_text(f->func), *module = stack_text(f->module);
+	int line = f->line >= 0 ? f->line : 0;
+
+	/*
+	 * A pc in no module (a thread caught being born or ending, a stack of
+	 * garbage) has neither name: the packed form needs one, and "?" is how
+	 * stack_node_name shows it anyway.
+	 */
+	if (func == NULL && module == NULL)
+		module = stack_text("?");
 
 	if ((k = stack_node_find(p, func, module, f->offset)) != NULL) {
-		if (k->line != f->line)
+		if (k->line != line)
 			k->line = -1;
 		free(func);
 		free(module);
@@ -124,9 +133,9 @@ stack_node_kid(struct stack_node *p, const struct stack_frame *f)
 	k->func = func;
 	k->module = module;
 	k->file = stack_text(f->file);
-	k->line = f->line;
+	k->line = line;
 	k->offset = f->offset;
-	k->kind = f->kind;
+	k->kind = f->kind >= 0 && f->kind <= STACK_FRAME_PYTHON ? f->kind : STACK_FRAME_NATIVE;
 	stack_node_append(p, k);
 	return k;
 }
@@ -167,9 +176,11 @@ stack_tree_add(struct stack_node *root, int rank, const struct stack_thread *t)
 	struct stack_node *n = root;
 	struct stack_frame kf;
 	char kbuf[128];
+	/* The outermost frames, as deep as the packed form goes (a kernel frame under them). */
+	int top = t->nframes < STACK_TREE_MAX_DEPTH - 1 ? t->nframes : STACK_TREE_MAX_DEPTH - 1;
 
 	stack_node_pass(root, rank);
-	for (int i = t->stopped ? t->nframes - 1 : -1; i >= 0; i--) {
+	for (int i = t->stopped ? t->nframes - 1 : -1; i >= t->nframes - top; i--) {
 		n = stack_node_kid(n, &t->frames[i]);
 		stack_node_pass(n, rank);
 	}

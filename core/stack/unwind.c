@@ -9,28 +9,133 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
+#include "clock.h"
 #include "err.h"
 #include "stack.h"
+#include "stack_elf.h"
 #include "stack_impl.h"
 #include "stack_sym.h"
 #include "xmalloc.h"
 
 struct stack_uw {
 	struct stack_snap *s;
+	char *note;		/* the process's note: the first file refused goes there */
+	size_t notelen;
 	int next;		/* next_thread's position */
 	struct stack_snap_thread *cur;	/* the thread being unwound */
 	uint64_t pcs[STACK_MAX_FRAMES];
 	int npc, max;
 };
 
-static char *stack_debuginfo_path;
+/*
+ * The unwind this thread runs: libdwfl's callbacks get no argument of ours,
+ * and each reading thread unwinds one process at a time.
+ */
+static __thread struct stack_uw *stack_uw_self;
+
+/* Keep the first refusal of a file for the process's note. */
+static void
+stack_uw_refused(const char *why)
+{
+	struct stack_uw *u = stack_uw_self;
+
+	if (u != NULL && u->note[0] == '\0' && why[0] != '\0')
+		snprintf(u->note, u->notelen, "%s", why);
+}
+
+/*
+ * The module's ELF, opened through stack__elf_open instead of libdwfl's own
+ * (which opens the name in maps blocking, and believes what it finds). A
+ * name in maps ending " (deleted)" is not the file mapped, whatever is there
+ * now: libdwfl reads that image from the process's memory, as it does the
+ * vDSO's, when handed a name that is not a path.
+ */
+static int
+stack_uw_find_elf(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr base,
+    char **file_name, Elf **elfp)
+{
+	struct stack_uw *u = stack_uw_self;
+	const char *del = strstr(name, " (deleted)");
+	char why[384] = "", mem[48];
+	int fd;
+
+	if (u == NULL || name[0] != '/')
+		return dwfl_linux_proc_find_elf(mod, ud, name, base, file_name, elfp);
+	if (del != NULL && del[10] == '\0') {
+		snprintf(mem, sizeof mem, "[vdso: %d]", (int)u->s->pid);
+		return dwfl_linux_proc_find_elf(mod, ud, mem, base, file_name, elfp);
+	}
+	if ((fd = stack__elf_open(u->s->pid, name, why, sizeof why)) == -1 ||
+	    (*elfp = stack__elf_begin(fd, u->s->pid, name, why, sizeof why)) == NULL) {
+		stack_uw_refused(why);
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	*file_name = xstrdup(name);
+	return fd;
+}
+
+/* A root-owned file nobody else may write: what a debug file under /usr/lib/debug is. */
+static int
+stack_uw_debug_open(const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+
+	if (fd != -1 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
+	    (st.st_mode & 022) != 0)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/*
+ * Separate debug information, from /usr/lib/debug only: by build id, then
+ * by the module's debug link. libdwfl's standard search also looks next to
+ * the module (a directory its owner controls) and asks debuginfod servers
+ * (the network, for as long as they take): neither on a target's behalf.
+ */
+static int
+stack_uw_find_debuginfo(Dwfl_Module *mod, void **ud, const char *modname, Dwarf_Addr base,
+    const char *file_name, const char *link, GElf_Word crc, char **debuginfo_file_name)
+{
+	const unsigned char *id;
+	GElf_Addr vaddr;
+	char path[4096];
+	int n = dwfl_module_build_id(mod, &id, &vaddr), fd = -1, at;
+
+	(void)ud;
+	(void)modname;
+	(void)base;
+	(void)crc;
+	if (n > 1 && n <= 64) {
+		at = snprintf(path, sizeof path, "/usr/lib/debug/.build-id/%02x/", id[0]);
+		for (int i = 1; i < n; i++)
+			at += snprintf(path + at, sizeof path - (size_t)at, "%02x", id[i]);
+		snprintf(path + at, sizeof path - (size_t)at, ".debug");
+		fd = stack_uw_debug_open(path);
+	}
+	if (fd == -1 && link != NULL && strchr(link, '/') == NULL && file_name != NULL &&
+	    file_name[0] == '/' && strrchr(file_name, '/') != file_name &&
+	    (size_t)snprintf(path, sizeof path, "/usr/lib/debug%.*s/%s",
+	    (int)(strrchr(file_name, '/') - file_name), file_name, link) < sizeof path)
+		fd = stack_uw_debug_open(path);
+	if (fd != -1)
+		*debuginfo_file_name = xstrdup(path);
+	return fd;
+}
+
 static const Dwfl_Callbacks stack_dwfl_cb = {
-	.find_elf = dwfl_linux_proc_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.debuginfo_path = &stack_debuginfo_path,
+	.find_elf = stack_uw_find_elf,
+	.find_debuginfo = stack_uw_find_debuginfo,
 };
 
 static pid_t
@@ -122,7 +227,7 @@ stack_uw_frame(Dwfl_Frame *state, void *arg)
 	Dwarf_Addr pc;
 	bool act;
 
-	if (!dwfl_frame_pc(state, &pc, &act))
+	if (!dwfl_frame_pc(state, &pc, &act) || clock_now_ns() > u->s->deadline_ns)
 		return DWARF_CB_ABORT;
 	/* A return address points past the call: look up the call itself. */
 	u->pcs[u->npc++] = act ? pc : pc - 1;
@@ -153,8 +258,9 @@ stack_uw_one(struct stack_syms *sy, Dwfl *dwfl, struct stack_uw *u, struct stack
 	cap = u->npc + 8;
 	th->frames = xcalloc((size_t)cap, sizeof *th->frames);
 	for (int i = 0; i < u->npc; i++) {
-		int n = stack__sym(sy, dwfl_addrmodule(dwfl, u->pcs[i]), u->pcs[i], f,
-		    STACK_SYM_INLINE_MAX);
+		/* Past the process's time: the rest are named by address alone. */
+		int n = stack__sym(sy, clock_now_ns() > u->s->deadline_ns ? NULL :
+		    dwfl_addrmodule(dwfl, u->pcs[i]), u->pcs[i], f, STACK_SYM_INLINE_MAX);
 
 		if (th->nframes + n > cap) {
 			cap = (th->nframes + n) * 2;
@@ -174,6 +280,9 @@ stack__unwind(struct stack_syms *sy, struct stack_snap *s, struct stack_proc *p,
 	int r = COLL_OK, nmod = 0, rep;
 
 	u->s = s;
+	u->note = p->note;
+	u->notelen = sizeof p->note;
+	stack_uw_self = u;
 	u->max = o->max_frames > 0 && o->max_frames < STACK_MAX_FRAMES ? o->max_frames :
 	    STACK_MAX_FRAMES;
 	dwfl_report_begin(dwfl);
@@ -208,8 +317,12 @@ stack__unwind(struct stack_syms *sy, struct stack_snap *s, struct stack_proc *p,
 		u->cur = &s->t[i];
 		stack_uw_one(sy, dwfl, u, th);
 	}
+	if (clock_now_ns() > s->deadline_ns && p->note[0] == '\0')
+		snprintf(p->note, sizeof p->note, "pid %d ran past its time for naming frames: "
+		    "some are addresses only", (int)s->pid);
 out:
 	dwfl_end(dwfl);
+	stack_uw_self = NULL;
 	free(u);
 	return r;
 }

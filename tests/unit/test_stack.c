@@ -13,16 +13,21 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <elf.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "err.h"
 #include "stack.h"
+#include "stack_elf.h"
 
 static pid_t target_pid;
 
@@ -309,6 +314,112 @@ test_stack_tree_bad(void **state)
 	}
 }
 
+/*
+ * A frame in no module (what a thread caught being born unwinds to) and a
+ * stack deeper than the packed form: the tree packs, and the pack parses.
+ */
+static void
+test_stack_tree_odd(void **state)
+{
+	struct stack_frame nomod = { NULL, NULL, NULL, -5, 0x7f0000000b7f, 0 };
+	struct stack_frame s1[] = { nomod, f_main };
+	struct stack_frame *deep = calloc(5000, sizeof *deep);
+	struct stack_thread t1 = { .stopped = 1, .nframes = 2, .frames = s1, .syscall = -1 };
+	struct stack_thread t2 = { .stopped = 1, .nframes = 5000, .frames = deep, .syscall = 7 };
+	struct stack_node a, c;
+	char *pa, err[128];
+	size_t la;
+
+	(void)state;
+	for (int i = 0; i < 5000; i++)
+		deep[i] = (struct stack_frame){ .module = "m", .offset = (uint64_t)i };
+	stack_tree_init(&a);
+	stack_tree_add(&a, 0, &t1);
+	stack_tree_add(&a, 1, &t2);
+	pa = stack_tree_pack(&a, &la);
+	assert_non_null(strstr(pa, "1 1 0 0 7f0000000b7f 0\t\t\t?\n"));
+	stack_tree_init(&c);
+	if (stack_tree_parse(&c, pa, la, err, sizeof err) != COLL_OK)
+		fail_msg("%s", err);
+	stack_tree_free(&c);
+	free(pa);
+	stack_tree_free(&a);
+	free(deep);
+}
+
+/* An ELF header, nsym symbol tables over its first 64 KiB (the last past its end if far). */
+static void
+stack_test_elf(const char *path, int nsym, int far)
+{
+	Elf64_Ehdr eh = { .e_ident = { ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3, ELFCLASS64,
+		ELFDATA2LSB, EV_CURRENT }, .e_type = ET_DYN, .e_machine = EM_X86_64,
+		.e_version = EV_CURRENT, .e_shoff = 4096, .e_ehsize = sizeof eh,
+		.e_shentsize = sizeof(Elf64_Shdr), .e_shnum = (Elf64_Half)(nsym + 1) };
+	Elf64_Shdr sh = { .sh_type = SHT_SYMTAB, .sh_size = 65520, .sh_entsize = 24,
+		.sh_addralign = 8 }, zero = { 0 };
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(&eh, sizeof eh, 1, f), 1);
+	assert_int_equal(fseek(f, 4096, SEEK_SET), 0);
+	assert_int_equal(fwrite(&zero, sizeof zero, 1, f), 1);
+	for (int i = 0; i < nsym; i++) {
+		sh.sh_offset = far && i == nsym - 1 ? 1u << 30 : 0;
+		assert_int_equal(fwrite(&sh, sizeof sh, 1, f), 1);
+	}
+	assert_int_equal(ftruncate(fileno(f), 4096 + 64 * (nsym + 1) > 65536 ?
+	    4096 + 64 * (nsym + 1) : 65536), 0);
+	fclose(f);
+}
+
+/* One ELF through stack__elf_open and stack__elf_begin: NULL when refused, with why. */
+static int
+stack_test_elf_ok(const char *path, char *why, size_t len)
+{
+	int fd = stack__elf_open(getpid(), path, why, len);
+	Elf *e = fd == -1 ? NULL : stack__elf_begin(fd, getpid(), path, why, len);
+
+	if (e != NULL)
+		elf_end(e);
+	if (fd != -1)
+		close(fd);
+	return e != NULL;
+}
+
+/* What a target names is opened without blocking, and only a bounded ELF is used. */
+static void
+test_stack_elf_refused(void **state)
+{
+	char dir[] = "/tmp/test_stack.XXXXXX", path[128], why[384] = "";
+	uint64_t t0;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/libpython3.11.so (deleted)", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	t0 = clock_now_ns();
+	assert_int_equal(stack__elf_open(getpid(), path, why, sizeof why), -1);
+	assert_true(clock_now_ns() - t0 < 1000000000u);
+	assert_non_null(strstr(why, "is a FIFO, not a regular file: not read"));
+	assert_non_null(strstr(why, "libpython3.11.so (deleted)'"));
+	unlink(path);
+	snprintf(path, sizeof path, "%s/many.so", dir);
+	stack_test_elf(path, 1000, 0);
+	assert_false(stack_test_elf_ok(path, why, sizeof why));
+	assert_non_null(strstr(why, "many.so' has more symbol tables than a linker writes"));
+	stack_test_elf(path, 8, 0);
+	assert_false(stack_test_elf_ok(path, why, sizeof why));
+	assert_non_null(strstr(why, "many.so' has more symbol tables than a linker writes"));
+	stack_test_elf(path, 2, 1);
+	assert_false(stack_test_elf_ok(path, why, sizeof why));
+	assert_non_null(strstr(why, "has a section past its end"));
+	stack_test_elf(path, 2, 0);
+	assert_true(stack_test_elf_ok(path, why, sizeof why));
+	unlink(path);
+	assert_true(stack_test_elf_ok(STACK_TARGET, why, sizeof why));
+	rmdir(dir);
+}
+
 int
 main(void)
 {
@@ -320,6 +431,8 @@ main(void)
 		cmocka_unit_test(test_stack_rankset),
 		cmocka_unit_test(test_stack_tree),
 		cmocka_unit_test(test_stack_tree_bad),
+		cmocka_unit_test(test_stack_tree_odd),
+		cmocka_unit_test(test_stack_elf_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

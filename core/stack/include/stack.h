@@ -91,13 +91,21 @@ struct stack_proc {
 	double pause_ms;	/* first thread stopped to last resumed */
 	int err;		/* COLL_OK, or why nothing was read (see why) */
 	char why[256];		/* the cause and what to do */
-	char note[160];		/* read, but something is missing (frames of a Python we cannot read) */
+	char note[384];		/* read, but something is missing (frames of a Python we cannot read) */
 };
 
 struct stack_opts {
 	int max_frames;		/* per thread, up to STACK_MAX_FRAMES */
 	int stop_wait_ms;	/* how long a thread may take to stop (D state) */
 	int hold_ms;		/* tests: keep the process stopped this long */
+	/*
+	 * Per process, from its first read to its last name (0: 10 s): past it
+	 * the files it names are not scanned further and its frames not
+	 * named, so that a hostile process costs its own time, no one else's.
+	 */
+	int budget_ms;
+	/* stack_read_many: a process not begun by then (clock_now_ns) is not read; 0: none. */
+	uint64_t deadline_ns;
 };
 
 /* The symbol cache of a host: shared by threads, freed with every name it gave. */
