@@ -3,7 +3,7 @@
 # 1. A stranger on colltop's control port: an AUTH_FAIL whose text holds
 #    terminal escapes (title, OSC 52 clipboard, screen clear), then a silent
 #    connection held open, half a header, and more silent ones than colltop
-#    handshakes at once. The keys still work (h, +, and q ends colltop in a
+#    handshakes at once. The keys still work (h, -, and q ends colltop in a
 #    bounded wait) and no escape of the stranger's reaches stderr (saved
 #    while the screen is up and replayed to the terminal after): its words
 #    come out cleaned, once.
@@ -70,8 +70,8 @@ tm send-keys -t top h
 check "h under attack: the help" wait_screen '^ colltop keys' 5
 tm send-keys -t top x
 check "any key leaves the help" wait_screen '^RANK\^ +HOST' 5
-tm send-keys -t top +
-check "+ under attack reaches the workers" wait_screen 'every 2 s' 10
+tm send-keys -t top -
+check "- under attack reaches the workers" wait_screen "every 0.5 s" 10
 tm send-keys -t top q
 check "q under attack: colltop ends" wait_file "$TMP/rc" 15
 check "... with exit 0" test "$(cat "$TMP/rc" 2>/dev/null)" = 0
