@@ -10,6 +10,7 @@
 
 #include "collstack.h"
 #include "err.h"
+#include "msg.h"
 #include "xmalloc.h"
 
 #define STK_MAX_TASKS (1 << 22)
@@ -17,14 +18,12 @@
 /*
  * Text that came from the processes read (command lines, names, errors in
  * their status pages) as printable ASCII: nothing reaches a terminal as an
- * escape, and JSON always takes it.
+ * escape, and JSON always takes it (msg_clean, the one cleaner).
  */
 void
 stk_clean_here(char *s)
 {
-	for (; *s; s++)
-		if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f)
-			*s = '?';
+	msg_clean(s);
 }
 
 static char *

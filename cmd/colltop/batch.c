@@ -106,8 +106,8 @@ batch_jobs(const struct top_model *m)
 			    "seq_done", (json_int_t)x->r[k].seq_done,
 			    "seq_queued", (json_int_t)x->r[k].seq_queued, "kind", x->r[k].kind,
 			    "wait_peer", x->r[k].wait_peer, "proc", &x->r[k].proc, (size_t)1));
-		json_array_append_new(a, json_pack("{s:s, s:s, s:i, s:b, s:f, s:i, s:s, s:I, s:I, "
-		    "s:o}", "job", x->jobid, "comm", x->commid, "nranks", x->nranks, "stalled",
+		json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:i, s:b, s:f, s:i, s:s, s:I, "
+		    "s:I, s:o}", "job", x->jobid, "user", x->user, "comm", x->commid, "nranks", x->nranks, "stalled",
 		    x->stalled, "still_s", x->still_s, "behind", x->behind, "how",
 		    x->behind >= 0 ? x->why : "", "behind_seq",
 		    (json_int_t)x->behind_seq, "ahead_seq", (json_int_t)x->ahead_seq, "ranks", rs));

@@ -9,11 +9,14 @@
  * No curses here: collectors fill plain data, the view and the screen show it.
  */
 #include <inttypes.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kind.h"
+#include "msg.h"
 #include "sample.h"
 #include "stack.h"
 #include "status.h"
@@ -165,8 +168,62 @@ collect_host(struct collect *c)
 	return o;
 }
 
+/* The page owner's name, or the number when it has none. */
+static void
+collect_user(uid_t uid, char *buf, size_t len)
+{
+	struct passwd pw, *r = NULL;
+	char tmp[1024];
+
+	if (getpwuid_r(uid, &pw, tmp, sizeof tmp, &r) == 0 && r != NULL)
+		snprintf(buf, len, "%s", r->pw_name);
+	else
+		snprintf(buf, len, "%u", (unsigned)uid);
+	msg_clean(buf);
+}
+
+/* Is pid a live process of user owner (by its real uid)? */
+static int
+collect_pid_owned(pid_t pid, uid_t owner)
+{
+	char path[64], line[256];
+	unsigned long ruid;
+	int yes = 0;
+	FILE *f;
+
+	if (pid <= 0)
+		return 0;
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return 0;
+	while (fgets(line, sizeof line, f) != NULL)
+		if (sscanf(line, "Uid: %lu", &ruid) == 1) {
+			yes = ruid == (unsigned long)owner;
+			break;
+		}
+	fclose(f);
+	return yes;
+}
+
+/*
+ * Does a page speak for a job colltop shows? Anyone can write a page into
+ * the shared directory, so: a user sees only their own pages; root sees its
+ * own, and another user's only while the page's pid is a live process of
+ * that user (a page cannot claim someone else's process, and a dead job's
+ * leftovers are not a job).
+ */
+static int
+collect_page_trusted(const struct status_page *pg, uid_t owner)
+{
+	uid_t me = geteuid();
+
+	if (owner == me)
+		return 1;
+	return me == 0 && collect_pid_owned(pg->pid, owner);
+}
+
 static json_t *
-collect_page(const struct status_page *p)
+collect_page(const struct status_page *p, uid_t owner)
 {
 	/*
 	 * Its process state here ('?' gone): a rank stopped inside an op has the
@@ -174,11 +231,13 @@ collect_page(const struct status_page *p)
 	 * them apart.
 	 */
 	char state = p->pid > 0 ? stack_state(p->pid, NULL) : 0;
-	char job[20], comm[20], st[2] = { state ? state : '?', '\0' };
+	char job[20], comm[20], st[2] = { state ? state : '?', '\0' }, user[64];
+	json_t *o;
 
+	collect_user(owner, user, sizeof user);
 	snprintf(job, sizeof job, "%016" PRIx64, p->jobid);
 	snprintf(comm, sizeof comm, "%016" PRIx64, p->commid);
-	return json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:i, s:I, s:I, s:I, s:s, s:s%, s:i, "
+	o = json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:i, s:I, s:I, s:I, s:s, s:s%, s:i, "
 	    "s:s}", "job", job, "comm", comm, "rank", p->rank, "nranks", p->nranks, "pid", p->pid,
 	    "state", p->state, "source", (int)p->source,
 	    "seq_started", (json_int_t)p->seq_started, "seq_done", (json_int_t)p->seq_done,
@@ -186,6 +245,9 @@ collect_page(const struct status_page *p)
 	    "kind", coll_kind_name(p->source ? p->kind_queued : p->kind_started),
 	    "host", p->host, strnlen(p->host, sizeof p->host), "wait_peer", p->wait_peer,
 	    "proc", st);
+	if (o != NULL)
+		json_object_set_new(o, "user", json_string(user));
+	return o;
 }
 
 struct collect_scan {
@@ -199,9 +261,9 @@ collect_scan_one(const struct status_page *pg, uid_t owner, void *arg)
 {
 	struct collect_scan *cs = arg;
 
-	(void)owner;
-	if (pg->jobid != cs->own_job && strncmp(pg->host, cs->host, sizeof pg->host) == 0)
-		json_array_append_new(cs->pages, collect_page(pg));
+	if (pg->jobid != cs->own_job && strncmp(pg->host, cs->host, sizeof pg->host) == 0 &&
+	    collect_page_trusted(pg, owner))
+		json_array_append_new(cs->pages, collect_page(pg, owner));
 	return json_array_size(cs->pages) >= COLLECT_PAGES_MAX;
 }
 

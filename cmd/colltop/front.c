@@ -28,6 +28,7 @@
 #include "clock.h"
 #include "job.h"
 #include "launch.h"
+#include "msg.h"
 #include "top.h"
 #include "xmalloc.h"
 
@@ -118,6 +119,7 @@ front_output(void *arg, int rank, int stream, const char *line, size_t len)
 		front_lock_model(f);
 		snprintf(f->err, sizeof f->err, "rank %d: %.*s", rank, (int)(len > 200 ? 200 : len),
 		    line);
+		msg_clean(f->err);	/* a rank may quote what a peer said */
 		f->dirty = 1;
 		front_unlock_model(f);
 		return 0;
@@ -186,6 +188,7 @@ front_host_failed(void *arg, int host, const char *why)
 	if (!f->early)
 		snprintf(f->why, sizeof f->why, "%.64s: %.300s: leave it out with -x %.64s", name,
 		    why, name);
+	msg_clean(f->why);
 	front_fail_early(f);
 	front_unlock_model(f);
 }
@@ -198,6 +201,8 @@ front_started(void *arg, const char *uid)
 	front_lock_model(f);
 	snprintf(f->uid, sizeof f->uid, "%s", uid);
 	front_unlock_model(f);
+	if (f->srv != NULL)
+		ctl_server_uid(f->srv, uid);
 }
 
 void
@@ -223,39 +228,63 @@ front_quit(struct top_front *f)
 	f->quit = 1;
 }
 
-/* Take rank 0's control connection (a new rank 0 after a shrink connects again). */
+/* Send rank 0 what it missed: a key pressed before it was here, or told to one now gone. */
+static void
+front_catch_up(struct top_front *f, int fd)
+{
+	char line[64];
+
+	if (f->quit) {
+		ctl_send(fd, "quit\n");
+	} else if (f->interval_s != f->a->interval_s) {
+		snprintf(line, sizeof line, "interval %d\n", (int)(f->interval_s * 1000 + 0.5));
+		ctl_send(fd, line);
+	}
+}
+
+/*
+ * Take rank 0's control connection (a new rank 0 after a shrink connects
+ * again) from the control thread, which did the handshake: nothing here
+ * waits on a peer. Refusals are counted on the screen; stderr gets one line
+ * about them at the end.
+ */
 static void
 front_accept(struct top_front *f)
 {
-	struct pollfd p = { f->lfd, POLLIN, 0 };
-	char err[256], uid[sizeof f->uid];
+	struct ctl_refused r;
 	int fd;
 
-	front_lock_model(f);
-	snprintf(uid, sizeof uid, "%s", f->uid);
-	front_unlock_model(f);
-	if (f->lfd < 0 || uid[0] == '\0' || poll(&p, 1, 0) != 1)
+	if (f->srv == NULL)
 		return;
-	fd = ctl_accept(f->lfd, uid, err, sizeof err);
+	fd = ctl_server_take(f->srv, &r);
 	front_lock_model(f);
-	if (fd < 0) {
-		snprintf(f->err, sizeof f->err, "refused a control connection: %.200s", err);
-		fprintf(stderr, "colltop: refused a control connection: %s\n", err);
-	} else {
+	if (r.n != f->refused.n) {
+		f->refused = r;
+		snprintf(f->err, sizeof f->err, "refused %lu control connection%s: %s", r.n,
+		    r.n == 1 ? "" : "s", r.last);
+		f->dirty = 1;
+	}
+	if (fd >= 0) {
 		if (f->cfd >= 0)
 			close(f->cfd);
 		f->cfd = fd;
-		if (f->quit) {
-			ctl_send(fd, "quit\n");
-		} else if (f->interval_s != f->a->interval_s) {
-			char line[64];
-
-			/* A key pressed before this rank 0 was here, or told to one now gone. */
-			snprintf(line, sizeof line, "interval %d\n", (int)(f->interval_s * 1000 + 0.5));
-			ctl_send(fd, line);
-		}
+		front_catch_up(f, fd);
 	}
 	front_unlock_model(f);
+}
+
+/* After the screen: the refused control connections, in one line (the why is cleaned). */
+static void
+front_accept_said(const struct top_front *f)
+{
+	const struct ctl_refused *r = &f->refused;
+
+	if (r->n == 1)
+		fprintf(stderr, "colltop: refused a control connection that did not prove the "
+		    "job's secret: %s\n", r->first);
+	else if (r->n > 1)
+		fprintf(stderr, "colltop: refused %lu control connections that did not prove the "
+		    "job's secret (the first: %s; the last: %s)\n", r->n, r->first, r->last);
 }
 
 static void *
@@ -392,6 +421,8 @@ front_prepare(struct top_front *f, char *err, size_t len)
 		return EXIT_USAGE;
 	if (!a->batch && ctl_listen(a->ho.jo.kind != LAUNCH_LOCAL, &f->lfd, &f->port, err, len) != 0)
 		return EXIT_CANNOT;
+	if (!a->batch && (f->srv = ctl_server_start(f->lfd, err, len)) == NULL)
+		return EXIT_CANNOT;
 	if (!a->batch && (f->ui = ui_open(a, err, len)) == NULL)
 		return EXIT_CANNOT;
 	return EXIT_OK;
@@ -425,6 +456,10 @@ front_run(struct top_args *a, int argc, char **argv)
 		goto out;
 	}
 	code = front_job(&f, wargv);
+	front_accept(&f);	/* the refusals since the screen last looked */
+	ctl_server_stop(f.srv);
+	f.srv = NULL;
+	front_accept_said(&f);
 	if (f.m.frames == 0 && f.early)
 		fprintf(stderr, "colltop: cannot start the workers: %s\n", f.why);
 	else if (f.m.frames == 0)
@@ -433,6 +468,7 @@ front_run(struct top_args *a, int argc, char **argv)
 	code = f.m.frames == 0 ? EXIT_CANNOT : front_any_lost(&f.m) ? EXIT_PROBLEMS :
 	    code == 0 || f.quit ? EXIT_OK : EXIT_PROBLEMS;
 out:
+	ctl_server_stop(f.srv);
 	if (f.ui != NULL)
 		ui_close(f.ui);
 	if (f.lfd >= 0)

@@ -18,6 +18,7 @@
 
 #include "probe.h"
 #include "status.h"
+#include "msg.h"
 #include "top.h"
 #include "xmalloc.h"
 
@@ -64,6 +65,7 @@ model_find_host(struct top_model *m, const char *name, int add)
 	h = &m->hosts[m->nhosts];
 	memset(h, 0, sizeof *h);
 	snprintf(h->name, sizeof h->name, "%s", name);
+	msg_clean(h->name);	/* as a host calls itself: anyone's words */
 	return m->nhosts++;
 }
 
@@ -215,6 +217,7 @@ model_mark_lost(struct top_rank *x, const char *why)
 	x->straggler = 0;
 	x->slow_run = 0;
 	snprintf(x->why, sizeof x->why, "%s", why);
+	msg_clean(x->why);
 }
 
 /* A host whose every rank is lost is lost, for the reason of its first. */
@@ -293,6 +296,8 @@ model_job(struct top_model *m, const char *job, const char *comm)
 	*j = (struct top_job){ .behind = -1 };
 	snprintf(j->jobid, sizeof j->jobid, "%s", job);
 	snprintf(j->commid, sizeof j->commid, "%s", comm);
+	msg_clean(j->jobid);
+	msg_clean(j->commid);
 	return j;
 }
 
@@ -303,6 +308,7 @@ model_page(struct top_model *m, json_t *p)
 	const char *comm = json_string_value(json_object_get(p, "comm"));
 	const char *host = json_string_value(json_object_get(p, "host"));
 	const char *kind = json_string_value(json_object_get(p, "kind"));
+	const char *user = json_string_value(json_object_get(p, "user"));
 	struct top_job *j;
 	struct top_jobrank *x;
 
@@ -310,6 +316,8 @@ model_page(struct top_model *m, json_t *p)
 		return;
 	j = model_job(m, job, comm);
 	j->seen = 1;
+	snprintf(j->user, sizeof j->user, "%s", user ? user : "?");
+	msg_clean(j->user);
 	j->nranks = (int)json_integer_value(json_object_get(p, "nranks"));
 	j->r = xreallocarray(j->r, (size_t)j->nr + 1, sizeof *j->r);
 	x = &j->r[j->nr++];
@@ -326,6 +334,10 @@ model_page(struct top_model *m, json_t *p)
 		x->proc = json_string_value(json_object_get(p, "proc"))[0];
 	snprintf(x->host, sizeof x->host, "%s", host ? host : "?");
 	snprintf(x->kind, sizeof x->kind, "%s", kind ? kind : "?");
+	msg_clean(x->host);
+	msg_clean(x->kind);
+	if ((unsigned char)x->proc < 0x20 || (unsigned char)x->proc >= 0x7f)
+		x->proc = '?';
 }
 
 /* Where a rank is: the op it last began (NCCL's pages: last enqueued). */

@@ -83,6 +83,7 @@ struct top_jobrank {
 
 struct top_job {
 	char jobid[20], commid[20];
+	char user[64];		/* who owns its pages (printable) */
 	int nranks;
 	struct top_jobrank *r;
 	int nr;
@@ -187,8 +188,19 @@ struct ctl_cmd {
 };
 
 int ctl_listen(int remote, int *fd, int *port, char *err, size_t len);
-/* Accept and authenticate rank 0 with the job's unique id: the new fd or -1. */
-int ctl_accept(int lfd, const char *uidstr, char *err, size_t len);
+/* The front end's control thread on listening socket lfd (see ctl.c); NULL with err. */
+struct ctl_server;
+struct ctl_server *ctl_server_start(int lfd, char *err, size_t len);
+/* The job's unique id, once it has one: connections are taken only from then on. */
+int ctl_server_uid(struct ctl_server *s, const char *uidstr);
+struct ctl_refused {
+	unsigned long n;	/* connections refused so far */
+	char first[200], last[200];	/* why the first and the last were (printable) */
+};
+/* Rank 0's authenticated connection if one came since the last call (else -1); the refusals. */
+int ctl_server_take(struct ctl_server *s, struct ctl_refused *r);
+/* Stop the thread and every handshake; NULL is nothing. */
+void ctl_server_stop(struct ctl_server *s);
 int ctl_send(int fd, const char *line);
 /* Rank 0: connect to the front end named by COLL_UNIQUE_ID's address and port. */
 int ctl_connect(int port, char *err, size_t len);
@@ -218,6 +230,8 @@ struct top_front {
 	int saved_err;		/* the real stderr while the screen is up, else -1 */
 	void *lock;		/* pthread_mutex_t, held while m changes or is drawn */
 	int lfd, cfd, port;	/* control: listening, connected (-1 none) */
+	struct ctl_server *srv;	/* the control thread, NULL in batch mode */
+	struct ctl_refused refused;	/* control connections refused, as last shown */
 	char uid[200];		/* the job's unique id, once it started */
 	int dirty, quit, done;
 	double interval_s;	/* asked for with + and - */

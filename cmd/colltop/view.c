@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "msg.h"
 #include "top.h"
 #include "xmalloc.h"
 
@@ -87,6 +88,7 @@ static void
 view_str(struct view_cell *c, const char *s, int attr)
 {
 	snprintf(c->text, sizeof c->text, "%s", s);
+	msg_clean(c->text);	/* names from the hosts: interfaces, GPUs, clock reasons */
 	c->num = NAN;
 	c->attr = attr;
 }
@@ -332,21 +334,21 @@ view_alert_jobs(const struct top_model *m, char lines[][256], int *attrs, int n,
 				b = &x->r[k];
 		attrs[n] = x->stalled ? VA_BAD : VA_OK;
 		if (!x->stalled)
-			snprintf(lines[n++], 256, "job %s comm %.8s: %d of %d ranks here, at seq %llu, "
-			    "advancing", x->jobid, x->commid, x->nr, x->nranks,
+			snprintf(lines[n++], 256, "job %s (%.32s) comm %.8s: %d of %d ranks here, at seq %llu, "
+			    "advancing", x->jobid, x->user, x->commid, x->nr, x->nranks,
 			    (unsigned long long)x->ahead_seq);
 		else if (b != NULL && x->behind_seq < x->ahead_seq)
-			snprintf(lines[n++], 256, "job %s comm %.8s: stalled %.0f s; rank %d (%.40s, "
-			    "pid %d) is %s at seq %llu, others up to %llu (c: collstack)", x->jobid,
-			    x->commid, x->still_s, b->rank, b->host, b->pid, x->why,
+			snprintf(lines[n++], 256, "job %s (%.32s) comm %.8s: stalled %.0f s; rank %d "
+			    "(%.40s, pid %d) is %s at seq %llu, others up to %llu (c: collstack)",
+			    x->jobid, x->user, x->commid, x->still_s, b->rank, b->host, b->pid, x->why,
 			    (unsigned long long)x->behind_seq, (unsigned long long)x->ahead_seq);
 		else if (b != NULL)
-			snprintf(lines[n++], 256, "job %s comm %.8s: stalled %.0f s in seq %llu; rank "
-			    "%d (%.40s, pid %d) is %s (c: collstack)", x->jobid, x->commid, x->still_s,
+			snprintf(lines[n++], 256, "job %s (%.32s) comm %.8s: stalled %.0f s in seq %llu; "
+			    "rank %d (%.40s, pid %d) is %s (c: collstack)", x->jobid, x->user, x->commid, x->still_s,
 			    (unsigned long long)x->ahead_seq, b->rank, b->host, b->pid, x->why);
 		else
-			snprintf(lines[n++], 256, "job %s comm %.8s: stalled %.0f s, every rank here "
-			    "in seq %llu (c: collstack)", x->jobid, x->commid, x->still_s,
+			snprintf(lines[n++], 256, "job %s (%.32s) comm %.8s: stalled %.0f s, every rank "
+			    "here in seq %llu (c: collstack)", x->jobid, x->user, x->commid, x->still_s,
 			    (unsigned long long)x->ahead_seq);
 	}
 	return n;

@@ -44,6 +44,8 @@ struct worker {
 	float *sbuf, *rbuf;
 	size_t count;
 	int ctl;
+	int ctl_gone;		/* the front end hung up: it is not asked again */
+	int ctl_said;		/* a failed try was said */
 	int32_t interval_ms;
 	json_t *lost;		/* [{r, h, why}] */
 	uint64_t iter;
@@ -63,6 +65,26 @@ worker_keepalive(const struct top_args *a)
 	}
 }
 
+/*
+ * Rank 0: reach the front end's control port, once an interval until it
+ * works. A try can fail while strangers crowd the port (the front end closes
+ * the oldest handshakes to make room), so one failure is not the end; it
+ * is said once.
+ */
+static void
+worker_ctl(struct worker *w)
+{
+	char err[256];
+
+	if (comm_rank(w->c) != 0 || w->ctl >= 0 || w->ctl_gone || w->a->ctl_port <= 0)
+		return;
+	if ((w->ctl = ctl_connect((int)w->a->ctl_port, err, sizeof err)) < 0 && !w->ctl_said) {
+		w->ctl_said = 1;
+		fprintf(stderr, "colltop: rank %d: no control connection yet (+, - and q do not "
+		    "reach the workers; trying again each interval): %s\n", w->me, err);
+	}
+}
+
 static void
 worker_roles(struct worker *w)
 {
@@ -73,13 +95,7 @@ worker_roles(struct worker *w)
 	for (int k = 0; k < me; k++)
 		if (strcmp(comm_host(w->c, k), host) == 0)
 			w->leader = 0;
-	if (me == 0 && w->ctl < 0 && w->a->ctl_port > 0) {
-		char err[256];
-
-		if ((w->ctl = ctl_connect((int)w->a->ctl_port, err, sizeof err)) < 0)
-			fprintf(stderr, "colltop: rank %d: no control connection (+, - and q will "
-			    "not reach the workers): %s\n", w->me, err);
-	}
+	worker_ctl(w);
 }
 
 static void
@@ -222,10 +238,12 @@ worker_control(struct worker *w, int *rc)
 {
 	struct ctl_cmd cmd = { 0 };
 
+	worker_ctl(w);
 	if (comm_rank(w->c) == 0 && w->ctl >= 0 && ctl_poll(w->ctl, &cmd) < 0) {
 		cmd.quit = 1;	/* the dashboard is gone */
 		close(w->ctl);
 		w->ctl = -1;
+		w->ctl_gone = 1;
 	}
 	if ((*rc = coll_broadcast(w->c, &cmd, &cmd, 4, DT_INT32, 0)) != COLL_OK)
 		return 0;

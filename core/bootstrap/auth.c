@@ -10,6 +10,7 @@
 
 #include "auth.h"
 #include "err.h"
+#include "msg.h"
 #include "wire.h"
 
 #define AUTH_LABEL "coll-auth"
@@ -109,10 +110,13 @@ auth_recv(int fd, uint8_t type, struct wire_auth *a, uint64_t dl, int afd, char 
 
 	r = wire_recv(fd, &h, &p, 512, dl, afd);
 	if (r == COLL_OK && h.type == WIRE_AUTH_FAIL) {
-		if (wire_note_decode(p, h.len, &note) == COLL_OK)
+		/* The peer's words, which may be anyone's: printable before anyone prints them. */
+		if (wire_note_decode(p, h.len, &note) == COLL_OK) {
+			msg_clean(note.msg);
 			snprintf(err, errlen, "%s", note.msg);
-		else
+		} else {
 			snprintf(err, errlen, "peer refused authentication");
+		}
 		r = COLL_EAUTH;
 	} else if (r == COLL_OK && h.type != type) {
 		snprintf(err, errlen, "peer sent message type %u during authentication", h.type);

@@ -23,6 +23,7 @@
 #include "agentproto.h"
 #include "err.h"
 #include "launch_ssh.h"
+#include "msg.h"
 #include "treeproto.h"
 #include "xmalloc.h"
 
@@ -142,8 +143,10 @@ ssh_relay_line(struct launch *l, struct ssh_chan *c, int stream, const char *lin
 	if (stream == LAUNCH_STDERR ||
 	    treeproto_parse_up(line, len, sh->o.nranks, sh->o.nhosts, &u) != COLL_OK ||
 	    (u.kind == TREEPROTO_HOST ? sh->host_via[u.host] != c : sh->via[u.rank] != c)) {
-		if (len > 0)
+		if (len > 0) {
 			snprintf(rl->said, sizeof rl->said, "%.*s", (int)len, line);
+			msg_clean(rl->said);	/* a remote shell's words, printed when it ends */
+		}
 		return;
 	}
 	/* Noise before the relay began speaking is not why it ended. */
@@ -152,6 +155,7 @@ ssh_relay_line(struct launch *l, struct ssh_chan *c, int stream, const char *lin
 		char why[AGENTPROTO_PIECE + 1];
 
 		snprintf(why, sizeof why, "%.*s", (int)u.len, u.text);
+		msg_clean(why);
 		l->cb.host_failed(l->cb.arg, u.host, why);
 		return;
 	}

@@ -18,6 +18,7 @@
 
 #include "clock.h"
 #include "err.h"
+#include "msg.h"
 #include "sshhost.h"
 
 #define EAGAIN_SSH LIBSSH2_ERROR_EAGAIN
@@ -32,6 +33,8 @@ sshhost_fail(struct sshhost *h, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(h->why, sizeof h->why, fmt, ap);
 	va_end(ap);
+	/* It names the HostName of an ssh_config (-F may be anyone's file) and what a server said. */
+	msg_clean(h->why);
 	h->state = SH_FAILED;
 }
 

@@ -39,3 +39,11 @@ msg_quote(char *buf, const char *s, size_t len, size_t max)
 	buf[o] = '\0';
 	return buf;
 }
+
+void
+msg_clean(char *s)
+{
+	for (; s != NULL && *s != '\0'; s++)
+		if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f)
+			*s = '?';
+}
