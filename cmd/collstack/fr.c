@@ -6,16 +6,26 @@
  * dtypes of one sequence number differ between ranks, and the Python frames
  * each rank's entry was made from. It works offline, on dumps copied off a
  * cluster.
+ *
+ * The dumps of one job are one user's. In a directory others can write (a
+ * shared /tmp) anyone can put a file at a dump's name, so the owner of the
+ * lowest rank's dump is the job's user, and a dump of another user is said
+ * as ignored and left out. Files are opened O_NONBLOCK and O_NOFOLLOW and
+ * read only if fstat says they are regular: a FIFO at a dump's name never
+ * blocks the reader.
  */
 #include <ctype.h>
 #include <limits.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "collstack.h"
 #include "fr.h"
@@ -29,6 +39,7 @@ struct fr_dump {
 	int rank;
 	char *path;
 	json_t *root;
+	uid_t uid;		/* its file's owner; (uid_t)-1 for a dump read elsewhere */
 };
 
 /* One collective entry of one rank in one process group. */
@@ -57,9 +68,38 @@ fr_rank_of(const char *path)
 
 	while (k > 0 && isdigit((unsigned char)path[k - 1]))
 		k--;
-	if (k == n || n - k > 6)
+	/* PyTorch writes the rank as it is: "07" is no rank's name. */
+	if (k == n || n - k > 6 || (path[k] == '0' && n - k > 1))
 		return -1;
 	return atoi(path + k);
+}
+
+/*
+ * Open a dump: never blocking (a FIFO at its name), never through a link,
+ * a regular file of at most FR_FILE_MAX, fstat'ed into sb; NULL with why.
+ */
+static FILE *
+fr_fopen(const char *path, struct stat *sb, char *err, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	FILE *f;
+
+	if (fd < 0) {
+		snprintf(err, len, "%s: %s", path, errno == ELOOP ? "a symbolic link: not "
+		    "followed (name the dump itself)" : strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, sb) != 0 || !S_ISREG(sb->st_mode) || (uint64_t)sb->st_size > FR_FILE_MAX) {
+		snprintf(err, len, "%s: not a regular file of at most %u MiB", path,
+		    FR_FILE_MAX >> 20);
+		close(fd);
+		return NULL;
+	}
+	if ((f = fdopen(fd, "rb")) == NULL) {
+		snprintf(err, len, "%s: %s", path, strerror(errno));
+		close(fd);
+	}
+	return f;
 }
 
 /* Load one dump as rank (-1: from the digits its name ends in). */
@@ -79,18 +119,8 @@ fr_load(struct fr_set *s, const char *path, int rank, char *err, size_t len)
 		    "(TORCH_FR_DUMP_TEMP_FILE)", path);
 		return -1;
 	}
-	if ((f = fopen(path, "rb")) == NULL || fstat(fileno(f), &sb) != 0) {
-		snprintf(err, len, "%s: %s", path, strerror(errno));
-		if (f != NULL)
-			fclose(f);
+	if ((f = fr_fopen(path, &sb, err, len)) == NULL)
 		return -1;
-	}
-	if (!S_ISREG(sb.st_mode) || (uint64_t)sb.st_size > FR_FILE_MAX) {
-		snprintf(err, len, "%s: not a regular file of at most %u MiB", path,
-		    FR_FILE_MAX >> 20);
-		fclose(f);
-		return -1;
-	}
 	buf = xmalloc((size_t)sb.st_size + 1);
 	got = fread(buf, 1, (size_t)sb.st_size, f);
 	fclose(f);
@@ -102,15 +132,94 @@ fr_load(struct fr_set *s, const char *path, int rank, char *err, size_t len)
 		json_decref(root);
 		return -1;
 	}
-	for (int i = 0; i < s->n; i++)
-		if (s->d[i].rank == rank) {
-			snprintf(err, len, "%s: rank %d's dump is given twice (also %s)", path, rank,
-			    s->d[i].path);
-			json_decref(root);
+	s->d = xreallocarray(s->d, (size_t)s->n + 1, sizeof *s->d);
+	s->d[s->n++] = (struct fr_dump){ rank, xstrdup(path), root, sb.st_uid };
+	return 0;
+}
+
+/* One more file passed over, and why (its name may be anyone's: made printable). */
+static void
+fr_skip(struct fr_set *s, const char *why)
+{
+	char *w = xstrdup(why);
+
+	stk_clean_here(w);
+	s->skipped = xreallocarray(s->skipped, (size_t)s->nskipped + 1, sizeof *s->skipped);
+	s->skipped[s->nskipped++] = w;
+}
+
+static void
+fr_user(uid_t uid, char *buf, size_t len)
+{
+	struct passwd *pw = getpwuid(uid);
+
+	if (pw != NULL)
+		snprintf(buf, len, "%.64s", pw->pw_name);
+	else
+		snprintf(buf, len, "%u", (unsigned)uid);
+}
+
+static int
+fr_dump_cmp_path(const void *a, const void *b)
+{
+	const struct fr_dump *x = a, *y = b;
+
+	return x->rank != y->rank ? (x->rank > y->rank) - (x->rank < y->rank) :
+	    strcmp(x->path, y->path);
+}
+
+/*
+ * The job's user owns the lowest rank's dump: another user's dumps are
+ * ignored, and said. Two users' at that rank cannot be told apart: refused.
+ * Then a rank given twice is refused.
+ */
+static int
+fr_owned(struct fr_set *s, char *err, size_t len)
+{
+	char who[72], whose[72], why[1024];
+	int k = 0;
+
+	if (s->n == 0)
+		return 0;
+	qsort(s->d, (size_t)s->n, sizeof *s->d, fr_dump_cmp_path);
+	fr_user(s->d[0].uid, who, sizeof who);
+	for (int i = 0; i < s->n; i++) {
+		struct fr_dump *d = &s->d[i];
+
+		if (d->uid == s->d[0].uid) {
+			s->d[k++] = *d;
+			continue;
+		}
+		fr_user(d->uid, whose, sizeof whose);
+		if (d->rank == s->d[0].rank)
+			snprintf(why, sizeof why, "%s (user %s) and %s (user %s) both claim to be "
+			    "rank %d's dump: name the job's own", s->d[0].path, who, d->path, whose,
+			    d->rank);
+		else
+			snprintf(why, sizeof why, "%s: ignored: owned by user %s, not by user %s "
+			    "whose dump %s is the lowest rank's", d->path, whose, who, s->d[0].path);
+		if (d->rank == s->d[0].rank)
+			snprintf(err, len, "%s", why);
+		else
+			fr_skip(s, why);
+		free(d->path);
+		json_decref(d->root);
+		if (d->rank == s->d[0].rank) {
+			for (int j = i + 1; j < s->n; j++)
+				s->d[k++] = s->d[j];
+			s->n = k;
+			stk_clean_here(err);
 			return -1;
 		}
-	s->d = xreallocarray(s->d, (size_t)s->n + 1, sizeof *s->d);
-	s->d[s->n++] = (struct fr_dump){ rank, xstrdup(path), root };
+	}
+	s->n = k;
+	for (int i = 1; i < s->n; i++)
+		if (s->d[i].rank == s->d[i - 1].rank) {
+			snprintf(err, len, "%s: rank %d's dump is given twice (also %s)", s->d[i].path,
+			    s->d[i].rank, s->d[i - 1].path);
+			stk_clean_here(err);
+			return -1;
+		}
 	return 0;
 }
 
@@ -121,7 +230,7 @@ fr_add(struct fr_set *s, const char *path, char *err, size_t len)
 	char *dir, *base, *slash, *full;
 	struct stat sb;
 	struct dirent *de;
-	int n0 = s->n, is_dir, r;
+	int n0 = s->n, sk0 = s->nskipped, is_dir, r;
 	DIR *d;
 
 	if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode))
@@ -153,26 +262,24 @@ fr_add(struct fr_set *s, const char *path, char *err, size_t len)
 			tail = de->d_name + strlen(de->d_name) - 1;
 		if (strncmp(de->d_name, base, strlen(base)) != 0 || *tail == '\0' ||
 		    strspn(tail, "0123456789") != strlen(tail) || strlen(tail) > 6 ||
-		    de->d_name[0] == '.')
+		    de->d_name[0] == '.' || (!is_dir && tail[0] == '0' && tail[1] != '\0'))
 			continue;
 		full = xasprintf("%s/%s", dir, de->d_name);
 		/* A prefix's rank is what follows it (the prefix may end in a digit). */
 		r = fr_load(s, full, is_dir ? -1 : atoi(tail), err, len);
 		free(full);
-		/* A directory may hold other files too: they are passed over, and said. */
-		if (r != 0 && is_dir) {
-			s->skipped = xreallocarray(s->skipped, (size_t)s->nskipped + 1,
-			    sizeof *s->skipped);
-			s->skipped[s->nskipped++] = xstrdup(err);
-		} else if (r != 0) {
-			closedir(d);
-			free(dir);
-			free(base);
-			return -1;
-		}
+		/*
+		 * A directory may hold other files too, and anyone may put one at
+		 * a prefix's name in a shared one: passed over, and said.
+		 */
+		if (r != 0)
+			fr_skip(s, err);
 	}
 	closedir(d);
-	if (s->n == n0)
+	if (s->n == n0 && s->nskipped > sk0)
+		snprintf(err, len, "%s: no dump found (passed over %s)", path,
+		    s->skipped[s->nskipped - 1]);
+	else if (s->n == n0)
 		snprintf(err, len, "%s: no dump found (files named %s<rank>%s)", path,
 		    base[0] ? base : "<digits>", is_dir ? " in that directory" : "");
 	free(dir);
@@ -189,8 +296,10 @@ fr_open(struct fr_set *s, const char *const *paths, int npaths, char *err, size_
 			fr_close(s);
 			return -1;
 		}
-	if (s->n > 1)
-		qsort(s->d, (size_t)s->n, sizeof *s->d, fr_dump_cmp);
+	if (fr_owned(s, err, len) != 0) {
+		fr_close(s);
+		return -1;
+	}
 	return 0;
 }
 
@@ -208,7 +317,7 @@ fr_add_root(struct fr_set *s, int rank, const char *label, json_t *root, char *e
 			return -1;
 		}
 	s->d = xreallocarray(s->d, (size_t)s->n + 1, sizeof *s->d);
-	s->d[s->n++] = (struct fr_dump){ rank, xstrdup(label), json_incref(root) };
+	s->d[s->n++] = (struct fr_dump){ rank, xstrdup(label), json_incref(root), (uid_t)-1 };
 	qsort(s->d, (size_t)s->n, sizeof *s->d, fr_dump_cmp);
 	return 0;
 }

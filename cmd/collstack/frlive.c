@@ -12,13 +12,16 @@
  * for a relative one) with openat2's RESOLVE_IN_ROOT, so a rank in a
  * container is asked in its own filesystem and no link in it leads out.
  * The pipe must be a FIFO and the dump a plain file, both owned by the
- * rank's user (in a shared /tmp another user's file is not its dump); a
- * file at the pipe's name, or a pipe nobody reads, is said and left alone. A dump overwrites the one an
- * earlier request or a timeout left at the same name, as PyTorch's own
- * request would.
+ * rank's user (in a shared /tmp another user's file is not its dump): what
+ * is not is said as ignored, with its owner, and never read or written; a
+ * pipe nobody reads is said and left alone. Both are opened O_NONBLOCK and
+ * O_NOFOLLOW and judged by fstat of what was opened. A dump overwrites the
+ * one an earlier request or a timeout left at the same name, as PyTorch's
+ * own request would.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,22 +84,59 @@ stk_fr_open(const struct stack_pinfo *pi, const char *stem, const char *suffix, 
 static int
 stk_fr_owned(int fd, const struct stack_pinfo *pi, mode_t type, struct stat *sb)
 {
+	memset(sb, 0, sizeof *sb);
 	return fstat(fd, sb) == 0 && (sb->st_mode & S_IFMT) == type && sb->st_uid == pi->uid;
 }
 
-/* The dump's mtime (ns) and size; -1 if it is not there or not the rank's. */
-static int64_t
-stk_fr_mtime(const struct stack_pinfo *pi, off_t *size)
+static void
+stk_fr_user(uid_t uid, char *buf, size_t len)
 {
+	struct passwd *pw = getpwuid(uid);
+
+	if (pw != NULL)
+		snprintf(buf, len, "%.64s", pw->pw_name);
+	else
+		snprintf(buf, len, "%u", (unsigned)uid);
+}
+
+/* Why what sb describes is not the rank's own file of this type: "ignored: ...". */
+static void
+stk_fr_foreign(const struct stack_pinfo *pi, const struct stat *sb, mode_t type,
+    const char *what, char *why, size_t len)
+{
+	char owner[72], rank[72];
+
+	stk_fr_user(sb->st_uid, owner, sizeof owner);
+	stk_fr_user(pi->uid, rank, sizeof rank);
+	if ((sb->st_mode & S_IFMT) != type)
+		snprintf(why, len, "ignored: %s is not a %s (owned by user %s): left alone", what,
+		    type == S_IFIFO ? "named pipe" : "regular file", owner);
+	else
+		snprintf(why, len, "ignored: %s is owned by user %s, not by the rank's user %s: "
+		    "left alone", what, owner, rank);
+}
+
+/*
+ * The dump's mtime (ns) and size; -1 if it is not there, -2 (why said) if
+ * something that is not the rank's own file is at its name.
+ */
+static int64_t
+stk_fr_mtime(const struct stack_pinfo *pi, off_t *size, char *why, size_t len)
+{
+	const char *dump = pi->fr_file[0] ? pi->fr_file : STK_FR_DEFAULT;
 	struct stat sb;
-	int fd = stk_fr_open(pi, pi->fr_file[0] ? pi->fr_file : STK_FR_DEFAULT, "", O_PATH), ok;
+	int fd = stk_fr_open(pi, dump, "", O_PATH), ok;
+	char what[300];
 
 	if (fd < 0)
 		return -1;
 	ok = stk_fr_owned(fd, pi, S_IFREG, &sb);
 	close(fd);
-	if (!ok)
-		return -1;
+	if (!ok) {
+		snprintf(what, sizeof what, "its dump %.256s%d", dump, pi->rank);
+		stk_fr_foreign(pi, &sb, S_IFREG, what, why, len);
+		return -2;
+	}
 	*size = sb.st_size;
 	return (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
 }
@@ -130,8 +170,10 @@ stk_fr_ask(const struct stack_pinfo *pi, char *why, size_t len)
 		return -1;
 	}
 	if (!stk_fr_owned(pfd, pi, S_IFIFO, &sb)) {
-		snprintf(why, len, "%.256s%d.pipe is not a named pipe of the rank's user: left alone",
-		    pi->fr_pipe, pi->rank);
+		char what[300];
+
+		snprintf(what, sizeof what, "its dump pipe %.256s%d.pipe", pi->fr_pipe, pi->rank);
+		stk_fr_foreign(pi, &sb, S_IFIFO, what, why, len);
 		close(pfd);
 		return -1;
 	}
@@ -168,10 +210,16 @@ stk_fr_read(const struct stk_frreq *q, char *why, size_t len)
 	FILE *f;
 
 	fd = stk_fr_open(q->pi, dump, "", O_RDONLY | O_NONBLOCK);
-	if (fd < 0 || !stk_fr_owned(fd, q->pi, S_IFREG, &sb) ||
-	    (f = fdopen(fd, "rb")) == NULL) {
-		snprintf(why, len, "its dump %.256s%d: %s", dump, q->pi->rank,
-		    fd < 0 ? strerror(errno) : "no longer a file of the rank's user");
+	if (fd >= 0 && !stk_fr_owned(fd, q->pi, S_IFREG, &sb)) {
+		char what[300];
+
+		snprintf(what, sizeof what, "its dump %.256s%d", dump, q->pi->rank);
+		stk_fr_foreign(q->pi, &sb, S_IFREG, what, why, len);
+		close(fd);
+		return NULL;
+	}
+	if (fd < 0 || (f = fdopen(fd, "rb")) == NULL) {
+		snprintf(why, len, "its dump %.256s%d: %s", dump, q->pi->rank, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return NULL;
@@ -199,6 +247,39 @@ stk_fr_read(const struct stk_frreq *q, char *why, size_t len)
 	return kept;
 }
 
+/*
+ * One look at a requested dump: 1 once it is done with (taken into out, or
+ * why not into blob). A dump is taken once its file has been rewritten and
+ * holds still for one look.
+ */
+static int
+stk_fr_look(struct stk_frreq *q, json_t *blob, json_t *out)
+{
+	off_t size = 0;
+	int64_t m;
+	json_t *d;
+	char why[512];
+
+	m = stk_fr_mtime(q->pi, &size, why, sizeof why);
+	if (m == -2) {
+		q->done = 1;
+		stk_fr_skip(blob, q->pi, why);
+		return 1;
+	}
+	if (m < 0 || m == q->before || size == 0 || m != q->last || size != q->size) {
+		q->last = m;
+		q->size = size;
+		return 0;
+	}
+	q->done = 1;
+	if ((d = stk_fr_read(q, why, sizeof why)) == NULL)
+		stk_fr_skip(blob, q->pi, why);
+	else
+		json_array_append_new(out, json_pack("{s:i, s:i, s:o}", "rank", q->pi->rank,
+		    "pid", (int)q->pi->pid, "dump", d));
+	return 1;
+}
+
 void
 stk_fr_here(const struct stk_local *loc, double budget_s, json_t *blob)
 {
@@ -220,43 +301,23 @@ stk_fr_here(const struct stk_local *loc, double budget_s, json_t *blob)
 			continue;
 		}
 		q[n].pi = pi;
-		q[n].before = stk_fr_mtime(pi, &size);
 		q[n].last = -1;
-		if (stk_fr_ask(pi, why, sizeof why) != 0) {
+		/* Another's file at the dump's name: the rank cannot write there, and it is not asked. */
+		if ((q[n].before = stk_fr_mtime(pi, &size, why, sizeof why)) == -2 ||
+		    stk_fr_ask(pi, why, sizeof why) != 0) {
 			stk_fr_skip(blob, pi, why);
 			continue;
 		}
 		n++;
 	}
-	/* A dump is taken once its file has been rewritten and holds still for one look. */
 	deadline = clock_now_ms() + (uint64_t)(budget_s * 1000);
 	for (pending = n; pending > 0 && clock_now_ms() < deadline;) {
 		struct timespec ts = { 0, STK_FR_POLL_MS * 1000000L };
 
 		nanosleep(&ts, NULL);
-		for (int i = 0; i < n; i++) {
-			off_t size = 0;
-			int64_t m;
-			json_t *d;
-
-			if (q[i].done)
-				continue;
-			m = stk_fr_mtime(q[i].pi, &size);
-			if (m < 0 || m == q[i].before || size == 0 || m != q[i].last ||
-			    size != q[i].size) {
-				q[i].last = m;
-				q[i].size = size;
-				continue;
-			}
-			q[i].done = 1;
-			pending--;
-			if ((d = stk_fr_read(&q[i], why, sizeof why)) == NULL) {
-				stk_fr_skip(blob, q[i].pi, why);
-				continue;
-			}
-			json_array_append_new(out, json_pack("{s:i, s:i, s:o}", "rank", q[i].pi->rank,
-			    "pid", (int)q[i].pi->pid, "dump", d));
-		}
+		for (int i = 0; i < n; i++)
+			if (!q[i].done && stk_fr_look(&q[i], blob, out))
+				pending--;
 	}
 	for (int i = 0; i < n; i++)
 		if (!q[i].done) {

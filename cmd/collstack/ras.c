@@ -20,9 +20,11 @@
 #include "io.h"
 #include "net.h"
 #include "ras.h"
+#include "sockown.h"
 #include "xmalloc.h"
 
 #define STK_RAS_LINE 256
+#define STK_RAS_OPS_MAX 64	/* kinds of operation (NCCL has about ten) */
 
 struct stk_ras_conn {
 	int fd;
@@ -84,10 +86,16 @@ stk_ras_ask(struct stk_ras_conn *c, const char *cmd, char *line, size_t len)
 	return 0;
 }
 
+/*
+ * Connect to the first address of addr whose listener is the job's (pids):
+ * any user can bind the port while NCCL's own service is not running, so a
+ * listener of another is not spoken to at all, and is said as ignored.
+ */
 static int
-stk_ras_connect(const char *addr, uint64_t deadline, char *why, size_t whylen)
+stk_ras_connect(const char *addr, const pid_t *job, int njob, uint64_t deadline, char *why,
+    size_t whylen)
 {
-	char host[256], *colon;
+	char host[256], *colon, whose[160] = "";
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai = NULL;
 	int fd = -1, r;
 
@@ -103,25 +111,34 @@ stk_ras_connect(const char *addr, uint64_t deadline, char *why, size_t whylen)
 	}
 	for (struct addrinfo *p = ai; p != NULL && fd < 0; p = p->ai_next) {
 		struct net_addr na = { .len = p->ai_addrlen };
+		char mine[160];
 
+		if ((r = sockown_check(p->ai_addr, job, njob, mine, sizeof mine)) < 0 &&
+		    whose[0] == '\0')
+			snprintf(whose, sizeof whose, "%s", mine);
+		if (r <= 0)
+			continue;
 		memcpy(&na.ss, p->ai_addr, p->ai_addrlen);
 		if (net_connect(&na, deadline, -1, &fd) != 0)
 			fd = -1;
 	}
 	freeaddrinfo(ai);
-	if (fd < 0)
+	if (fd < 0 && whose[0] != '\0')
+		snprintf(why, whylen, "ignored: NCCL RAS on %s %s", addr, whose);
+	else if (fd < 0)
 		snprintf(why, whylen, "no NCCL RAS service answers at %s", addr);
 	return fd;
 }
 
 char *
-stk_ras_fetch(const char *addr, int timeout_ms, char *why, size_t whylen)
+stk_ras_fetch(const char *addr, const pid_t *job, int njob, int timeout_ms, char *why,
+    size_t whylen)
 {
 	struct stk_ras_conn c = { .deadline = clock_now_ms() + (uint64_t)timeout_ms };
 	char line[STK_RAS_LINE + 1], cmd[64];
 	int proto = 0;
 
-	if ((c.fd = stk_ras_connect(addr, c.deadline, why, whylen)) < 0)
+	if ((c.fd = stk_ras_connect(addr, job, njob, c.deadline, why, whylen)) < 0)
 		return NULL;
 	if (stk_ras_ask(&c, "CLIENT PROTOCOL 2\n", line, sizeof line) != 0 ||
 	    sscanf(line, "SERVER PROTOCOL %d", &proto) != 1) {
@@ -169,9 +186,9 @@ stk_ras_int(json_t *o, const char *k)
 	return json_is_integer(v) ? json_integer(json_integer_value(v)) : NULL;
 }
 
-/* One rank of a JSON report, or NULL if it is not one. */
+/* One rank of a JSON report, or NULL if it is not one; its ops' names into ops. */
 static json_t *
-stk_ras_rank(json_t *r)
+stk_ras_rank(json_t *r, json_t *ops)
 {
 	json_t *st = json_object_get(r, "status"), *cc = json_object_get(r, "collective_counts");
 	json_t *counts = json_object(), *out, *v;
@@ -182,8 +199,10 @@ stk_ras_rank(json_t *r)
 		return NULL;
 	}
 	json_object_foreach(cc, op, v)
-		if (json_is_integer(v) && json_integer_value(v) >= 0 && stk_ras_word(op))
+		if (json_is_integer(v) && json_integer_value(v) >= 0 && stk_ras_word(op)) {
 			json_object_set_new(counts, op, json_integer(json_integer_value(v)));
+			json_object_set_new(ops, op, json_true());
+		}
 	out = json_pack("{s:I, s:o}", "rank", json_integer_value(json_object_get(r, "rank")),
 	    "counts", counts);
 	if ((v = stk_ras_int(r, "pid")) != NULL)
@@ -199,7 +218,7 @@ stk_ras_rank(json_t *r)
 }
 
 static json_t *
-stk_ras_from_json(json_t *in, char *why, size_t whylen)
+stk_ras_from_json(json_t *in, json_t *ops, char *why, size_t whylen)
 {
 	json_t *comms = json_object_get(in, "communicators"), *out = json_array(), *c, *v;
 	size_t i;
@@ -214,7 +233,7 @@ stk_ras_from_json(json_t *in, char *why, size_t whylen)
 		size_t k;
 
 		json_array_foreach(json_object_get(c, "ranks"), k, r)
-			if ((oc = stk_ras_rank(r)) != NULL)
+			if ((oc = stk_ras_rank(r, ops)) != NULL)
 				json_array_append_new(ranks, oc);
 		json_array_foreach(json_object_get(c, "missing_ranks"), k, r) {
 			json_t *m = json_is_integer(r) ? r : json_object_get(r, "rank");
@@ -235,18 +254,21 @@ stk_ras_from_json(json_t *in, char *why, size_t whylen)
 	    stk_ras_word(json_string_value(v)) ? json_string_value(v) : "?", "comms", out);
 }
 
-/* The communicator of the warning at hash in comms, made if new. */
+/*
+ * The communicator of the warning at hash, made if new: found through the
+ * index by hash, not by a walk of comms (a report of many warnings would
+ * cost its square).
+ */
 static json_t *
-stk_ras_comm(json_t *comms, const char *hash)
+stk_ras_comm(json_t *comms, json_t *index, const char *hash)
 {
-	json_t *c;
-	size_t i;
+	json_t *c = json_object_get(index, hash);
 
-	json_array_foreach(comms, i, c)
-		if (strcmp(json_string_value(json_object_get(c, "hash")), hash) == 0)
-			return c;
+	if (c != NULL)
+		return c;
 	c = json_pack("{s:s, s:[], s:[]}", "hash", hash, "ranks", "missing");
 	json_array_append_new(comms, c);
+	json_object_set(index, hash, c);
 	return c;
 }
 
@@ -255,9 +277,9 @@ stk_ras_comm(json_t *comms, const char *hash)
  * "#G-C (hash) MISMATCH" line and a "different OP operation counts" line.
  */
 static json_t *
-stk_ras_from_text(const char *buf, size_t len, char *why, size_t whylen)
+stk_ras_from_text(const char *buf, size_t len, json_t *ops, char *why, size_t whylen)
 {
-	json_t *comms = json_array(), *cur = NULL;
+	json_t *comms = json_array(), *index = json_object(), *cur = NULL;
 	char ver[32] = "", op[32] = "", line[512];
 	const char *p = buf, *end = buf + len;
 
@@ -279,12 +301,14 @@ stk_ras_from_text(const char *buf, size_t len, char *why, size_t whylen)
 			char h[32];
 
 			snprintf(h, sizeof h, "0x%s", hash);
-			cur = stk_ras_comm(comms, h);
+			cur = stk_ras_comm(comms, index, h);
 			op[0] = '\0';
 		} else if (sscanf(line, " Communicator ranks have different %31s operation counts",
 		    op) == 1) {
 			if (!stk_ras_word(op))
 				op[0] = '\0';
+			else
+				json_object_set_new(ops, op, json_true());
 		} else if (cur != NULL && op[0] != '\0' && sscanf(line, " Rank %d has launched up "
 		    "to operation %lld -- GPU %d managed by process %d on node %63s", &rank, &cnt,
 		    &g, &pid, host) == 5 && rank >= 0 && cnt >= 0 && stk_ras_word(host)) {
@@ -293,6 +317,7 @@ stk_ras_from_text(const char *buf, size_t len, char *why, size_t whylen)
 			    "counts", op, (json_int_t)cnt));
 		}
 	}
+	json_decref(index);
 	if (ver[0] == '\0') {
 		json_decref(comms);
 		snprintf(why, whylen, "the NCCL RAS report is neither JSON nor its text report");
@@ -301,32 +326,50 @@ stk_ras_from_text(const char *buf, size_t len, char *why, size_t whylen)
 	return json_pack("{s:s, s:o}", "version", ver, "comms", comms);
 }
 
+/*
+ * The report read: linear in its length (communicators are found by hash,
+ * never by a walk), and of few kinds of operation, so that what judges it
+ * (for each op, each rank) stays linear too.
+ */
 json_t *
 stk_ras_parse(const char *buf, size_t len, char *why, size_t whylen)
 {
-	json_t *in, *out;
+	json_t *in, *out = NULL, *ops = json_object();
 	size_t i = 0;
 
 	why[0] = '\0';
+	if (len > STK_RAS_MAX) {
+		snprintf(why, whylen, "the NCCL RAS report is over %u MiB: not read", STK_RAS_MAX >> 20);
+		goto out;
+	}
 	while (i < len && (buf[i] == ' ' || buf[i] == '\n' || buf[i] == '\r' || buf[i] == '\t'))
 		i++;
-	if (i == len || buf[i] != '{')
-		return stk_ras_from_text(buf, len, why, whylen);
-	if ((in = json_loadb(buf, len, JSON_REJECT_DUPLICATES, NULL)) == NULL) {
+	if (i == len || buf[i] != '{') {
+		out = stk_ras_from_text(buf, len, ops, why, whylen);
+	} else if ((in = json_loadb(buf, len, JSON_REJECT_DUPLICATES, NULL)) == NULL) {
 		snprintf(why, whylen, "the NCCL RAS report is not valid JSON");
-		return NULL;
+	} else {
+		out = stk_ras_from_json(in, ops, why, whylen);
+		json_decref(in);
 	}
-	out = stk_ras_from_json(in, why, whylen);
-	json_decref(in);
+	if (out != NULL && json_object_size(ops) > STK_RAS_OPS_MAX) {
+		snprintf(why, whylen, "the NCCL RAS report names %zu kinds of operation, more than "
+		    "NCCL has (%d): not read", json_object_size(ops), STK_RAS_OPS_MAX);
+		json_decref(out);
+		out = NULL;
+	}
 	if (out == NULL && why[0] == '\0')
 		snprintf(why, whylen, "the NCCL RAS report could not be read");
+out:
+	json_decref(ops);
 	return out;
 }
 
 json_t *
-stk_ras_query(const char *addr, int timeout_ms, char *why, size_t whylen)
+stk_ras_query(const char *addr, const pid_t *job, int njob, int timeout_ms, char *why,
+    size_t whylen)
 {
-	char *rep = stk_ras_fetch(addr, timeout_ms, why, whylen);
+	char *rep = stk_ras_fetch(addr, job, njob, timeout_ms, why, whylen);
 	json_t *r;
 
 	if (rep == NULL)

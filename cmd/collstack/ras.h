@@ -11,6 +11,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #define STK_RAS_DEFAULT "localhost:28028"
 #define STK_RAS_MAX (8u << 20)	/* bytes of a report read */
@@ -18,8 +19,11 @@
 /*
  * The report of the RAS service at addr ("host:port"), malloc'ed, NUL-
  * terminated; NULL with why when there is none (nothing listens: skipped).
+ * Only a listener held by one of the job's processes here (job, njob) is
+ * asked: another's is not connected to, and why begins "ignored: ".
  */
-char *stk_ras_fetch(const char *addr, int timeout_ms, char *why, size_t whylen);
+char *stk_ras_fetch(const char *addr, const pid_t *job, int njob, int timeout_ms, char *why,
+    size_t whylen);
 
 /*
  * A report (JSON or text) as {"version", "comms": [{"hash", "size",
@@ -28,7 +32,8 @@ char *stk_ras_fetch(const char *addr, int timeout_ms, char *why, size_t whylen);
  */
 json_t *stk_ras_parse(const char *buf, size_t len, char *why, size_t whylen);
 
-/* Fetch and parse: the report of the service at addr, or NULL with why. */
-json_t *stk_ras_query(const char *addr, int timeout_ms, char *why, size_t whylen);
+/* Fetch and parse: the report of the job's service at addr, or NULL with why. */
+json_t *stk_ras_query(const char *addr, const pid_t *job, int njob, int timeout_ms, char *why,
+    size_t whylen);
 
 #endif

@@ -139,7 +139,8 @@ stk_ras_here(struct stk_worker *w, json_t *blob)
 	const char *addr = getenv("NCCL_RAS_ADDR");
 	int want = addr != NULL, ms = (int)(w->a->timeout_s * 1000 / 20);
 	char why[256] = "";
-	json_t *ras, *again;
+	json_t *ras, *again = NULL;
+	pid_t *job;
 
 	for (int i = 0; i < w->loc.n && !want; i++)
 		want = stk_runs_nccl(w->loc.pi[i].pid);
@@ -149,8 +150,13 @@ stk_ras_here(struct stk_worker *w, json_t *blob)
 		addr = STK_RAS_DEFAULT;
 	if (ms < 1000 || ms > 15000)
 		ms = ms < 1000 ? 1000 : 15000;
-	if ((ras = stk_ras_query(addr, ms, why, sizeof why)) == NULL) {
+	/* The service speaks for the job only from a socket one of its processes holds. */
+	job = xcalloc((size_t)w->loc.n + 1, sizeof *job);
+	for (int i = 0; i < w->loc.n; i++)
+		job[i] = w->loc.pi[i].pid;
+	if ((ras = stk_ras_query(addr, job, w->loc.n, ms, why, sizeof why)) == NULL) {
 		json_object_set_new(blob, "ras_skipped", json_string(why));
+		free(job);
 		return;
 	}
 	/*
@@ -162,19 +168,20 @@ stk_ras_here(struct stk_worker *w, json_t *blob)
 		struct timespec pause = { 0, 300 * 1000000L };
 
 		nanosleep(&pause, NULL);
-		again = stk_ras_query(addr, ms, why, sizeof why);
+		again = stk_ras_query(addr, job, w->loc.n, ms, why, sizeof why);
 		if (again == NULL || !json_equal(json_object_get(ras, "comms"),
 		    json_object_get(again, "comms"))) {
 			json_object_set_new(blob, "ras_skipped", json_string(again == NULL ? why :
 			    "its collective counts differ between ranks but still move: the job "
 			    "makes progress"));
 			json_decref(ras);
-			json_decref(again);
-			return;
+			ras = NULL;
 		}
 		json_decref(again);
 	}
-	json_object_set_new(blob, "ras", ras);
+	if (ras != NULL)
+		json_object_set_new(blob, "ras", ras);
+	free(job);
 }
 
 static int

@@ -20,24 +20,23 @@ print("ready", flush=True)
 (train_step if os.environ["RANK"] == "0" else eval_step)()
 PY
 evline=$(grep -n "^    time.sleep" "$TMP/ranks.py" | sed -n 2p | cut -d: -f1)
-for r in 0 1; do
-	RANK=$r WORLD_SIZE=2 python3 "$TMP/ranks.py" >"$TMP/r$r.out" 2>&1 &
-	echo $! >>"$TMP/pids"
-	eval "p$r=$!"
-done
+# Rank 0 hosts the stand-in, as an NCCL rank hosts NCCL's own service:
+# collstack asks only a service whose socket a process of the job holds.
+# Each serve names the mode and report it answers with next.
+RANK=1 WORLD_SIZE=2 python3 "$TMP/ranks.py" >"$TMP/r1.out" 2>&1 &
+p1=$!
+echo "json $RAS/verbose_status.json" >"$TMP/mode"
+RANK=0 WORLD_SIZE=2 python3 "$COLL_SRC/tests/stack/ras_server.py" "file:$TMP/mode" - "$TMP/port" \
+    673=self 674=$p1 --then "$TMP/ranks.py" >"$TMP/r0.out" 2>&1 &
+p0=$!
+echo $p0 $p1 >>"$TMP/pids"
 for _ in $(seq 100); do grep -q ready "$TMP/r0.out" && grep -q ready "$TMP/r1.out" && break; sleep 0.1; done
 sleep 0.3
+served_port=$(cat "$TMP/port")
 
-# serve MODE REPORT [EXTRA]: a stand-in on a port of its own, in $port.
-serve() {
-	rm -f "$TMP/port"
-	python3 "$COLL_SRC/tests/stack/ras_server.py" "$1" "$2" "$TMP/port" 673=$p0 674=$p1 &
-	srv=$!
-	echo $srv >>"$TMP/pids"
-	for _ in $(seq 100); do [ -s "$TMP/port" ] && break; sleep 0.1; done
-	port=$(cat "$TMP/port")
-}
-unserve() { kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null; }
+# serve MODE REPORT: what rank 0's stand-in answers with from now on, at $port.
+serve() { echo "$1 $2" >"$TMP/mode"; port=$served_port; }
+unserve() { :; }
 behind="NCCL RAS: communicator 0x92906a7ad1050f54: rank 1 (pid $p1) launched AllReduce up to 5 while 1 other is at 6: it is behind, in eval_step (ranks.py:$evline)"
 
 serve json "$RAS/verbose_status.json"
@@ -100,6 +99,7 @@ start=$(date +%s)
 skipped "a silent server" "127.0.0.1:$port does not speak NCCL's RAS protocol$"
 check "... waited for it 2 s (a quarter of -T 8), not for ever" test $(( $(date +%s) - start )) -le 6
 unserve
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 skipped "nothing listening" "no NCCL RAS service answers at 127.0.0.1:$port$"
 NCCL_RAS_ADDR=nocolon collstack --pid $p0,$p1 --no-color >"$TMP/o" 2>&1
 check "NCCL_RAS_ADDR not host:port: said" grep -q "^note: NCCL RAS skipped on $(hostname): NCCL_RAS_ADDR 'nocolon' is not host:port$" "$TMP/o"

@@ -5,7 +5,7 @@
 # sixth all-reduce and its kernel starts, rank 1 stops after five), answer
 # PyTorch's dump pipe with the flight recorder dumps a real job wrote, and
 # sit in Python functions; NCCL's RAS service is the stand-in of t0116 with
-# the report of the same real job. collstack must name rank 1 from the
+# the report of the same real job, in rank 0 as NCCL's runs in its ranks. collstack must name rank 1 from the
 # plugin's status pages, from RAS, from the flight recorder and from the
 # stacks, and say each. Then each source alone fails in its own way: a pipe
 # nobody reads, a pipe that is a file, a dump never written, a dump that is
@@ -24,11 +24,17 @@ esac
 mkdir -p "$TMP/fr"
 
 # ranks [ENV...]: start the two stand-ins with these settings, wait until both are ready.
+# Rank 0 hosts the RAS stand-in, as an NCCL rank hosts NCCL's own service (collstack
+# asks only a service whose socket a process of the job holds): serve points at it.
 ranks() {
-	for r in 0 1; do
+	rm -f "$TMP/port"
+	for r in 1 0; do
+		prog=("$COLL_SRC/tests/stack/nccl_standin.py")
+		[ $r = 1 ] || prog=("$COLL_SRC/tests/stack/ras_server.py" json \
+		    "$COLL_SRC/tests/stack/ras/verbose_status.json" "$TMP/port" 673=self 674=$p1 --then "${prog[@]}")
 		env "${preload[@]}" RANK=$r WORLD_SIZE=2 TORCH_FR_BUFFER_SIZE=2000 TORCH_FR_DUMP_TEMP_FILE="$TMP/fr/d_" \
 		    TORCH_NCCL_DEBUG_INFO_PIPE_FILE="$TMP/fr/pipe_" STANDIN_DUMP="$FR" "$@" \
-		    python3 "$COLL_SRC/tests/stack/nccl_standin.py" >"$TMP/r$r.out" 2>&1 &
+		    python3 "${prog[@]}" >"$TMP/r$r.out" 2>&1 &
 		echo $! >>"$TMP/pids"
 		eval "p$r=$!"
 	done
@@ -39,16 +45,8 @@ ranks() {
 	sleep 0.3
 }
 unranks() { kill -9 "$p0" "$p1" 2>/dev/null; wait "$p0" "$p1" 2>/dev/null; rm -f "$TMP"/fr/*; }
-serve() {
-	rm -f "$TMP/port"
-	python3 "$COLL_SRC/tests/stack/ras_server.py" json "$COLL_SRC/tests/stack/ras/verbose_status.json" \
-	    "$TMP/port" 673=$p0 674=$p1 &
-	srv=$!
-	echo $srv >>"$TMP/pids"
-	for _ in $(seq 100); do [ -s "$TMP/port" ] && break; sleep 0.1; done
-	export NCCL_RAS_ADDR=127.0.0.1:$(cat "$TMP/port")
-}
-unserve() { kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null; unset NCCL_RAS_ADDR; }
+serve() { export NCCL_RAS_ADDR=127.0.0.1:$(cat "$TMP/port"); }
+unserve() { unset NCCL_RAS_ADDR; }
 evline=$(grep -n "^def eval_step" "$COLL_SRC/tests/stack/nccl_standin.py" | cut -d: -f1)
 
 # 1. Every source names rank 1.
@@ -117,7 +115,7 @@ unranks
 ranks STANDIN_DUMP=nopipe TORCH_NCCL_DEBUG_INFO_PIPE_FILE="$TMP/fr/file_"
 echo keep >"$TMP/fr/file_1.pipe"
 collstack --pid "$p0,$p1" --no-color >"$TMP/o" 2>&1
-check "a file at the pipe's name: refused" grep -qF "rank 1 (pid $p1): $TMP/fr/file_1.pipe is not a named pipe of the rank's user: left alone" "$TMP/o"
+check "a file at the pipe's name: refused" grep -qF "rank 1 (pid $p1): ignored: its dump pipe $TMP/fr/file_1.pipe is not a named pipe (owned by user $(id -un)): left alone" "$TMP/o"
 check "... and left as it was" test "$(cat "$TMP/fr/file_1.pipe")" = keep
 unranks
 # A pipe with no reader (O_NONBLOCK open fails with ENXIO): made here, no process reads it.

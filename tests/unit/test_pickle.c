@@ -4,13 +4,15 @@
  * endian floats, strings, None and bools, dicts, lists, tuples, the memo),
  * and the refusals that keep a hostile file harmless: a class or a call, a
  * container that would hold itself, values hidden under a MARK, a string
- * running past the end, no STOP.
+ * running past the end, no STOP; and 2 MB pickles of memo fetches that
+ * would each take gigabytes, read within their budget of memory.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -165,6 +167,78 @@ test_fr_trim(void **state)
 	json_decref(root);
 }
 
+
+/* jansson's memory, counted: what is held now, and the most held at once. */
+static size_t held, peak;
+
+static void *
+count_malloc(size_t n)
+{
+	void *p = malloc(n);
+
+	if (p != NULL && (held += malloc_usable_size(p)) > peak)
+		peak = held;
+	return p;
+}
+
+static void
+count_free(void *p)
+{
+	if (p != NULL)
+		held -= malloc_usable_size(p);
+	free(p);
+}
+
+/*
+ * A 2 MB pickle: the value made once (head, memo'd as entry 0 and appended
+ * to an outer list), then fetched from the memo and appended until 2 MB.
+ * Each fetch copies the value's containers: refused, said, and the memory
+ * held at most 64 times the input (plus the reader's 64 MiB floor).
+ */
+static void
+memo_bomb(const char *head, size_t hlen)
+{
+	size_t len = 2u << 20, off = 0;
+	char *p = malloc(len), err[256];
+	json_t *v;
+
+	memcpy(p + off, "\x80\x02]", 3), off += 3;
+	memcpy(p + off, head, hlen), off += hlen;
+	p[off++] = 'a';
+	while (off + 4 < len)
+		memcpy(p + off, "h\x00" "a", 3), off += 3;
+	p[off++] = '.';
+	held = peak = 0;
+	json_set_alloc_funcs(count_malloc, count_free);
+	v = pickle_read(p, off, err, sizeof err);
+	json_set_alloc_funcs(malloc, free);
+	assert_null(v);
+	if (strstr(err, "MiB of memory") == NULL)
+		fail_msg("not refused for its memory: '%s'", err);
+	if (peak > 64 * off + (64u << 20) + (1u << 20))
+		fail_msg("%zu MB held for a %zu byte pickle", peak >> 20, off);
+	free(p);
+}
+
+static void
+test_memory_bound(void **state)
+{
+	char head[8192];
+	size_t n = 0;
+
+	(void)state;
+	/* A list of 1000 empty dicts: each fetch made 1001 containers (2 GB for 2 MB). */
+	memcpy(head, "]q\x00(", 4), n = 4;
+	memset(head + n, '}', 1000), n += 1000;
+	head[n++] = 'e';
+	memo_bomb(head, n);
+	/* A dict of one 4 KiB key: each copy copies the key (jansson owns its keys). */
+	memcpy(head, "}q\x00X\x00\x10\x00\x00", 8), n = 8;
+	memset(head + n, 'k', 4096), n += 4096;
+	memcpy(head + n, "K\x01s", 3), n += 3;
+	memo_bomb(head, n);
+}
+
 int
 main(void)
 {
@@ -174,6 +248,7 @@ main(void)
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_nesting_limit),
 		cmocka_unit_test(test_fr_trim),
+		cmocka_unit_test(test_memory_bound),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,18 +1,30 @@
 /*
  * NCCL RAS reports read into collstack's shape: the JSON and the text
  * report NCCL 2.28.9 wrote on the GPU machine during a hang (rank 1 one
- * all-reduce behind), and reports that are neither.
+ * all-reduce behind), and reports that are neither; a hostile one is read
+ * in time linear in its length, and refused over its bounds. The service is
+ * asked only where the job holds its listening socket (sockown.c): the
+ * kernel's table read from a fixture, then a real listener.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "ras.h"
+#include "sockown.h"
 
 static char *
 slurp(const char *name, size_t *len)
@@ -121,6 +133,160 @@ report_odd_values(void **state)
 	json_decref(r);
 }
 
+
+/*
+ * 2 MB of MISMATCH warnings, each of its own communicator: read in well under
+ * a second now (each found by hash); the walk of every communicator per
+ * warning it replaced took a minute.
+ */
+static void
+report_many_comms(void **state)
+{
+	size_t cap = 2u << 20, len = 0;
+	char *buf = malloc(cap + 64), why[256];
+	struct timespec t0, t1;
+	int n = 0;
+	json_t *r;
+
+	(void)state;
+	len += (size_t)sprintf(buf, "NCCL version 2.28.9\n");
+	while (len + 40 < cap)
+		len += (size_t)sprintf(buf + len, "#0-0 (%016x) MISMATCH\n", n++);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	r = stk_ras_parse(buf, len, why, sizeof why);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_non_null(r);
+	assert_int_equal(json_array_size(json_object_get(r, "comms")), n);
+	/* Generous for a sanitizer build on a loaded machine; the quadratic walk took 60 s. */
+	assert_true(t1.tv_sec - t0.tv_sec < 10);
+	json_decref(r);
+	free(buf);
+}
+
+/* Over 8 MiB, or more kinds of operation than NCCL has: refused, and said. */
+static void
+report_over_bounds(void **state)
+{
+	size_t len = STK_RAS_MAX + 1, off;
+	char *buf = malloc(len + 1), why[256];
+
+	(void)state;
+	memset(buf, ' ', len);
+	memcpy(buf, "NCCL version 2.28.9\n", 20);
+	assert_null(stk_ras_parse(buf, len, why, sizeof why));
+	assert_string_equal(why, "the NCCL RAS report is over 8 MiB: not read");
+	off = (size_t)sprintf(buf, "NCCL version 2.28.9\n#0-0 (1) MISMATCH\n");
+	for (int i = 0; i < 65; i++)
+		off += (size_t)sprintf(buf + off, "  Communicator ranks have different Op%d "
+		    "operation counts\n", i);
+	assert_null(stk_ras_parse(buf, off, why, sizeof why));
+	assert_string_equal(why, "the NCCL RAS report names 65 kinds of operation, more than "
+	    "NCCL has (64): not read");
+	free(buf);
+}
+
+/* addr in the table's form: each 32-bit word as it sits in memory, in hex. */
+static void
+hexaddr(const void *addr, size_t words, char *out)
+{
+	for (size_t i = 0; i < words; i++) {
+		uint32_t w;
+
+		memcpy(&w, (const char *)addr + i * 4, 4);
+		sprintf(out + i * 8, "%08X", w);
+	}
+}
+
+static struct sockaddr_in
+v4(const char *ip, int port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+
+	inet_pton(AF_INET, ip, &sa.sin_addr);
+	return sa;
+}
+
+/*
+ * The table as /proc/net/tcp writes it: a listener on the very address wins
+ * over the wildcard; a connection, another port or a closed socket is none.
+ */
+static void
+table_fixture(void **state)
+{
+	struct sockaddr_in lo = v4("127.0.0.1", 28028), any = v4("0.0.0.0", 0);
+	struct sockaddr_in6 lo6 = { .sin6_family = AF_INET6, .sin6_port = htons(28028) };
+	struct in6_addr mapped;
+	struct sockown_listener l[8];
+	char h[40], w[40], m[40], z[40] = "00000000000000000000000000000000", text[2048];
+
+	(void)state;
+	hexaddr(&lo.sin_addr, 1, h);
+	hexaddr(&any.sin_addr, 1, w);
+	snprintf(text, sizeof text,
+	    "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+	    "   0: %s:6D7C 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1001        0 4242 1 0000000000000000 100 0 0 10 0\n"
+	    "   1: %s:6D7C 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 4343 1 0000000000000000 100 0 0 10 0\n"
+	    "   2: %s:6D7C %s:9C40 01 00000000:00000000 00:00000000 00000000  1001        0 4444 1 0000000000000000 20 4 30 10 -1\n"
+	    "   3: %s:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 4545 1 0000000000000000 100 0 0 10 0\n"
+	    "   4: %s:6D7C 00000000:0000 07 00000000:00000000 00:00000000 00000000     0        0 4646 1 0000000000000000 100 0 0 10 0\n"
+	    "   5: junk\n", h, w, h, h, h, h);
+	assert_int_equal(sockown_parse(text, 0, (struct sockaddr *)&lo, l, 0, 8), 2);
+	assert_int_equal(l[0].inode, 4242);
+	assert_int_equal(l[0].uid, 1001);
+	assert_int_equal(l[0].rank, 0);
+	assert_int_equal(l[1].inode, 4343);
+	assert_int_equal(l[1].rank, 2);
+	/* tcp6: a v4-mapped listener on the address, and the IPv6 wildcard. */
+	inet_pton(AF_INET6, "::ffff:127.0.0.1", &mapped);
+	hexaddr(&mapped, 4, m);
+	snprintf(text, sizeof text,
+	    "   0: %s:6D7C %s:0000 0A 00000000:00000000 00:00000000 00000000  1002        0 5151 1\n"
+	    "   1: %s:6D7C %s:0000 0A 00000000:00000000 00:00000000 00000000  1003        0 5252 1\n",
+	    m, z, z, z);
+	assert_int_equal(sockown_parse(text, 1, (struct sockaddr *)&lo, l, 0, 8), 2);
+	assert_int_equal(l[0].rank, 1);
+	assert_int_equal(l[1].rank, 3);
+	/* An IPv6 connection to ::1 takes no IPv4 listener, and the IPv6 wildcard after ::1. */
+	lo6.sin6_addr = in6addr_loopback;
+	assert_int_equal(sockown_parse(text, 1, (struct sockaddr *)&lo6, l, 0, 8), 1);
+	assert_int_equal(l[0].inode, 5252);
+	assert_int_equal(sockown_parse("   0: 0100007F:6D7C 00000000:0000 0A 0:0 0:0 0 0 0 1 1\n",
+	    0, (struct sockaddr *)&lo6, l, 0, 8), 0);
+}
+
+/* A real listener of this process: the job's when we are in it, another's when not. */
+static void
+real_listener(void **state)
+{
+	struct sockaddr_in sa = v4("127.0.0.1", 0);
+	socklen_t sl = sizeof sa;
+	pid_t me = getpid(), init = 1, other[2] = { 1, 2 };
+	char why[256], want[128], addr[64];
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), c;
+
+	(void)state;
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+	assert_int_equal(listen(fd, 4), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &sl), 0);
+	assert_int_equal(sockown_check((struct sockaddr *)&sa, &me, 1, why, sizeof why), 1);
+	assert_int_equal(sockown_check((struct sockaddr *)&sa, other, 2, why, sizeof why), -1);
+	snprintf(want, sizeof want, "belongs to pid %d of user ", (int)me);
+	assert_memory_equal(why, want, strlen(want));
+	assert_true(strstr(why, ", not to the job") != NULL);
+	/* The RAS client does not even connect to it: nothing waits in its queue. */
+	snprintf(addr, sizeof addr, "127.0.0.1:%d", ntohs(sa.sin_port));
+	assert_null(stk_ras_fetch(addr, &init, 1, 1000, why, sizeof why));
+	snprintf(want, sizeof want, "ignored: NCCL RAS on %s belongs to pid %d of user ", addr,
+	    (int)me);
+	assert_memory_equal(why, want, strlen(want));
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	c = accept(fd, NULL, NULL);
+	assert_int_equal(c, -1);
+	assert_int_equal(errno, EAGAIN);
+	close(fd);
+	assert_int_equal(sockown_check((struct sockaddr *)&sa, &me, 1, why, sizeof why), 0);
+}
+
 int
 main(void)
 {
@@ -129,6 +295,10 @@ main(void)
 		cmocka_unit_test(report_text),
 		cmocka_unit_test(report_refused),
 		cmocka_unit_test(report_odd_values),
+		cmocka_unit_test(report_many_comms),
+		cmocka_unit_test(report_over_bounds),
+		cmocka_unit_test(table_fixture),
+		cmocka_unit_test(real_listener),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
