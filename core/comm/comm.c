@@ -496,6 +496,7 @@ comm_free(struct comm *c)
 	if (c->intr_fd >= 0)
 		close(c->intr_fd);
 	wconn_free(&c->root_in);
+	hspool_free(&c->hs);
 	status_close(&c->status);
 	pthread_mutex_destroy(&c->lock);
 	pthread_mutex_destroy(&c->err_lock);
