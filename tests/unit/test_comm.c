@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1003,6 +1004,66 @@ test_out_of_fds_does_not_spin(void **state)
 	assert_true(w.bad[0] < 500);
 }
 
+/* The id a split got before it was keyed by the secret: splitmix64 of the public id. */
+static uint64_t
+public_derive(uint64_t parent, uint64_t n, int32_t color)
+{
+	uint64_t z = parent ^ (n * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)(uint32_t)color << 32);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/*
+ * A stranger who knows the job id from a page name squats (a link) the name
+ * the first split's page would have had when its id came from the public id
+ * alone: the new communicator still gets its page, under an id that every
+ * member agrees on.
+ */
+static void
+rank_split_squatted(struct world *w, struct comm *c, int rank)
+{
+	struct comm *nc = NULL;
+	char path[512];
+
+	snprintf(path, sizeof path, "%s/coll.%016llx.%016llx.%d", getenv("COLL_STATUS_DIR"),
+	    (unsigned long long)c->uid.jobid,
+	    (unsigned long long)public_derive(c->commid, 1, 0), rank);
+	if (symlink("/nonexistent", path) != 0)
+		w->rc[rank] = -5;
+	if (comm_split(c, 0, rank, &nc, &w->cfg) != COLL_OK || nc == NULL) {
+		w->rc[rank] = -6;
+	} else {
+		w->hash[rank] = nc->commid;
+		w->bad[rank] = nc->status.page == NULL;
+		if (nc->commid == public_derive(c->commid, 1, 0))
+			w->rc[rank] = -7;
+	}
+	comm_destroy(nc);
+	unlink(path);
+}
+
+static void
+test_split_page_not_squatted(void **state)
+{
+	struct world w = { 0 };
+	char dir[] = "/tmp/coll-test-squat-XXXXXX";
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	setenv("COLL_STATUS_DIR", dir, 1);
+	world_run(&w, 2, rank_split_squatted, 10000);
+	unsetenv("COLL_STATUS_DIR");
+	rmdir(dir);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(w.init_rc[i], COLL_OK);
+		assert_int_equal(w.rc[i], COLL_OK);
+		assert_int_equal(w.bad[i], 0);	/* the page was made */
+		assert_true(w.hash[i] == w.hash[0]);
+	}
+}
+
 static void
 test_socket_ifname(void **state)
 {
@@ -1411,6 +1472,7 @@ main(void)
 		cmocka_unit_test(test_idle_stranger_does_not_stall_peers),
 		cmocka_unit_test(test_silent_crowd_is_capped),
 		cmocka_unit_test(test_out_of_fds_does_not_spin),
+		cmocka_unit_test(test_split_page_not_squatted),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
