@@ -6,16 +6,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include "auth.h"
 #include "err.h"
 #include "msg.h"
+#include "net.h"
 #include "wire.h"
 
 #define AUTH_LABEL "coll-auth"
+#define AUTH_COMMID_LABEL "coll-commid"
 
 #define AUTH_EXIT_WAIT_MS 1000
+
+/* The one answer to a HELLO for another job: fixed, so it tells a stranger nothing. */
+#define AUTH_REFUSE_JOB "not this job"
 
 static pthread_once_t auth_once = PTHREAD_ONCE_INIT;
 static atomic_int auth_busy, auth_closing;
@@ -80,6 +86,43 @@ auth_mac(const struct coll_uid *uid, enum auth_side side, uint8_t role, const ui
 	return COLL_OK;
 }
 
+/*
+ * HMAC-SHA256 under the job's secret of "coll-commid" jobid parent n color,
+ * its first 8 bytes. Only holders of the secret can compute it, and
+ * everyone who holds it computes the same (the root does, and tells the
+ * ranks): a stranger who knows the job id from a page name cannot tell what
+ * the next communicator will be called, and cannot squat its pages.
+ */
+int
+auth_commid(const struct coll_uid *uid, uint64_t parent, uint64_t n, int32_t color,
+    uint64_t *out)
+{
+	uint8_t msg[sizeof AUTH_COMMID_LABEL - 1 + 8 + 8 + 8 + 4], mac[WIRE_MAC_LEN];
+	unsigned int len = 0;
+	struct wbuf b;
+	int r = COLL_ESYS;
+
+	pthread_once(&auth_once, auth_init);
+	wbuf_init(&b, msg, sizeof msg);
+	wbuf_put_bytes(&b, AUTH_COMMID_LABEL, sizeof AUTH_COMMID_LABEL - 1);
+	wbuf_put_u64(&b, uid->jobid);
+	wbuf_put_u64(&b, parent);
+	wbuf_put_u64(&b, n);
+	wbuf_put_u32(&b, (uint32_t)color);
+	if (b.err || b.off != sizeof msg)
+		return COLL_EINVAL;
+	atomic_fetch_add(&auth_busy, 1);
+	if (!atomic_load(&auth_closing) &&
+	    HMAC(EVP_sha256(), uid->secret, UID_SECRET_LEN, msg, sizeof msg, mac, &len) != NULL &&
+	    len == WIRE_MAC_LEN) {
+		wbuf_init(&b, mac, sizeof mac);
+		*out = wbuf_get_u64(&b);
+		r = COLL_OK;
+	}
+	atomic_fetch_sub(&auth_busy, 1);
+	return r;
+}
+
 /* Constant-time MAC comparison: 1 when equal. */
 static int
 auth_mac_equal(const uint8_t *a, const uint8_t *b)
@@ -98,25 +141,47 @@ auth_send(int fd, uint8_t type, const struct wire_auth *a, uint64_t dl, int afd)
 	return wire_send(fd, type, buf, (uint32_t)b.off, dl, afd);
 }
 
-/* Receive one auth frame of the expected type; an AUTH_FAIL becomes an error text. */
-static int
-auth_recv(int fd, uint8_t type, struct wire_auth *a, uint64_t dl, int afd, char *err,
+/*
+ * A refusal to our HELLO. Its text is the peer's, from before it proved
+ * anything: quoted, and said after our own reading of it. A coll peer
+ * refuses a HELLO only for another job, and says no more than that (it
+ * never names its own), so what we know is which job we asked for.
+ */
+static void
+auth_refused(int fd, const struct wire_auth *hello, const uint8_t *p, uint32_t len, char *err,
     size_t errlen)
 {
-	struct wire_hdr h;
+	char where[NET_ADDRSTR_LEN] = "?", q[MSG_QUOTE_LEN(64)];
+	struct net_addr peer = { .len = sizeof peer.ss };
 	struct wire_note note;
+
+	if (getpeername(fd, (struct sockaddr *)&peer.ss, &peer.len) == 0 &&
+	    (peer.ss.ss_family == AF_INET || peer.ss.ss_family == AF_INET6))
+		net_addr_format(&peer, where, sizeof where);
+	if (wire_note_decode(p, len, &note) != COLL_OK)
+		snprintf(note.msg, sizeof note.msg, "(no reason given)");
+	msg_quote(q, note.msg, strnlen(note.msg, sizeof note.msg), 64);
+	if (hello == NULL)	/* an acceptor is never refused: a stranger's frame */
+		snprintf(err, errlen, "the peer at %s sent a refusal during authentication: %s",
+		    where, q);
+	else
+		snprintf(err, errlen, "the peer at %s is not part of job %016llx (it said %s): "
+		    "check the address and COLL_UNIQUE_ID", where,
+		    (unsigned long long)hello->jobid, q);
+}
+
+/* Receive one auth frame of the expected type; an AUTH_FAIL becomes an error text. */
+static int
+auth_recv(int fd, uint8_t type, struct wire_auth *a, uint64_t dl, int afd,
+    const struct wire_auth *hello, char *err, size_t errlen)
+{
+	struct wire_hdr h;
 	uint8_t *p = NULL;
 	int r;
 
 	r = wire_recv(fd, &h, &p, 512, dl, afd);
 	if (r == COLL_OK && h.type == WIRE_AUTH_FAIL) {
-		/* The peer's words, which may be anyone's: printable before anyone prints them. */
-		if (wire_note_decode(p, h.len, &note) == COLL_OK) {
-			msg_clean(note.msg);
-			snprintf(err, errlen, "%s", note.msg);
-		} else {
-			snprintf(err, errlen, "peer refused authentication");
-		}
+		auth_refused(fd, hello, p, h.len, err, errlen);
 		r = COLL_EAUTH;
 	} else if (r == COLL_OK && h.type != type) {
 		snprintf(err, errlen, "peer sent message type %u during authentication", h.type);
@@ -159,7 +224,7 @@ auth_connect_prove(int fd, const struct coll_uid *uid, const struct wire_auth *h
 	uint8_t want[WIRE_MAC_LEN];
 	int r;
 
-	if ((r = auth_recv(fd, WIRE_AUTH_CHALLENGE, &ch, dl, afd, err, errlen)) != COLL_OK)
+	if ((r = auth_recv(fd, WIRE_AUTH_CHALLENGE, &ch, dl, afd, hello, err, errlen)) != COLL_OK)
 		return r;
 	if (auth_mac(uid, AUTH_SIDE_ACCEPTOR, hello->role, hello->nonce, ch.nonce,
 	    want) != COLL_OK ||
@@ -220,7 +285,7 @@ auth_accept_check(int fd, const struct coll_uid *uid, const struct wire_auth *he
 		snprintf(err, errlen, "authentication: %s", coll_strerror(r));
 		return r;
 	}
-	if ((r = auth_recv(fd, WIRE_AUTH_PROOF, &proof, dl, afd, err, errlen)) != COLL_OK)
+	if ((r = auth_recv(fd, WIRE_AUTH_PROOF, &proof, dl, afd, NULL, err, errlen)) != COLL_OK)
 		return r;
 	if (!auth_mac_equal(want, proof.mac)) {
 		snprintf(err, errlen, "peer does not hold this job's secret");
@@ -238,13 +303,18 @@ auth_accept(int fd, const struct coll_uid *uid, uint8_t *role, uint64_t dl, int 
 	struct wire_auth hello;
 	int r;
 
-	if ((r = auth_recv(fd, WIRE_AUTH_HELLO, &hello, dl, afd, err, errlen)) != COLL_OK)
+	if ((r = auth_recv(fd, WIRE_AUTH_HELLO, &hello, dl, afd, NULL, err, errlen)) != COLL_OK)
 		return r;
 	if (hello.jobid != uid->jobid) {
-		snprintf(err, errlen, "connection for job %016llx reached job %016llx: "
-		    "check COLL_UNIQUE_ID", (unsigned long long)hello.jobid,
+		/*
+		 * The peer has proved nothing yet: it learns no job id, host or
+		 * rank of ours, only that it is not ours (it knows which one it
+		 * asked for and says so on its side). Our log may say both.
+		 */
+		snprintf(err, errlen, "a connection for job %016llx reached job %016llx: "
+		    "a rank of another job, or a stranger", (unsigned long long)hello.jobid,
 		    (unsigned long long)uid->jobid);
-		auth_refuse(fd, err, dl, afd);
+		auth_refuse(fd, AUTH_REFUSE_JOB, dl, afd);
 		return COLL_EAUTH;
 	}
 	if ((r = auth_accept_check(fd, uid, &hello, dl, afd, err, errlen)) != COLL_OK)

@@ -598,7 +598,7 @@ proxy_start(struct proxy **out, const struct coll_uid *uid, const struct net_add
 	p->up.fd = -1;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->cond, NULL);
-	if ((r = net_listen(at, 4096, &p->listen_fd)) != COLL_OK) {
+	if ((r = net_listen(at, NET_BACKLOG, &p->listen_fd)) != COLL_OK) {
 		snprintf(err, errlen, "cannot listen for ranks: %s", strerror(errno));
 		goto fail;
 	}

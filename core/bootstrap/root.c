@@ -872,7 +872,7 @@ root_start(struct root **out, const struct net_addr *addr, int nranks, int join_
 	atomic_store(&root->first_dead, -1);
 	pthread_mutex_init(&root->lock, NULL);
 	pthread_cond_init(&root->cond, NULL);
-	if ((r = net_listen(&bound, nranks < 4096 ? nranks : 4096, &root->listen_fd)) != COLL_OK)
+	if ((r = net_listen(&bound, NET_BACKLOG, &root->listen_fd)) != COLL_OK)
 		goto fail;
 	if ((r = uid_generate(&root->uid, &bound)) != COLL_OK)
 		goto fail;

@@ -15,23 +15,13 @@
 #include <string.h>
 
 #include "clock.h"
+#include "auth.h"
 #include "err.h"
 #include "log.h"
 #include "root_impl.h"
 #include "xmalloc.h"
 
 #define ROOT_RETRY_WAIT_MS 30000
-
-/* A new communicator id from the parent's, the regroup count and the color (splitmix64). */
-static uint64_t
-root_derive_id(uint64_t parent, uint64_t n, int32_t color)
-{
-	uint64_t z = parent ^ (n * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)(uint32_t)color << 32);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
 
 static void
 root_regroup_reply(struct root_member *m, const struct wire_regroup_done *d)
@@ -107,8 +97,20 @@ root_regroup_decide(struct root *root, struct root_group *g)
 			root_regroup_reply(m, &d);
 			continue;
 		}
+		/*
+		 * The id from the parent's, the regroup count and the color, keyed
+		 * by the job's secret (auth.h): one computable from the public id
+		 * let a stranger squat the new communicator's page names.
+		 */
+		if (auth_commid(&root->uid, g->commid, g->regroups, m->color, &d.commid) !=
+		    COLL_OK) {
+			d = (struct wire_regroup_done){ .code = COLL_ESYS, .rank = -1 };
+			snprintf(d.msg, sizeof d.msg, "the root cannot derive the new "
+			    "communicator's id: HMAC-SHA256 failed in libcrypto");
+			root_regroup_reply(m, &d);
+			continue;
+		}
 		n = root_split_members(g, m->color, members);
-		d.commid = root_derive_id(g->commid, g->regroups, m->color);
 		d.nranks = (uint32_t)n;
 		ng = root_group_new(root, d.commid, n);
 		ng->parent = g;

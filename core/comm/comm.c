@@ -351,6 +351,23 @@ comm_env_check(struct comm *c)
 	return COLL_OK;
 }
 
+/*
+ * The page is for the tools; the job runs without it. Something already at
+ * its name (another user's file, a link) is left alone and said once, in
+ * the debug log: the name holds the job's random id, and a derived
+ * communicator's id is keyed by the secret, so only a guess can squat it.
+ */
+static void
+comm_status_open(struct comm *c)
+{
+	int r = status_open(&c->status, c->uid.jobid, c->commid, c->rank, c->nranks, c->host);
+
+	if (r != COLL_OK)
+		log_warn("cannot create status page %s: %s; this rank runs without one "
+		    "(collstack and colltop will not see it)", c->status.path,
+		    r == COLL_ESYS ? strerror(errno) : coll_strerror(r));
+}
+
 int
 comm_start(struct comm *c, int background)
 {
@@ -363,9 +380,7 @@ comm_start(struct comm *c, int background)
 		return r;
 	}
 	log_set_rank(c->rank);
-	if (status_open(&c->status, c->uid.jobid, c->commid, c->rank, c->nranks, c->host) !=
-	    COLL_OK)
-		log_warn("cannot create status page in %s: %s", status_dir(), strerror(errno));
+	comm_status_open(c);
 	if (c->blocking || !background)
 		return comm_init_run(c);
 	if (pthread_create(&c->init_thread, NULL, comm_init_thread, c) != 0)
@@ -496,6 +511,7 @@ comm_free(struct comm *c)
 	if (c->intr_fd >= 0)
 		close(c->intr_fd);
 	wconn_free(&c->root_in);
+	hspool_free(&c->hs);
 	status_close(&c->status);
 	pthread_mutex_destroy(&c->lock);
 	pthread_mutex_destroy(&c->err_lock);

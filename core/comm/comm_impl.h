@@ -19,6 +19,7 @@
 #include "comm.h"
 #include "err.h"
 #include "fault.h"
+#include "hspool.h"
 #include "status.h"
 #include "wconn.h"
 #include "wire.h"
@@ -101,7 +102,7 @@ struct comm {
 	pthread_t service;
 	pthread_t init_thread;
 	int service_started;
-	int handshakes;			/* peer handshake threads running, under lock */
+	struct hspool hs;		/* handshakes of peers connecting to listen_fd */
 	int init_started;
 	atomic_int state;		/* COLL_EINPROGRESS, COLL_OK or the fatal error */
 	atomic_int aborted;		/* comm_abort or destroy */
@@ -239,8 +240,8 @@ peer_slot(const struct comm *c, int lane, int peer)
 }
 /* peer.c: the connected socket to a peer on a lane, connecting (or waiting for it) first. */
 int peer_get(struct comm *c, int peer, int lane, int *fd);
-/* peer.c: accept one connection from a lower rank (service thread). */
-void peer_accept(struct comm *c);
+/* peer.c: serve listen_fd with a handshake pool (bootstrap, before the service thread). */
+int peer_listen(struct comm *c);
 /* peer.c: wait for handshakes in flight to finish (destroy, after the abort fd fired). */
 void peer_drain(struct comm *c);
 /* peer.c: drop every connection made before epoch (a retry starts clean). */

@@ -73,8 +73,10 @@ bootstrap_listen(struct comm *c)
 		return comm_fail(c, r, "cannot read the local address: %s", strerror(errno));
 	}
 	net_addr_set_port(&addr, 0);
-	if ((r = net_listen(&addr, 128, &c->listen_fd)) != COLL_OK)
+	if ((r = net_listen(&addr, NET_BACKLOG, &c->listen_fd)) != COLL_OK)
 		return comm_fail(c, r, "cannot listen for peers: %s", strerror(errno));
+	if ((r = peer_listen(c)) != COLL_OK)
+		return comm_fail(c, r, "cannot serve the listener for peers: %s", strerror(errno));
 	return COLL_OK;
 }
 

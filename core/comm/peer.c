@@ -1,8 +1,9 @@
 /*
  * Connections between ranks, made on first use. The lower rank of a pair
  * connects, the higher accepts in its service thread (each handshake in a
- * short-lived thread of its own), so the accepting side answers whatever its
- * main thread is doing and no pair of ranks can wait on each other to connect.
+ * short-lived thread of its own, PEER_HANDSHAKES at most at once: hspool.h),
+ * so the accepting side answers whatever its main thread is doing and no pair
+ * of ranks can wait on each other to connect.
  * A pair has one connection per lane (lanes.c): the hello names the lane.
  */
 #include <errno.h>
@@ -22,6 +23,8 @@
 #include "zcopy.h"
 
 #define PEER_HANDSHAKE_MS 10000
+/* Handshakes in flight per listener: more strangers wait in the backlog. */
+#define PEER_HANDSHAKES 64
 
 #define PEER_HELLO_LEN 20
 
@@ -47,24 +50,18 @@ peer_sock_init(const struct comm *c, int fd)
 	sockbuf_init(c, fd);
 }
 
-struct peer_hs {
-	struct comm *c;
-	int fd;
-};
-
 /* One incoming handshake, off the service thread so a silent stranger stalls nothing. */
-static void *
-peer_handshake(void *arg)
+static void
+peer_handshake(void *arg, int fd)
 {
-	struct peer_hs *hs = arg;
-	struct comm *c = hs->c;
+	struct comm *c = arg;
 	uint64_t dl = clock_now_ms() + PEER_HANDSHAKE_MS, commid;
 	char err[COLL_ERR_LEN];
 	struct wire_hdr h;
 	uint8_t role, *p = NULL;
 	struct wbuf b;
 	uint32_t rank = 0, epoch = 0, lane = 0;
-	int fd = hs->fd, ok = 0, slot = 0;
+	int ok = 0, slot = 0;
 
 	if (auth_accept(fd, &c->uid, &role, dl, c->abort_fd, err, sizeof err) != COLL_OK)
 		log_warn("refused a peer connection: %s", err);
@@ -101,42 +98,16 @@ peer_handshake(void *arg)
 		log_warn("rank %u connected twice (epoch %u, lane %u); keeping the first "
 		    "connection", rank, epoch, lane);
 	}
-	c->handshakes--;
 	pthread_cond_broadcast(&c->cond);
 	pthread_mutex_unlock(&c->lock);
 	if (fd >= 0)
 		close(fd);
-	free(hs);
-	return NULL;
 }
 
-void
-peer_accept(struct comm *c)
+int
+peer_listen(struct comm *c)
 {
-	struct peer_hs *hs;
-	pthread_attr_t attr;
-	pthread_t t;
-	int fd;
-
-	fd = accept4(c->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	if (fd == -1)
-		return;
-	net_tune(fd);
-	hs = xcalloc(1, sizeof *hs);
-	*hs = (struct peer_hs){ c, fd };
-	pthread_mutex_lock(&c->lock);
-	c->handshakes++;
-	pthread_mutex_unlock(&c->lock);
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&t, &attr, peer_handshake, hs) != 0) {
-		pthread_mutex_lock(&c->lock);
-		c->handshakes--;
-		pthread_mutex_unlock(&c->lock);
-		close(fd);
-		free(hs);
-	}
-	pthread_attr_destroy(&attr);
+	return hspool_init(&c->hs, c->listen_fd, PEER_HANDSHAKES, peer_handshake, c, "rank");
 }
 
 void
@@ -156,10 +127,7 @@ peer_reset(struct comm *c, uint32_t epoch)
 void
 peer_drain(struct comm *c)
 {
-	pthread_mutex_lock(&c->lock);
-	while (c->handshakes > 0)
-		pthread_cond_wait(&c->cond, &c->lock);
-	pthread_mutex_unlock(&c->lock);
+	hspool_drain(&c->hs);
 }
 
 /*

@@ -157,22 +157,24 @@ comm_service(void *arg)
 	struct pollfd *pfd = xcalloc(3 + (size_t)c->nroots, sizeof *pfd);
 	size_t watch;
 	char why[96];
-	int n, root;
+	int n, root, wait;
 
 	wconn_init(&c->root_in, c->root_fd, WIRE_MAX_PAYLOAD);
 	for (;;) {
 		root = !atomic_load(&c->root_lost);
 		pfd[0] = (struct pollfd){ c->abort_fd, POLLIN, 0 };
-		pfd[1] = (struct pollfd){ c->listen_fd, POLLIN, 0 };
+		/* The listener, unless every handshake slot is taken or it rests (hspool.h). */
+		wait = c->ka_ms;
+		pfd[1] = (struct pollfd){ hspool_pollfd(&c->hs, clock_now_ms(), &wait), POLLIN, 0 };
 		pfd[2] = (struct pollfd){ root ? c->root_fd : -1, POLLIN, 0 };
 		watch = blocks_watch_pollfds(c, pfd + 3);
-		n = poll(pfd, (nfds_t)(3 + watch), c->ka_ms);
+		n = poll(pfd, (nfds_t)(3 + watch), wait);
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n == -1 || pfd[0].revents)
 			break;
 		if (pfd[1].revents)
-			peer_accept(c);
+			hspool_serve(&c->hs, clock_now_ms());
 		if (pfd[2].revents)
 			service_on_root(c, &last_rx);
 		now = clock_now_ms();

@@ -363,6 +363,80 @@ test_auth_mac_inputs(void **state)
 		assert_memory_not_equal(base, m[i], WIRE_MAC_LEN);
 }
 
+/*
+ * A HELLO for another job is refused with a fixed text that names nothing
+ * of the acceptor's job (it answered "... reached job <id>", handing the
+ * id to anyone who asked); the acceptor's own error may name both.
+ */
+static void
+test_auth_wrong_job_is_blind(void **state)
+{
+	struct wire_auth hello = { .jobid = JOBID ^ 0xff, .role = WIRE_ROLE_PEER };
+	struct wire_note note;
+	struct wire_hdr h;
+	uint8_t *p = NULL;
+	struct side a;
+	int fd = side_start(&a, 1, make_uid(0xa1), 0);
+
+	(void)state;
+	script_send(fd, WIRE_AUTH_HELLO, &hello);
+	assert_int_equal(wire_recv(fd, &h, &p, 512, deadline(), -1), COLL_OK);
+	assert_int_equal(h.type, WIRE_AUTH_FAIL);
+	assert_int_equal(wire_note_decode(p, h.len, &note), COLL_OK);
+	free(p);
+	assert_null(strstr(note.msg, "0123456789abcdef"));
+	assert_null(strstr(note.msg, "0123456789abcd10"));	/* nor ours echoed back */
+	assert_int_equal(note.rank, -1);
+	assert_int_equal(side_join(&a), COLL_EAUTH);
+	assert_non_null(strstr(a.err, "0123456789abcdef"));
+	close(fd);
+}
+
+/* Both ends real, different jobs: the connector names its own job, never the other's. */
+static void
+test_auth_wrong_job_connector_says_why(void **state)
+{
+	struct coll_uid other = make_uid(0xb1);
+	struct side c, a;
+	int fd = side_start(&a, 1, make_uid(0xb1), 0);
+
+	(void)state;
+	other.jobid = 0xfedcba9876543210ull;
+	memset(&c, 0, sizeof c);
+	c.fd = fd;
+	c.uid = other;
+	c.role = WIRE_ROLE_PEER;
+	assert_int_equal(pthread_create(&c.t, NULL, side_main, &c), 0);
+	assert_int_equal(side_join(&c), COLL_EAUTH);
+	assert_int_not_equal(side_join(&a), COLL_OK);
+	assert_non_null(strstr(c.err, "is not part of job fedcba9876543210"));
+	assert_null(strstr(c.err, "0123456789abcdef"));
+}
+
+/*
+ * A derived communicator's id is keyed by the secret: two jobs with the same
+ * public id and root but other secrets derive other ids (a stranger cannot
+ * compute it), one job always the same (every rank would agree), and each
+ * input counts.
+ */
+static void
+test_auth_commid_keyed(void **state)
+{
+	struct coll_uid u = make_uid(0xc1), v = make_uid(0xc2);
+	uint64_t a, b, m[4];
+
+	(void)state;
+	assert_int_equal(auth_commid(&u, JOBID, 1, 0, &a), COLL_OK);
+	assert_int_equal(auth_commid(&u, JOBID, 1, 0, &b), COLL_OK);
+	assert_true(a == b);
+	assert_int_equal(auth_commid(&v, JOBID, 1, 0, &m[0]), COLL_OK);
+	assert_int_equal(auth_commid(&u, JOBID ^ 1, 1, 0, &m[1]), COLL_OK);
+	assert_int_equal(auth_commid(&u, JOBID, 2, 0, &m[2]), COLL_OK);
+	assert_int_equal(auth_commid(&u, JOBID, 1, 1, &m[3]), COLL_OK);
+	for (size_t i = 0; i < ARRAY_LEN(m); i++)
+		assert_true(m[i] != a);
+}
+
 int
 main(void)
 {
@@ -376,6 +450,9 @@ main(void)
 		cmocka_unit_test(test_auth_reflect_proof),
 		cmocka_unit_test(test_auth_role_bound),
 		cmocka_unit_test(test_auth_mac_inputs),
+		cmocka_unit_test(test_auth_wrong_job_is_blind),
+		cmocka_unit_test(test_auth_wrong_job_connector_says_why),
+		cmocka_unit_test(test_auth_commid_keyed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <ifaddrs.h>
 #include <math.h>
 #include <net/if.h>
@@ -18,6 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -781,6 +786,284 @@ test_idle_stranger_does_not_stall_peers(void **state)
 	}
 }
 
+/* Threads of this process now. */
+static int
+task_count(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	while (d != NULL && (e = readdir(d)) != NULL)
+		n += e->d_name[0] != '.';
+	if (d != NULL)
+		closedir(d);
+	return n;
+}
+
+static void
+pause_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Rank 1 waits for rank 0's all-clear (w->arg), then both run one all-reduce. */
+static void
+rank_after_attack(struct world *w, struct comm *c, int rank)
+{
+	atomic_int *go = w->arg;
+	uint64_t v = 1, end = clock_now_ms() + 15000;
+
+	while (rank != 0 && !atomic_load(go) && clock_now_ms() < end)
+		pause_ms(5);
+	if (coll_allreduce(c, &v, &v, 1, DT_UINT64, OP_SUM) != COLL_OK || v != 2)
+		w->rc[rank] = -2;
+}
+
+#define SILENT 200
+#define HS_CAP 64	/* peer.c's PEER_HANDSHAKES */
+
+/*
+ * Rank 0 opens SILENT connections to rank 1's listener that never say a
+ * word: rank 1 runs at most HS_CAP handshake threads (the rest wait in the
+ * backlog), where it ran one thread each (672 threads in 10 s).
+ */
+static void
+rank_crowd(struct world *w, struct comm *c, int rank)
+{
+	int fd[SILENT], base, most = 0, n;
+	uint64_t full = 0, end;
+
+	if (rank != 0) {
+		rank_after_attack(w, c, rank);
+		return;
+	}
+	base = task_count();
+	for (int i = 0; i < SILENT; i++)
+		if (net_connect(&c->book[1].addr, clock_now_ms() + 2000, -1, &fd[i]) != COLL_OK)
+			fd[i] = -1;
+	/* Until the cap is (about) reached, then 300 ms more to see that it holds. */
+	for (end = clock_now_ms() + 3000; clock_now_ms() < end; pause_ms(5)) {
+		most = (n = task_count() - base) > most ? n : most;
+		if (full == 0 && n >= HS_CAP - 4)
+			end = (full = clock_now_ms()) + 300;
+	}
+	w->bad[0] = most;
+	w->hash[0] = full;
+	for (int i = 0; i < SILENT; i++)
+		if (fd[i] >= 0)
+			close(fd[i]);
+	atomic_store((atomic_int *)w->arg, 1);
+	rank_after_attack(w, c, rank);
+}
+
+static void
+test_silent_crowd_is_capped(void **state)
+{
+	struct world w = { 0 };
+	atomic_int go = 0;
+
+	(void)state;
+	w.arg = &go;
+	world_run(&w, 2, rank_crowd, 10000);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(w.init_rc[i], COLL_OK);
+		assert_int_equal(w.rc[i], COLL_OK);
+	}
+	assert_true(w.hash[0] != 0);	/* the crowd reached the cap */
+	/* A few threads of the ranks' own may start or end meanwhile. */
+	assert_in_range(w.bad[0], HS_CAP - 4, HS_CAP + 8);
+}
+
+/* Open the schedstat file of each thread now (the fd table may be full when it is read). */
+static int
+task_stats_open(int *fd, int max)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	while (d != NULL && (e = readdir(d)) != NULL && n < max) {
+		char path[300];
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof path, "/proc/self/task/%s/schedstat", e->d_name);
+		if ((fd[n] = open(path, O_RDONLY | O_CLOEXEC)) >= 0)
+			n++;
+	}
+	if (d != NULL)
+		closedir(d);
+	return n;
+}
+
+/*
+ * Nanoseconds a thread was runnable: on a CPU or waiting for one (schedstat's
+ * first two fields). A thread that spins is runnable all the time however
+ * loaded the host, where its CPU time alone would depend on the load.
+ */
+static long long
+task_runnable_ns(int fd)
+{
+	char buf[128];
+	unsigned long long run = 0, wait = 0;
+	ssize_t k = pread(fd, buf, sizeof buf - 1, 0);
+
+	if (k <= 0)
+		return -1;
+	buf[k] = '\0';
+	if (sscanf(buf, "%llu %llu", &run, &wait) != 2)
+		return -1;
+	return (long long)(run + wait);
+}
+
+/* The most time (ms) any one of the n threads was runnable over ms. */
+static long
+busiest_thread(const int *fd, int n, long ms)
+{
+	long long t0[256], most = 0;
+
+	for (int i = 0; i < n; i++)
+		t0[i] = task_runnable_ns(fd[i]);
+	pause_ms(ms);
+	for (int i = 0; i < n; i++) {
+		long long t1 = task_runnable_ns(fd[i]);
+
+		if (t0[i] >= 0 && t1 >= 0 && t1 - t0[i] > most)
+			most = t1 - t0[i];
+	}
+	return (long)(most / 1000000);
+}
+
+#define FD_LIMIT 256
+
+/*
+ * Rank 1's listener has connections waiting while the process has no fd
+ * left: accept fails with EMFILE each time, and the service thread rests
+ * instead of polling again at once (it spun at 85% of a core).
+ */
+static void
+rank_emfile(struct world *w, struct comm *c, int rank)
+{
+	struct rlimit old, low;
+	int s[2], spare[FD_LIMIT], n = 0, nul, stat_fd[256], nstat;
+
+	if (rank != 0) {
+		rank_after_attack(w, c, rank);
+		return;
+	}
+	getrlimit(RLIMIT_NOFILE, &old);
+	low = (struct rlimit){ FD_LIMIT, old.rlim_max };
+	nstat = task_stats_open(stat_fd, 256);
+	/* The sockets exist first: connect needs no new fd once the table is full. */
+	for (int i = 0; i < 2; i++)
+		s[i] = socket(c->book[1].addr.ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if ((nul = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0 &&
+	    setrlimit(RLIMIT_NOFILE, &low) == 0) {
+		while (n < FD_LIMIT && (spare[n] = dup(nul)) >= 0)
+			n++;
+		for (int i = 0; i < 2; i++)
+			if (s[i] < 0 || connect(s[i], (struct sockaddr *)&c->book[1].addr.ss,
+			    c->book[1].addr.len) != 0)
+				w->rc[0] = -3;
+		pause_ms(100);	/* the service thread sees them */
+		w->bad[0] = busiest_thread(stat_fd, nstat, 1000);
+		while (n > 0)
+			close(spare[--n]);
+		setrlimit(RLIMIT_NOFILE, &old);
+	} else {
+		w->rc[0] = -4;
+	}
+	for (int i = 0; i < 2; i++)
+		if (s[i] >= 0)
+			close(s[i]);
+	if (nul >= 0)
+		close(nul);
+	while (nstat > 0)
+		close(stat_fd[--nstat]);
+	atomic_store((atomic_int *)w->arg, 1);
+	rank_after_attack(w, c, rank);
+}
+
+static void
+test_out_of_fds_does_not_spin(void **state)
+{
+	struct world w = { 0 };
+	atomic_int go = 0;
+
+	(void)state;
+	w.arg = &go;
+	world_run(&w, 2, rank_emfile, 10000);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(w.init_rc[i], COLL_OK);
+		assert_int_equal(w.rc[i], COLL_OK);
+	}
+	/* Generous: a thread that spins is runnable the whole 1000 ms. */
+	assert_true(w.bad[0] < 500);
+}
+
+/* The id a split got before it was keyed by the secret: splitmix64 of the public id. */
+static uint64_t
+public_derive(uint64_t parent, uint64_t n, int32_t color)
+{
+	uint64_t z = parent ^ (n * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)(uint32_t)color << 32);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/*
+ * A stranger who knows the job id from a page name squats (a link) the name
+ * the first split's page would have had when its id came from the public id
+ * alone: the new communicator still gets its page, under an id that every
+ * member agrees on.
+ */
+static void
+rank_split_squatted(struct world *w, struct comm *c, int rank)
+{
+	struct comm *nc = NULL;
+	char path[512];
+
+	snprintf(path, sizeof path, "%s/coll.%016llx.%016llx.%d", getenv("COLL_STATUS_DIR"),
+	    (unsigned long long)c->uid.jobid,
+	    (unsigned long long)public_derive(c->commid, 1, 0), rank);
+	if (symlink("/nonexistent", path) != 0)
+		w->rc[rank] = -5;
+	if (comm_split(c, 0, rank, &nc, &w->cfg) != COLL_OK || nc == NULL) {
+		w->rc[rank] = -6;
+	} else {
+		w->hash[rank] = nc->commid;
+		w->bad[rank] = nc->status.page == NULL;
+		if (nc->commid == public_derive(c->commid, 1, 0))
+			w->rc[rank] = -7;
+	}
+	comm_destroy(nc);
+	unlink(path);
+}
+
+static void
+test_split_page_not_squatted(void **state)
+{
+	struct world w = { 0 };
+	char dir[] = "/tmp/coll-test-squat-XXXXXX";
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	setenv("COLL_STATUS_DIR", dir, 1);
+	world_run(&w, 2, rank_split_squatted, 10000);
+	unsetenv("COLL_STATUS_DIR");
+	rmdir(dir);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(w.init_rc[i], COLL_OK);
+		assert_int_equal(w.rc[i], COLL_OK);
+		assert_int_equal(w.bad[i], 0);	/* the page was made */
+		assert_true(w.hash[i] == w.hash[0]);
+	}
+}
+
 static void
 test_socket_ifname(void **state)
 {
@@ -1187,6 +1470,9 @@ main(void)
 		cmocka_unit_test(test_idle_stranger_does_not_stall_root),
 		cmocka_unit_test(test_pings_before_entry_join),
 		cmocka_unit_test(test_idle_stranger_does_not_stall_peers),
+		cmocka_unit_test(test_silent_crowd_is_capped),
+		cmocka_unit_test(test_out_of_fds_does_not_spin),
+		cmocka_unit_test(test_split_page_not_squatted),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -40,6 +40,14 @@ int auth_mac(const struct coll_uid *uid, enum auth_side side, uint8_t role,
     const uint8_t *nonce_c, const uint8_t *nonce_a, uint8_t out[32]);
 
 /*
+ * The id of a communicator derived from parent (a shrink or split: n the
+ * parent's regroup count, color the split's), keyed by the job's secret so
+ * that no one without it can predict the new one's page names.
+ */
+int auth_commid(const struct coll_uid *uid, uint64_t parent, uint64_t n, int32_t color,
+    uint64_t *out);
+
+/*
  * Free libcrypto's state of the calling thread. A detached handshake thread
  * calls it before it says it is done: otherwise that state is freed only as
  * the thread exits, which can come after the communicator (or the process)

@@ -25,6 +25,12 @@ int net_addr_is_any(const struct net_addr *addr);
 void net_addr_format(const struct net_addr *addr, char *buf, size_t len);
 /* Format the host part only. */
 void net_addr_host(const struct net_addr *addr, char *buf, size_t len);
+/*
+ * The backlog of every listener of the core: generous and fixed, so that
+ * strangers queued there (a small job's root had nranks) crowd no rank out;
+ * the kernel caps it at net.core.somaxconn.
+ */
+#define NET_BACKLOG 4096
 /* Listen on addr (port 0 picks one); the bound address is written back. */
 int net_listen(struct net_addr *addr, int backlog, int *fd_out);
 /*
