@@ -77,7 +77,8 @@ check "q under attack: colltop ends" wait_file "$TMP/rc" 15
 check "... with exit 0" test "$(cat "$TMP/rc" 2>/dev/null)" = 0
 check "stderr holds no ESC byte" sh -c "! grep -qP '\\x1b' '$TMP/err'"
 check "stderr says the refusals once, the stranger's words cleaned" \
-	grep -q '^colltop: refused [0-9]* control connections\? .*(the first: ?\]0;pwned??\]52;c;cHduZWQ=??\[2J?\[31mred;' "$TMP/err"
+	grep -qF "sent a refusal during authentication: '\\x1b]0;pwned\\x07\\x1b]52;c;cHduZWQ=\\x07\\x1b[2J\\x1b[31mred'" "$TMP/err"
+check "... in one line" test "$(grep -c '^colltop: refused [0-9]* control connections\? that did not prove' "$TMP/err")" = 1
 [ "$fails" -eq 0 ] || { echo "stderr:"; cat -v "$TMP/err"; cat "$TMP/last" 2>/dev/null; }
 
 # 2. Pages in a shared directory: forged (pid 1, root's) and the stranger's own.
