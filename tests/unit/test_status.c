@@ -594,9 +594,12 @@ hammer_main(void *arg)
 		status_end(&h->st, n, (uint32_t)(n % 1000));
 		/*
 		 * A moment with gen even, as between real ops: without it the page
-		 * is mid-update nearly always and readers mostly give up.
+		 * is mid-update nearly always and readers mostly give up. A reader
+		 * copies by three system calls (pread: a page's owner may truncate
+		 * it), about 2 us: the moment is of that order, still far shorter
+		 * than the shortest real collective.
 		 */
-		for (idle = 0; idle < 100; idle++)
+		for (idle = 0; idle < 4000; idle++)
 			;
 	}
 	h->n = n;
