@@ -10,8 +10,11 @@
  *   - it belongs to the job's owner: the user running collstack, or the one
  *     root names with --user (being root is no reason to take anyone's);
  *   - with --job, it also descends from the job's launcher: a collrun of that
- *     owner (collrun itself, its agent or a relay of its tree), or Slurm's
- *     slurmstepd, which only root runs;
+ *     owner (collrun itself, its agent or a relay of its tree) or a collcheck
+ *     (which launches its own jobs), or Slurm's slurmstepd, which only root runs;
+ *   - it, and that launcher, are the owner's through and through: real and
+ *     effective uid alike (a setuid program run by another user carries
+ *     root's effective uid, and a name and environment its caller chose);
  *   - with --slurm, it descends from that job's slurmstepd (root's, named
  *     "slurmstepd: [JOBID.STEP]"), and Slurm runs the job's tasks as its
  *     user: that alone names the owner, so root needs no --user there.
@@ -95,13 +98,24 @@ stk_evidence_lookup(const struct stk_proctab *t, pid_t pid)
 	return NULL;
 }
 
+/*
+ * Is the process uid's through and through? A setuid program run by another
+ * user has that user's real uid and uid's effective one: its name and
+ * environment are its caller's to choose, so it speaks for no one.
+ */
+static int
+stk_evidence_owned(const struct stack_pinfo *p, uid_t uid)
+{
+	return p->uid == uid && p->ruid == uid;
+}
+
 /* Is p the slurmstepd of the job (any job when id is NULL)? Only root runs one. */
 static int
 stk_evidence_stepd(const struct stack_pinfo *p, const char *id)
 {
 	size_t n;
 
-	if (p->uid != 0 || strcmp(p->comm, "slurmstepd") != 0)
+	if (!stk_evidence_owned(p, 0) || strcmp(p->comm, "slurmstepd") != 0)
 		return 0;
 	if (id == NULL)
 		return 1;
@@ -110,7 +124,15 @@ stk_evidence_stepd(const struct stack_pinfo *p, const char *id)
 	    strncmp(p->cmdline + 13, id, n) == 0 && p->cmdline[13 + n] == '.';
 }
 
-/* Does pid descend from a launcher of the job: a collrun of owner, or a slurmstepd? */
+/* A launcher of coll's that starts ranks with COLL_JOBID: collrun, and collcheck's own jobs. */
+static int
+stk_evidence_launcher(const struct stack_pinfo *p, uid_t owner)
+{
+	return stk_evidence_owned(p, owner) && (strcmp(p->comm, "collrun") == 0 ||
+	    strcmp(p->comm, "collcheck") == 0);
+}
+
+/* Does pid descend from a launcher of the job: a coll launcher of owner's, or a slurmstepd? */
 static int
 stk_evidence_descends(const struct stk_proctab *t, const struct stack_pinfo *pi, uid_t owner,
     const char *slurm)
@@ -124,7 +146,7 @@ stk_evidence_descends(const struct stk_proctab *t, const struct stack_pinfo *pi,
 			return 0;
 		if (stk_evidence_stepd(p, slurm))
 			return 1;
-		if (slurm == NULL && p->uid == owner && strcmp(p->comm, "collrun") == 0)
+		if (slurm == NULL && stk_evidence_launcher(p, owner))
 			return 1;
 		pid = p->ppid;
 	}
@@ -141,6 +163,12 @@ stk_evidence_check(const struct stk_evidence *e, const struct stk_args *a,
 
 	stk_evidence_user(pi->uid, user, sizeof user);
 	stk_evidence_user(e->owner, owner, sizeof owner);
+	if (pi->ruid != pi->uid) {
+		stk_evidence_user(pi->ruid, owner, sizeof owner);
+		snprintf(why, len, "pid %d runs as user %s but was started by user %s (a setuid "
+		    "program): it speaks for no one", (int)pi->pid, user, owner);
+		return why;
+	}
 	if (pi->uid != e->owner && !root_slurm) {
 		if (a->sel == SEL_JOB)
 			snprintf(why, len, "pid %d of user %s claims job %s, which is %s's",
@@ -153,7 +181,7 @@ stk_evidence_check(const struct stk_evidence *e, const struct stk_args *a,
 	}
 	if (a->sel == SEL_JOB && !stk_evidence_descends(t, pi, e->owner, NULL)) {
 		snprintf(why, len, "pid %d of user %s claims job %s but was not started by its "
-		    "collrun or by Slurm", (int)pi->pid, user, a->jobid);
+		    "collrun, collcheck or Slurm", (int)pi->pid, user, a->jobid);
 		return why;
 	}
 	if (a->sel == SEL_SLURM && !stk_evidence_descends(t, pi, e->owner, a->slurm)) {

@@ -148,14 +148,16 @@ static void
 stack_pinfo_status(struct stack_pinfo *pi)
 {
 	char path[64], buf[4096], *p;
-	unsigned u;
+	unsigned r, u;
 	int t;
 
 	snprintf(path, sizeof path, "/proc/%d/status", (int)pi->pid);
 	if (stack__read_file(path, buf, sizeof buf) < 0)
 		return;
-	if ((p = strstr(buf, "\nUid:")) != NULL && sscanf(p + 5, "%*u %u", &u) == 1)
+	if ((p = strstr(buf, "\nUid:")) != NULL && sscanf(p + 5, "%u %u", &r, &u) == 2) {
+		pi->ruid = r;
 		pi->uid = u;	/* the effective uid: what ptrace compares */
+	}
 	if ((p = strstr(buf, "\nTracerPid:")) != NULL && sscanf(p + 11, "%d", &t) == 1)
 		pi->tracer = t;
 	pi->nthreads = stack_status_threads(buf);
@@ -236,7 +238,7 @@ stack_pinfo_read(pid_t pid, struct stack_pinfo *pi)
 	memset(pi, 0, sizeof *pi);
 	pi->pid = pid;
 	pi->rank = -1;
-	pi->uid = (uid_t)-1;
+	pi->uid = pi->ruid = (uid_t)-1;
 	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
 	if ((r = stack__stat(path, &pi->state, &pi->ppid, pi->comm, sizeof pi->comm)) != COLL_OK) {
 		pi->state = 0;

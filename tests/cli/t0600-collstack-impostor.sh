@@ -55,8 +55,38 @@ for _ in $(seq 100); do grep -q COLL_JOBID "/proc/$SL/environ" 2>/dev/null && br
 collstack --job "$ID" --no-color >"$TMP/o" 2>&1
 expect_code 0 $? "--job with a stray process of root's claiming rank 1"
 check "... it is ignored: not started by the job's collrun" \
-	grep -q "^ignored: .*pid $SL of user root claims job $ID but was not started by its collrun" "$TMP/o"
+	grep -q "^ignored: .*pid $SL of user root claims job $ID but was not started by its collrun, collcheck or Slurm" "$TMP/o"
 kill "$SL"
+
+# A setuid-root launcher named collrun, run by the other user: its child runs
+# with root's effective uid and the other user's real one, under a "collrun"
+# of effective uid root. Neither speaks for root's job.
+cat >"$TMP/suid.c" <<'EOC'
+#include <sys/wait.h>
+#include <unistd.h>
+int main(int argc, char **argv) { pid_t p = fork(); (void)argc;
+	if (p == 0) { execv(argv[1], argv + 1); _exit(127); }
+	waitpid(p, 0, 0); return 0; }
+EOC
+mkdir -p -m 755 "$TMP/suid"
+cc -o "$TMP/suid/collrun" "$TMP/suid.c" && chmod 4755 "$TMP/suid/collrun"
+as_atk "$TMP/suid/collrun" /usr/bin/env COLL_JOBID="$ID" COLL_RANK=2 COLL_SIZE=3 /bin/sleep 600 &
+SU=""
+for _ in $(seq 100); do
+	SU=$(pgrep -U "$ATK_UID" -x sleep) && grep -q COLL_JOBID "/proc/$SU/environ" 2>/dev/null && break
+	sleep 0.1
+done
+echo "$SU" >>"$TMP/pids"
+if [ -n "$SU" ] && grep -q "^Uid:[[:space:]]*$ATK_UID[[:space:]]*0" "/proc/$SU/status"; then
+	collstack --job "$ID" --no-color >"$TMP/o" 2>&1
+	expect_code 0 $? "--job with a setuid child claiming rank 2"
+	check "... it is ignored: a setuid program speaks for no one" \
+		grep -q "^ignored: .*pid $SU runs as user root but was started by user $ATK (a setuid program)" "$TMP/o"
+	check "... and only the 2 real ranks are read" grep -q '^collstack: 2 ranks on 1 host' "$TMP/o"
+else
+	echo "# no setuid here (nosuid mount?): the setuid case is not run"
+fi
+[ -n "$SU" ] && kill -9 "$SU" 2>/dev/null
 
 # --match: root's processes only, unless --user names the other user.
 collstack --match "^$ATK_DIR/pager" --no-color >"$TMP/o" 2>&1

@@ -27,7 +27,8 @@
 /* A process as /proc shows it. */
 struct stack_pinfo {
 	pid_t pid, ppid;
-	uid_t uid;
+	uid_t uid;		/* effective: what ptrace compares */
+	uid_t ruid;		/* real: who started it (a setuid program keeps its caller's) */
 	char state;		/* /proc state letter (R S D T t Z X); 0: gone */
 	char comm[16];
 	char cmdline[256];	/* arguments joined by spaces, cut short */
