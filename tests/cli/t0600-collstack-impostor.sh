@@ -98,6 +98,18 @@ check "--match --user $ATK: only that user's process" grep -q '^collstack: 1 ran
 check "--match --user $ATK: it is read" grep -q "pid $IMP" "$TMP/o"
 check "the impostor is left stopped, as it was" test "$(state_of "$IMP")" = T
 
+# A job collcheck started itself (its ranks are collcheck's children) is read.
+kill "$(cat "$TMP/pids" | head -1)" 2>/dev/null
+rm -f "$COLL_JOB_DIR"/*.json
+COLL_FAULT=1@20:hang "$BIN/collcheck" allreduce -N 2 -b 8 -e 8 -n 1000000 -w 0 >/dev/null 2>&1 &
+echo $! >>"$TMP/pids"
+for _ in $(seq 300); do
+	collstack --no-color >"$TMP/o" 2>&1
+	grep -q 'is in allreduce seq 20' "$TMP/o" && break
+	sleep 0.1
+done
+check "collcheck's own job: both ranks read, rank 1 named" sh -c "grep -q '^collstack: 2 ranks on 1 host' '$TMP/o' && grep -q '^rank 1 (.*) is in allreduce seq 20' '$TMP/o'"
+
 # Bad --user, and --user from a user who is not root.
 collstack --user no-such-user-$$ --pid 1 >"$TMP/o" 2>&1
 expect_code 2 $? "--user with an unknown name"
