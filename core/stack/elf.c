@@ -142,14 +142,17 @@ stack__elf_check(Elf *elf, uint64_t fsize, char *what, size_t len)
 }
 
 /*
- * A file that only root can change is mapped, as libelf likes; any other is
- * read with pread, since its owner could truncate it under the mapping and
- * kill us with SIGBUS.
+ * A file that only root or we can change is mapped, as libelf likes (a
+ * user's own libtorch in their venv is a gigabyte; truncating it under us
+ * would only cut short their own reading); any other is read with pread,
+ * since its owner could truncate it under the mapping and kill us with
+ * SIGBUS.
  */
-static Elf_Cmd
-stack_elf_cmd(const struct stat *st)
+Elf_Cmd
+stack__elf_cmd(const struct stat *st, uid_t me)
 {
-	return st->st_uid == 0 && (st->st_mode & 022) == 0 ? ELF_C_READ_MMAP : ELF_C_READ;
+	return (st->st_uid == 0 || st->st_uid == me) && (st->st_mode & 022) == 0 ?
+	    ELF_C_READ_MMAP : ELF_C_READ;
 }
 
 Elf *
@@ -160,7 +163,7 @@ stack__elf_begin(int fd, pid_t pid, const char *path, char *why, size_t len)
 	Elf *elf;
 
 	(void)elf_version(EV_CURRENT);
-	if (fstat(fd, &st) == -1 || (elf = elf_begin(fd, stack_elf_cmd(&st), NULL)) == NULL) {
+	if (fstat(fd, &st) == -1 || (elf = elf_begin(fd, stack__elf_cmd(&st, geteuid()), NULL)) == NULL) {
 		stack_elf_why(why, len, pid, path, "is not an ELF file");
 		return NULL;
 	}

@@ -9,6 +9,7 @@
 #include <libelf.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #define STACK_ELF_SIZE_MAX (4ull << 30)	/* bytes of a file: libtorch_cuda is about 1 GiB */
@@ -24,6 +25,8 @@
 int stack__elf_open(pid_t pid, const char *path, char *why, size_t len);
 /* elf_begin on fd, checked by stack__elf_check; NULL with why naming pid and path. */
 Elf *stack__elf_begin(int fd, pid_t pid, const char *path, char *why, size_t len);
+/* How stack__elf_begin, run as user me, reads a file like st: mapped if me's or root's, else pread. */
+Elf_Cmd stack__elf_cmd(const struct stat *st, uid_t me);
 /* Whether elf (of a file fsize bytes long) is within the bounds; -1 with what is wrong. */
 int stack__elf_check(Elf *elf, uint64_t fsize, char *what, size_t len);
 

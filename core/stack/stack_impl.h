@@ -51,6 +51,17 @@ int stack__list_ids(const char *dir, pid_t **out);
 int stack__snap(struct stack_snap *s, struct stack_proc *p, const struct stack_opts *o,
     struct stack_py *py);
 void stack__snap_free(struct stack_snap *s);
+#define STACK_DEBUG_ROOT "/usr/lib/debug"
+/*
+ * Open the separate debug file of a module (build id id of n bytes, file
+ * file_name, debug link link), as stack__unwind looks for it: by build id
+ * under root, by link next to the module if it is ours or root's, by link
+ * under root. Under root only what owner (root; a test's own user) owns and
+ * nobody else may write, links resolving inside root. An fd, its path in
+ * path; -1 if none.
+ */
+int stack__unwind_debug(const char *root, uid_t owner, const unsigned char *id, int n,
+    const char *file_name, const char *link, char *path, size_t len);
 /* Unwind and name the snapshot's threads into p. */
 int stack__unwind(struct stack_syms *sy, struct stack_snap *s, struct stack_proc *p,
     const struct stack_opts *o);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -82,52 +83,184 @@ stack_uw_find_elf(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr base
 	return fd;
 }
 
-/* A root-owned file nobody else may write: what a debug file under /usr/lib/debug is. */
-static int
-stack_uw_debug_open(const char *path)
+/* fd is of type, belongs to owner or root, and nobody else may write it. */
+static bool
+stack_uw_trusted(int fd, mode_t type, uid_t owner)
 {
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
 
-	if (fd != -1 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
-	    (st.st_mode & 022) != 0)) {
+	return fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == type &&
+	    (st.st_uid == owner || st.st_uid == 0) && (st.st_mode & 022) == 0;
+}
+
+/* The directory dir, if trusted (see stack_uw_trusted); -1 if not. */
+static int
+stack_uw_dir(const char *dir, uid_t owner)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd != -1 && !stack_uw_trusted(fd, S_IFDIR, owner)) {
 		close(fd);
 		fd = -1;
+		errno = EPERM;
 	}
 	return fd;
 }
 
+/* One component of a walk opened under dfd (closed), trusted; -1 keeps open's errno. */
+static int
+stack_uw_step(int dfd, const char *name, bool last, uid_t owner)
+{
+	int fd = openat(dfd, name, last ? O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY |
+	    O_CLOEXEC : O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), e = errno;
+
+	close(dfd);
+	if (fd != -1 && !stack_uw_trusted(fd, last ? S_IFREG : S_IFDIR, owner)) {
+		close(fd);
+		fd = -1;
+		e = EPERM;
+	}
+	errno = e;
+	return fd;
+}
+
 /*
- * Separate debug information, from /usr/lib/debug only: by build id, then
- * by the module's debug link. libdwfl's standard search also looks next to
- * the module (a directory its owner controls) and asks debuginfod servers
- * (the network, for as long as they take): neither on a target's behalf.
+ * The file rel under the directory dfd (closed), one component at a time,
+ * following no link, every directory and the file trusted: nobody but
+ * owner and root can change any of it between the check and the read.
+ * -1 with errno ELOOP where a component is a symbolic link.
+ */
+static int
+stack_uw_walk(int dfd, const char *rel, uid_t owner)
+{
+	char comp[256];
+	size_t n;
+
+	while (dfd != -1) {
+		while (*rel == '/')
+			rel++;
+		n = strcspn(rel, "/");
+		if (n == 0 || n >= sizeof comp || strncmp(rel, ".", n) == 0 ||
+		    strncmp(rel, "..", n) == 0) {
+			close(dfd);
+			errno = EINVAL;
+			return -1;
+		}
+		memcpy(comp, rel, n);
+		comp[n] = '\0';
+		rel += n;
+		dfd = stack_uw_step(dfd, comp, *rel == '\0', owner);
+		if (*rel == '\0')
+			return dfd;
+	}
+	return -1;
+}
+
+/*
+ * rel under the debug root: a regular file, or a symbolic link (Fedora's
+ * and RHEL's .build-id entries link into the tree) whose resolved target
+ * lies under the root too; walked as stack_uw_walk does both ways.
+ */
+static int
+stack_uw_debug_open(const char *root, uid_t owner, const char *rel)
+{
+	char full[4096], real[PATH_MAX], rroot[PATH_MAX];
+	int fd = stack_uw_walk(stack_uw_dir(root, owner), rel, owner);
+	size_t n;
+
+	if (fd != -1 || errno != ELOOP)
+		return fd;
+	if ((size_t)snprintf(full, sizeof full, "%s/%s", root, rel) >= sizeof full ||
+	    realpath(full, real) == NULL || realpath(root, rroot) == NULL)
+		return -1;
+	n = strlen(rroot);
+	if (strncmp(real, rroot, n) != 0 || real[n] != '/')
+		return -1;
+	return stack_uw_walk(stack_uw_dir(rroot, owner), real + n + 1, owner);
+}
+
+/*
+ * The debug link next to the module, then in .debug/ there, as gdb looks:
+ * only where the module, its directory and the debug file are ours or
+ * root's and nobody else may write them (a user's own venv, for that user;
+ * never a file another user could swap in for root to read).
+ */
+static int
+stack_uw_debug_near(const char *file_name, const char *link, char *path, size_t len)
+{
+	const char *base = strrchr(file_name, '/') + 1;
+	char dir[4096], rel[4096];
+	struct stat st;
+	int dfd, fd = -1;
+
+	snprintf(dir, sizeof dir, "%.*s", (int)(base - file_name), file_name);
+	if ((dfd = stack_uw_dir(dir, geteuid())) == -1)
+		return -1;
+	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+	    (st.st_uid == geteuid() || st.st_uid == 0) && (st.st_mode & 022) == 0 &&
+	    strcmp(base, link) != 0) {
+		snprintf(rel, sizeof rel, "%s", link);
+		if ((fd = stack_uw_walk(dup(dfd), rel, geteuid())) == -1) {
+			snprintf(rel, sizeof rel, ".debug/%s", link);
+			fd = stack_uw_walk(dup(dfd), rel, geteuid());
+		}
+	}
+	close(dfd);
+	if (fd != -1)
+		snprintf(path, len, "%s%s", dir, rel);
+	return fd;
+}
+
+int
+stack__unwind_debug(const char *root, uid_t owner, const unsigned char *id, int n,
+    const char *file_name, const char *link, char *path, size_t len)
+{
+	char rel[4096];
+	int fd = -1, at;
+
+	if (n > 1 && n <= 64) {
+		at = snprintf(rel, sizeof rel, ".build-id/%02x/", id[0]);
+		for (int i = 1; i < n; i++)
+			at += snprintf(rel + at, sizeof rel - (size_t)at, "%02x", id[i]);
+		snprintf(rel + at, sizeof rel - (size_t)at, ".debug");
+		fd = stack_uw_debug_open(root, owner, rel);
+	}
+	if (fd != -1 || link == NULL || link[0] == '\0' || strchr(link, '/') != NULL ||
+	    file_name == NULL || file_name[0] != '/' || strlen(file_name) >= 2048)
+		goto out;
+	if ((fd = stack_uw_debug_near(file_name, link, path, len)) != -1)
+		return fd;
+	snprintf(rel, sizeof rel, "%.*s%s", (int)(strrchr(file_name, '/') - file_name),
+	    file_name + 1, link);
+	fd = stack_uw_debug_open(root, owner, rel);
+out:
+	if (fd != -1)
+		snprintf(path, len, "%s/%s", root, rel);
+	return fd;
+}
+
+/*
+ * Separate debug information: by build id under /usr/lib/debug, by the
+ * module's debug link next to the module (when the module is ours or
+ * root's) and under /usr/lib/debug; see stack__unwind_debug. libdwfl's
+ * standard search believes whatever it finds next to the module, and asks
+ * debuginfod servers (the network, for as long as they take): neither on a
+ * target's behalf.
  */
 static int
 stack_uw_find_debuginfo(Dwfl_Module *mod, void **ud, const char *modname, Dwarf_Addr base,
     const char *file_name, const char *link, GElf_Word crc, char **debuginfo_file_name)
 {
-	const unsigned char *id;
+	const unsigned char *id = NULL;
 	GElf_Addr vaddr;
-	char path[4096];
-	int n = dwfl_module_build_id(mod, &id, &vaddr), fd = -1, at;
+	char path[8192];
+	int n = dwfl_module_build_id(mod, &id, &vaddr), fd;
 
 	(void)ud;
 	(void)modname;
 	(void)base;
 	(void)crc;
-	if (n > 1 && n <= 64) {
-		at = snprintf(path, sizeof path, "/usr/lib/debug/.build-id/%02x/", id[0]);
-		for (int i = 1; i < n; i++)
-			at += snprintf(path + at, sizeof path - (size_t)at, "%02x", id[i]);
-		snprintf(path + at, sizeof path - (size_t)at, ".debug");
-		fd = stack_uw_debug_open(path);
-	}
-	if (fd == -1 && link != NULL && strchr(link, '/') == NULL && file_name != NULL &&
-	    file_name[0] == '/' && strrchr(file_name, '/') != file_name &&
-	    (size_t)snprintf(path, sizeof path, "/usr/lib/debug%.*s/%s",
-	    (int)(strrchr(file_name, '/') - file_name), file_name, link) < sizeof path)
-		fd = stack_uw_debug_open(path);
+	fd = stack__unwind_debug(STACK_DEBUG_ROOT, 0, id, n, file_name, link, path, sizeof path);
 	if (fd != -1)
 		*debuginfo_file_name = xstrdup(path);
 	return fd;

@@ -16,6 +16,7 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@
 #include "err.h"
 #include "stack.h"
 #include "stack_elf.h"
+#include "stack_impl.h"
 
 static pid_t target_pid;
 
@@ -420,6 +422,117 @@ test_stack_elf_refused(void **state)
 	rmdir(dir);
 }
 
+/* A small file at dir/rel, mode mode, made with the directories above it. */
+static void
+stack_test_put(const char *dir, const char *rel, mode_t mode)
+{
+	char path[512];
+	int fd;
+
+	snprintf(path, sizeof path, "%s/%s", dir, rel);
+	for (char *p = path + strlen(dir) + 1; (p = strchr(p, '/')) != NULL; p++) {
+		*p = '\0';
+		if (mkdir(path, 0755) == 0)
+			assert_int_equal(chmod(path, 0755), 0);	/* whatever the umask */
+		*p = '/';
+	}
+	assert_true((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600)) != -1);
+	assert_int_equal(write(fd, "debug", 5), 5);
+	assert_int_equal(fchmod(fd, mode), 0);
+	close(fd);
+}
+
+/* stack__unwind_debug with root dir/debug and build id ab cd id2: found (its path checked) or not. */
+static bool
+stack_test_debug(const char *dir, unsigned char id2, const char *file, const char *link,
+    const char *want)
+{
+	unsigned char id[] = { 0xab, 0xcd, id2 };
+	char root[256], path[8192] = "", end[256];
+	int fd;
+
+	snprintf(root, sizeof root, "%s/debug", dir);
+	fd = stack__unwind_debug(root, geteuid(), id, 3, file, link, path, sizeof path);
+	if (fd == -1)
+		return false;
+	close(fd);
+	snprintf(end, sizeof end, "%s", want);
+	assert_true(strlen(path) >= strlen(end));
+	assert_string_equal(path + strlen(path) - strlen(end), end);
+	return true;
+}
+
+/*
+ * Separate debug files: a build-id entry that is a link into the debug
+ * tree (Fedora's) is taken, one linking out of it, or to a file anybody may
+ * write, or another user's, is not; a debug link next to the caller's own
+ * module is taken, next to a module in a directory anybody may write is not.
+ */
+static void
+test_stack_debug_lookup(void **state)
+{
+	char dir[] = "/tmp/test_stack.XXXXXX", p[512], q[512];
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	stack_test_put(dir, "debug/usr/lib/libx.so.debug", 0644);
+	stack_test_put(dir, "debug/usr/lib/ww.debug", 0666);
+	stack_test_put(dir, "outside.debug", 0644);
+	stack_test_put(dir, "debug/.build-id/ab/cd00.debug", 0644);
+	snprintf(p, sizeof p, "%s/debug/.build-id/ab/cd01.debug", dir);
+	assert_int_equal(symlink("../../usr/lib/libx.so.debug", p), 0);
+	snprintf(p, sizeof p, "%s/debug/.build-id/ab/cd02.debug", dir);
+	snprintf(q, sizeof q, "%s/outside.debug", dir);
+	assert_int_equal(symlink(q, p), 0);
+	snprintf(p, sizeof p, "%s/debug/.build-id/ab/cd03.debug", dir);
+	assert_int_equal(symlink("../../usr/lib/ww.debug", p), 0);
+	assert_true(stack_test_debug(dir, 0, NULL, NULL, "/debug/.build-id/ab/cd00.debug"));
+	assert_true(stack_test_debug(dir, 1, NULL, NULL, "/debug/.build-id/ab/cd01.debug"));
+	assert_false(stack_test_debug(dir, 2, NULL, NULL, ""));
+	assert_false(stack_test_debug(dir, 3, NULL, NULL, ""));
+	assert_true(stack_test_debug(dir, 9, "/usr/lib/libx.so", "libx.so.debug",
+	    "/debug/usr/lib/libx.so.debug"));
+	if (geteuid() == 0) {
+		snprintf(p, sizeof p, "%s/debug/usr/lib/libx.so.debug", dir);
+		assert_int_equal(chown(p, 65534, 65534), 0);
+		assert_false(stack_test_debug(dir, 1, NULL, NULL, ""));
+	}
+	/* Next to the module: its own .debug/, taken; refused once others may write there. */
+	stack_test_put(dir, "venv/lib/libm.so", 0755);
+	stack_test_put(dir, "venv/lib/.debug/libm.so.debug", 0644);
+	snprintf(p, sizeof p, "%s/venv/lib/libm.so", dir);
+	assert_true(stack_test_debug(dir, 9, p, "libm.so.debug", "/venv/lib/.debug/libm.so.debug"));
+	snprintf(q, sizeof q, "%s/venv/lib/.debug", dir);
+	assert_int_equal(chmod(q, 0777), 0);
+	assert_false(stack_test_debug(dir, 9, p, "libm.so.debug", ""));
+	assert_int_equal(chmod(q, 0755), 0);
+	if (geteuid() == 0) {
+		assert_int_equal(chown(p, 65534, 65534), 0);
+		assert_false(stack_test_debug(dir, 9, p, "libm.so.debug", ""));
+	}
+	snprintf(p, sizeof p, "rm -rf '%s'", dir);
+	assert_int_equal(system(p), 0);
+}
+
+/* The caller's own file and root's are mapped; another user's, or one others may write, is not. */
+static void
+test_stack_elf_mmap(void **state)
+{
+	struct stat st = { .st_uid = 1000, .st_mode = S_IFREG | 0755 };
+
+	(void)state;
+	assert_int_equal(stack__elf_cmd(&st, 1000), ELF_C_READ_MMAP);
+	assert_int_equal(stack__elf_cmd(&st, 0), ELF_C_READ);
+	assert_int_equal(stack__elf_cmd(&st, 1001), ELF_C_READ);
+	st.st_uid = 0;
+	assert_int_equal(stack__elf_cmd(&st, 1000), ELF_C_READ_MMAP);
+	st.st_mode = S_IFREG | 0777;
+	assert_int_equal(stack__elf_cmd(&st, 0), ELF_C_READ);
+	st.st_uid = 1000;
+	st.st_mode = S_IFREG | 0775;
+	assert_int_equal(stack__elf_cmd(&st, 1000), ELF_C_READ);
+}
+
 int
 main(void)
 {
@@ -433,6 +546,8 @@ main(void)
 		cmocka_unit_test(test_stack_tree_bad),
 		cmocka_unit_test(test_stack_tree_odd),
 		cmocka_unit_test(test_stack_elf_refused),
+		cmocka_unit_test(test_stack_debug_lookup),
+		cmocka_unit_test(test_stack_elf_mmap),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
