@@ -7,10 +7,10 @@
  * each rank's entry was made from. It works offline, on dumps copied off a
  * cluster.
  *
- * The dumps of one job are one user's. In a directory others can write (a
- * shared /tmp) anyone can put a file at a dump's name, so the owner of the
- * lowest rank's dump is the job's user, and a dump of another user is said
- * as ignored and left out. Files are opened O_NONBLOCK and O_NOFOLLOW and
+ * The dumps of one job are one user's: the caller's, or the one root names
+ * with --user. In a directory others can write (a shared /tmp) anyone can
+ * put a file at a dump's name, first, so a dump of another user is said as
+ * ignored and left out, whichever rank's name it has. Files are opened O_NONBLOCK and O_NOFOLLOW and
  * read only if fstat says they are regular: a FIFO at a dump's name never
  * blocks the reader.
  */
@@ -169,50 +169,88 @@ fr_dump_cmp_path(const void *a, const void *b)
 }
 
 /*
- * The job's user owns the lowest rank's dump: another user's dumps are
- * ignored, and said. Two users' at that rank cannot be told apart: refused.
- * Then a rank given twice is refused.
+ * Root named no user and none of the dumps is root's: they were copied off
+ * a cluster, and the owner of the lowest rank's is taken, and said. Two
+ * users' dumps at that rank cannot be told apart: refused.
  */
 static int
-fr_owned(struct fr_set *s, char *err, size_t len)
+fr_guess(struct fr_set *s, uid_t *owner, char *err, size_t len)
+{
+	char who[72], whose[72];
+
+	for (int i = 0; i < s->n; i++)
+		if (s->d[i].uid == 0)
+			return 0;
+	*owner = s->d[0].uid;
+	fr_user(*owner, who, sizeof who);
+	for (int i = 1; i < s->n && s->d[i].rank == s->d[0].rank; i++)
+		if (s->d[i].uid != *owner) {
+			fr_user(s->d[i].uid, whose, sizeof whose);
+			snprintf(err, len, "%s (user %s) and %s (user %s) both claim to be rank %d's "
+			    "dump: give --user to name the job's user", s->d[0].path, who,
+			    s->d[i].path, whose, s->d[0].rank);
+			stk_clean_here(err);
+			return -1;
+		}
+	s->note = xasprintf("none of the dumps is root's: those of user %s are read, whose "
+	    "dump %s is the lowest rank's (give --user to name the job's user)", who,
+	    s->d[0].path);
+	stk_clean_here(s->note);
+	return 0;
+}
+
+/* Leave out the dumps not owned by owner, each said; -1 if none is left. */
+static int
+fr_keep(struct fr_set *s, uid_t owner, const char *whose_dumps, char *err, size_t len)
 {
 	char who[72], whose[72], why[1024];
-	int k = 0;
+	int k = 0, n0 = s->n;
 
-	if (s->n == 0)
-		return 0;
-	qsort(s->d, (size_t)s->n, sizeof *s->d, fr_dump_cmp_path);
-	fr_user(s->d[0].uid, who, sizeof who);
+	fr_user(owner, who, sizeof who);
 	for (int i = 0; i < s->n; i++) {
 		struct fr_dump *d = &s->d[i];
 
-		if (d->uid == s->d[0].uid) {
+		if (d->uid == owner) {
 			s->d[k++] = *d;
 			continue;
 		}
 		fr_user(d->uid, whose, sizeof whose);
-		if (d->rank == s->d[0].rank)
-			snprintf(why, sizeof why, "%s (user %s) and %s (user %s) both claim to be "
-			    "rank %d's dump: name the job's own", s->d[0].path, who, d->path, whose,
-			    d->rank);
-		else
-			snprintf(why, sizeof why, "%s: ignored: owned by user %s, not by user %s "
-			    "whose dump %s is the lowest rank's", d->path, whose, who, s->d[0].path);
-		if (d->rank == s->d[0].rank)
-			snprintf(err, len, "%s", why);
-		else
-			fr_skip(s, why);
+		snprintf(why, sizeof why, "%s: ignored: owned by user %s, not by user %s %s",
+		    d->path, whose, who, whose_dumps);
+		fr_skip(s, why);
 		free(d->path);
 		json_decref(d->root);
-		if (d->rank == s->d[0].rank) {
-			for (int j = i + 1; j < s->n; j++)
-				s->d[k++] = s->d[j];
-			s->n = k;
-			stk_clean_here(err);
-			return -1;
-		}
 	}
 	s->n = k;
+	if (k > 0)
+		return 0;
+	snprintf(err, len, "no dump of user %s: the %d found are other users' (%s)", who, n0,
+	    geteuid() == 0 ? "give --user to read another user's" : "only your own are read");
+	return -1;
+}
+
+/*
+ * The job's user is the one who runs collstack, or the one root names with
+ * --user: in a shared directory anyone can be first at a dump's name, so
+ * whose a file is never decides it (but fr_guess). Another user's dumps are
+ * ignored, and said; then a rank given twice is refused.
+ */
+static int
+fr_owned(struct fr_set *s, uid_t owner, int guess, char *err, size_t len)
+{
+	const char *whose = "who runs collstack";
+
+	if (s->n == 0)
+		return 0;
+	qsort(s->d, (size_t)s->n, sizeof *s->d, fr_dump_cmp_path);
+	if (guess && fr_guess(s, &owner, err, len) != 0)
+		return -1;
+	if (s->note != NULL)
+		whose = "whose dump is the lowest rank's";
+	else if (owner != geteuid())
+		whose = "named by --user";
+	if (fr_keep(s, owner, whose, err, len) != 0)
+		return -1;
 	for (int i = 1; i < s->n; i++)
 		if (s->d[i].rank == s->d[i - 1].rank) {
 			snprintf(err, len, "%s: rank %d's dump is given twice (also %s)", s->d[i].path,
@@ -288,7 +326,8 @@ fr_add(struct fr_set *s, const char *path, char *err, size_t len)
 }
 
 int
-fr_open(struct fr_set *s, const char *const *paths, int npaths, char *err, size_t len)
+fr_open(struct fr_set *s, const char *const *paths, int npaths, uid_t owner, int guess,
+    char *err, size_t len)
 {
 	memset(s, 0, sizeof *s);
 	for (int i = 0; i < npaths; i++)
@@ -296,7 +335,7 @@ fr_open(struct fr_set *s, const char *const *paths, int npaths, char *err, size_
 			fr_close(s);
 			return -1;
 		}
-	if (fr_owned(s, err, len) != 0) {
+	if (fr_owned(s, owner, guess, err, len) != 0) {
 		fr_close(s);
 		return -1;
 	}
@@ -363,6 +402,7 @@ fr_close(struct fr_set *s)
 	for (int i = 0; i < s->nskipped; i++)
 		free(s->skipped[i]);
 	free(s->skipped);
+	free(s->note);
 	free(s->d);
 	memset(s, 0, sizeof *s);
 }

@@ -5,6 +5,7 @@
 #define COLL_FR_H
 
 #include <jansson.h>
+#include <sys/types.h>
 
 struct fr_dump;
 
@@ -13,6 +14,7 @@ struct fr_set {
 	int n;
 	char **skipped;		/* files of a directory that are not dumps, and why */
 	int nskipped;
+	char *note;		/* how the dumps' owner was chosen, when guessed; NULL none */
 };
 
 struct fr_report {
@@ -22,8 +24,13 @@ struct fr_report {
 	int unreadable;		/* groups that could not be matched */
 };
 
-/* Read the dumps: files, directories of them, or PREFIXes of PREFIX<rank>; -1 with why. */
-int fr_open(struct fr_set *s, const char *const *paths, int npaths, char *err, size_t len);
+/*
+ * Read the dumps: files, directories of them, or PREFIXes of PREFIX<rank>;
+ * -1 with why. Only owner's are taken; with guess (root, no --user), and no
+ * dump of root's, those of the lowest rank's owner, said in s->note.
+ */
+int fr_open(struct fr_set *s, const char *const *paths, int npaths, uid_t owner, int guess,
+    char *err, size_t len);
 /* Add a dump read elsewhere (a worker's, from a live job); a reference to root is taken. */
 int fr_add_root(struct fr_set *s, int rank, const char *label, json_t *root, char *err,
     size_t len);

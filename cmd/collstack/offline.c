@@ -4,6 +4,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "collstack.h"
 #include "fr.h"
@@ -12,16 +13,22 @@ int
 stk_fr(const struct stk_args *a)
 {
 	struct fr_report r;
+	struct stk_evidence ev;
 	struct fr_set s;
 	char err[1024];
 	size_t i;
 	json_t *line;
 	int code;
 
-	if (fr_open(&s, a->fr, a->nfr, err, sizeof err) != 0) {
+	/* The dumps' owner: the caller, or --user's (checked as the options were read). */
+	if (stk_evidence_init(&ev, a->user, err, sizeof err) != 0 ||
+	    fr_open(&s, a->fr, a->nfr, ev.owner, geteuid() == 0 && !ev.named, err,
+	    sizeof err) != 0) {
 		fprintf(stderr, "collstack: %s\n", err);
 		return EXIT_CANNOT;
 	}
+	if (s.note != NULL)
+		fprintf(stderr, "collstack: note: %s\n", s.note);
 	for (int k = 0; k < s.nskipped; k++)
 		fprintf(stderr, "collstack: passed over %s\n", s.skipped[k]);
 	fr_analyze(&s, &r);

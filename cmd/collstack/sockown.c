@@ -3,7 +3,8 @@
  * address, port, state and inode; a process holds the socket if one of its
  * fds links to "socket:[INODE]". The table is read line by line (a busy
  * host has many sockets), and nothing here trusts what a process says of
- * itself.
+ * itself. Who holds a foreign listener is looked for within a bound: past
+ * it the table's uid names the socket's user.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -15,11 +16,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sockown.h"
 
 #define SOCKOWN_LISTEN 0x0A	/* TCP_LISTEN in the table's st column */
+#define SOCKOWN_FDS_MAX 200000	/* fds looked at for a foreign listener's holder */
+
+/* What is left to the search for a holder. */
+struct sockown_search {
+	struct timespec until;
+	long fds;
+};
 
 /* 8 hex digits per 32-bit word, each the word's value as it sits in memory. */
 static int
@@ -126,23 +135,42 @@ sockown_read(const char *path, int v6, const struct sockaddr *sa,
 	return n;
 }
 
-int
-sockown_held(pid_t pid, unsigned long inode)
+/* Has the search run out: past its deadline, or through its share of fds? */
+static int
+sockown_spent(struct sockown_search *q)
 {
-	char dir[64], want[48], link[64];
+	struct timespec now;
+
+	if (q == NULL)
+		return 0;
+	if (q->fds-- <= 0)
+		return 1;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec > q->until.tv_sec ||
+	    (now.tv_sec == q->until.tv_sec && now.tv_nsec >= q->until.tv_nsec);
+}
+
+/* 1 if pid holds the socket, 0 not, -1 the search q ran out first (q NULL: no bound). */
+static int
+sockown_held_by(pid_t pid, const char *want, struct sockown_search *q)
+{
+	char dir[64], link[64];
 	struct dirent *de;
 	int dfd, held = 0;
 	DIR *d;
 
 	snprintf(dir, sizeof dir, "/proc/%d/fd", (int)pid);
-	snprintf(want, sizeof want, "socket:[%lu]", inode);
 	if ((d = opendir(dir)) == NULL)
 		return 0;
 	dfd = dirfd(d);
 	while (!held && (de = readdir(d)) != NULL) {
-		ssize_t n = readlinkat(dfd, de->d_name, link, sizeof link - 1);
+		ssize_t n;
 
-		if (n > 0) {
+		if (sockown_spent(q)) {
+			held = -1;
+			break;
+		}
+		if ((n = readlinkat(dfd, de->d_name, link, sizeof link - 1)) > 0) {
 			link[n] = '\0';
 			held = strcmp(link, want) == 0;
 		}
@@ -151,28 +179,56 @@ sockown_held(pid_t pid, unsigned long inode)
 	return held;
 }
 
-pid_t
-sockown_holder(unsigned long inode)
+int
+sockown_held(pid_t pid, unsigned long inode)
 {
+	char want[48];
+
+	snprintf(want, sizeof want, "socket:[%lu]", inode);
+	return sockown_held_by(pid, want, NULL) == 1;
+}
+
+/*
+ * Only a message needs the holder, and anyone can run many processes with
+ * many fds each: the search of /proc is bounded, so that no user slows
+ * every collstack on the host.
+ */
+pid_t
+sockown_holder(unsigned long inode, int ms)
+{
+	struct sockown_search q = { .fds = SOCKOWN_FDS_MAX };
+	char want[48];
 	struct dirent *de;
 	pid_t found = 0;
-	DIR *d = opendir("/proc");
+	DIR *d;
+	int r;
 
-	if (d == NULL)
+	if (ms <= 0)
+		return -1;
+	if ((d = opendir("/proc")) == NULL)
 		return 0;
-	while (found == 0 && (de = readdir(d)) != NULL)
-		if (isdigit((unsigned char)de->d_name[0]) &&
-		    sockown_held((pid_t)atoi(de->d_name), inode))
-			found = (pid_t)atoi(de->d_name);
+	clock_gettime(CLOCK_MONOTONIC, &q.until);
+	q.until.tv_sec += ms / 1000;
+	q.until.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (q.until.tv_nsec >= 1000000000L) {
+		q.until.tv_sec++;
+		q.until.tv_nsec -= 1000000000L;
+	}
+	snprintf(want, sizeof want, "socket:[%lu]", inode);
+	while (found == 0 && (de = readdir(d)) != NULL) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		if ((r = sockown_held_by((pid_t)atoi(de->d_name), want, &q)) != 0)
+			found = r > 0 ? (pid_t)atoi(de->d_name) : -1;
+	}
 	closedir(d);
 	return found;
 }
 
-/* "pid P of user U" or "user U" (the table's uid) for the foreign listener l. */
-static void
-sockown_whose(const struct sockown_listener *l, char *why, size_t whylen)
+void
+sockown_whose(const struct sockown_listener *l, int ms, char *why, size_t whylen)
 {
-	pid_t pid = sockown_holder(l->inode);
+	pid_t pid = sockown_holder(l->inode, ms);
 	char dir[32], name[64];
 	struct stat sb;
 	uid_t uid = l->uid;
@@ -188,6 +244,9 @@ sockown_whose(const struct sockown_listener *l, char *why, size_t whylen)
 	if (pid > 0)
 		snprintf(why, whylen, "belongs to pid %d of user %s, not to the job", (int)pid,
 		    name);
+	else if (pid < 0)
+		snprintf(why, whylen, "belongs to user %s (its process was not looked for), not "
+		    "to the job", name);
 	else
 		snprintf(why, whylen, "belongs to no process of the job (its socket was made by user %s)",
 		    name);
@@ -214,7 +273,7 @@ sockown_check(const struct sockaddr *sa, const pid_t *pids, int n, char *why, si
 		for (int k = 0; k < n && !held; k++)
 			held = sockown_held(pids[k], l[i].inode);
 		if (!held) {
-			sockown_whose(&l[i], why, whylen);
+			sockown_whose(&l[i], SOCKOWN_SEARCH_MS, why, whylen);
 			return -1;
 		}
 	}

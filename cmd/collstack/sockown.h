@@ -37,8 +37,22 @@ int sockown_parse(const char *text, int v6, const struct sockaddr *sa,
 /* Does pid hold the socket of this inode (among /proc/PID/fd)? */
 int sockown_held(pid_t pid, unsigned long inode);
 
-/* A process that holds it, found under /proc; 0 if none can be seen. */
-pid_t sockown_holder(unsigned long inode);
+/* How long the holder of a foreign listener is looked for, for a message. */
+#define SOCKOWN_SEARCH_MS 200
+
+/*
+ * A process that holds it, found under /proc within ms milliseconds (and a
+ * cap on the fds looked at); 0 if none can be seen, -1 if the search was cut
+ * short (at once when ms <= 0).
+ */
+pid_t sockown_holder(unsigned long inode, int ms);
+
+/*
+ * Why the foreign listener l is not the job's: "belongs to pid P of user U,
+ * not to the job", or with the table's uid when no holder was found within
+ * ms: "belongs to user U (its process was not looked for), ...".
+ */
+void sockown_whose(const struct sockown_listener *l, int ms, char *why, size_t whylen);
 
 /*
  * Is the socket that would take a connection to sa held by one of pids?

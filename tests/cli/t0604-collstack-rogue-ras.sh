@@ -4,9 +4,10 @@
 # (tests/stack/ras_server.py) serving a forged report that names rank 1 of
 # root's healthy job behind; squats rank 1's flight recorder dump and rank
 # 0's dump pipe in a shared sticky directory; and adds its own dump, and a
-# FIFO, beside root's dumps for --fr. Each is said as ignored with its owner,
-# none is connected to, written or read, and the verdict cites neither RAS
-# nor the flight recorder.
+# FIFO, beside root's dumps for --fr, and is first at the lowest rank's dump
+# name (--fr's owner is root, the caller, not that file's). Each is said as
+# ignored with its owner, none is connected to, written or read, and the
+# verdict cites neither RAS nor the flight recorder.
 . "$(dirname "$0")/lib.sh"
 collstack() { "$BIN/collstack" "$@"; }
 attacker_init
@@ -68,7 +69,21 @@ as_atk cp "$ATK_DIR/y_1" "$PUB/x_2"
 as_atk mkfifo "$PUB/x_3"
 timeout 20 "$BIN/collstack" --fr "$PUB/x_" >"$TMP/o" 2>"$TMP/e"
 expect_code 1 $? "--fr with a stranger's dump and FIFO beside root's"
-check "... its dump ignored, with its owner" grep -qxF "collstack: passed over $PUB/x_2: ignored: owned by user $ATK, not by user $(id -un) whose dump $PUB/x_0 is the lowest rank's" "$TMP/e"
+check "... its dump ignored, with its owner" grep -qxF "collstack: passed over $PUB/x_2: ignored: owned by user $ATK, not by user $(id -un) who runs collstack" "$TMP/e"
 check "... its FIFO passed over, not waited on" grep -qxF "collstack: passed over $PUB/x_3: not a regular file of at most 512 MiB" "$TMP/e"
 check "... root's two dumps read, rank 1 named" sh -c "grep -q 'dumps of 2 ranks' '$TMP/o' && grep -q '^rank 1 did not join' '$TMP/o'"
+"$BIN/collstack" --fr "$PUB/x_" --user "$ATK" >"$TMP/o" 2>"$TMP/e"
+check "--user names the owner: root's dumps ignored, the user's read" sh -c "grep -qxF 'collstack: passed over $PUB/x_0: ignored: owned by user $(id -un), not by user $ATK named by --user' '$TMP/e' && grep -q 'dumps of 1 rank$' '$TMP/o'"
+# The stranger is first at the lowest rank's name (rank 0 then cannot write it): root's rank 1 is read all the same.
+python3 "$COLL_SRC/tests/stack/fr_dumps.py" "$TMP/w_" hang
+as_atk cp "$ATK_DIR/y_0" "$PUB/z_0"
+cp "$TMP/w_1" "$PUB/z_1"
+"$BIN/collstack" --fr "$PUB/z_" >"$TMP/o" 2>"$TMP/e"
+expect_code 1 $? "--fr with the stranger's dump at rank 0's name"
+check "... its dump ignored, root's read" sh -c "grep -qxF 'collstack: passed over $PUB/z_0: ignored: owned by user $ATK, not by user $(id -un) who runs collstack' '$TMP/e' && ! grep -q z_1 '$TMP/e' && grep -q 'dumps of 1 rank$' '$TMP/o'"
+check "... rank 0 said to have no dump" grep -qx "rank 0 of the group has no dump here (or no entry of the group in it)" "$TMP/o"
+# Root, no --user, and none of the dumps root's (copied off a cluster): the lowest rank's owner, said.
+"$BIN/collstack" --fr "$ATK_DIR/y_" >"$TMP/o" 2>"$TMP/e"
+expect_code 1 $? "--fr on another user's dumps alone"
+check "... read as that user's, and said" sh -c "grep -qxF \"collstack: note: none of the dumps is root's: those of user $ATK are read, whose dump $ATK_DIR/y_0 is the lowest rank's (give --user to name the job's user)\" '$TMP/e' && grep -q '^mismatch in' '$TMP/o'"
 finish

@@ -15,11 +15,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <pwd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -287,6 +289,44 @@ real_listener(void **state)
 	assert_int_equal(sockown_check((struct sockaddr *)&sa, &me, 1, why, sizeof why), 0);
 }
 
+/*
+ * The holder of a foreign listener is looked for within a bound (anyone can
+ * hold many fds): cut short, the table's uid names the socket's user.
+ */
+static void
+holder_bounded(void **state)
+{
+	struct sockaddr_in sa = v4("127.0.0.1", 0);
+	socklen_t sl = sizeof sa;
+	struct sockown_listener l[SOCKOWN_MAX];
+	struct passwd *pw = getpwuid(getuid());
+	char why[256], want[160], text[512], h[40];
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct stat sb;
+
+	(void)state;
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+	assert_int_equal(listen(fd, 4), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &sl), 0);
+	assert_int_equal(fstat(fd, &sb), 0);
+	hexaddr(&sa.sin_addr, 1, h);
+	snprintf(text, sizeof text, "   0: %s:%04X 00000000:0000 0A 00000000:00000000 "
+	    "00:00000000 00000000 %5u        0 %lu 1\n", h, ntohs(sa.sin_port),
+	    (unsigned)getuid(), (unsigned long)sb.st_ino);
+	assert_int_equal(sockown_parse(text, 0, (struct sockaddr *)&sa, l, 0, SOCKOWN_MAX), 1);
+	assert_int_equal(sockown_holder(l[0].inode, 0), -1);
+	sockown_whose(&l[0], 0, why, sizeof why);
+	snprintf(want, sizeof want, "belongs to user %s (its process was not looked for), not "
+	    "to the job", pw != NULL ? pw->pw_name : "?");
+	assert_string_equal(why, want);
+	/* Within the bound, this process is found. */
+	assert_int_equal(sockown_holder(l[0].inode, SOCKOWN_SEARCH_MS), getpid());
+	sockown_whose(&l[0], SOCKOWN_SEARCH_MS, why, sizeof why);
+	snprintf(want, sizeof want, "belongs to pid %d of user ", (int)getpid());
+	assert_memory_equal(why, want, strlen(want));
+	close(fd);
+}
+
 int
 main(void)
 {
@@ -298,6 +338,7 @@ main(void)
 		cmocka_unit_test(report_many_comms),
 		cmocka_unit_test(report_over_bounds),
 		cmocka_unit_test(table_fixture),
+		cmocka_unit_test(holder_bounded),
 		cmocka_unit_test(real_listener),
 	};
 
