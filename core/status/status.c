@@ -297,7 +297,7 @@ status_gen_read(int fd, uint32_t *gen)
 }
 
 static int
-status_copy(int fd, struct status_page *out)
+status_copy(int fd, struct status_page *out, int patient)
 {
 	uint64_t give_up = 0;
 	uint32_t g1, g2;
@@ -311,6 +311,8 @@ status_copy(int fd, struct status_page *out)
 			return COLL_OK;
 		if (tries < STATUS_READ_SPINS)
 			continue;
+		if (!patient)
+			return COLL_EBUSY;
 		if (give_up == 0)
 			give_up = clock_now_ms() + STATUS_READ_RETRY_MS;
 		else if (clock_now_ms() >= give_up)
@@ -340,14 +342,14 @@ status_open_read(const char *path, uid_t owner, int *fdp)
 	return r;
 }
 
-int
-status_read_owned(const char *path, uid_t owner, struct status_page *out)
+static int
+status_read_how(const char *path, uid_t owner, struct status_page *out, int patient)
 {
 	int fd, r;
 
 	if ((r = status_open_read(path, owner, &fd)) != COLL_OK)
 		return r;
-	r = status_copy(fd, out);
+	r = status_copy(fd, out, patient);
 	close(fd);
 	out->host[sizeof out->host - 1] = '\0';
 	out->error[sizeof out->error - 1] = '\0';
@@ -368,6 +370,12 @@ status_read_owned(const char *path, uid_t owner, struct status_page *out)
 }
 
 int
+status_read_owned(const char *path, uid_t owner, struct status_page *out)
+{
+	return status_read_how(path, owner, out, 1);
+}
+
+int
 status_read(const char *path, struct status_page *out)
 {
 	return status_read_owned(path, geteuid(), out);
@@ -377,6 +385,7 @@ int
 status_scan(const char *dir, int (*fn)(const struct status_page *pg, uid_t owner, void *arg),
     void *arg)
 {
+	uint64_t until = clock_now_ms() + STATUS_SCAN_MS;
 	struct dirent *de;
 	DIR *d;
 	int n = 0;
@@ -392,8 +401,10 @@ status_scan(const char *dir, int (*fn)(const struct status_page *pg, uid_t owner
 
 		if (strncmp(de->d_name, "coll.", 5) != 0)
 			continue;
+		if (clock_now_ms() >= until)
+			break;
 		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-		if (lstat(path, &sb) != 0 || status_read_owned(path, sb.st_uid, &pg) != COLL_OK)
+		if (lstat(path, &sb) != 0 || status_read_how(path, sb.st_uid, &pg, 0) != COLL_OK)
 			continue;
 		n++;
 		if (fn(&pg, sb.st_uid, arg) != 0)

@@ -559,6 +559,44 @@ test_status_scan(void **state)
 		status_close(&st[i]);
 }
 
+/*
+ * Anyone may write pages into a shared directory: 300 whose gen was left odd
+ * (a writer stopped mid-update, or a stranger's forgery) must not hold a scan
+ * up. Each cost STATUS_READ_RETRY_MS before (30 s in all, which blinded
+ * root's collstack and froze colltop); a scan now passes over them after the
+ * immediate spins and still finds the whole page among them. The bound is
+ * ten times what a loaded machine needs and a third of the old cost.
+ */
+static void
+test_status_scan_stuck(void **state)
+{
+	struct status st, stuck;
+	struct scan_seen all = { 0, 0, 0 };
+	char name[600];
+	uint64_t t0, ms;
+
+	(void)state;
+	assert_int_equal(status_open(&stuck, 0x57c, 1, 0, 1, "h"), COLL_OK);
+	__atomic_fetch_add(&stuck.page->gen, 1, __ATOMIC_RELEASE);
+	for (int i = 1; i <= 300; i++) {
+		snprintf(name, sizeof name, "%s.%d", stuck.path, i);
+		assert_int_equal(link(stuck.path, name), 0);
+	}
+	assert_int_equal(status_open(&st, 0x57d, 1, 0, 1, "h"), COLL_OK);
+	t0 = clock_now_ms();
+	assert_int_equal(status_scan(NULL, scan_count, &all), 1);
+	ms = clock_now_ms() - t0;
+	assert_int_equal(all.sum, 0x57d);
+	if (ms >= 10000)
+		fail_msg("a scan of 300 stuck pages took %" PRIu64 " ms", ms);
+	for (int i = 1; i <= 300; i++) {
+		snprintf(name, sizeof name, "%s.%d", stuck.path, i);
+		unlink(name);
+	}
+	status_close(&st);
+	status_close(&stuck);
+}
+
 /* A status directory that does not exist: status_open fails cleanly. */
 static void
 test_status_open_no_dir(void **state)
@@ -870,6 +908,7 @@ main(void)
 		cmocka_unit_test(test_status_read_missing),
 		cmocka_unit_test(test_status_remove_job),
 		cmocka_unit_test(test_status_scan),
+		cmocka_unit_test(test_status_scan_stuck),
 		cmocka_unit_test(test_status_open_no_dir),
 		cmocka_unit_test(test_status_seqlock_torn),
 		cmocka_unit_test(test_status_seqlock_odd),

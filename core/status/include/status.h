@@ -74,6 +74,7 @@
 #define STATUS_PAGE_SIZE 512
 #define STATUS_READ_SPINS 100		/* immediate retries of a reader */
 #define STATUS_READ_RETRY_MS 100	/* then yielding retries, for this long */
+#define STATUS_SCAN_MS 1000		/* a whole directory's scan, at most */
 
 enum status_source {
 	STATUS_SRC_CORE = 0,	/* coll's own communicator */
@@ -170,7 +171,11 @@ int status_read_owned(const char *path, uid_t owner, struct status_page *out);
  * Every page in dir (NULL or "": status_dir()), each read as its owner's
  * (status_read_owned, so a reader running as root sees every user's): fn is
  * called on each that reads whole, and stops the scan by returning nonzero.
- * The count of pages given to fn.
+ * The count of pages given to fn. Anyone may write pages into a shared
+ * directory, so one scan is bounded: a page found mid-update is retried
+ * STATUS_READ_SPINS times at once and then passed over (a page whose gen a
+ * stranger left odd would otherwise cost STATUS_READ_RETRY_MS each), and the
+ * scan ends after STATUS_SCAN_MS whatever is left.
  */
 int status_scan(const char *dir, int (*fn)(const struct status_page *pg, uid_t owner,
     void *arg), void *arg);
