@@ -195,6 +195,7 @@ complete -c collstack -s j -l job -r -d 'the collrun job with this id (or the st
 complete -c collstack -s p -l pid -r -d 'these processes (11,12,13), on every host given'
 complete -c collstack -s m -l match -r -d 'processes whose command line matches (extended regular expression)'
 complete -c collstack -l slurm -r -d 'the tasks of this running Slurm job, on the nodes squeue names (workers run as a step of it)'
+complete -c collstack -s u -l user -r -d 'as root, read this user s processes (a name or uid); without it only your own are taken, whatever they claim'
 complete -c collstack -l fr -r -d 'read PyTorch flight recorder dumps instead  files, a directory or a PREFIX of PREFIX<rank> (more paths may follow)'
 complete -c collstack -l json -d 'write the verdict, tasks and tree as JSON'
 complete -c collstack -l dot -d 'write the tree for Graphviz'

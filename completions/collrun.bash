@@ -215,6 +215,7 @@ _coll_collstack()
 		-p|--pid) return ;;
 		-m|--match) return ;;
 		--slurm) return ;;
+		-u|--user) return ;;
 		--fr) return ;;
 		-T|--timeout) return ;;
 		--threads) return ;;
@@ -231,7 +232,7 @@ _coll_collstack()
 		--prefix) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
 	esac
 	if [[ "$cur" == -* ]]; then
-		COMPREPLY=($(compgen -W " -j --job -p --pid -m --match --slurm --fr --json --dot --svg --no-color -T --timeout --no-fr-dump --cuda --threads --worker -H --hosts -x --exclude --hostfile -N --per-host --place --launcher --connect-timeout -f --fanout --tree --accept-new -F --ssh-config --prefix -h --help -V --version" -- "$cur"))
+		COMPREPLY=($(compgen -W " -j --job -p --pid -m --match --slurm -u --user --fr --json --dot --svg --no-color -T --timeout --no-fr-dump --cuda --threads --worker -H --hosts -x --exclude --hostfile -N --per-host --place --launcher --connect-timeout -f --fanout --tree --accept-new -F --ssh-config --prefix -h --help -V --version" -- "$cur"))
 	else
 		COMPREPLY=($(compgen -c -- "$cur"))
 	fi
