@@ -213,6 +213,14 @@ static const char *const collstack_description[] = {
 	"OMPI_COMM_WORLD_RANK or PMI_RANK in its environment; when the processes do not all "
 	"carry a distinct one they are numbered by host and pid instead, and the output says "
 	"so.",
+	"Only processes that speak for the job are read (the evidence rule of coll(7)'s "
+	"docs/SECURITY.md): they must belong to the job's owner, the user running collstack "
+	"or the one root names with --user, by real and effective uid alike, and a --job's "
+	"must descend from its collrun or collcheck (or Slurm's slurmstepd), a --slurm job's "
+	"from that job's slurmstepd. Anything else that claims the job, or matches --match, "
+	"is listed as ignored: with its pid and user and never reaches the verdict. So is a "
+	"status page, flight recorder dump or pipe, or NCCL RAS listener that is not the "
+	"rank's user's own.",
 	"One worker per host takes the stacks of its processes in parallel. Each process is "
 	"paused once, all threads together (ptrace PTRACE_SEIZE and PTRACE_INTERRUPT), for as "
 	"long as it takes to copy each thread's registers and live stack, then resumed; the "
