@@ -70,8 +70,9 @@ regfile_drain(int fd, size_t max, int wait_ms, char *buf, size_t *len)
 		if (poll(&p, 1, (int)(until - now)) < 0 && errno != EINTR)
 			return COLL_ESYS;
 		n = read(fd, buf + *len, max + 1 - *len);
+		/* A FIFO no one ever opened to write reads as ended at once: not a file's end. */
 		if (n == 0)
-			return COLL_OK;
+			return *len == 0 && clock_now_ms() >= until ? COLL_ETIMEDOUT : COLL_OK;
 		if (n < 0 && errno != EAGAIN && errno != EINTR)
 			return COLL_ESYS;
 		if (n > 0 && (*len += (size_t)n) > max)
