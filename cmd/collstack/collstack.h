@@ -207,9 +207,9 @@ int stk_fr(const struct stk_args *a);
  */
 int stk_slurm_nodes(const char *id, char **jobid, char **nodes, char *err, size_t len);
 
-/* job.c: the newest job record of this user, or the one named; its hosts. */
-int stk_job_find(const char *want, char *jobid, size_t idlen, char **hosts, char **launcher,
-    char *err, size_t len);
+/* job.c: the newest job record of this user (or --user's), or the one named; its hosts. */
+int stk_job_find(const char *want, const char *user, char *jobid, size_t idlen, char **hosts,
+    char **launcher, char *err, size_t len);
 
 /* record.c */
 json_t *stk_record(const struct stk_result *r);

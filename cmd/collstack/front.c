@@ -77,7 +77,7 @@ stk_front_job(struct stk_args *a, char **hosts)
 	*hosts = NULL;
 	if (a->sel != SEL_JOB)
 		return 0;
-	if (stk_job_find(a->job, a->jobid, sizeof a->jobid, hosts, &launcher, err,
+	if (stk_job_find(a->job, a->user, a->jobid, sizeof a->jobid, hosts, &launcher, err,
 	    sizeof err) != 0) {
 		fprintf(stderr, "collstack: %s\n", err);
 		return -1;

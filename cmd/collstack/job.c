@@ -147,15 +147,24 @@ stk_job_pick(const char *dir, const char *want, char *name, size_t namelen, char
 }
 
 int
-stk_job_find(const char *want, char *jobid, size_t idlen, char **hosts, char **launcher,
-    char *err, size_t len)
+stk_job_find(const char *want, const char *user, char *jobid, size_t idlen, char **hosts,
+    char **launcher, char *err, size_t len)
 {
 	char dir[4096], name[512];
+	struct stk_evidence ev;
 	json_t *rec;
 	int r;
 
 	*hosts = *launcher = NULL;
-	if ((r = jobrec_dir(dir, sizeof dir)) != COLL_OK) {
+	if (stk_evidence_init(&ev, user, err, len) != 0)
+		return -1;
+	/* Root looking at a user's job reads that user's records, never makes them. */
+	if ((r = jobrec_dir_of(ev.owner, dir, sizeof dir)) == COLL_ENOTFOUND) {
+		snprintf(err, len, "no job to look at: user %s runs no collrun job (%s does not "
+		    "exist); name the processes with --pid, --match or --slurm", user ? user : "this user", dir);
+		return -1;
+	}
+	if (r != COLL_OK) {
 		snprintf(err, len, "job directory %s: %s", dir, coll_strerror(r));
 		return -1;
 	}

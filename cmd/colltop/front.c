@@ -486,7 +486,7 @@ out:
 }
 
 int
-front_collstack(struct top_front *f, const char *jobid)
+front_collstack(struct top_front *f, const char *jobid, const char *user)
 {
 	char *self = cmd_self(), *slash, path[4200];
 	pid_t pid;
@@ -504,7 +504,11 @@ front_collstack(struct top_front *f, const char *jobid)
 	if ((pid = fork()) == 0) {
 		if (f->saved_err >= 0)
 			dup2(f->saved_err, STDERR_FILENO);	/* its words are for the terminal */
-		execlp(path, path, "--job", jobid, (char *)NULL);
+		/* Another user's job (root's view): collstack reads it only when named. */
+		if (user != NULL && user[0] != '\0' && strcmp(user, "?") != 0)
+			execlp(path, path, "--job", jobid, "--user", user, (char *)NULL);
+		else
+			execlp(path, path, "--job", jobid, (char *)NULL);
 		dprintf(STDERR_FILENO, "colltop: cannot run %s: %s\n", path, strerror(errno));
 		_exit(127);
 	}

@@ -251,6 +251,6 @@ void front_quit(struct top_front *f);
 /* Put the real stderr back (an allocation failure's last words). */
 void front_fatal_stderr(void);
 /* Run collstack on the job (endwin first); its exit code. */
-int front_collstack(struct top_front *f, const char *jobid);
+int front_collstack(struct top_front *f, const char *jobid, const char *user);
 
 #endif

@@ -286,12 +286,14 @@ ui_interval(struct top_front *f, int dir)
 static void
 ui_collstack(struct ui *u, struct top_front *f)
 {
-	char job[20] = "";
+	char job[20] = "", user[64] = "";
 	int j, code;
 
 	front_lock_model(f);
-	if ((j = view_stalled_job(&f->m)) >= 0)
+	if ((j = view_stalled_job(&f->m)) >= 0) {
 		snprintf(job, sizeof job, "%s", f->m.jobs[j].jobid);
+		snprintf(user, sizeof user, "%s", f->m.jobs[j].user);
+	}
 	front_unlock_model(f);
 	if (job[0] == '\0') {
 		snprintf(u->msg, sizeof u->msg, "no stalled job to run collstack on");
@@ -299,8 +301,10 @@ ui_collstack(struct ui *u, struct top_front *f)
 	}
 	def_prog_mode();
 	endwin();
-	printf("colltop: collstack --job %s\n", job);
-	code = front_collstack(f, job);
+	if (strcmp(user, "?") == 0)
+		user[0] = '\0';
+	printf("colltop: collstack --job %s%s%s\n", job, user[0] ? " --user " : "", user);
+	code = front_collstack(f, job, user);
 	printf("\ncolltop: collstack exited with %d; press a key to go back\n", code);
 	fflush(stdout);
 	reset_prog_mode();

@@ -20,19 +20,27 @@
  * and not writable by group or others, who could plant or swap records.
  */
 static int
-jobrec_dir_ensure(const char *dir)
+jobrec_dir_check(const char *dir, uid_t uid)
 {
 	struct stat sb;
 
-	if (mkdir(dir, 0700) == 0)
-		return chmod(dir, 0700) == 0 ? COLL_OK : COLL_ESYS;
-	if (errno != EEXIST || lstat(dir, &sb) == -1)
-		return COLL_ESYS;
+	if (lstat(dir, &sb) == -1)
+		return errno == ENOENT ? COLL_ENOTFOUND : COLL_ESYS;
 	if (!S_ISDIR(sb.st_mode))
 		return COLL_EUNSAFE;
-	if (sb.st_uid != geteuid())
+	if (sb.st_uid != uid)
 		return COLL_EOWNER;
 	return (sb.st_mode & (S_IWGRP | S_IWOTH)) ? COLL_EUNSAFE : COLL_OK;
+}
+
+static int
+jobrec_dir_ensure(const char *dir)
+{
+	if (mkdir(dir, 0700) == 0)
+		return chmod(dir, 0700) == 0 ? COLL_OK : COLL_ESYS;
+	if (errno != EEXIST)
+		return COLL_ESYS;
+	return jobrec_dir_check(dir, geteuid());
 }
 
 /* base/sub, each level made ours (0700) on the way: dir then names the one at fault. */
@@ -104,6 +112,53 @@ jobrec_dir(char *buf, size_t len)
 	    jobrec_dir_fallback(buf, len) == COLL_OK)
 		return COLL_OK;
 	return r;
+}
+
+/* base/sub for reading uid's records: every level there, uid's and private; made nowhere. */
+static int
+jobrec_dir_found(const char *base, const char *sub, uid_t uid, char *buf, size_t len)
+{
+	const char *p = sub;
+	int r;
+
+	if ((size_t)snprintf(buf, len, "%s", base) >= len)
+		return COLL_ETOOBIG;
+	for (;;) {
+		if ((r = jobrec_dir_check(buf, uid)) != COLL_OK || p == NULL || *p == '\0')
+			return r;
+		const char *end = strchr(p + 1, '/');
+		int n = end ? (int)(end - p) : (int)strlen(p);
+
+		if ((size_t)snprintf(buf + strlen(buf), len - strlen(buf), "%.*s", n, p) >=
+		    len - strlen(buf))
+			return COLL_ETOOBIG;
+		p = end;
+	}
+}
+
+int
+jobrec_dir_of(uid_t uid, char *buf, size_t len)
+{
+	const char *d = getenv("COLL_JOB_DIR");
+	struct passwd *pw;
+	char top[4096];
+
+	if (uid == geteuid())
+		return jobrec_dir(buf, len);
+	if (d != NULL && *d != '\0')
+		return (size_t)snprintf(buf, len, "%s", d) >= len ? COLL_ETOOBIG : COLL_OK;
+	snprintf(top, sizeof top, "%s/coll-%u", jobrec_tmp(), (unsigned)uid);
+	if (jobrec_dir_found(top, "/jobs", uid, buf, len) == COLL_OK)
+		return COLL_OK;
+	/* That user's fallbacks (jobrec_dir): their runtime directory, their home. */
+	snprintf(top, sizeof top, "/run/user/%u", (unsigned)uid);
+	if (jobrec_dir_found(top, "/coll/jobs", uid, buf, len) == COLL_OK)
+		return COLL_OK;
+	if ((pw = getpwuid(uid)) != NULL && pw->pw_dir != NULL && pw->pw_dir[0] == '/' &&
+	    jobrec_dir_found(pw->pw_dir, "/.cache/coll/jobs", uid, buf, len) == COLL_OK)
+		return COLL_OK;
+	snprintf(buf, len, "%s/coll-%u/jobs", jobrec_tmp(), (unsigned)uid);
+	return COLL_ENOTFOUND;
 }
 
 static json_t *

@@ -110,6 +110,22 @@ for _ in $(seq 300); do
 done
 check "collcheck's own job: both ranks read, rank 1 named" sh -c "grep -q '^collstack: 2 ranks on 1 host' '$TMP/o' && grep -q '^rank 1 (.*) is in allreduce seq 20' '$TMP/o'"
 
+# Root reads the other user's own collrun job by naming the user: its record
+# is in that user's job directory, its ranks that user's.
+cp "$BIN/collrun" "$ATK_DIR/collrun" && chmod 755 "$ATK_DIR/collrun"
+as_atk mkdir -m 700 "$ATK_DIR/shm"
+as_atk env TMPDIR="$ATK_DIR" COLL_STATUS_DIR="$ATK_DIR/shm" "$ATK_DIR/collrun" -n 2 "$ATK_DIR/pager" 9 1 \
+	>/dev/null 2>&1 &
+for _ in $(seq 300); do [ "$(ls "$ATK_DIR/shm" 2>/dev/null | wc -l)" -ge 2 ] && break; sleep 0.1; done
+AID=$(ls "$ATK_DIR/coll-$ATK_UID/jobs" 2>/dev/null | head -1); AID=${AID%.json}
+TMPDIR=$ATK_DIR COLL_JOB_DIR= collstack --job "$AID" --no-color >"$TMP/o" 2>&1
+expect_code 3 $? "--job of another user's job without --user: not root's"
+TMPDIR=$ATK_DIR COLL_JOB_DIR= collstack --job "$AID" --user "$ATK" --no-color >"$TMP/o" 2>&1
+expect_code 1 $? "--job $AID --user $ATK: the other user's job, a culprit"
+check "... its 2 ranks read and rank 1 named" sh -c "grep -q '^collstack: 2 ranks on 1 host' '$TMP/o' && grep -q '^rank 1 (.*) is at seq 8 outside any collective' '$TMP/o'"
+TMPDIR=$ATK_DIR COLL_JOB_DIR= collstack --user "$ATK" --no-color >"$TMP/o" 2>&1
+check "--user $ATK alone: that user's newest job" grep -q '^collstack: 2 ranks on 1 host' "$TMP/o"
+
 # Bad --user, and --user from a user who is not root.
 collstack --user no-such-user-$$ --pid 1 >"$TMP/o" 2>&1
 expect_code 2 $? "--user with an unknown name"

@@ -37,6 +37,12 @@ struct jobrec {
  * for the squatter, to name it.
  */
 int jobrec_dir(char *buf, size_t len);
+/*
+ * Another user's job directory, to read (root, with collstack --user): the
+ * first of jobrec_dir's places for uid that exists and is uid's and private;
+ * nothing is made. COLL_ENOTFOUND when none is (buf names the first place).
+ */
+int jobrec_dir_of(uid_t uid, char *buf, size_t len);
 /* $TMPDIR when absolute, else /tmp. */
 const char *jobrec_tmp(void);
 /*
