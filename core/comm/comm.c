@@ -20,6 +20,7 @@
 #include "kind.h"
 #include "lanes.h"
 #include "log.h"
+#include "msg.h"
 #include "root.h"
 #include "sockbuf.h"
 #include "zcopy.h"
@@ -360,12 +361,20 @@ comm_env_check(struct comm *c)
 static void
 comm_status_open(struct comm *c)
 {
-	int r = status_open(&c->status, c->uid.jobid, c->commid, c->rank, c->nranks, c->host);
+	char q[MSG_QUOTE_LEN(sizeof c->status.path)];
+	const char *path;
+	int r, e;
 
-	if (r != COLL_OK)
-		log_warn("cannot create status page %s: %s; this rank runs without one "
-		    "(collstack and colltop will not see it)", c->status.path,
-		    r == COLL_ESYS ? strerror(errno) : coll_strerror(r));
+	c->status.path[0] = '\0';
+	r = status_open(&c->status, c->uid.jobid, c->commid, c->rank, c->nranks, c->host);
+	if (r == COLL_OK)
+		return;
+	e = errno;
+	/* A failure before the name was made: name the directory it was to go in. */
+	path = c->status.path[0] != '\0' ? c->status.path : status_dir();
+	log_warn("cannot create status page %s: %s; this rank runs without one "
+	    "(collstack and colltop will not see it)", msg_quote(q, path, strlen(path),
+	    sizeof c->status.path), r == COLL_ESYS ? strerror(e) : coll_strerror(r));
 }
 
 int

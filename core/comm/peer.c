@@ -25,6 +25,12 @@
 #define PEER_HANDSHAKE_MS 10000
 /* Handshakes in flight per listener: more strangers wait in the backlog. */
 #define PEER_HANDSHAKES 64
+/*
+ * When all are in flight and more wait, the oldest is cut off once this old
+ * (hspool.h): an honest peer answers within milliseconds, a crowd of silent
+ * strangers is let through 64 a second instead of 64 per PEER_HANDSHAKE_MS.
+ */
+#define PEER_CUT_GRACE_MS 1000
 
 #define PEER_HELLO_LEN 20
 
@@ -61,11 +67,11 @@ peer_handshake(void *arg, int fd)
 	uint8_t role, *p = NULL;
 	struct wbuf b;
 	uint32_t rank = 0, epoch = 0, lane = 0;
-	int ok = 0, slot = 0;
+	int ok = 0, slot = 0, authed;
 
-	if (auth_accept(fd, &c->uid, &role, dl, c->abort_fd, err, sizeof err) != COLL_OK)
-		log_warn("refused a peer connection: %s", err);
-	else if (role == WIRE_ROLE_PEER && wire_recv(fd, &h, &p, 64, dl, c->abort_fd) == COLL_OK &&
+	authed = auth_accept(fd, &c->uid, &role, dl, c->abort_fd, err, sizeof err) == COLL_OK;
+	if (authed && role == WIRE_ROLE_PEER &&
+	    wire_recv(fd, &h, &p, 64, dl, c->abort_fd) == COLL_OK &&
 	    h.type == WIRE_PEER_HELLO && h.len == PEER_HELLO_LEN) {
 		wbuf_init(&b, p, h.len);
 		rank = wbuf_get_u32(&b);
@@ -82,6 +88,11 @@ peer_handshake(void *arg, int fd)
 	}
 	free(p);
 	auth_thread_end();
+	/* Before fd is closed or handed on; cut off for a newcomer: a silent stranger, no word. */
+	if (!hspool_settle(&c->hs, fd))
+		ok = 0;
+	else if (!authed)
+		log_warn("refused a peer connection: %s", err);
 	pthread_mutex_lock(&c->lock);
 	/*
 	 * A connection of a newer retry epoch replaces the old one (the peer got
@@ -107,7 +118,8 @@ peer_handshake(void *arg, int fd)
 int
 peer_listen(struct comm *c)
 {
-	return hspool_init(&c->hs, c->listen_fd, PEER_HANDSHAKES, peer_handshake, c, "rank");
+	return hspool_init(&c->hs, c->listen_fd, PEER_HANDSHAKES, peer_handshake, c,
+	    PEER_CUT_GRACE_MS, "rank");
 }
 
 void

@@ -873,8 +873,82 @@ test_silent_crowd_is_capped(void **state)
 		assert_int_equal(w.rc[i], COLL_OK);
 	}
 	assert_true(w.hash[0] != 0);	/* the crowd reached the cap */
-	/* A few threads of the ranks' own may start or end meanwhile. */
-	assert_in_range(w.bad[0], HS_CAP - 4, HS_CAP + 8);
+	/*
+	 * A few threads of the ranks' own may start or end meanwhile; past peer.c's
+	 * 1 s grace, cut-off handshakes still ending may add up to HS_CAP more.
+	 */
+	assert_in_range(w.bad[0], HS_CAP - 4, 2 * HS_CAP + 8);
+}
+
+/* The connection of lane to peer, or -1. */
+static int
+peer_fd_of(struct comm *c, int lane, int peer)
+{
+	int fd;
+
+	pthread_mutex_lock(&c->lock);
+	fd = c->peer_fd[peer_slot(c, lane, peer)];
+	pthread_mutex_unlock(&c->lock);
+	return fd;
+}
+
+#define CROWD_COUNT 65536	/* 512 KiB: by the ring, on both lanes (coll.c, lanes.c) */
+
+/*
+ * Rank 0 holds SILENT silent connections to rank 1's listener, made after
+ * init (which connected lane 0) but before the ranks' lane 1 connection, all
+ * through the first all-reduce on two lanes: lane 1's connection waits in
+ * the backlog behind them. The pool cuts off the oldest silent ones for the
+ * newcomers (peer.c's 1 s grace), so it gets through in about 3 s; it
+ * waited behind 3 rounds of 64 handshakes of 10 s each and failed (8 s timeout).
+ */
+static void
+rank_crowd_held(struct world *w, struct comm *c, int rank)
+{
+	uint64_t *v = malloc(CROWD_COUNT * sizeof *v), t0;
+	int fd[SILENT];
+
+	if (rank == 0 && peer_fd_of(c, 1, 1) >= 0)
+		w->rc[0] = -3;	/* lane 1 was connected already: the test tests nothing */
+	for (int i = 0; i < CROWD_COUNT; i++)
+		v[i] = (uint64_t)i;
+	for (int i = 0; i < SILENT; i++)
+		if (rank != 0 || net_connect(&c->book[1].addr, clock_now_ms() + 2000, -1,
+		    &fd[i]) != COLL_OK)
+			fd[i] = -1;
+	t0 = clock_now_ms();
+	if (coll_allreduce(c, v, v, CROWD_COUNT, DT_UINT64, OP_SUM) != COLL_OK ||
+	    v[CROWD_COUNT - 1] != 2 * (CROWD_COUNT - 1))
+		w->rc[rank] = -2;
+	w->bad[rank] = (int64_t)(clock_now_ms() - t0);
+	/* Lane 1 was a new connection, made through the crowd. */
+	w->hash[rank] = peer_fd_of(c, 1, 1 - rank) >= 0;
+	for (int i = 0; i < SILENT; i++)
+		if (fd[i] >= 0)
+			close(fd[i]);
+	free(v);
+}
+
+static void
+test_silent_crowd_lets_peers_in(void **state)
+{
+	struct world w = { 0 };
+
+	(void)state;
+	setenv("COLL_NTHREADS", "1", 1);
+	setenv("COLL_NSOCKS", "2", 1);
+	w.cfg.timeout_ms = 8000;
+	world_run(&w, 2, rank_crowd_held, 10000);
+	unsetenv("COLL_NTHREADS");
+	unsetenv("COLL_NSOCKS");
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(w.init_rc[i], COLL_OK);
+		if (w.rc[i] != COLL_OK)
+			fprintf(stderr, "rank %d: all-reduce failed after %lld ms\n", i,
+			    (long long)w.bad[i]);
+		assert_int_equal(w.rc[i], COLL_OK);
+		assert_int_equal(w.hash[i], 1);
+	}
 }
 
 /* Open the schedstat file of each thread now (the fd table may be full when it is read). */
@@ -900,36 +974,36 @@ task_stats_open(int *fd, int max)
 }
 
 /*
- * Nanoseconds a thread was runnable: on a CPU or waiting for one (schedstat's
- * first two fields). A thread that spins is runnable all the time however
- * loaded the host, where its CPU time alone would depend on the load.
+ * Nanoseconds a thread ran on a CPU (schedstat's first field): not the time
+ * it waited for one, which on a loaded host any thread that wakes often
+ * piles up (rank 1 polls every 5 ms) without spinning.
  */
 static long long
-task_runnable_ns(int fd)
+task_oncpu_ns(int fd)
 {
 	char buf[128];
-	unsigned long long run = 0, wait = 0;
+	unsigned long long run = 0;
 	ssize_t k = pread(fd, buf, sizeof buf - 1, 0);
 
 	if (k <= 0)
 		return -1;
 	buf[k] = '\0';
-	if (sscanf(buf, "%llu %llu", &run, &wait) != 2)
+	if (sscanf(buf, "%llu", &run) != 1)
 		return -1;
-	return (long long)(run + wait);
+	return (long long)run;
 }
 
-/* The most time (ms) any one of the n threads was runnable over ms. */
+/* The most CPU time (ms) any one of the n threads took over ms. */
 static long
 busiest_thread(const int *fd, int n, long ms)
 {
 	long long t0[256], most = 0;
 
 	for (int i = 0; i < n; i++)
-		t0[i] = task_runnable_ns(fd[i]);
+		t0[i] = task_oncpu_ns(fd[i]);
 	pause_ms(ms);
 	for (int i = 0; i < n; i++) {
-		long long t1 = task_runnable_ns(fd[i]);
+		long long t1 = task_oncpu_ns(fd[i]);
 
 		if (t0[i] >= 0 && t1 >= 0 && t1 - t0[i] > most)
 			most = t1 - t0[i];
@@ -1000,8 +1074,16 @@ test_out_of_fds_does_not_spin(void **state)
 		assert_int_equal(w.init_rc[i], COLL_OK);
 		assert_int_equal(w.rc[i], COLL_OK);
 	}
-	/* Generous: a thread that spins is runnable the whole 1000 ms. */
-	assert_true(w.bad[0] < 500);
+	/*
+	 * A thread that spins takes the whole 1000 ms of a CPU on an idle host
+	 * (some 80 ms of it under a load of 25 on 2 cores); resting, the service
+	 * thread wakes 10 times a second and takes well under 5 ms however
+	 * loaded the host (the waiting for a CPU is not counted).
+	 */
+	if (w.bad[0] >= 50)
+		fprintf(stderr, "busiest thread: %lld ms of CPU in 1000 ms\n",
+		    (long long)w.bad[0]);
+	assert_true(w.bad[0] < 50);
 }
 
 /* The id a split got before it was keyed by the secret: splitmix64 of the public id. */
@@ -1471,6 +1553,7 @@ main(void)
 		cmocka_unit_test(test_pings_before_entry_join),
 		cmocka_unit_test(test_idle_stranger_does_not_stall_peers),
 		cmocka_unit_test(test_silent_crowd_is_capped),
+		cmocka_unit_test(test_silent_crowd_lets_peers_in),
 		cmocka_unit_test(test_out_of_fds_does_not_spin),
 		cmocka_unit_test(test_split_page_not_squatted),
 	};

@@ -2,14 +2,21 @@
  * The handshakes of one listener. Each accepted connection goes to a
  * short-lived thread of its own that runs the owner's handshake (which has
  * its own deadline), so a silent or slow stranger stalls nothing; at most
- * cap run at once, and the rest wait in the listen backlog, so a crowd of
- * strangers costs at most cap threads and fds. When accept finds no fd left
+ * cap are in flight at once. When all cap are and a newcomer waits, the
+ * oldest, if older than a grace time, is cut off (shutdown: its handshake
+ * fails at once and its thread closes the fd) and the newcomer takes its
+ * place, so strangers that hold silent connections for the whole handshake
+ * deadline cannot keep an honest peer out for long: its handshake takes
+ * milliseconds, theirs are the oldest. Cut
+ * handshakes still ending count too, up to cap more, so a crowd of strangers
+ * costs at most 2 * cap threads and fds. When accept finds no fd left
  * (EMFILE, ENFILE) or no thread can start, the listener rests for
  * HSPOOL_BACKOFF_MS instead of waking the owner's loop over and over.
  *
- * The owner's loop watches one fd for the pool: the listener while a slot is
- * free, else a wake-up that a finishing handshake fires, or none (with a
- * bounded poll timeout) while resting:
+ * The owner's loop watches one fd for the pool: the listener while a
+ * newcomer may be taken, else a wake-up that a finishing handshake fires
+ * (with the poll timeout lowered to when the oldest may be cut off), or none
+ * (with a bounded poll timeout) while resting:
  *
  *	fd = hspool_pollfd(&hp, now, &timeout);
  *	... poll ...
@@ -17,7 +24,10 @@
  *		hspool_serve(&hp, clock_now_ms());
  *
  * The handshake hands its result back to the owner itself (a pipe, a slot
- * under the owner's lock) and owns the fd it is given.
+ * under the owner's lock) and owns the fd it is given: the pool only ever
+ * shuts it down, never closes it. So that a shutdown never hits an fd the
+ * handshake has handed on or closed (its number reused), the handshake calls
+ * hspool_settle before it does either.
  */
 #ifndef COLL_HSPOOL_H
 #define COLL_HSPOOL_H
@@ -28,8 +38,15 @@
 /* How long the listener rests after accept ran out of fds or threads. */
 #define HSPOOL_BACKOFF_MS 100
 
-/* One handshake, in its own thread: it owns fd (closes it or hands it on). */
+/* One handshake, in its own thread: it owns fd (settles, then closes it or hands it on). */
 typedef void (*hspool_fn)(void *arg, int fd);
+
+/* A handshake in flight that may still be cut off (under lock). */
+struct hspool_slot {
+	int fd;			/* -1: free */
+	uint64_t since;		/* when it started (ms): the smallest is the oldest */
+	uint64_t id;		/* its job's, to find it again */
+};
 
 struct hspool {
 	pthread_mutex_t lock;
@@ -38,7 +55,12 @@ struct hspool {
 	int listen_fd;
 	int wake_fd;		/* eventfd: a slot came free while all were taken */
 	int cap;
-	int busy;		/* handshake threads running, under lock */
+	int busy;		/* handshake threads running (at most 2 * cap), under lock */
+	struct hspool_slot *slot;	/* cap of them, under lock */
+	uint64_t admitted;	/* handshakes started, under lock */
+	int cut;		/* a cut was logged (once per pool) */
+	int grace_ms;		/* no handshake is cut off younger than this */
+	int blocked;		/* the owner waits on wake_fd, under lock */
 	uint64_t rest_until;	/* the owner's thread only */
 	int rested;		/* a rest was logged (once per pool) */
 	hspool_fn fn;
@@ -46,13 +68,24 @@ struct hspool {
 	const char *name;	/* for the log: "rank", "root relay" */
 };
 
-/* Serve listen_fd (non-blocking, the caller's) with at most cap handshakes at once. */
+/*
+ * Serve listen_fd (non-blocking, the caller's) with at most cap handshakes at
+ * once; one is cut off for a newcomer only after grace_ms, well above what an
+ * honest handshake takes even on a loaded host (a burst of honest peers
+ * waits its turn), well below the handshake's own deadline.
+ */
 int hspool_init(struct hspool *hp, int listen_fd, int cap, hspool_fn fn, void *arg,
-    const char *name);
+    int grace_ms, const char *name);
 /* The fd the owner polls for POLLIN (or -1), and *timeout_ms lowered to the rest's end. */
 int hspool_pollfd(struct hspool *hp, uint64_t now, int *timeout_ms);
-/* The polled fd was readable: accept newcomers up to the free slots. */
+/* The polled fd was readable: accept newcomers, cutting off the oldest when all slots are taken. */
 void hspool_serve(struct hspool *hp, uint64_t now);
+/*
+ * The handshake of fd is past the stranger's part (it failed or the peer
+ * proved itself): the pool no longer cuts it off. Call it before fd is
+ * closed or handed on; 0 when the pool had cut it off already.
+ */
+int hspool_settle(struct hspool *hp, int fd);
 /* Handshake threads running now. */
 int hspool_busy(struct hspool *hp);
 /* Wait for every handshake thread to end (after the owner told them to stop). */
