@@ -109,13 +109,38 @@ stk_evidence_owned(const struct stack_pinfo *p, uid_t uid)
 	return p->uid == uid && p->ruid == uid;
 }
 
-/* Is p the slurmstepd of the job (any job when id is NULL)? Only root runs one. */
+/*
+ * Is p running a program of this name? Its comm is only the name it was
+ * started by, which a link of any name to any program gives; the file it
+ * runs is what the kernel says /proc/PID/exe is.
+ */
+static int
+stk_evidence_exe(const struct stack_pinfo *p, const char *name)
+{
+	char path[64], exe[4096], *base;
+	ssize_t n;
+
+	snprintf(path, sizeof path, "/proc/%d/exe", (int)p->pid);
+	if ((n = readlink(path, exe, sizeof exe - 1)) <= 0)
+		return 0;
+	exe[n] = '\0';
+	if (n > 10 && strcmp(exe + n - 10, " (deleted)") == 0)
+		exe[n - 10] = '\0';	/* a launcher replaced by a rebuild is still one */
+	base = strrchr(exe, '/');
+	return strcmp(p->comm, name) == 0 && strcmp(base ? base + 1 : exe, name) == 0;
+}
+
+/*
+ * Is p the slurmstepd of the job (any job when id is NULL)? Only root runs
+ * one; it takes the job's user as its effective uid for moments while it
+ * sets up the tasks' files, so its real uid says whose it is.
+ */
 static int
 stk_evidence_stepd(const struct stack_pinfo *p, const char *id)
 {
 	size_t n;
 
-	if (!stk_evidence_owned(p, 0) || strcmp(p->comm, "slurmstepd") != 0)
+	if (p->ruid != 0 || !stk_evidence_exe(p, "slurmstepd"))
 		return 0;
 	if (id == NULL)
 		return 1;
@@ -128,8 +153,8 @@ stk_evidence_stepd(const struct stack_pinfo *p, const char *id)
 static int
 stk_evidence_launcher(const struct stack_pinfo *p, uid_t owner)
 {
-	return stk_evidence_owned(p, owner) && (strcmp(p->comm, "collrun") == 0 ||
-	    strcmp(p->comm, "collcheck") == 0);
+	return stk_evidence_owned(p, owner) && (stk_evidence_exe(p, "collrun") ||
+	    stk_evidence_exe(p, "collcheck"));
 }
 
 /* Does pid descend from a launcher of the job: a coll launcher of owner's, or a slurmstepd? */

@@ -7,15 +7,19 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "collstack.h"
 #include "err.h"
 #include "jobrec.h"
+#include "msg.h"
+#include "regfile.h"
 #include "xmalloc.h"
 
 /* The distinct hosts of the record's ranks, comma-joined; NULL when all are local. */
@@ -51,18 +55,46 @@ stk_job_hosts(json_t *rec, const char *launcher)
 	return out;
 }
 
+#define STK_JOB_MAX (16u << 20)	/* a record of 10^5 ranks is a few MB */
+
+/*
+ * A record, read as a file its owner may have swapped (root reads another
+ * user's with --user): no link followed, no FIFO blocked on, bounded.
+ */
+static json_t *
+stk_job_read(const char *dir, const char *name)
+{
+	char path[8192], *buf = NULL;
+	struct stat sb;
+	json_t *rec = NULL;
+	ssize_t n = -1;
+	int fd;
+
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	if (regfile_open(path, O_NOFOLLOW, &fd, &sb) != COLL_OK)
+		return NULL;
+	if (sb.st_size >= 0 && (size_t)sb.st_size <= STK_JOB_MAX) {
+		buf = xmalloc((size_t)sb.st_size + 1);
+		n = pread(fd, buf, (size_t)sb.st_size, 0);
+	}
+	close(fd);
+	if (n >= 0)
+		rec = json_loadb(buf, (size_t)n, 0, NULL);
+	free(buf);
+	return rec;
+}
+
 static json_t *
 stk_job_load(const char *dir, const char *name, char *err, size_t len)
 {
-	char path[8192];
-	json_error_t je;
-	json_t *rec;
+	char q[MSG_QUOTE_LEN(200)];
+	json_t *rec = stk_job_read(dir, name);
+	const char *id = json_string_value(json_object_get(rec, "jobid"));
 
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	if ((rec = json_load_file(path, 0, &je)) == NULL ||
-	    !json_is_string(json_object_get(rec, "jobid")) ||
+	if (id == NULL || strlen(id) != 16 || strspn(id, "0123456789abcdef") != 16 ||
 	    !json_is_string(json_object_get(rec, "launcher"))) {
-		snprintf(err, len, "job record %s is malformed: remove it", path);
+		snprintf(err, len, "job record %s/%s is malformed: remove it", dir,
+		    msg_quote(q, name, strlen(name), 200));
 		json_decref(rec);
 		return NULL;
 	}
@@ -73,12 +105,10 @@ stk_job_load(const char *dir, const char *name, char *err, size_t len)
 static int
 stk_job_alive(const char *dir, const char *name)
 {
-	char path[8192];
 	json_t *rec, *lp;
 	int alive = 0;
 
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	if ((rec = json_load_file(path, 0, NULL)) == NULL)
+	if ((rec = stk_job_read(dir, name)) == NULL)
 		return 1;	/* malformed: stk_job_load says so */
 	lp = json_object_get(rec, "launcher_pid");
 	if (!json_is_integer(lp) || json_integer_value(lp) <= 0 ||
@@ -128,8 +158,10 @@ stk_job_pick(const char *dir, const char *want, char *name, size_t namelen, char
 	}
 	closedir(d);
 	if (want != NULL && found == 1 && !stk_job_alive(dir, name)) {
+		char q[MSG_QUOTE_LEN(200)];
+
 		snprintf(err, len, "job %s has ended (its collrun is gone); remove %s/%s", want, dir,
-		    name);
+		    msg_quote(q, name, strlen(name), 200));
 		return -1;
 	}
 	if (found == 1 || (want == NULL && found > 0))

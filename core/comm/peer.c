@@ -67,10 +67,17 @@ peer_handshake(void *arg, int fd)
 	uint8_t role, *p = NULL;
 	struct wbuf b;
 	uint32_t rank = 0, epoch = 0, lane = 0;
-	int ok = 0, slot = 0, authed;
+	int ok = 0, slot = 0, authed, kept;
 
 	authed = auth_accept(fd, &c->uid, &role, dl, c->abort_fd, err, sizeof err) == COLL_OK;
-	if (authed && role == WIRE_ROLE_PEER &&
+	/*
+	 * Settled as soon as the peer has proved the secret (or failed to):
+	 * before fd is closed or handed on, and so that a proven peer is never
+	 * cut off for a newcomer between its proof and its HELLO. Cut off: a
+	 * silent stranger, no word.
+	 */
+	kept = hspool_settle(&c->hs, fd);
+	if (kept && authed && role == WIRE_ROLE_PEER &&
 	    wire_recv(fd, &h, &p, 64, dl, c->abort_fd) == COLL_OK &&
 	    h.type == WIRE_PEER_HELLO && h.len == PEER_HELLO_LEN) {
 		wbuf_init(&b, p, h.len);
@@ -88,8 +95,7 @@ peer_handshake(void *arg, int fd)
 	}
 	free(p);
 	auth_thread_end();
-	/* Before fd is closed or handed on; cut off for a newcomer: a silent stranger, no word. */
-	if (!hspool_settle(&c->hs, fd))
+	if (!kept)
 		ok = 0;
 	else if (!authed)
 		log_warn("refused a peer connection: %s", err);

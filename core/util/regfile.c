@@ -56,7 +56,7 @@ regfile_kind(mode_t mode)
 
 /* Read what a pipe holds until its writer closes it, or wait_ms pass. */
 static int
-regfile_drain(int fd, size_t max, int wait_ms, char *buf, size_t *len)
+regfile_drain(int fd, size_t max, int wait_ms, int fifo, char *buf, size_t *len)
 {
 	uint64_t until = clock_now_ms() + (uint64_t)wait_ms;
 
@@ -70,9 +70,14 @@ regfile_drain(int fd, size_t max, int wait_ms, char *buf, size_t *len)
 		if (poll(&p, 1, (int)(until - now)) < 0 && errno != EINTR)
 			return COLL_ESYS;
 		n = read(fd, buf + *len, max + 1 - *len);
-		/* A FIFO no one ever opened to write reads as ended at once: not a file's end. */
-		if (n == 0)
-			return *len == 0 && clock_now_ms() >= until ? COLL_ETIMEDOUT : COLL_OK;
+		/*
+		 * A FIFO no one ever opened to write reads as ended at once: not a
+		 * file's end until a writer hung up, or the wait is over.
+		 */
+		if (n == 0 && (!fifo || *len > 0 || (p.revents & POLLHUP)))
+			return COLL_OK;
+		if (n == 0 && clock_now_ms() >= until)
+			return COLL_ETIMEDOUT;
 		if (n < 0 && errno != EAGAIN && errno != EINTR)
 			return COLL_ESYS;
 		if (n > 0 && (*len += (size_t)n) > max)
@@ -108,7 +113,8 @@ regfile_read(const char *path, size_t max, int wait_ms, char **out, size_t *outl
 	if (sb != NULL)
 		*sb = st;
 	buf = xmalloc(max + 2);
-	r = regfile_drain(fd, max, S_ISFIFO(st.st_mode) ? wait_ms : INT32_MAX, buf, &len);
+	r = regfile_drain(fd, max, S_ISFIFO(st.st_mode) ? wait_ms : INT32_MAX,
+	    S_ISFIFO(st.st_mode), buf, &len);
 	close(fd);
 	if (r != COLL_OK) {
 		int e = errno;
