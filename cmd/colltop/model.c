@@ -283,19 +283,29 @@ model_ranks_lost(struct top_model *m, const int *rank_host, int nranks, int host
 	model_hosts_lost(m);
 }
 
+/*
+ * A job is its id, communicator and owner: ids are public (page names), so
+ * another user's pages with the same ids are another job, theirs, never
+ * ranks of this one (and colltop's 'c' names the owner to collstack).
+ */
 static struct top_job *
-model_job(struct top_model *m, const char *job, const char *comm)
+model_job(struct top_model *m, const char *job, const char *comm, const char *user)
 {
+	char who[sizeof m->jobs[0].user];
 	struct top_job *j;
 
+	snprintf(who, sizeof who, "%s", user ? user : "?");
+	msg_clean(who);
 	for (int i = 0; i < m->njobs; i++)
-		if (strcmp(m->jobs[i].jobid, job) == 0 && strcmp(m->jobs[i].commid, comm) == 0)
+		if (strcmp(m->jobs[i].jobid, job) == 0 && strcmp(m->jobs[i].commid, comm) == 0 &&
+		    strcmp(m->jobs[i].user, who) == 0)
 			return &m->jobs[i];
 	m->jobs = xreallocarray(m->jobs, (size_t)m->njobs + 1, sizeof *m->jobs);
 	j = &m->jobs[m->njobs++];
 	*j = (struct top_job){ .behind = -1 };
 	snprintf(j->jobid, sizeof j->jobid, "%s", job);
 	snprintf(j->commid, sizeof j->commid, "%s", comm);
+	snprintf(j->user, sizeof j->user, "%s", who);
 	msg_clean(j->jobid);
 	msg_clean(j->commid);
 	return j;
@@ -314,10 +324,8 @@ model_page(struct top_model *m, json_t *p)
 
 	if (job == NULL || comm == NULL)
 		return;
-	j = model_job(m, job, comm);
+	j = model_job(m, job, comm, user);
 	j->seen = 1;
-	snprintf(j->user, sizeof j->user, "%s", user ? user : "?");
-	msg_clean(j->user);
 	j->nranks = (int)json_integer_value(json_object_get(p, "nranks"));
 	j->r = xreallocarray(j->r, (size_t)j->nr + 1, sizeof *j->r);
 	x = &j->r[j->nr++];

@@ -152,6 +152,38 @@ feed_job(struct top_model *m, const unsigned *seq, const char *proc, const int *
 	feed(m, 1, NULL, extra, now);
 }
 
+/*
+ * Job ids are public (page names): a page of another user's with the same job
+ * and communicator ids is another job, that user's, never a rank of the first
+ * (colltop's 'c' would have named the wrong owner to collstack).
+ */
+static void
+test_jobs_by_owner(void **state)
+{
+	struct top_model m;
+	char extra[1024];
+	size_t o = 0;
+
+	(void)state;
+	model_init(&m, &args);
+	o += (size_t)snprintf(extra + o, sizeof extra - o, ",\"pages\":[");
+	for (int r = 0; r < 2; r++)
+		o += (size_t)snprintf(extra + o, sizeof extra - o, "%s{\"job\":\"00000000000000aa\","
+		    "\"comm\":\"00000000000000bb\",\"rank\":%d,\"nranks\":2,\"pid\":%d,"
+		    "\"state\":3,\"source\":0,\"seq_started\":5,\"seq_done\":4,"
+		    "\"seq_queued\":0,\"kind\":\"allreduce\",\"host\":\"h0\",\"wait_peer\":-1,"
+		    "\"proc\":\"S\",\"user\":\"%s\"}", r ? "," : "", r, 700 + r,
+		    r ? "mallory" : "alice");
+	snprintf(extra + o, sizeof extra - o, "]");
+	feed(&m, 1, NULL, extra, 1);
+	assert_int_equal(m.njobs, 2);
+	assert_string_equal(m.jobs[0].user, "alice");
+	assert_int_equal(m.jobs[0].nr, 1);
+	assert_string_equal(m.jobs[1].user, "mallory");
+	assert_int_equal(m.jobs[1].nr, 1);
+	model_free(&m);
+}
+
 static void
 test_jobs(void **state)
 {
@@ -290,6 +322,7 @@ main(void)
 		cmocka_unit_test(test_floor),
 		cmocka_unit_test(test_lost),
 		cmocka_unit_test(test_jobs),
+		cmocka_unit_test(test_jobs_by_owner),
 		cmocka_unit_test(test_not_frames),
 		cmocka_unit_test(test_view),
 	};
