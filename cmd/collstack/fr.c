@@ -170,8 +170,9 @@ fr_dump_cmp_path(const void *a, const void *b)
 
 /*
  * Root named no user and none of the dumps is root's: they were copied off
- * a cluster, and the owner of the lowest rank's is taken, and said. Two
- * users' dumps at that rank cannot be told apart: refused.
+ * a cluster. If they are all one user's, that user's are read, and said.
+ * Dumps of several users cannot be told apart (in a shared directory anyone
+ * can be first at a rank's name): refused, asking for --user.
  */
 static int
 fr_guess(struct fr_set *s, uid_t *owner, char *err, size_t len)
@@ -183,18 +184,17 @@ fr_guess(struct fr_set *s, uid_t *owner, char *err, size_t len)
 			return 0;
 	*owner = s->d[0].uid;
 	fr_user(*owner, who, sizeof who);
-	for (int i = 1; i < s->n && s->d[i].rank == s->d[0].rank; i++)
+	for (int i = 1; i < s->n; i++)
 		if (s->d[i].uid != *owner) {
 			fr_user(s->d[i].uid, whose, sizeof whose);
-			snprintf(err, len, "%s (user %s) and %s (user %s) both claim to be rank %d's "
-			    "dump: give --user to name the job's user", s->d[0].path, who,
-			    s->d[i].path, whose, s->d[0].rank);
+			snprintf(err, len, "the dumps are several users' (%s is user %s's, %s user "
+			    "%s's) and none is root's: give --user to name the job's user",
+			    s->d[0].path, who, s->d[i].path, whose);
 			stk_clean_here(err);
 			return -1;
 		}
-	s->note = xasprintf("none of the dumps is root's: those of user %s are read, whose "
-	    "dump %s is the lowest rank's (give --user to name the job's user)", who,
-	    s->d[0].path);
+	s->note = xasprintf("none of the dumps is root's: they are all user %s's, and are read "
+	    "(give --user to name the job's user)", who);
 	stk_clean_here(s->note);
 	return 0;
 }
@@ -246,7 +246,7 @@ fr_owned(struct fr_set *s, uid_t owner, int guess, char *err, size_t len)
 	if (guess && fr_guess(s, &owner, err, len) != 0)
 		return -1;
 	if (s->note != NULL)
-		whose = "whose dump is the lowest rank's";
+		whose = "whose are all the dumps";
 	else if (owner != geteuid())
 		whose = "named by --user";
 	if (fr_keep(s, owner, whose, err, len) != 0)

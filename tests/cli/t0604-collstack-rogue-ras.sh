@@ -82,8 +82,15 @@ cp "$TMP/w_1" "$PUB/z_1"
 expect_code 1 $? "--fr with the stranger's dump at rank 0's name"
 check "... its dump ignored, root's read" sh -c "grep -qxF 'collstack: passed over $PUB/z_0: ignored: owned by user $ATK, not by user $(id -un) who runs collstack' '$TMP/e' && ! grep -q z_1 '$TMP/e' && grep -q 'dumps of 1 rank$' '$TMP/o'"
 check "... rank 0 said to have no dump" grep -qx "rank 0 of the group has no dump here (or no entry of the group in it)" "$TMP/o"
-# Root, no --user, and none of the dumps root's (copied off a cluster): the lowest rank's owner, said.
+# Root, no --user, and none of the dumps root's (copied off a cluster): all one user's, read and said.
 "$BIN/collstack" --fr "$ATK_DIR/y_" >"$TMP/o" 2>"$TMP/e"
 expect_code 1 $? "--fr on another user's dumps alone"
-check "... read as that user's, and said" sh -c "grep -qxF \"collstack: note: none of the dumps is root's: those of user $ATK are read, whose dump $ATK_DIR/y_0 is the lowest rank's (give --user to name the job's user)\" '$TMP/e' && grep -q '^mismatch in' '$TMP/o'"
+check "... read as that user's, and said" sh -c "grep -qxF \"collstack: note: none of the dumps is root's: they are all user $ATK's, and are read (give --user to name the job's user)\" '$TMP/e' && grep -q '^mismatch in' '$TMP/o'"
+# Several users' dumps, none root's: refused, asking for --user.
+mkdir -m 755 "$TMP/mix"
+cp "$ATK_DIR/y_0" "$TMP/mix/m_0" && chown "$ATK" "$TMP/mix/m_0"
+cp "$ATK_DIR/y_1" "$TMP/mix/m_1" && chown nobody "$TMP/mix/m_1"
+"$BIN/collstack" --fr "$TMP/mix/m_" >"$TMP/o" 2>&1
+expect_code 3 $? "--fr on two other users' dumps, no --user"
+check "... refused, asking for --user" grep -q "the dumps are several users' .* and none is root's: give --user to name the job's user" "$TMP/o"
 finish
