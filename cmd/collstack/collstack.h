@@ -158,8 +158,9 @@ struct stk_pageset {
 	struct status_page *pages;
 	uid_t *uids;		/* each page file's owner */
 	char **dirs;
+	uid_t *dir_uids;	/* whose pages of each directory were read */
 };
-void stk_pages_load(struct stk_pageset *ps, const char *dir);
+void stk_pages_load(struct stk_pageset *ps, const char *dir, uid_t owner);
 int stk_pages_of(const struct stk_pageset *ps, pid_t pid, uid_t uid, struct stk_page **out);
 void stk_pages_free(struct stk_pageset *ps);
 

@@ -371,17 +371,20 @@ stk_pages_add(const struct status_page *pg, uid_t owner, void *arg)
 	return 0;
 }
 
+/* The pages in dir of one owner (a process's own pages are all that can speak for it). */
 void
-stk_pages_load(struct stk_pageset *ps, const char *dir)
+stk_pages_load(struct stk_pageset *ps, const char *dir, uid_t owner)
 {
 	if (dir == NULL || dir[0] == '\0')
 		dir = status_dir();
 	for (int i = 0; i < ps->ndirs; i++)
-		if (strcmp(ps->dirs[i], dir) == 0)
+		if (strcmp(ps->dirs[i], dir) == 0 && ps->dir_uids[i] == owner)
 			return;	/* read already */
 	ps->dirs = xreallocarray(ps->dirs, (size_t)ps->ndirs + 1, sizeof *ps->dirs);
+	ps->dir_uids = xreallocarray(ps->dir_uids, (size_t)ps->ndirs + 1, sizeof *ps->dir_uids);
+	ps->dir_uids[ps->ndirs] = owner;
 	ps->dirs[ps->ndirs++] = xstrdup(dir);
-	status_scan(dir, stk_pages_add, ps);
+	status_scan_of(dir, owner, stk_pages_add, ps);
 }
 
 int
@@ -405,6 +408,7 @@ stk_pages_free(struct stk_pageset *ps)
 	for (int i = 0; i < ps->ndirs; i++)
 		free(ps->dirs[i]);
 	free(ps->dirs);
+	free(ps->dir_uids);
 	free(ps->pages);
 	free(ps->uids);
 	memset(ps, 0, sizeof *ps);

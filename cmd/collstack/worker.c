@@ -358,7 +358,7 @@ stk_task_fill(struct stk_worker *w, int i, struct stk_task *t, struct stk_pagese
 	t->in_comm = stk_in_comm(p);
 	if (p->note[0] != '\0')
 		t->note = xstrdup(p->note);
-	stk_pages_load(ps, pi->status_dir);
+	stk_pages_load(ps, pi->status_dir, pi->uid);
 	t->npages = stk_pages_of(ps, pi->pid, pi->uid, &t->pages);
 }
 

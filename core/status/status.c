@@ -385,6 +385,13 @@ int
 status_scan(const char *dir, int (*fn)(const struct status_page *pg, uid_t owner, void *arg),
     void *arg)
 {
+	return status_scan_of(dir, (uid_t)-1, fn, arg);
+}
+
+int
+status_scan_of(const char *dir, uid_t only, int (*fn)(const struct status_page *pg,
+    uid_t owner, void *arg), void *arg)
+{
 	uint64_t until = clock_now_ms() + STATUS_SCAN_MS;
 	struct dirent *de;
 	DIR *d;
@@ -404,7 +411,9 @@ status_scan(const char *dir, int (*fn)(const struct status_page *pg, uid_t owner
 		if (clock_now_ms() >= until)
 			break;
 		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-		if (lstat(path, &sb) != 0 || status_read_how(path, sb.st_uid, &pg, 0) != COLL_OK)
+		/* Another user's file is passed over before it is opened: theirs cost nothing. */
+		if (lstat(path, &sb) != 0 || (only != (uid_t)-1 && sb.st_uid != only) ||
+		    status_read_how(path, sb.st_uid, &pg, 0) != COLL_OK)
 			continue;
 		n++;
 		if (fn(&pg, sb.st_uid, arg) != 0)

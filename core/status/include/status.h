@@ -179,6 +179,13 @@ int status_read_owned(const char *path, uid_t owner, struct status_page *out);
  */
 int status_scan(const char *dir, int (*fn)(const struct status_page *pg, uid_t owner,
     void *arg), void *arg);
+/*
+ * The same for the pages of one owner only: other users' files are passed
+ * over by their owner before any is opened, so however many a stranger
+ * leaves in a shared directory they cannot use up the scan's time.
+ */
+int status_scan_of(const char *dir, uid_t only, int (*fn)(const struct status_page *pg,
+    uid_t owner, void *arg), void *arg);
 /* Remove every page of a job that is ours (a launcher cleaning up after killed ranks); the count. */
 int status_remove_job(uint64_t jobid);
 
