@@ -127,7 +127,10 @@ stk_evidence_exe(const struct stack_pinfo *p, const char *name)
 	if (n > 10 && strcmp(exe + n - 10, " (deleted)") == 0)
 		exe[n - 10] = '\0';	/* a launcher replaced by a rebuild is still one */
 	base = strrchr(exe, '/');
-	return strcmp(p->comm, name) == 0 && strcmp(base ? base + 1 : exe, name) == 0;
+	base = base ? base + 1 : exe;
+	/* Debian installs slurmstepd as slurmstepd-wlm, named through alternatives. */
+	return strcmp(p->comm, name) == 0 && strncmp(base, name, strlen(name)) == 0 &&
+	    (base[strlen(name)] == '\0' || base[strlen(name)] == '-');
 }
 
 /*
