@@ -39,12 +39,13 @@ finish() {
 # A second, unprivileged local user for the tests of what root's tools read
 # (tests/cli/t06xx-*): made here, its processes killed and the user removed by
 # the trap however the test ends. Without root the test reports itself
-# skipped (77). as_atk CMD... runs CMD as that user.
+# skipped (77). as_atk CMD... runs CMD as that user (no process of root's
+# stays between: $! of "as_atk CMD &" is CMD's).
 ATK=""
 attacker_init() {
 	[ "$(id -u)" -eq 0 ] || { echo "skip: creating a second user needs root"; exit 77; }
-	command -v useradd >/dev/null && command -v runuser >/dev/null ||
-		{ echo "skip: no useradd/runuser"; exit 77; }
+	command -v useradd >/dev/null && command -v setpriv >/dev/null ||
+		{ echo "skip: no useradd/setpriv"; exit 77; }
 	ATK=collatk$$
 	useradd -M -d /nonexistent -s /bin/sh "$ATK" >/dev/null 2>&1 ||
 		{ echo "cannot create user $ATK"; exit 1; }
@@ -57,11 +58,17 @@ attacker_init() {
 	PUB=$TMP/pub
 	mkdir -p "$PUB" && chmod 1777 "$PUB"
 }
-as_atk() { runuser -u "$ATK" -- env -i PATH=/usr/bin:/bin HOME="$ATK_DIR" "$@"; }
+# setpriv, not runuser: runuser stays as a parent of root's that stops when
+# its child is stopped (as su does), so it neither reaps the child nor dies
+# with it, and the user could not be removed.
+as_atk() {
+	setpriv --reuid="$ATK" --regid="$ATK" --init-groups \
+		env -i PATH=/usr/bin:/bin HOME="$ATK_DIR" "$@"
+}
 cleanup_users() {
 	local u
 	for u in $(cat "$TMP"/users 2>/dev/null); do
-		pkill -9 -u "$u" 2>/dev/null
+		pkill -9 -u "$u" 2>/dev/null; pkill -9 -U "$u" 2>/dev/null
 		# A process of the user may still be exiting: userdel refuses until it is gone.
 		for _ in $(seq 50); do userdel "$u" 2>/dev/null && break; sleep 0.1; done
 	done
