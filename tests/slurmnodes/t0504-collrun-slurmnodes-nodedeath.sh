@@ -12,6 +12,16 @@ revive() { [ -z "$dead" ] || bash "$SLURMNODES" revive "$SN" "$dead" >"$TMP/revi
 cleanup_death() { revive; cleanup; }
 trap cleanup_death EXIT
 
+# node_idle I: node I is idle again within 30 s (Slurm may take a moment after
+# its slurmd is back to say so, more on a loaded machine)
+node_idle() {
+	for _ in $(seq 300); do
+		[ "$(sinfo -h -n "$(node "$1")" -o %t)" = idle ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # ended_within S PID: PID is gone within S seconds
 ended_within() {
 	for _ in $(seq $(($1 * 10))); do kill -0 "$2" 2>/dev/null || return 0; sleep 0.1; done
@@ -46,7 +56,7 @@ done
 check "no job of ours still runs (squeue: $(paste -sd' ' "$TMP/squeue" 2>/dev/null))" \
 	test "$(coll_jobs R)" = 0
 revive
-check "node 3 is back" test "$(sinfo -h -n "$(node 3)" -o %t)" = idle
+check "node 3 is back" node_idle 3
 dead=
 
 # 2. Outside any collective: only Slurm can tell; node 2 (rank 1) dies under 4 sleeping ranks.
@@ -61,7 +71,7 @@ check "srun's words name $(node 2)" grep -q "Node failure on $(node 2)" "$TMP/e"
 check "collrun names rank 1 as lost" grep -q "^collrun: rank 1 (pid [0-9]*) was lost: " "$TMP/e"
 check "no job of ours still runs" test "$(coll_jobs R)" = 0
 revive
-check "node 2 is back" test "$(sinfo -h -n "$(node 2)" -o %t)" = idle
+check "node 2 is back" node_idle 2
 dead=
 check "a job runs on every node again" sh -c "[ \$(timeout 60 srun -N $K --ntasks-per-node=1 hostname | sort -u | wc -l) -eq $K ]"
 finish
