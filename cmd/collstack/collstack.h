@@ -175,7 +175,6 @@ struct stk_proctab {
 	struct stack_pinfo *pi;
 };
 int stk_evidence_init(struct stk_evidence *e, const char *user, char *err, size_t len);
-void stk_evidence_user(uid_t uid, char *buf, size_t len);
 const char *stk_evidence_check(const struct stk_evidence *e, const struct stk_args *a,
     const struct stk_proctab *t, const struct stack_pinfo *pi, char *why, size_t len);
 void stk_evidence_ignore(struct stk_local *l, const char *why);

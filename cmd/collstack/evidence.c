@@ -68,18 +68,6 @@ stk_evidence_init(struct stk_evidence *e, const char *user, char *err, size_t le
 	return 0;
 }
 
-/* A user's name for messages (the system's, not anything a process says). */
-void
-stk_evidence_user(uid_t uid, char *buf, size_t len)
-{
-	struct passwd *pw = getpwuid(uid);
-
-	if (pw != NULL)
-		snprintf(buf, len, "%.32s", pw->pw_name);
-	else
-		snprintf(buf, len, "uid %u", (unsigned)uid);
-}
-
 static const struct stack_pinfo *
 stk_evidence_lookup(const struct stk_proctab *t, pid_t pid)
 {
@@ -189,10 +177,10 @@ stk_evidence_check(const struct stk_evidence *e, const struct stk_args *a,
 	char user[48], owner[48];
 	int root_slurm = a->sel == SEL_SLURM && geteuid() == 0 && !e->named;
 
-	stk_evidence_user(pi->uid, user, sizeof user);
-	stk_evidence_user(e->owner, owner, sizeof owner);
+	cmd_user_name(pi->uid, user, sizeof user);
+	cmd_user_name(e->owner, owner, sizeof owner);
 	if (pi->ruid != pi->uid) {
-		stk_evidence_user(pi->ruid, owner, sizeof owner);
+		cmd_user_name(pi->ruid, owner, sizeof owner);
 		snprintf(why, len, "pid %d runs as user %s but was started by user %s (a setuid "
 		    "program): it speaks for no one", (int)pi->pid, user, owner);
 		return why;

@@ -19,7 +19,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,17 +147,6 @@ fr_skip(struct fr_set *s, const char *why)
 	s->skipped[s->nskipped++] = w;
 }
 
-static void
-fr_user(uid_t uid, char *buf, size_t len)
-{
-	struct passwd *pw = getpwuid(uid);
-
-	if (pw != NULL)
-		snprintf(buf, len, "%.64s", pw->pw_name);
-	else
-		snprintf(buf, len, "%u", (unsigned)uid);
-}
-
 static int
 fr_dump_cmp_path(const void *a, const void *b)
 {
@@ -183,10 +171,10 @@ fr_guess(struct fr_set *s, uid_t *owner, char *err, size_t len)
 		if (s->d[i].uid == 0)
 			return 0;
 	*owner = s->d[0].uid;
-	fr_user(*owner, who, sizeof who);
+	cmd_user_name(*owner, who, sizeof who);
 	for (int i = 1; i < s->n; i++)
 		if (s->d[i].uid != *owner) {
-			fr_user(s->d[i].uid, whose, sizeof whose);
+			cmd_user_name(s->d[i].uid, whose, sizeof whose);
 			snprintf(err, len, "the dumps are several users' (%s is user %s's, %s user "
 			    "%s's) and none is root's: give --user to name the job's user",
 			    s->d[0].path, who, s->d[i].path, whose);
@@ -206,7 +194,7 @@ fr_keep(struct fr_set *s, uid_t owner, const char *whose_dumps, char *err, size_
 	char who[72], whose[72], why[1024];
 	int k = 0, n0 = s->n;
 
-	fr_user(owner, who, sizeof who);
+	cmd_user_name(owner, who, sizeof who);
 	for (int i = 0; i < s->n; i++) {
 		struct fr_dump *d = &s->d[i];
 
@@ -214,7 +202,7 @@ fr_keep(struct fr_set *s, uid_t owner, const char *whose_dumps, char *err, size_
 			s->d[k++] = *d;
 			continue;
 		}
-		fr_user(d->uid, whose, sizeof whose);
+		cmd_user_name(d->uid, whose, sizeof whose);
 		snprintf(why, sizeof why, "%s: ignored: owned by user %s, not by user %s %s",
 		    d->path, whose, who, whose_dumps);
 		fr_skip(s, why);

@@ -21,7 +21,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,17 +87,6 @@ stk_fr_owned(int fd, const struct stack_pinfo *pi, mode_t type, struct stat *sb)
 	return fstat(fd, sb) == 0 && (sb->st_mode & S_IFMT) == type && sb->st_uid == pi->uid;
 }
 
-static void
-stk_fr_user(uid_t uid, char *buf, size_t len)
-{
-	struct passwd *pw = getpwuid(uid);
-
-	if (pw != NULL)
-		snprintf(buf, len, "%.64s", pw->pw_name);
-	else
-		snprintf(buf, len, "%u", (unsigned)uid);
-}
-
 /* Why what sb describes is not the rank's own file of this type: "ignored: ...". */
 static void
 stk_fr_foreign(const struct stack_pinfo *pi, const struct stat *sb, mode_t type,
@@ -106,8 +94,8 @@ stk_fr_foreign(const struct stack_pinfo *pi, const struct stat *sb, mode_t type,
 {
 	char owner[72], rank[72];
 
-	stk_fr_user(sb->st_uid, owner, sizeof owner);
-	stk_fr_user(pi->uid, rank, sizeof rank);
+	cmd_user_name(sb->st_uid, owner, sizeof owner);
+	cmd_user_name(pi->uid, rank, sizeof rank);
 	if ((sb->st_mode & S_IFMT) != type)
 		snprintf(why, len, "ignored: %s is not a %s (owned by user %s): left alone", what,
 		    type == S_IFIFO ? "named pipe" : "regular file", owner);

@@ -10,7 +10,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <pwd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cmd.h"
 #include "sockown.h"
 
 #define SOCKOWN_LISTEN 0x0A	/* TCP_LISTEN in the table's st column */
@@ -232,15 +232,11 @@ sockown_whose(const struct sockown_listener *l, int ms, char *why, size_t whylen
 	char dir[32], name[64];
 	struct stat sb;
 	uid_t uid = l->uid;
-	struct passwd *pw;
 
 	snprintf(dir, sizeof dir, "/proc/%d", (int)pid);
 	if (pid > 0 && stat(dir, &sb) == 0)
 		uid = sb.st_uid;
-	if ((pw = getpwuid(uid)) != NULL)
-		snprintf(name, sizeof name, "%s", pw->pw_name);
-	else
-		snprintf(name, sizeof name, "%u", (unsigned)uid);
+	cmd_user_name(uid, name, sizeof name);
 	if (pid > 0)
 		snprintf(why, whylen, "belongs to pid %d of user %s, not to the job", (int)pid,
 		    name);

@@ -9,7 +9,6 @@
  * No curses here: collectors fill plain data, the view and the screen show it.
  */
 #include <inttypes.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,20 +167,6 @@ collect_host(struct collect *c)
 	return o;
 }
 
-/* The page owner's name, or the number when it has none. */
-static void
-collect_user(uid_t uid, char *buf, size_t len)
-{
-	struct passwd pw, *r = NULL;
-	char tmp[1024];
-
-	if (getpwuid_r(uid, &pw, tmp, sizeof tmp, &r) == 0 && r != NULL)
-		snprintf(buf, len, "%s", r->pw_name);
-	else
-		snprintf(buf, len, "%u", (unsigned)uid);
-	msg_clean(buf);
-}
-
 /* Is pid a live process of user owner (by its real uid)? */
 static int
 collect_pid_owned(pid_t pid, uid_t owner)
@@ -234,7 +219,7 @@ collect_page(const struct status_page *p, uid_t owner)
 	char job[20], comm[20], st[2] = { state ? state : '?', '\0' }, user[64];
 	json_t *o;
 
-	collect_user(owner, user, sizeof user);
+	cmd_user_name(owner, user, sizeof user);
 	snprintf(job, sizeof job, "%016" PRIx64, p->jobid);
 	snprintf(comm, sizeof comm, "%016" PRIx64, p->commid);
 	o = json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:i, s:I, s:I, s:I, s:s, s:s%, s:i, "
