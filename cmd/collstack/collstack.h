@@ -218,6 +218,7 @@ void stk_clean_here(char *s);
 int stk_record_read(struct stk_result *r, const char *buf, size_t len, char *err,
     size_t errlen);
 json_t *stk_task_json(const struct stk_task *t);
+void stk_ignored_add(struct stk_result *r, json_t *a, const char *host);
 int stk_task_read(struct stk_task *t, json_t *o);
 void stk_task_free(struct stk_task *t);
 void stk_result_free(struct stk_result *r);

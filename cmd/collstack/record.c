@@ -243,19 +243,27 @@ stk_record_fail(json_t *rec, char *err, size_t errlen, const char *what)
 	return -1;
 }
 
-/* The ignored list, each entry made printable (a host name is the worker's to say). */
-static void
-stk_ignored_read(struct stk_result *r, json_t *a)
+/*
+ * Append a's strings to the ignored list, each "HOST: why" when host is
+ * given (rank 0 gathering its hosts' lists) and made printable.
+ */
+void
+stk_ignored_add(struct stk_result *r, json_t *a, const char *host)
 {
 	json_t *x;
 	size_t i;
 
 	json_array_foreach(a, i, x) {
+		char *s;
+
 		if (!json_is_string(x))
 			continue;
 		if (r->ignored == NULL)
 			r->ignored = json_array();
-		json_array_append_new(r->ignored, stk_clean_json(json_string_value(x)));
+		s = host ? xasprintf("%s: %s", host, json_string_value(x)) :
+		    xstrdup(json_string_value(x));
+		json_array_append_new(r->ignored, stk_clean_json(s));
+		free(s);
 	}
 }
 
@@ -310,7 +318,7 @@ stk_record_read(struct stk_result *r, const char *buf, size_t len, char *err, si
 		r->ras_host = stk_str(json_object_get(rec, "ras"), "host");
 	}
 	r->fr_note = stk_str(rec, "fr_note");
-	stk_ignored_read(r, json_object_get(rec, "ignored"));
+	stk_ignored_add(r, json_object_get(rec, "ignored"), NULL);
 	if (json_is_array(json_object_get(json_object_get(rec, "fr"), "lines")) &&
 	    json_is_array(json_object_get(json_object_get(rec, "fr"), "findings"))) {
 		json_t *x;

@@ -362,7 +362,6 @@ stk_task_fill(struct stk_worker *w, int i, struct stk_task *t, struct stk_pagese
 	t->npages = stk_pages_of(ps, pi->pid, pi->uid, &t->pages);
 }
 
-/* This host's stacks, tree and tasks (as the JSON blob rank 0 gathers). */
 /* What the evidence rule refused here, for the report: "ignored" strings and a count. */
 static void
 stk_ignored_here(const struct stk_local *l, json_t *blob)
@@ -377,23 +376,7 @@ stk_ignored_here(const struct stk_local *l, json_t *blob)
 	json_object_set_new(blob, "ignored", a);
 }
 
-/* Rank 0: a host's ignored processes, each named with its host. */
-static void
-stk_ignored_keep(struct stk_result *r, json_t *o, const char *host)
-{
-	json_t *a = json_object_get(o, "ignored"), *x;
-	size_t i;
-
-	json_array_foreach(a, i, x) {
-		if (!json_is_string(x))
-			continue;
-		if (r->ignored == NULL)
-			r->ignored = json_array();
-		json_array_append_new(r->ignored, json_sprintf("%s: %s", host,
-		    json_string_value(x)));
-	}
-}
-
+/* This host's stacks, tree and tasks (as the JSON blob rank 0 gathers). */
 static char *
 stk_local_work(struct stk_worker *w, size_t *len)
 {
@@ -564,7 +547,7 @@ stk_assemble(struct stk_worker *w, const struct coll_blobs *b)
 		}
 		r->hosts[r->nhosts++] = xstrdup(json_string_value(json_object_get(o, "host")));
 		stk_ras_keep(r, o);
-		stk_ignored_keep(r, o, r->hosts[r->nhosts - 1]);
+		stk_ignored_add(r, json_object_get(o, "ignored"), r->hosts[r->nhosts - 1]);
 		stk_fr_gather(&fs, o, &r->fr_note);
 		r->pause_max_ms = pm > r->pause_max_ms ? pm : r->pause_max_ms;
 		r->cache_hits += (uint64_t)json_integer_value(json_object_get(o, "hits"));
