@@ -27,8 +27,10 @@
 #include <unistd.h>
 
 #include "collstack.h"
+#include "err.h"
 #include "fr.h"
 #include "pickle.h"
+#include "regfile.h"
 #include "xmalloc.h"
 
 #define FR_FILE_MAX (512u << 20)
@@ -80,18 +82,19 @@ fr_rank_of(const char *path)
 static FILE *
 fr_fopen(const char *path, struct stat *sb, char *err, size_t len)
 {
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	int fd, r = regfile_open(path, O_NOFOLLOW, &fd, sb);
 	FILE *f;
 
-	if (fd < 0) {
+	if (r == COLL_ESYS) {
 		snprintf(err, len, "%s: %s", path, errno == ELOOP ? "a symbolic link: not "
 		    "followed (name the dump itself)" : strerror(errno));
 		return NULL;
 	}
-	if (fstat(fd, sb) != 0 || !S_ISREG(sb->st_mode) || (uint64_t)sb->st_size > FR_FILE_MAX) {
+	if (r != COLL_OK || (uint64_t)sb->st_size > FR_FILE_MAX) {
 		snprintf(err, len, "%s: not a regular file of at most %u MiB", path,
 		    FR_FILE_MAX >> 20);
-		close(fd);
+		if (r == COLL_OK)
+			close(fd);
 		return NULL;
 	}
 	if ((f = fdopen(fd, "rb")) == NULL) {

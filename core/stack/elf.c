@@ -18,22 +18,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "err.h"
 #include "msg.h"
+#include "regfile.h"
 #include "stack_elf.h"
-
-/* What kind of file st is, for a refusal. */
-static const char *
-stack_elf_kind(const struct stat *st)
-{
-	switch (st->st_mode & S_IFMT) {
-	case S_IFIFO: return "is a FIFO, not a regular file";
-	case S_IFCHR: return "is a character device, not a regular file";
-	case S_IFBLK: return "is a block device, not a regular file";
-	case S_IFSOCK: return "is a socket, not a regular file";
-	case S_IFDIR: return "is a directory, not a regular file";
-	default: return "is not a regular file";
-	}
-}
 
 static void
 stack_elf_why(char *why, size_t len, pid_t pid, const char *path, const char *what)
@@ -50,18 +38,16 @@ stack_elf_open1(const char *name, pid_t pid, const char *path, char *why, size_t
 {
 	struct stat st;
 	char what[96];
-	int fd = open(name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+	int fd, r = regfile_open(name, O_NOFOLLOW | O_NOCTTY, &fd, &st);
 
-	if (fd == -1)
-		return -1;
-	if (fstat(fd, &st) == -1)
-		st.st_mode = 0;
-	if (!S_ISREG(st.st_mode)) {
-		stack_elf_why(why, len, pid, path, stack_elf_kind(&st));
-		close(fd);
+	if (r == COLL_EUNSAFE) {
+		snprintf(what, sizeof what, "is %s, not a regular file", regfile_kind(st.st_mode));
+		stack_elf_why(why, len, pid, path, what);
 		errno = EINVAL;
 		return -1;
 	}
+	if (r != COLL_OK)
+		return -1;
 	if ((uint64_t)st.st_size > STACK_ELF_SIZE_MAX) {
 		snprintf(what, sizeof what, "is %lld bytes, over the %llu read",
 		    (long long)st.st_size, (unsigned long long)STACK_ELF_SIZE_MAX);

@@ -47,11 +47,13 @@ regfile_kind(mode_t mode)
 		return "a FIFO";
 	if (S_ISDIR(mode))
 		return "a directory";
-	if (S_ISCHR(mode) || S_ISBLK(mode))
-		return "a device";
+	if (S_ISCHR(mode))
+		return "a character device";
+	if (S_ISBLK(mode))
+		return "a block device";
 	if (S_ISSOCK(mode))
 		return "a socket";
-	return S_ISREG(mode) ? "a regular file" : "not a regular file";
+	return S_ISREG(mode) ? "a regular file" : "a file of an unknown type";
 }
 
 /* Read what a pipe holds until its writer closes it, or wait_ms pass. */

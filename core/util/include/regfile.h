@@ -27,7 +27,7 @@ int regfile_open(const char *path, int flags, int *fd, struct stat *sb);
  */
 int regfile_read(const char *path, size_t max, int wait_ms, char **out, size_t *outlen,
     struct stat *sb);
-/* What a refused file is, for messages: "a FIFO", "a directory", ... */
+/* What a refused file is, for messages: "a FIFO", "a directory", "a character device", ... */
 const char *regfile_kind(mode_t mode);
 
 #endif
