@@ -47,12 +47,13 @@ alive_as() {
 }
 
 # alive_or_starting PID EXE: as alive_as, or PID still on its way to EXE
-# (a slurmd starts through netbed's exec, ip netns exec and sh): a live
+# (a slurmd starts through setsid, netbed's exec, ip netns exec, unshare and
+# sh, each exec'ing the next; a look in between must not read as an exit): a live
 # process we started moments ago.
 alive_or_starting() {
 	alive_as "$1" "$2" && return 0
 	case $(readlink "/proc/${1:-0}/exe" 2>/dev/null) in
-	*/bash | */ip | */dash | */sh) running "$1" ;;
+	*/setsid | */bash | */ip | */unshare | */dash | */sh) running "$1" ;;
 	*) return 1 ;;
 	esac
 }
