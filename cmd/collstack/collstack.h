@@ -141,6 +141,15 @@ struct stk_verdict {
 	struct stk_key *by_pid, *by_rank;
 };
 
+/*
+ * verdict.c's steps, shared with the files that judge one kind of evidence:
+ * a line to print, a task blamed by a source (op: what it is behind in, or
+ * NULL), and what a task is called ("rank" or "task").
+ */
+void stk_say(struct stk_verdict *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void stk_blame(struct stk_verdict *v, int task, unsigned src, const char *op);
+const char *stk_label(const struct stk_result *r);
+
 /* find.c: the processes of the job on this host. */
 struct stk_local {
 	int n;

@@ -31,7 +31,7 @@ stk_kind_name(unsigned kind)
 	return n != NULL ? n : "op";
 }
 
-static void
+void
 stk_say(struct stk_verdict *v, const char *fmt, ...)
 {
 	va_list ap;
@@ -48,7 +48,7 @@ stk_say(struct stk_verdict *v, const char *fmt, ...)
 }
 
 /* Task is one the others wait for, says source src; op is what it is behind in, if known. */
-static void
+void
 stk_blame(struct stk_verdict *v, int task, unsigned src, const char *op)
 {
 	int i = v->slot[task] - 1;
@@ -74,7 +74,7 @@ stk_blame(struct stk_verdict *v, int task, unsigned src, const char *op)
 		v->op[i] = xstrdup(op);
 }
 
-static const char *
+const char *
 stk_label(const struct stk_result *r)
 {
 	return r->by_rank ? "rank" : "task";
