@@ -36,7 +36,7 @@ static const struct opt stk_opts[] = {
 	{ O_NO_FR_DUMP, 0, "no-fr-dump", OPT_FLAG, NULL, "do not ask PyTorch ranks for a flight "
 	    "recorder dump through their TORCH_NCCL_DEBUG_INFO_PIPE_FILE pipe", NULL },
 	{ O_CUDA, 0, "cuda", OPT_FLAG, NULL, "also list the GPU kernels each process runs, "
-	    "through cuda-gdb (about 10 s per process, one at a time per host, within -T/4)", NULL },
+	    "through cuda-gdb (about 10 s, all processes of a host at once, within -T/4)", NULL },
 	{ O_THREADS, 0, "threads", OPT_VALUE, "N", "processes snapshotted at once per host "
 	    "(default: one per CPU, at most 16)", NULL },
 	{ O_WORKER, 0, "worker", OPT_FLAG, NULL, "(set by the front end) be a worker that "

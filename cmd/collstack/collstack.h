@@ -191,8 +191,12 @@ void stk_evidence_ignore(struct stk_local *l, const char *why);
 /* worker.c */
 int stk_worker(struct stk_args *a);
 
-/* cuda.c: --cuda, each process's GPU kernels through cuda-gdb; kernels[i] or why[i] set. */
-void stk_cuda_kernels(const pid_t *pids, int n, double budget_s, char **kernels, char **why);
+/*
+ * cuda.c: --cuda, each process's GPU kernels through cuda-gdb; kernels[i] or
+ * why[i] set. suspect[i] (or NULL): asked first where not all can be.
+ */
+void stk_cuda_kernels(const pid_t *pids, const int *suspect, int n, double budget_s,
+    char **kernels, char **why);
 /* cuda-gdb's "info cuda kernels" table as "name (device D, status)" joined by "; "; NULL none. */
 char *stk_cuda_parse(const char *out);
 

@@ -4,11 +4,15 @@
  * slow (cuda-gdb takes some 10 s to attach to a PyTorch process on an H100)
  * and it stops the process meanwhile, so it is asked for, never done by
  * default, and runs after collstack's own snapshot is over. The processes of
- * a host are attached to one after another (cuda-gdb keeps one debugger per
- * machine), within -T/4 in all; one that outlasts it is stopped, and its
- * process continued if the debugger left it stopped. Attaching is not free for the process: threads that wait on a
- * condition (OpenBLAS's workers in a PyTorch rank) may see the attach as a
- * spurious wake-up and exit.
+ * a host are attached to all at once, STK_CUDA_AT_ONCE at most, within -T/4
+ * in all: cuda-gdb's lock file, which kept one debugger per machine (or per
+ * GPU of CUDA_VISIBLE_DEVICES), has been off by default since cuda-gdb 12.0
+ * (gdb/cuda/cuda-utils.c, cuda_use_lockfile) and is turned off here for
+ * older ones. Where more processes than that wait, the suspects go first.
+ * A debugger that outlasts the time is stopped, and a process a debugger
+ * left stopped is continued. Attaching is not free for the process: threads
+ * that wait on a condition (OpenBLAS's workers in a PyTorch rank) may see the
+ * attach as a spurious wake-up and exit.
  *
  * The debugger is $COLL_CUDA_GDB, else cuda-gdb on PATH, else
  * /usr/local/cuda/bin/cuda-gdb.
@@ -21,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -30,6 +35,10 @@
 
 #define STK_CUDA_OUT_MAX (1u << 20)
 #define STK_CUDA_DEFAULT "/usr/local/cuda/bin/cuda-gdb"
+/* Debuggers at once: each takes a CPU while it attaches; a host rarely has more than 8 GPUs. */
+#define STK_CUDA_AT_ONCE 8
+/* How long a target a debugger left stopped may take to show it (see stk_cuda_settle). */
+#define STK_CUDA_SETTLE_MS 300
 
 /* The debugger to run, or NULL. */
 static char *
@@ -141,12 +150,27 @@ stk_cuda_parse(const char *out)
 	return res;
 }
 
+
+enum { STK_CUDA_WAIT, STK_CUDA_RUN, STK_CUDA_DONE };
+
+/* One process and its debugger. */
+struct stk_cuda_one {
+	pid_t target, gdb;
+	int state, fd, status;
+	int failed;		/* the debugger could not be started (errno) */
+	int timed_out;		/* stopped at the deadline */
+	int big;		/* it wrote more than STK_CUDA_OUT_MAX */
+	char before;		/* the target's state before: a stop of its own is left alone */
+	char *out;
+	size_t len;
+};
+
 static pid_t
 stk_cuda_spawn(const char *gdb, pid_t pid, int *fd)
 {
 	char pidstr[24];
 	int p[2];
-	pid_t c;
+	pid_t c, parent = getpid();
 
 	if (pipe2(p, O_CLOEXEC) != 0)
 		return -1;
@@ -154,12 +178,17 @@ stk_cuda_spawn(const char *gdb, pid_t pid, int *fd)
 	if ((c = fork()) == 0) {
 		int null = open("/dev/null", O_RDONLY);
 
+		/* A debugger whose worker is gone quits on SIGTERM, and detaches as it does. */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != parent)
+			_exit(127);
 		dup2(null, 0);
 		dup2(p[1], 1);
 		dup2(p[1], 2);
 		if (null > 2)
 			close(null);
-		execl(gdb, gdb, "-nx", "-q", "-batch", "-p", pidstr,
+		/* No lock file: several debuggers at once (off by default since cuda-gdb 12.0). */
+		execl(gdb, gdb, "-nx", "-q", "-batch", "--cuda-use-lockfile=0", "-p", pidstr,
 		    "-ex", "info cuda kernels", (char *)NULL);
 		_exit(127);
 	}
@@ -168,108 +197,234 @@ stk_cuda_spawn(const char *gdb, pid_t pid, int *fd)
 		close(p[0]);
 		return -1;
 	}
+	fcntl(p[0], F_SETFL, O_NONBLOCK);
 	*fd = p[0];
 	return c;
 }
 
-/*
- * Stop a debugger that overran: SIGTERM first (gdb detaches what it is
- * attached to as it quits), SIGKILL after a second. A process left in a
- * ptrace stop by a killed debugger stays stopped: it is continued unless it
- * was stopped before we came.
- */
 static void
-stk_cuda_stop(pid_t gdb, pid_t target, char before)
+stk_cuda_start(const char *gdb, struct stk_cuda_one *o)
 {
-	int status;
-
-	kill(gdb, SIGTERM);
-	for (int i = 0; i < 20; i++) {
-		struct timespec ts = { 0, 50 * 1000000L };
-
-		if (waitpid(gdb, &status, WNOHANG) == gdb)
-			goto reaped;
-		nanosleep(&ts, NULL);
+	o->before = stack_state(o->target, NULL);
+	o->out = xmalloc(STK_CUDA_OUT_MAX + 1);
+	if ((o->gdb = stk_cuda_spawn(gdb, o->target, &o->fd)) < 0) {
+		o->failed = errno;
+		o->state = STK_CUDA_DONE;
+		return;
 	}
-	kill(gdb, SIGKILL);
-	waitpid(gdb, &status, 0);
-reaped:
-	if (before != 'T' && before != 't' && stack_state(target, NULL) == 'T')
-		kill(target, SIGCONT);
+	o->state = STK_CUDA_RUN;
 }
 
-/* One process: cuda-gdb's output, or NULL with why, by the deadline. */
-static char *
-stk_cuda_one(const char *gdb, pid_t pid, uint64_t deadline, char **why)
+/* Read what its debugger wrote so far; the pipe is closed at its end. */
+static void
+stk_cuda_read(struct stk_cuda_one *o)
 {
-	char *out = xmalloc(STK_CUDA_OUT_MAX + 1), before = stack_state(pid, NULL);
-	size_t len = 0;
-	int fd, status, open = 1;
-	pid_t c = stk_cuda_spawn(gdb, pid, &fd);
+	while (o->fd >= 0) {
+		ssize_t got = o->len < STK_CUDA_OUT_MAX ?
+		    read(o->fd, o->out + o->len, STK_CUDA_OUT_MAX - o->len) : -1;
 
-	if (c < 0) {
-		*why = xasprintf("cannot start %s: %s", gdb, strerror(errno));
-		free(out);
-		return NULL;
-	}
-	while (open && clock_now_ms() < deadline) {
-		struct pollfd pf = { fd, POLLIN, 0 };
-		ssize_t got;
-
-		if (poll(&pf, 1, 200) <= 0)
+		if (got > 0) {
+			o->len += (size_t)got;
 			continue;
-		got = read(fd, out + len, STK_CUDA_OUT_MAX - len);
+		}
 		if (got < 0 && errno == EINTR)
 			continue;
-		if (got > 0 && len + (size_t)got < STK_CUDA_OUT_MAX)
-			len += (size_t)got;
+		if (got < 0 && errno == EAGAIN)
+			return;
+		o->big = o->len >= STK_CUDA_OUT_MAX;
+		close(o->fd);
+		o->fd = -1;
+	}
+}
+
+/* Its debugger ended (reaped, status kept): what it wrote is all read. */
+static void
+stk_cuda_ended(struct stk_cuda_one *o, int status)
+{
+	o->status = status;
+	o->gdb = 0;
+	o->state = STK_CUDA_DONE;
+	stk_cuda_read(o);
+	if (o->fd >= 0) {	/* something it started holds the pipe: no more is waited for */
+		close(o->fd);
+		o->fd = -1;
+	}
+}
+
+/*
+ * Stop the debuggers that overran: SIGTERM first (gdb detaches what it is
+ * attached to as it quits), SIGKILL a second later, all at once.
+ */
+static void
+stk_cuda_stop_all(struct stk_cuda_one *o, int n)
+{
+	uint64_t until = clock_now_ms() + 1000;
+	int left = 0, status;
+
+	for (int i = 0; i < n; i++)
+		if (o[i].state == STK_CUDA_RUN) {
+			kill(o[i].gdb, SIGTERM);
+			o[i].timed_out = 1;
+			left++;
+		}
+	while (left > 0 && clock_now_ms() < until) {
+		struct timespec ts = { 0, 50 * 1000000L };
+
+		nanosleep(&ts, NULL);
+		for (int i = 0; i < n; i++)
+			if (o[i].state == STK_CUDA_RUN && waitpid(o[i].gdb, &status, WNOHANG) == o[i].gdb) {
+				stk_cuda_ended(&o[i], status);
+				left--;
+			}
+	}
+	for (int i = 0; i < n; i++)
+		if (o[i].state == STK_CUDA_RUN) {
+			kill(o[i].gdb, SIGKILL);
+			while (waitpid(o[i].gdb, &status, 0) < 0 && errno == EINTR)
+				;
+			stk_cuda_ended(&o[i], status);
+		}
+}
+
+/*
+ * A debugger that did not end cleanly (stopped by us, killed, crashed) may
+ * leave its target stopped: the SIGSTOP that attaching sends can still be
+ * pending when the kernel detaches the process, and stops it then, a little
+ * after the debugger's end. Such a process is continued, unless it was
+ * stopped before we came; it is looked at for STK_CUDA_SETTLE_MS.
+ */
+static void
+stk_cuda_settle(const struct stk_cuda_one *o, int n)
+{
+	int any = 0;
+
+	for (int i = 0; i < n; i++)
+		any |= o[i].timed_out || o[i].status != 0;
+	for (int round = 0; any && round <= STK_CUDA_SETTLE_MS / 50; round++) {
+		struct timespec ts = { 0, 50 * 1000000L };
+
+		for (int i = 0; i < n; i++)
+			if ((o[i].timed_out || o[i].status != 0) && o[i].before != 'T' &&
+			    o[i].before != 't' && o[i].before != 0 &&
+			    stack_state(o[i].target, NULL) == 'T')
+				kill(o[i].target, SIGCONT);
+		if (round < STK_CUDA_SETTLE_MS / 50)
+			nanosleep(&ts, NULL);
+	}
+}
+
+/* Start what may start, wait a little for output; how many debuggers still run. */
+static int
+stk_cuda_step(const char *gdb, struct stk_cuda_one *o, const int *order, int n, int *next,
+    uint64_t deadline)
+{
+	struct pollfd pf[STK_CUDA_AT_ONCE];
+	int running = 0, np = 0, status;
+	uint64_t now = clock_now_ms();
+
+	for (int i = 0; i < n; i++)
+		running += o[i].state == STK_CUDA_RUN;
+	/* A debugger needs its 10 s or so: none is started in the last second. */
+	while (running < STK_CUDA_AT_ONCE && *next < n && now + 1000 < deadline) {
+		stk_cuda_start(gdb, &o[order[(*next)++]]);
+		running = 0;
+		for (int i = 0; i < n; i++)
+			running += o[i].state == STK_CUDA_RUN;
+	}
+	if (running == 0 || now >= deadline)
+		return 0;
+	for (int i = 0; i < n; i++)
+		if (o[i].state == STK_CUDA_RUN && o[i].fd >= 0)
+			pf[np++] = (struct pollfd){ o[i].fd, POLLIN, 0 };
+	poll(pf, (nfds_t)np, (int)(deadline - now < 200 ? deadline - now : 200));
+	running = 0;
+	for (int i = 0; i < n; i++) {
+		if (o[i].state != STK_CUDA_RUN)
+			continue;
+		stk_cuda_read(&o[i]);
+		if (waitpid(o[i].gdb, &status, WNOHANG) == o[i].gdb)
+			stk_cuda_ended(&o[i], status);
 		else
-			open = 0;
+			running++;
 	}
-	close(fd);
-	if (open || len + 1 >= STK_CUDA_OUT_MAX) {
-		stk_cuda_stop(c, pid, before);
-		*why = open ? xstrdup("cuda-gdb gave no answer in the time -T leaves it (-T/4, "
-		    "about 10 s a process: raise -T)") : xstrdup("cuda-gdb wrote more than 1 MiB");
-		free(out);
-		return NULL;
+	return running;
+}
+
+/* Suspects first (the stacks or the plugin's pages point at them), else in order. */
+static int *
+stk_cuda_order(const int *suspect, int n)
+{
+	int *order = xcalloc((size_t)n + 1, sizeof *order), k = 0;
+
+	for (int pass = 1; pass >= 0; pass--)
+		for (int i = 0; i < n; i++)
+			if ((suspect != NULL && suspect[i]) == pass)
+				order[k++] = i;
+	return order;
+}
+
+/* Its debugger's output into kernels, or why not. */
+static void
+stk_cuda_judge(struct stk_cuda_one *o, int asked, int suspects, char **kernels, char **why)
+{
+	if (o->state == STK_CUDA_WAIT) {
+		*why = xasprintf("not asked: the time -T leaves --cuda (-T/4) went to the %d "
+		    "processes asked before it (%d of them suspects: outside any collective, or a "
+		    "GPU kernel enqueued and not begun); raise -T", asked, suspects);
+	} else if (o->failed) {
+		*why = xasprintf("cannot start cuda-gdb: %s", strerror(o->failed));
+	} else if (o->timed_out) {
+		*why = xasprintf("cuda-gdb gave no answer in the time -T leaves it (-T/4, about "
+		    "10 s a process, %d at once: raise -T)", STK_CUDA_AT_ONCE);
+	} else if (WIFSIGNALED(o->status) && o->len == 0) {
+		*why = xasprintf("cuda-gdb was killed (SIG%s) before it said anything",
+		    sigabbrev_np(WTERMSIG(o->status)) ? sigabbrev_np(WTERMSIG(o->status)) : "?");
+	} else if (o->big) {
+		*why = xstrdup("cuda-gdb wrote more than 1 MiB");
+	} else {
+		o->out[o->len] = '\0';
+		*kernels = stk_cuda_parse(o->out);
+		if (*kernels == NULL && strstr(o->out, "No CUDA kernels") != NULL) {
+			*kernels = xstrdup("none");
+		} else if (*kernels == NULL) {
+			/* Its own words, first line, say why (permissions, no CUDA in the process). */
+			char *first = o->out + strspn(o->out, "\n");
+
+			first[strcspn(first, "\n")] = '\0';
+			*why = xasprintf("cuda-gdb listed no kernel table%s%.200s", *first ? ": " : "",
+			    first);
+		}
 	}
-	waitpid(c, &status, 0);
-	out[len] = '\0';
-	return out;
 }
 
 void
-stk_cuda_kernels(const pid_t *pids, int n, double budget_s, char **kernels, char **why)
+stk_cuda_kernels(const pid_t *pids, const int *suspect, int n, double budget_s, char **kernels,
+    char **why)
 {
-	char *gdb = stk_cuda_gdb(), *out;
+	char *gdb = stk_cuda_gdb();
 	uint64_t deadline = clock_now_ms() + (uint64_t)(budget_s * 1000);
+	struct stk_cuda_one *o = xcalloc((size_t)n + 1, sizeof *o);
+	int *order = stk_cuda_order(suspect, n), next = 0, suspects = 0;
 
 	for (int i = 0; i < n; i++) {
 		kernels[i] = why[i] = NULL;
-		if (gdb == NULL) {
-			why[i] = xstrdup("no cuda-gdb here (set COLL_CUDA_GDB, or put it on PATH)");
-			continue;
-		}
-		if (clock_now_ms() + 1000 >= deadline) {
-			why[i] = xstrdup("not asked: the time -T leaves --cuda (-T/4) went to the "
-			    "processes before it; raise -T");
-			continue;
-		}
-		if ((out = stk_cuda_one(gdb, pids[i], deadline, &why[i])) == NULL)
-			continue;
-		kernels[i] = stk_cuda_parse(out);
-		if (kernels[i] == NULL && strstr(out, "No CUDA kernels") != NULL)
-			kernels[i] = xstrdup("none");
-		else if (kernels[i] == NULL) {
-			/* Its own words, first line, say why (permissions, no CUDA in the process). */
-			char *first = out + strspn(out, "\n");
-
-			first[strcspn(first, "\n")] = '\0';
-			why[i] = xasprintf("cuda-gdb listed no kernel table%s%.200s", *first ? ": " : "",
-			    first);
-		}
-		free(out);
+		o[i].target = pids[i];
+		o[i].fd = -1;
+		suspects += suspect != NULL && suspect[i];
 	}
+	while (gdb != NULL && stk_cuda_step(gdb, o, order, n, &next, deadline) > 0)
+		;
+	stk_cuda_stop_all(o, n);
+	stk_cuda_settle(o, n);
+	for (int i = 0; i < n; i++) {
+		if (gdb == NULL)
+			why[i] = xstrdup("no cuda-gdb here (set COLL_CUDA_GDB, or put it on PATH)");
+		else
+			stk_cuda_judge(&o[i], next, suspects < next ? suspects : next, &kernels[i],
+			    &why[i]);
+		free(o[i].out);
+	}
+	free(order);
+	free(o);
 	free(gdb);
 }

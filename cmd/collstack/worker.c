@@ -376,6 +376,31 @@ stk_ignored_here(const struct stk_local *l, json_t *blob)
 	json_object_set_new(blob, "ignored", a);
 }
 
+/*
+ * Whom --cuda asks first where it cannot ask all in time: a process whose
+ * main thread is outside any collective, or whose plugin page shows an op
+ * enqueued whose kernel has not begun.
+ */
+static int *
+stk_cuda_suspects(struct stk_worker *w, struct stk_pageset *ps)
+{
+	int *s = xcalloc((size_t)w->loc.n + 1, sizeof *s);
+
+	for (int i = 0; i < w->loc.n; i++) {
+		const struct stack_pinfo *pi = &w->loc.pi[i];
+		struct stk_page *pg;
+		int np;
+
+		stk_pages_load(ps, pi->status_dir, pi->uid);
+		np = stk_pages_of(ps, pi->pid, pi->uid, &pg);
+		s[i] = stk_in_comm(&w->procs[i]) == 0;
+		for (int k = 0; k < np; k++)
+			s[i] |= pg[k].nccl && pg[k].kernel && pg[k].seq_kernel < pg[k].seq_started;
+		free(pg);
+	}
+	return s;
+}
+
 /* This host's stacks, tree and tasks (as the JSON blob rank 0 gathers). */
 static char *
 stk_local_work(struct stk_worker *w, size_t *len)
@@ -406,8 +431,12 @@ stk_local_work(struct stk_worker *w, size_t *len)
 	/* After our own snapshot: cuda-gdb attaches with ptrace too. */
 	kernels = xcalloc((size_t)w->loc.n + 1, sizeof *kernels);
 	kwhy = xcalloc((size_t)w->loc.n + 1, sizeof *kwhy);
-	if (w->a->cuda)
-		stk_cuda_kernels(pids, w->loc.n, w->a->timeout_s / 4, kernels, kwhy);
+	if (w->a->cuda) {
+		int *suspect = stk_cuda_suspects(w, &ps);
+
+		stk_cuda_kernels(pids, suspect, w->loc.n, w->a->timeout_s / 4, kernels, kwhy);
+		free(suspect);
+	}
 	for (int i = 0; i < w->loc.n; i++) {
 		struct stk_task tk;
 		struct stack_thread none = { .err = "", .syscall = -1 };

@@ -1,0 +1,42 @@
+#!/bin/bash
+# collstack --cuda on 4 ranks of a host: the debuggers run at once (no lock
+# file, which kept one cuda-gdb per machine before cuda-gdb 12.0), so all 4
+# are listed within a -T that one at a time could not meet: each attach
+# takes 3 s here (10 s on a PyTorch rank) and -T 20 leaves --cuda 5 s. And a
+# debugger that dies attached, leaving its target stopped, does not leave it
+# stopped: collstack continues it. cuda-gdb is tests/stack/cuda_gdb_standin.sh.
+. "$(dirname "$0")/lib.sh"
+export COLL_CUDA_GDB=$COLL_SRC/tests/stack/cuda_gdb_standin.sh TMPDIR=$TMP
+state() { awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null; }
+
+for r in 0 1 2 3; do
+	RANK=$r WORLD_SIZE=4 python3 -c 'import time; print("ready", flush=True); time.sleep(600)' \
+		>"$TMP/r$r.out" 2>&1 &
+	echo $! >>"$TMP/pids"
+	eval "p$r=$!"
+done
+for _ in $(seq 100); do
+	[ "$(cat "$TMP"/r?.out 2>/dev/null | grep -c ready)" = 4 ] && break
+	sleep 0.1
+done
+pids="$p0,$p1,$p2,$p3"
+
+STANDIN_CUDA_SLEEP=3 "$BIN/collstack" --pid "$pids" --no-color --cuda --no-fr-dump -T 20 >"$TMP/o" 2>&1
+check "--cuda -T 20 (5 s for cuda-gdb, 3 s an attach): all 4 ranks' kernels listed" \
+	test "$(grep -c "^rank [0-3] ($(hostname), pid [0-9]*) GPU kernels: ncclDevKernel_AllReduce" "$TMP/o")" = 4
+check "... none refused for a lock file or left unasked" sh -c "! grep -q 'GPU kernels not listed' '$TMP/o'"
+check "... no lock file was taken" test ! -e "$TMP/cuda-dbg/cuda-gdb.lock"
+
+# A debugger killed while attached leaves a SIGSTOP behind: the rank is continued.
+STANDIN_CUDA=die "$BIN/collstack" --pid "$p1" --no-color --cuda --no-fr-dump >"$TMP/o" 2>&1
+for _ in $(seq 20); do [ "$(state "$p1")" != T ] && break; sleep 0.1; done
+check "a rank a dying cuda-gdb left stopped runs again (state $(state "$p1"))" test "$(state "$p1")" != T
+check "... and the debugger's end is said" grep -qF "rank 1 ($(hostname), pid $p1) GPU kernels not listed: cuda-gdb was killed (SIGKILL) before it said anything" "$TMP/o"
+
+# A rank stopped before collstack came (Ctrl-Z) is left as it was.
+kill -STOP "$p2"
+for _ in $(seq 20); do [ "$(state "$p2")" = T ] && break; sleep 0.1; done
+STANDIN_CUDA=die "$BIN/collstack" --pid "$p2" --no-color --cuda --no-fr-dump >"$TMP/o" 2>&1
+check "a rank stopped before stays stopped" test "$(state "$p2")" = T
+kill -CONT "$p2"
+finish
