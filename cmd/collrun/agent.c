@@ -243,11 +243,21 @@ agent_send_number(enum agentproto_kind kind, long v)
 
 /* The child's side: own session, output on our pipes, stdin from the channel never. */
 static void
-agent_child(struct agent *a, int out[3][2], char **argv)
+agent_child(struct agent *a, int out[3][2], char **argv, pid_t agent)
 {
 	char host[256] = "?";
 	sigset_t none;
 	int null;
+
+	/*
+	 * The program dies with the agent, however the agent ended: a step kill
+	 * under srun SIGKILLs the agent, and Slurm's proctrack/linuxproc, which
+	 * finds a step's processes by their parents, would lose a program
+	 * orphaned before its sweep (collstack's worker, holding ptrace on ranks).
+	 */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != agent)
+		_exit(127);
 
 	/*
 	 * Over SSH the program gets a session of its own, so one signal to the
@@ -292,13 +302,14 @@ static int
 agent_spawn(struct agent *a, char **argv)
 {
 	int out[3][2], made = 0;
+	pid_t agent = getpid();
 	char c;
 
 	for (; made < 3; made++)
 		if (pipe2(out[made], O_CLOEXEC) != 0)
 			break;
 	if (made == 3 && (a->child = fork()) == 0)
-		agent_child(a, out, argv);
+		agent_child(a, out, argv, agent);
 	for (int s = 0; s < made; s++)
 		close(out[s][1]);
 	if (made == 3 && a->child > 0)

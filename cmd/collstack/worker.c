@@ -8,10 +8,12 @@
  * per-process facts to rank 0, which writes the record (or, under collrun,
  * judges and prints it itself).
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -647,6 +649,25 @@ stk_worker_free(struct stk_worker *w)
 	comm_destroy(w->c);
 }
 
+/*
+ * A worker holds ptrace on ranks: it must never outlive collstack. Its
+ * parent (the front end, or collrun's agent over SSH and srun) going away
+ * kills it, however that parent ended (Slurm's step kill SIGKILLs the agent,
+ * and proctrack/linuxproc, which finds a step's processes by their parents,
+ * loses a worker orphaned before the sweep); and it ends by itself when the
+ * front end's -T and its kill stages (15 s) are long past.
+ */
+static void
+stk_worker_tether(const struct stk_args *a)
+{
+	pid_t parent = getppid();
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		raise(SIGKILL);
+	alarm((unsigned)a->timeout_s + 30);
+}
+
 int
 stk_worker(struct stk_args *a)
 {
@@ -654,6 +675,8 @@ stk_worker(struct stk_args *a)
 	struct coll_config cfg = COLL_CONFIG_INIT;
 	int rc, code = EXIT_CANNOT;
 
+	if (a->worker)
+		stk_worker_tether(a);
 	stack_tree_init(&w.tree);
 	w.sy = stack_syms_new();
 	if (gethostname(w.host, sizeof w.host - 1) != 0)

@@ -40,20 +40,35 @@ check "the tree parts at rank 5" sh -c "grep -q '\[5\] (1) train_step' '$TMP/o' 
 check "nothing on stderr" test ! -s "$TMP/e"
 check "the job still runs" test "$(squeue -h -j "$id" -o %T)" = RUNNING
 
-# An interrupt ends collstack's step on every node; the job's own step and tasks live on.
-COLL_TEST_STACK_HOLD_MS=20000 "$BIN/collstack" --slurm "$id" >"$TMP/o" 2>"$TMP/e" &
-cs=$!
-echo $cs >>"$TMP/pids"
-for _ in $(seq 100); do squeue -h -s -j "$id" -o %j | grep -q '^coll-' && break; sleep 0.1; done
-check "collstack's step is there" sh -c "squeue -h -s -j '$id' -o %j | grep -q '^coll-'"
-kill -INT $cs
-for _ in $(seq 100); do kill -0 $cs 2>/dev/null || break; sleep 0.1; done
-check "collstack ended on SIGINT" sh -c "! kill -0 $cs 2>/dev/null"
-wait $cs 2>/dev/null
-for _ in $(seq 100); do squeue -h -s -j "$id" -o %j | grep -q '^coll-' || break; sleep 0.1; done
-check "its step is gone" sh -c "q=\$(squeue -h -s -j '$id' -o %j) && ! printf '%s\\n' \"\$q\" | grep -q '^coll-'"
-for _ in $(seq 50); do pgrep -f -- "[-]-worker --slurm $id" >/dev/null || break; sleep 0.1; done
-check "no worker of it is left on any node" sh -c "! pgrep -f -- '[-]-worker --slurm $id' >/dev/null"
-check "the job runs on" test "$(squeue -h -j "$id" -o %T)" = RUNNING
-check "with all 8 tasks" test "$(pgrep -c -f "^$PAGER 9 5\$")" -eq 8
+# An interrupt ends collstack's step on every node, its workers with it,
+# and the job's own step and tasks live on, running. Twice: as soon as the
+# step is known (the workers may not have started yet: a step kill that
+# sweeps the agents before they forked their worker once left a worker
+# behind, orphaned, holding its ranks), and once every task is held stopped
+# by a worker. Each wait is on a condition, with a deadline.
+workers() { pgrep -f -- "[-]-worker --slurm $id"; }
+# held: the job's 8 tasks are in a ptrace stop (a worker holds them)
+held() { [ "$(for p in $(pgrep -f "^$PAGER 9 5\$"); do awk '{ print $3 }' "/proc/$p/stat"; done | grep -c t)" -ge 8 ]; }
+interrupt() { # interrupt WHEN: SIGINT to a collstack --slurm once WHEN holds, then check all is gone
+	COLL_TEST_STACK_HOLD_MS=20000 "$BIN/collstack" --slurm "$id" >"$TMP/o" 2>"$TMP/e" &
+	cs=$!
+	echo $cs >>"$TMP/pids"
+	for _ in $(seq 100); do "$1" && break; sleep 0.1; done
+	check "$1: the condition came" "$1"
+	kill -INT $cs
+	for _ in $(seq 100); do kill -0 $cs 2>/dev/null || break; sleep 0.1; done
+	check "$1: collstack ended on SIGINT" sh -c "! kill -0 $cs 2>/dev/null"
+	wait $cs 2>/dev/null
+	for _ in $(seq 100); do squeue -h -s -j "$id" -o %j | grep -q '^coll-' || break; sleep 0.1; done
+	check "$1: its step is gone" sh -c "q=\$(squeue -h -s -j '$id' -o %j) && ! printf '%s\\n' \"\$q\" | grep -q '^coll-'"
+	for _ in $(seq 100); do workers >/dev/null || break; sleep 0.1; done
+	check "$1: no worker of it is left on any node" sh -c "! pgrep -f -- '[-]-worker --slurm $id' >/dev/null"
+	for _ in $(seq 50); do held || break; sleep 0.1; done
+	check "$1: no task is left stopped" sh -c "! ps -o stat= -p \"\$(pgrep -d, -f '^$PAGER 9 5\$')\" | grep -q '^[tT]'"
+	check "$1: the job runs on" test "$(squeue -h -j "$id" -o %T)" = RUNNING
+	check "$1: with all 8 tasks" test "$(pgrep -c -f "^$PAGER 9 5\$")" -eq 8
+}
+step_known() { squeue -h -s -j "$id" -o %j | grep -q '^coll-'; }
+interrupt step_known
+interrupt held
 finish
