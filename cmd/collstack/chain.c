@@ -236,10 +236,10 @@ stk_chain_new(const struct stk_result *r, const struct stk_member *m, int n)
 	ch->comm_of = xcalloc((size_t)n + 1, sizeof *ch->comm_of);
 	ch->wait_comm = xcalloc((size_t)r->ntasks + 1, sizeof *ch->wait_comm);
 	ch->stamp = xcalloc((size_t)r->ntasks + 1, sizeof *ch->stamp);
+	ch->c = xcalloc((size_t)n + 1, sizeof *ch->c);	/* at most a communicator per page */
 	for (int a = 0, b; a < n; a = b) {
 		for (b = a; b < n && strcmp(m[b].pg->commid, m[a].pg->commid) == 0; b++)
 			ch->comm_of[b] = ch->ncomms;
-		ch->c = xreallocarray(ch->c, (size_t)ch->ncomms + 1, sizeof *ch->c);
 		ch->c[ch->ncomms] = (struct chain_comm){ .a = a, .n = b - a };
 		chain_comm_fill(ch, &ch->c[ch->ncomms++]);
 	}
@@ -465,9 +465,13 @@ chain_deadlock(struct stk_chain *ch, const struct stk_result *r, struct stk_verd
     const int *comms, int n)
 {
 	struct chain_line l = { .len = 0 };
-	int *ids = NULL, k = 0;
+	int *ids, k = 0;
+	size_t all = 1;
 	char buf[256], op[96];
 
+	for (int j = 0; j < n; j++)
+		all += (size_t)ch->c[comms[j]].n;
+	ids = xcalloc(all, sizeof *ids);
 	chain_cat(&l, "deadlock between %d communicators: ", n);
 	for (int j = 0; j < n; j++) {
 		const struct chain_comm *c = &ch->c[comms[j]];
@@ -485,7 +489,6 @@ chain_deadlock(struct stk_chain *ch, const struct stk_result *r, struct stk_verd
 			ch->work++;
 			if (!stk_chain_link(ch, &ch->m[i]) || ch->c[w].scc != c->scc)
 				continue;
-			ids = xreallocarray(ids, (size_t)k + 1, sizeof *ids);
 			ids[k++] = r->tasks[ch->m[i].task].id;
 			stk_blame(v, ch->m[i].task, ch->m[i].pg->nccl ? STK_SRC_PLUGIN : STK_SRC_PAGE, op);
 		}

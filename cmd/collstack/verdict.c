@@ -635,7 +635,8 @@ static const char *const stk_source_names[] = {
 static void
 stk_summary(const struct stk_result *r, struct stk_verdict *v)
 {
-	char **top = NULL, names[256];
+	/* Two lines per culprit at most, then the others: one allocation, not one per culprit. */
+	char **top = xcalloc((size_t)v->nculprits * 2 + (size_t)v->n + 1, sizeof *top), names[256];
 	int n = 0;
 
 	for (int i = 0; i < v->nculprits; i++) {
@@ -651,7 +652,6 @@ stk_summary(const struct stk_result *r, struct stk_verdict *v)
 				len = len < sizeof names ? len : sizeof names - 1;
 				count++;
 			}
-		top = xreallocarray(top, (size_t)n + 2, sizeof *top);
 		top[n++] = xasprintf("=> %s %d (%s, pid %d) holds the others up%s%s: named by %d "
 		    "source%s (%s)", stk_label(r), t->id, t->host, t->pid,
 		    v->op[i] ? ", behind in " : "", v->op[i] ? v->op[i] : "", count,
@@ -659,9 +659,10 @@ stk_summary(const struct stk_result *r, struct stk_verdict *v)
 		if (t->stack != NULL)
 			top[n++] = xasprintf("   its main thread, innermost first: %s", t->stack);
 	}
-	if (n == 0)
+	if (n == 0) {
+		free(top);
 		return;
-	top = xreallocarray(top, (size_t)n + (size_t)v->n, sizeof *top);
+	}
 	memcpy(top + n, v->line, (size_t)v->n * sizeof *top);
 	free(v->line);
 	v->line = top;
