@@ -150,6 +150,32 @@ void stk_say(struct stk_verdict *v, const char *fmt, ...) __attribute__((format(
 void stk_blame(struct stk_verdict *v, int task, unsigned src, const char *op);
 const char *stk_label(const struct stk_result *r);
 
+/* One status page of one task: the verdict's unit, sorted by communicator. */
+struct stk_member {
+	int task;
+	const struct stk_page *pg;
+};
+
+/*
+ * chain.c: waits followed across communicators. A communicator none of
+ * whose ranks progressed for STK_STALL_S is stalled: its ranks at different
+ * ops are a hang, not a running job's passing skew. A rank behind in one
+ * communicator that is itself in an op of another is a link, not a culprit;
+ * the chains and the deadlocks between communicators are said and the
+ * ranks of a deadlock blamed. m[0..n) sorted by communicator.
+ */
+#define STK_STALL_S 0.25
+struct stk_chain;
+struct stk_chain *stk_chain_new(const struct stk_result *r, const struct stk_member *m, int n);
+/* Member mi (of the chain's m) is behind in its communicator only through a wait in another. */
+int stk_chain_link(const struct stk_chain *ch, const struct stk_member *mi);
+/* Seconds since any rank of mi's communicator progressed; -1 for a job with no pages. */
+double stk_chain_idle(const struct stk_chain *ch, const struct stk_member *mi);
+double stk_chain_job_idle(const struct stk_chain *ch);
+void stk_chain_say(struct stk_chain *ch, const struct stk_result *r, struct stk_verdict *v);
+long stk_chain_work(const struct stk_chain *ch);
+void stk_chain_free(struct stk_chain *ch);
+
 /* find.c: the processes of the job on this host. */
 struct stk_local {
 	int n;

@@ -135,11 +135,6 @@ stk_missing(const struct stk_result *r, struct stk_verdict *v)
 	rankset_free(&miss);
 }
 
-struct stk_member {
-	int task;
-	const struct stk_page *pg;
-};
-
 /* Where a behind rank is: its op, or outside any. */
 static void
 stk_behind_line(const struct stk_result *r, struct stk_verdict *v, const struct stk_member *m,
@@ -323,18 +318,18 @@ stk_wait_ends(const struct stk_member *m, int n)
  * Only once the op has made no progress for a while: a running job's waits
  * come and go.
  */
-static void
+static int
 stk_sinks(const struct stk_result *r, struct stk_verdict *v, const struct stk_member *m, int n,
     uint64_t top, const char *comm)
 {
 	double idle = 0;
 	char op[96];
-	int *end, *waiters;
+	int *end, *waiters, named = 0;
 
 	for (int i = 0; i < n; i++)
 		idle = m[i].pg->idle_s > idle ? m[i].pg->idle_s : idle;
 	if (idle < STK_IDLE_S)
-		return;
+		return 0;
 	end = stk_wait_ends(m, n);
 	waiters = xcalloc((size_t)n + 1, sizeof *waiters);
 	for (int i = 0; i < n; i++)
@@ -355,16 +350,26 @@ stk_sinks(const struct stk_result *r, struct stk_verdict *v, const struct stk_me
 		snprintf(op, sizeof op, "%s seq %llu of comm %s", stk_kind_name(m[s].pg->kind_started),
 		    (unsigned long long)top, comm);
 		stk_blame(v, m[s].task, m[s].pg->nccl ? STK_SRC_PLUGIN : STK_SRC_PAGE, op);
+		named++;
 	}
 	free(end);
 	free(waiters);
+	return named;
 }
 
+/*
+ * One communicator. A rank behind that waits in another communicator's op
+ * is a link of a chain (chain.c says it), not a culprit; while the
+ * communicator still advances, ranks at different ops are a running job's,
+ * and only a failed one is named.
+ */
 static void
-stk_comm(const struct stk_result *r, struct stk_verdict *v, const struct stk_member *m, int n)
+stk_comm(const struct stk_result *r, struct stk_verdict *v, struct stk_chain *ch,
+    const struct stk_member *m, int n)
 {
 	uint64_t top = 0;
-	int waiting = 0, behind = 0, peer, npeer, nranks = m[0].pg->nranks;
+	int waiting = 0, behind = 0, peer, npeer, nranks = m[0].pg->nranks, named = 0;
+	double idle = stk_chain_idle(ch, &m[0]);
 	unsigned kind = 0;
 	char tail[256], comm[40], op[96];
 
@@ -389,7 +394,8 @@ stk_comm(const struct stk_result *r, struct stk_verdict *v, const struct stk_mem
 	    (unsigned long long)top, comm);
 	for (int i = 0; i < n && top > 0; i++)
 		if (!(m[i].pg->state == 3 && m[i].pg->seq_started == top) &&
-		    m[i].pg->seq_done < top) {
+		    m[i].pg->seq_done < top && !stk_chain_link(ch, &m[i]) &&
+		    (idle >= STK_STALL_S || m[i].pg->state == 4 || m[i].pg->state == 5)) {
 			stk_behind_line(r, v, &m[i], tail);
 			stk_blame(v, m[i].task, m[i].pg->nccl ? STK_SRC_PLUGIN : STK_SRC_PAGE, op);
 		}
@@ -397,15 +403,14 @@ stk_comm(const struct stk_result *r, struct stk_verdict *v, const struct stk_mem
 		stk_say(v, "comm %s: %d of its %d ranks have no status page here", comm, nranks - n,
 		    nranks);
 	if (waiting > 0)
-		stk_sinks(r, v, m, n, top, comm);
-	if (behind == 0 && waiting > 0 && v->code == 0) {
-		double idle = 0;
-
-		for (int i = 0; i < n; i++)
-			idle = m[i].pg->idle_s > idle ? m[i].pg->idle_s : idle;
-		stk_say(v, "comm %s: all %d ranks seen are in %s seq %llu, none behind; no "
-		    "progress for %.1f s", comm, n, stk_kind_name(kind), (unsigned long long)top,
-		    idle);
+		named = stk_sinks(r, v, m, n, top, comm);
+	/* Every rank in the op and none late: a hang inside it, once it has stopped moving. */
+	if (behind == 0 && waiting > 0 && named == 0 && idle >= STK_STALL_S) {
+		stk_say(v, "comm %s: all %d ranks seen are in %s seq %llu and none has progressed "
+		    "for %.1f s: no rank is late; the hang is inside the collective (its library, "
+		    "the device or the network)", comm, n, stk_kind_name(kind),
+		    (unsigned long long)top, idle);
+		v->code = EXIT_PROBLEMS;
 	}
 	if (peer >= 0 && npeer > 1)
 		stk_say(v, "comm %s: %d of the waiting ranks wait on comm rank %d", comm, npeer,
@@ -549,14 +554,66 @@ stk_fr_blame(const struct stk_result *r, struct stk_verdict *v)
 }
 
 /*
- * The stacks as a source of their own: a culprit whose main thread is
- * outside any collective or device wait while every other rank's is inside
- * one (worker.c says which frames count).
+ * No culprit from the pages: "no rank is behind" only where the job
+ * advances; a job that has made no progress for a while is a problem even
+ * when no rank is behind (every rank outside communication, stuck or
+ * computing: the stacks show which).
  */
 static void
-stk_stacks(const struct stk_result *r, struct stk_verdict *v)
+stk_progress(struct stk_verdict *v, double idle)
+{
+	if (idle < STK_STALL_S) {
+		stk_say(v, "no rank is behind: the job advances (its last progress %.2f s ago)", idle);
+		return;
+	}
+	stk_say(v, "no progress for %.1f s, and no rank is late by the status pages: the stacks "
+	    "below show where each is", idle);
+	v->code = EXIT_PROBLEMS;
+}
+
+/*
+ * A job without status pages (an MPI job, gloo's): the stacks alone. The
+ * ranks whose main threads are outside communication, where at least as
+ * many are inside it, are what those wait for. One look cannot tell a hang
+ * from a passing moment: the line says so.
+ */
+static void
+stk_stacks_alone(const struct stk_result *r, struct stk_verdict *v)
+{
+	int out = 0, in = 0;
+
+	for (int k = 0; k < r->ntasks; k++) {
+		out += r->tasks[k].in_comm == 0;
+		in += r->tasks[k].in_comm == 1;
+	}
+	if (out == 0 || in < out)
+		return;
+	for (int k = 0; k < r->ntasks; k++) {
+		const struct stk_task *t = &r->tasks[k];
+
+		if (t->in_comm != 0)
+			continue;
+		stk_say(v, "%s %d (%s, pid %d) is outside communication%s%s while %d other%s %s in "
+		    "a collective (MPI, NCCL, gloo, coll, c10d or torch.distributed frames); from one "
+		    "look at the stacks: run collstack again to see it stays", stk_label(r), t->id,
+		    t->host, t->pid, t->where ? ", in " : "", t->where ? t->where : "", in,
+		    in == 1 ? "" : "s", in == 1 ? "is" : "are");
+		stk_blame(v, k, STK_SRC_STACKS, NULL);
+	}
+}
+
+/*
+ * The stacks as a source of their own: a culprit whose main thread is
+ * outside any collective or device wait while every other rank's is inside
+ * one (worker.c says which frames count); without pages, the stacks alone.
+ */
+static void
+stk_stacks(const struct stk_result *r, struct stk_verdict *v, int pages)
 {
 	int others = 0, inside = 0;
+
+	if (pages == 0 && v->nculprits == 0)
+		stk_stacks_alone(r, v);
 
 	for (int k = 0; k < r->ntasks; k++) {
 		if (v->slot[k] != 0 || r->tasks[k].in_comm < 0)
@@ -578,7 +635,8 @@ static const char *const stk_source_names[] = {
 static void
 stk_summary(const struct stk_result *r, struct stk_verdict *v)
 {
-	char **top = NULL, names[256];
+	/* Two lines per culprit at most, then the others: one allocation, not one per culprit. */
+	char **top = xcalloc((size_t)v->nculprits * 2 + (size_t)v->n + 1, sizeof *top), names[256];
 	int n = 0;
 
 	for (int i = 0; i < v->nculprits; i++) {
@@ -594,7 +652,6 @@ stk_summary(const struct stk_result *r, struct stk_verdict *v)
 				len = len < sizeof names ? len : sizeof names - 1;
 				count++;
 			}
-		top = xreallocarray(top, (size_t)n + 2, sizeof *top);
 		top[n++] = xasprintf("=> %s %d (%s, pid %d) holds the others up%s%s: named by %d "
 		    "source%s (%s)", stk_label(r), t->id, t->host, t->pid,
 		    v->op[i] ? ", behind in " : "", v->op[i] ? v->op[i] : "", count,
@@ -602,9 +659,10 @@ stk_summary(const struct stk_result *r, struct stk_verdict *v)
 		if (t->stack != NULL)
 			top[n++] = xasprintf("   its main thread, innermost first: %s", t->stack);
 	}
-	if (n == 0)
+	if (n == 0) {
+		free(top);
 		return;
-	top = xreallocarray(top, (size_t)n + (size_t)v->n, sizeof *top);
+	}
 	memcpy(top + n, v->line, (size_t)v->n * sizeof *top);
 	free(v->line);
 	v->line = top;
@@ -625,6 +683,7 @@ void
 stk_verdict(const struct stk_result *r, struct stk_verdict *v)
 {
 	struct stk_member *m;
+	struct stk_chain *ch;
 	size_t pages = 0;
 	int n = 0, unread = 0;
 
@@ -646,11 +705,13 @@ stk_verdict(const struct stk_result *r, struct stk_verdict *v)
 	stk_missing(r, v);
 	if (n > 1)
 		qsort(m, (size_t)n, sizeof *m, stk_member_cmp);
+	ch = stk_chain_new(r, m, n);
 	for (int a = 0, b; a < n; a = b) {
 		for (b = a; b < n && strcmp(m[b].pg->commid, m[a].pg->commid) == 0; b++)
 			;
-		stk_comm(r, v, &m[a], b - a);
+		stk_comm(r, v, ch, &m[a], b - a);
 	}
+	stk_chain_say(ch, r, v);
 	if (r->ras != NULL)
 		stk_ras(r, v);
 	if (r->fr_lines != NULL)
@@ -663,10 +724,10 @@ stk_verdict(const struct stk_result *r, struct stk_verdict *v)
 		unread += r->tasks[i].err != NULL && r->tasks[i].state != 'Z' &&
 		    r->tasks[i].state != 'G';
 	if (v->code == 0 && n > 0 && unread == 0)
-		stk_say(v, "no rank is behind");
+		stk_progress(v, stk_chain_job_idle(ch));
 	if (unread > 0 && v->code == EXIT_OK)
 		v->code = EXIT_CANNOT;
-	stk_stacks(r, v);
+	stk_stacks(r, v, n);
 	for (int i = 0; i < r->ntasks; i++) {
 		const struct stk_task *t = &r->tasks[i];
 
@@ -678,6 +739,7 @@ stk_verdict(const struct stk_result *r, struct stk_verdict *v)
 			    t->host, t->pid, t->kernels_err);
 	}
 	stk_summary(r, v);
+	stk_chain_free(ch);
 	free(m);
 }
 

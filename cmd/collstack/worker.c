@@ -257,27 +257,56 @@ stk_where(const struct stack_proc *p)
 }
 
 /*
- * A frame of a wait inside communication: a collective (NCCL's, coll's,
- * MPI's, PyTorch's process group) or a wait for the device, which is where a
- * rank sits while its collective's kernel waits for a peer.
+ * A native frame of a wait inside communication: a collective library's
+ * (NCCL's, coll's, MPI's: Open MPI's coll components, MPICH's and
+ * MVAPICH's internals, the profiling interface; gloo's; PyTorch's process
+ * groups) or a wait for the device, which is where a rank sits while its
+ * collective's kernel waits for a peer. C++ names as demangled, and mangled
+ * where the symbols gave no better.
  */
 static int
-stk_comm_frame(const struct stack_frame *f)
+stk_comm_native(const char *func)
 {
 	static const char *const prefix[] = { "nccl", "pnccl", "coll_", "MPI_", "PMPI_",
-		"c10d::", "all_reduce", "all_gather", "reduce_scatter", "broadcast", "barrier" };
+		"ompi_coll_", "ompi_request_", "mca_coll_", "mca_pml_", "MPIR_", "MPIDI_", "MPID_",
+		"MPIC_", "gloo::", "c10d::", "_ZN4gloo", "_ZN4c10d", "all_reduce", "all_gather",
+		"reduce_scatter", "broadcast", "barrier" };
 
-	if (f->func == NULL)
-		return 0;
 	for (size_t i = 0; i < sizeof prefix / sizeof *prefix; i++)
-		if (strncmp(f->func, prefix[i], strlen(prefix[i])) == 0)
+		if (strncmp(func, prefix[i], strlen(prefix[i])) == 0)
 			return 1;
-	if (strstr(f->func, "Synchronize") != NULL || strcmp(f->func, "synchronize") == 0)
-		return 1;
-	return f->kind == STACK_FRAME_PYTHON && f->file != NULL &&
-	    strstr(f->file, "distributed_c10d.py") != NULL;
+	return strstr(func, "Synchronize") != NULL || strcmp(func, "synchronize") == 0;
 }
 
+/*
+ * A Python frame of torch.distributed's collectives: the process group's
+ * calls and the wrappers and functional forms around them. Not every file
+ * of torch/distributed: FSDP's forward, pipelining's schedules and the
+ * elastic agent's @record run the user's computation inside them.
+ */
+static int
+stk_comm_python(const struct stack_frame *f)
+{
+	static const char *const file[] = { "torch/distributed/distributed_c10d.py",
+		"torch/distributed/c10d_logger.py", "torch/distributed/_functional_collectives",
+		"torch/distributed/nn/functional.py", "_fsdp_collectives.py" };
+	const char *path = f->module != NULL ? f->module : f->file;
+
+	if (f->func != NULL && strcmp(f->func, "synchronize") == 0)
+		return 1;	/* torch.cuda.synchronize: a wait for the device */
+	for (size_t i = 0; path != NULL && i < sizeof file / sizeof *file; i++)
+		if (strstr(path, file[i]) != NULL)
+			return 1;
+	return f->file != NULL && strcmp(f->file, "distributed_c10d.py") == 0;
+}
+
+/*
+ * Whether the main thread waits in communication, read from its innermost
+ * frames: the native frames above its innermost Python frame, then that
+ * frame. The frames below it are the callers of the code that runs: a rank
+ * computing inside FSDP's forward or under the elastic agent has
+ * torch.distributed far down its stack and is not in a collective.
+ */
 static int
 stk_in_comm(const struct stack_proc *p)
 {
@@ -285,9 +314,14 @@ stk_in_comm(const struct stack_proc *p)
 
 	if (t == NULL)
 		return -1;
-	for (int k = 0; k < t->nframes; k++)
-		if (stk_comm_frame(&t->frames[k]))
+	for (int k = 0; k < t->nframes; k++) {
+		const struct stack_frame *f = &t->frames[k];
+
+		if (f->kind == STACK_FRAME_PYTHON)
+			return stk_comm_python(f);
+		if (f->func != NULL && stk_comm_native(f->func))
 			return 1;
+	}
 	return 0;
 }
 
