@@ -58,6 +58,15 @@ char stack_state(pid_t pid, pid_t *ppid);
 int stack_pids(pid_t **out);
 /* Inode of this process's UTS namespace (0 if unknown). */
 uint64_t stack_self_uts(void);
+/*
+ * launcher.c: is pi a launcher or agent that starts ranks without being one
+ * (torchrun or torch.distributed.run/launch, mpirun/mpiexec/orterun/orted,
+ * prterun/prted, hydra, srun/slurmstepd, deepspeed, accelerate launch,
+ * collrun, collcheck)? Its short name ("torchrun", "mpirun"), or NULL. From
+ * its command line, name and /proc/PID/exe: anyone can take such a name, so
+ * it may only keep a process out of the ranks, never make one trusted.
+ */
+const char *stack_launcher_name(const struct stack_pinfo *pi);
 
 /* What a frame is: machine code, a function inlined into it, or a Python function. */
 #define STACK_FRAME_NATIVE 0
