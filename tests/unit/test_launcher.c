@@ -3,15 +3,24 @@
  * or as python -m torch.distributed.run, Open MPI's and MPICH's launchers and
  * daemons under their Debian names, Slurm's, DeepSpeed's, Accelerate's and
  * coll's; a rank's own command line (python train.py, a program called run)
- * is none, nor is accelerate without "launch".
+ * is none, nor is accelerate without "launch". A process's identity comes
+ * from the launcher nearest it: torchrun's RANK over srun's SLURM_PROCID,
+ * Open MPI's rank over a Slurm allocation's.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "err.h"
 
 #include "stack.h"
 
@@ -88,6 +97,66 @@ test_launcher_others(void **state)
 	expect("", "", NULL);
 }
 
+/* A process with this environment, read as collstack reads it. */
+static void
+ident_of(char *const *env, struct stack_pinfo *pi)
+{
+	char *const argv[] = { "sleep", "30", NULL };
+	int fd[2];
+	char c;
+	pid_t pid;
+
+	assert_int_equal(pipe(fd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(fd[0]);	/* the read end sees EOF at the exec */
+		fcntl(fd[1], F_SETFD, FD_CLOEXEC);
+		execve("/bin/sleep", argv, env);
+		_exit(127);
+	}
+	close(fd[1]);
+	assert_int_equal(read(fd[0], &c, 1), 0);
+	close(fd[0]);
+	assert_int_equal(stack_pinfo_read(pid, pi), COLL_OK);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+static void
+test_launcher_ident(void **state)
+{
+	char *const torch[] = { "SLURM_PROCID=1", "SLURM_LOCALID=0", "SLURM_NTASKS=2",
+		"SLURM_JOB_ID=77", "SLURM_STEP_ID=3", "RANK=6", "LOCAL_RANK=2", "GROUP_RANK=1",
+		"WORLD_SIZE=8", "TORCHELASTIC_RUN_ID=run-9", NULL };
+	char *const ompi[] = { "SLURM_PROCID=0", "SLURM_NTASKS=1", "OMPI_COMM_WORLD_RANK=3",
+		"OMPI_COMM_WORLD_LOCAL_RANK=3", "OMPI_COMM_WORLD_SIZE=4", NULL };
+	char *const pmix[] = { "PMIX_RANK=5", "PMI_SIZE=6", NULL };
+	struct stack_pinfo pi;
+
+	(void)state;
+	ident_of(torch, &pi);
+	assert_int_equal(pi.rank, 6);
+	assert_string_equal(pi.rank_var, "RANK");
+	assert_int_equal(pi.local_rank, 2);
+	assert_int_equal(pi.group_rank, 1);
+	assert_int_equal(pi.size, 8);
+	assert_int_equal(pi.slurm_step, 3);
+	assert_string_equal(pi.slurm_job, "77");
+	assert_string_equal(pi.run_id, "run-9");
+	ident_of(ompi, &pi);
+	assert_int_equal(pi.rank, 3);
+	assert_string_equal(pi.rank_var, "OMPI_COMM_WORLD_RANK");
+	assert_int_equal(pi.local_rank, 3);
+	assert_int_equal(pi.size, 4);
+	assert_int_equal(pi.group_rank, -1);
+	ident_of(pmix, &pi);
+	assert_int_equal(pi.rank, 5);
+	assert_int_equal(pi.size, 6);
+	assert_int_equal(pi.local_rank, -1);
+}
+
 int
 main(void)
 {
@@ -95,6 +164,7 @@ main(void)
 		cmocka_unit_test(test_launcher_torch),
 		cmocka_unit_test(test_launcher_mpi),
 		cmocka_unit_test(test_launcher_others),
+		cmocka_unit_test(test_launcher_ident),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

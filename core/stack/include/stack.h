@@ -32,11 +32,20 @@ struct stack_pinfo {
 	char state;		/* /proc state letter (R S D T t Z X); 0: gone */
 	char comm[16];
 	char cmdline[256];	/* arguments joined by spaces, cut short */
-	int rank;		/* from its environment; -1: none there */
+	/*
+	 * Who it is in its job, from the variables its launcher set (proc.c
+	 * says which win): its rank in the world, its rank on its node, its
+	 * node's rank (torchrun's GROUP_RANK), the world's size.
+	 */
+	int rank;		/* -1: none there */
 	char rank_var[24];	/* the variable that gave it */
-	int size;		/* COLL_SIZE or WORLD_SIZE; 0: none */
+	int local_rank;		/* -1: none */
+	int group_rank;		/* -1: none */
+	int size;		/* 0: none */
 	char jobid[24];		/* COLL_JOBID; "" none */
 	char slurm_job[24];	/* SLURM_JOB_ID; "" none */
+	int slurm_step;		/* SLURM_STEP_ID; -1 none */
+	char run_id[40];	/* TORCHELASTIC_RUN_ID: torchrun's rendezvous; "" none */
 	char status_dir[256];	/* COLL_STATUS_DIR; "" none */
 	/* PyTorch's flight recorder: where it takes dump requests and writes dumps; "" none. */
 	char fr_pipe[256];	/* TORCH_NCCL_DEBUG_INFO_PIPE_FILE */
