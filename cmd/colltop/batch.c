@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "top.h"
+#include "xmalloc.h"
 
 static void
 batch_table(const struct top_model *m, int by_host, FILE *f)
@@ -34,6 +35,25 @@ batch_table(const struct top_model *m, int by_host, FILE *f)
 	view_table_free(&t);
 }
 
+/* What c would run now, as the screen would say it before running it. */
+static void
+batch_c(const struct top_model *m, FILE *f)
+{
+	struct view_cs *cs;
+	char line[2048];
+	int j = view_stalled_job(m);
+
+	if (j < 0)
+		return;
+	cs = xcalloc(1, sizeof *cs);
+	view_collstack(m, j, NULL, cs);
+	view_cs_line(cs, line, sizeof line);
+	fprintf(f, "c: %s\n", line);
+	if (cs->note[0] != '\0')
+		fprintf(f, "c: %s\n", cs->note);
+	free(cs);
+}
+
 void
 batch_text(const struct top_model *m, FILE *f)
 {
@@ -46,6 +66,7 @@ batch_text(const struct top_model *m, FILE *f)
 	for (int i = 0; i < n; i++)
 		fprintf(f, "%s%s\n", attrs[i] == VA_BAD ? "!! " : attrs[i] == VA_WARN ? "! " : "",
 		    alerts[i]);
+	batch_c(m, f);
 	fputc('\n', f);
 	batch_table(m, 0, f);
 	fputc('\n', f);
@@ -91,26 +112,53 @@ batch_hosts(const struct top_model *m)
 }
 
 static json_t *
+batch_job_ranks(const struct top_job *x)
+{
+	json_t *rs = json_array();
+
+	for (int k = 0; k < x->nr; k++)
+		json_array_append_new(rs, json_pack("{s:i, s:i, s:s, s:i, s:i, s:I, s:I, s:I, s:s, "
+		    "s:i, s:s%, s:b}", "rank", view_rank_shown(x, x->r[k].rank),
+		    "comm_rank", x->r[k].rank, "host", x->r[k].host, "pid", x->r[k].pid,
+		    "state", x->r[k].state, "seq_started", (json_int_t)x->r[k].seq_started,
+		    "seq_done", (json_int_t)x->r[k].seq_done,
+		    "seq_queued", (json_int_t)x->r[k].seq_queued, "kind", x->r[k].kind,
+		    "wait_peer", x->r[k].wait_peer, "proc", &x->r[k].proc, (size_t)1,
+		    "kernel", x->r[k].kernel));
+	return rs;
+}
+
+/* What c would run on this job, as collstack's arguments and their note. */
+static json_t *
+batch_job_cs(const struct top_model *m, int j)
+{
+	struct view_cs *cs = xcalloc(1, sizeof *cs);
+	json_t *a = json_array(), *o;
+
+	view_collstack(m, j, NULL, cs);
+	for (int i = 0; i < cs->argc; i++)
+		json_array_append_new(a, json_string(cs->argv[i]));
+	o = json_pack("{s:o, s:s}", "argv", a, "note", cs->note);
+	free(cs);
+	return o;
+}
+
+static json_t *
 batch_jobs(const struct top_model *m)
 {
 	json_t *a = json_array();
 
 	for (int j = 0; j < m->njobs; j++) {
 		const struct top_job *x = &m->jobs[j];
-		json_t *rs = json_array();
 
-		for (int k = 0; k < x->nr; k++)
-			json_array_append_new(rs, json_pack("{s:i, s:s, s:i, s:i, s:I, s:I, s:I, s:s, "
-			    "s:i, s:s%}", "rank", x->r[k].rank, "host", x->r[k].host, "pid", x->r[k].pid,
-			    "state", x->r[k].state, "seq_started", (json_int_t)x->r[k].seq_started,
-			    "seq_done", (json_int_t)x->r[k].seq_done,
-			    "seq_queued", (json_int_t)x->r[k].seq_queued, "kind", x->r[k].kind,
-			    "wait_peer", x->r[k].wait_peer, "proc", &x->r[k].proc, (size_t)1));
-		json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:i, s:b, s:f, s:i, s:s, s:I, "
-		    "s:I, s:o}", "job", x->jobid, "user", x->user, "comm", x->commid, "nranks", x->nranks, "stalled",
-		    x->stalled, "still_s", x->still_s, "behind", x->behind, "how",
-		    x->behind >= 0 ? x->why : "", "behind_seq",
-		    (json_int_t)x->behind_seq, "ahead_seq", (json_int_t)x->ahead_seq, "ranks", rs));
+		json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:s, s:i, s:b, s:s, s:f, s:i, "
+		    "s:i, s:s, s:I, s:I, s:o, s:o}", "job", x->jobid, "launcher", x->launcher,
+		    "user", x->user, "comm", x->commid, "nranks", x->nranks, "stalled", x->stalled,
+		    "state", view_job_state(x), "still_s", x->still_s,
+		    "behind", x->behind >= 0 ? view_rank_shown(x, x->behind) : -1,
+		    "behind_comm_rank", x->behind, "how", x->behind >= 0 ? x->why : "",
+		    "behind_seq", (json_int_t)x->behind_seq, "ahead_seq", (json_int_t)x->ahead_seq,
+		    "ranks", batch_job_ranks(x), "collstack", batch_job_cs(m, j)));
 	}
 	return a;
 }

@@ -207,8 +207,29 @@ collect_page_trusted(const struct status_page *pg, uid_t owner)
 	return me == 0 && collect_pid_owned(pg->pid, owner);
 }
 
+/*
+ * Who wrote the page, for a job coll did not launch (ident.c): its key and
+ * launcher replace job id 0, and its world rank goes with the page's own.
+ */
+static void
+collect_page_ident(json_t *o, const struct status_page *p, const struct top_ident *id)
+{
+	json_object_set_new(o, "wrank", json_integer(id != NULL ? id->wrank : -1));
+	json_object_set_new(o, "kernel", json_boolean(p->source == STATUS_SRC_NCCL &&
+	    (p->flags & STATUS_F_KERNEL)));
+	if (id == NULL || !id->known)
+		return;
+	json_object_set_new(o, "launcher", json_string(id->launcher));
+	if (p->jobid != 0 || id->key[0] == '\0')
+		return;
+	json_object_set_new(o, "job", json_string(id->key));
+	json_object_set_new(o, "job_local", json_boolean(id->local));
+	if (id->slurm[0] != '\0')
+		json_object_set_new(o, "slurm", json_string(id->slurm));
+}
+
 static json_t *
-collect_page(const struct status_page *p, uid_t owner)
+collect_page(const struct status_page *p, uid_t owner, const struct top_ident *id)
 {
 	/*
 	 * Its process state here ('?' gone): a rank stopped inside an op has the
@@ -230,16 +251,41 @@ collect_page(const struct status_page *p, uid_t owner)
 	    "kind", coll_kind_name(p->source ? p->kind_queued : p->kind_started),
 	    "host", p->host, strnlen(p->host, sizeof p->host), "wait_peer", p->wait_peer,
 	    "proc", st);
-	if (o != NULL)
+	if (o != NULL) {
 		json_object_set_new(o, "user", json_string(user));
+		collect_page_ident(o, p, id);
+	}
 	return o;
 }
+
+/*
+ * Identities read this interval, one per process (its pages, one per
+ * communicator, share it): at most COLLECT_IDENT_MAX processes are read, so
+ * an interval's work stays bounded whatever the directory holds.
+ */
+#define COLLECT_IDENT_MAX 256
 
 struct collect_scan {
 	json_t *pages;
 	uint64_t own_job;
 	const char *host;
+	struct top_ident ids[COLLECT_IDENT_MAX];
+	uid_t id_owner[COLLECT_IDENT_MAX];
+	int nids;
 };
+
+static const struct top_ident *
+collect_ident(struct collect_scan *cs, pid_t pid, uid_t owner)
+{
+	for (int i = 0; i < cs->nids; i++)
+		if (cs->ids[i].pid == pid && cs->id_owner[i] == owner)
+			return &cs->ids[i];
+	if (pid <= 0 || cs->nids == COLLECT_IDENT_MAX)
+		return NULL;
+	cs->id_owner[cs->nids] = owner;
+	(void)ident_read(pid, owner, &cs->ids[cs->nids]);
+	return &cs->ids[cs->nids++];
+}
 
 static int
 collect_scan_one(const struct status_page *pg, uid_t owner, void *arg)
@@ -248,7 +294,8 @@ collect_scan_one(const struct status_page *pg, uid_t owner, void *arg)
 
 	if (pg->jobid != cs->own_job && strncmp(pg->host, cs->host, sizeof pg->host) == 0 &&
 	    collect_page_trusted(pg, owner))
-		json_array_append_new(cs->pages, collect_page(pg, owner));
+		json_array_append_new(cs->pages, collect_page(pg, owner,
+		    collect_ident(cs, pg->pid, owner)));
 	return json_array_size(cs->pages) >= COLLECT_PAGES_MAX;
 }
 
@@ -259,8 +306,13 @@ collect_scan_one(const struct status_page *pg, uid_t owner, void *arg)
 json_t *
 collect_pages(uint64_t own_job, const char *host)
 {
-	struct collect_scan cs = { json_array(), own_job, host };
+	struct collect_scan *cs = xcalloc(1, sizeof *cs);
+	json_t *pages = json_array();
 
-	status_scan(NULL, collect_scan_one, &cs);
-	return cs.pages;
+	cs->pages = pages;
+	cs->own_job = own_job;
+	cs->host = host;
+	status_scan(NULL, collect_scan_one, cs);
+	free(cs);
+	return pages;
 }

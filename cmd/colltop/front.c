@@ -486,9 +486,9 @@ out:
 }
 
 int
-front_collstack(struct top_front *f, const char *jobid, const char *user)
+front_collstack(struct top_front *f, const struct view_cs *cs)
 {
-	char *self = cmd_self(), *slash, path[4200];
+	char *self = cmd_self(), *slash, path[4200], *argv[VIEW_CS_ARGS + 1] = { NULL };
 	pid_t pid;
 	int st = 0;
 
@@ -500,15 +500,14 @@ front_collstack(struct top_front *f, const char *jobid, const char *user)
 			snprintf(path, sizeof path, "collstack");
 	}
 	free(self);
+	argv[0] = path;
+	for (int i = 1; i < cs->argc && i < VIEW_CS_ARGS; i++)
+		argv[i] = (char *)cs->argv[i];
 	fflush(stdout);
 	if ((pid = fork()) == 0) {
 		if (f->saved_err >= 0)
 			dup2(f->saved_err, STDERR_FILENO);	/* its words are for the terminal */
-		/* Another user's job (root's view): collstack reads it only when named. */
-		if (user != NULL && user[0] != '\0' && strcmp(user, "?") != 0)
-			execlp(path, path, "--job", jobid, "--user", user, (char *)NULL);
-		else
-			execlp(path, path, "--job", jobid, (char *)NULL);
+		execvp(path, argv);
 		dprintf(STDERR_FILENO, "colltop: cannot run %s: %s\n", path, strerror(errno));
 		_exit(127);
 	}

@@ -9,7 +9,9 @@
  * slow_k intervals in a row, once the warm-up intervals are past. A job is
  * stalled when none of its ranks' sequence numbers moved for stall_s while
  * one of them is inside an op; the rank behind is the one whose last op
- * started (or, on NCCL's pages, was enqueued) is the lowest.
+ * started (or, on NCCL's pages, was enqueued) is the lowest, and on NCCL's
+ * pages with every rank in one op, the one whose kernel has not begun
+ * (model_gpu).
  */
 #include <math.h>
 #include <stdio.h>
@@ -286,29 +288,55 @@ model_ranks_lost(struct top_model *m, const int *rank_host, int nranks, int host
 /*
  * A job is its id, communicator and owner: ids are public (page names), so
  * another user's pages with the same ids are another job, theirs, never
- * ranks of this one (and colltop's 'c' names the owner to collstack).
+ * ranks of this one (and colltop's 'c' names the owner to collstack). A job
+ * coll did not launch is known by its launcher's key (ident.c); a key that
+ * is a launcher's pid holds on its host only, so the host is part of it.
  */
 static struct top_job *
-model_job(struct top_model *m, const char *job, const char *comm, const char *user)
+model_job(struct top_model *m, const char *job, const char *comm, const char *user,
+    const char *local)
 {
-	char who[sizeof m->jobs[0].user];
+	char who[sizeof m->jobs[0].user], id[sizeof m->jobs[0].jobid];
+	char where[sizeof m->jobs[0].local];
 	struct top_job *j;
 
 	snprintf(who, sizeof who, "%s", user ? user : "?");
+	snprintf(id, sizeof id, "%s", job);
+	snprintf(where, sizeof where, "%s", local ? local : "");
 	msg_clean(who);
+	msg_clean(id);
+	msg_clean(where);
 	for (int i = 0; i < m->njobs; i++)
-		if (strcmp(m->jobs[i].jobid, job) == 0 && strcmp(m->jobs[i].commid, comm) == 0 &&
-		    strcmp(m->jobs[i].user, who) == 0)
+		if (strcmp(m->jobs[i].jobid, id) == 0 && strcmp(m->jobs[i].commid, comm) == 0 &&
+		    strcmp(m->jobs[i].user, who) == 0 && strcmp(m->jobs[i].local, where) == 0)
 			return &m->jobs[i];
 	m->jobs = xreallocarray(m->jobs, (size_t)m->njobs + 1, sizeof *m->jobs);
 	j = &m->jobs[m->njobs++];
 	*j = (struct top_job){ .behind = -1 };
-	snprintf(j->jobid, sizeof j->jobid, "%s", job);
+	snprintf(j->jobid, sizeof j->jobid, "%s", id);
 	snprintf(j->commid, sizeof j->commid, "%s", comm);
 	snprintf(j->user, sizeof j->user, "%s", who);
-	msg_clean(j->jobid);
+	snprintf(j->local, sizeof j->local, "%s", where);
 	msg_clean(j->commid);
 	return j;
+}
+
+/* A string field of a page, cleaned for the screen, into buf ("" when absent). */
+static void
+model_str(json_t *p, const char *key, char *buf, size_t len)
+{
+	const char *v = json_string_value(json_object_get(p, key));
+
+	snprintf(buf, len, "%s", v ? v : "");
+	msg_clean(buf);
+}
+
+static int
+model_int(json_t *p, const char *key, int dflt)
+{
+	json_t *v = json_object_get(p, key);
+
+	return json_is_integer(v) ? (int)json_integer_value(v) : dflt;
 }
 
 static void
@@ -317,33 +345,36 @@ model_page(struct top_model *m, json_t *p)
 	const char *job = json_string_value(json_object_get(p, "job"));
 	const char *comm = json_string_value(json_object_get(p, "comm"));
 	const char *host = json_string_value(json_object_get(p, "host"));
-	const char *kind = json_string_value(json_object_get(p, "kind"));
 	const char *user = json_string_value(json_object_get(p, "user"));
 	struct top_job *j;
 	struct top_jobrank *x;
 
 	if (job == NULL || comm == NULL)
 		return;
-	j = model_job(m, job, comm, user);
+	j = model_job(m, job, comm, user, json_is_true(json_object_get(p, "job_local")) ?
+	    (host ? host : "?") : NULL);
 	j->seen = 1;
-	j->nranks = (int)json_integer_value(json_object_get(p, "nranks"));
+	j->nranks = model_int(p, "nranks", 0);
+	model_str(p, "launcher", j->launcher, sizeof j->launcher);
+	model_str(p, "slurm", j->slurm, sizeof j->slurm);
 	j->r = xreallocarray(j->r, (size_t)j->nr + 1, sizeof *j->r);
 	x = &j->r[j->nr++];
-	*x = (struct top_jobrank){ .rank = (int)json_integer_value(json_object_get(p, "rank")),
-	    .pid = (int)json_integer_value(json_object_get(p, "pid")),
-	    .state = (int)json_integer_value(json_object_get(p, "state")),
-	    .source = (int)json_integer_value(json_object_get(p, "source")),
+	*x = (struct top_jobrank){ .rank = model_int(p, "rank", 0), .pid = model_int(p, "pid", 0),
+	    .state = model_int(p, "state", 0), .source = model_int(p, "source", 0),
+	    .wrank = model_int(p, "wrank", -1),
+	    .kernel = json_is_true(json_object_get(p, "kernel")),
 	    .seq_started = (uint64_t)json_integer_value(json_object_get(p, "seq_started")),
 	    .seq_done = (uint64_t)json_integer_value(json_object_get(p, "seq_done")),
 	    .seq_queued = (uint64_t)json_integer_value(json_object_get(p, "seq_queued")),
-	    .wait_peer = json_is_integer(json_object_get(p, "wait_peer")) ?
-	    (int)json_integer_value(json_object_get(p, "wait_peer")) : -1, .proc = '?' };
+	    .wait_peer = model_int(p, "wait_peer", -1), .proc = '?' };
 	if (json_string_value(json_object_get(p, "proc")) != NULL)
 		x->proc = json_string_value(json_object_get(p, "proc"))[0];
-	snprintf(x->host, sizeof x->host, "%s", host ? host : "?");
-	snprintf(x->kind, sizeof x->kind, "%s", kind ? kind : "?");
-	msg_clean(x->host);
-	msg_clean(x->kind);
+	model_str(p, "host", x->host, sizeof x->host);
+	model_str(p, "kind", x->kind, sizeof x->kind);
+	if (x->host[0] == '\0')
+		snprintf(x->host, sizeof x->host, "?");
+	if (x->kind[0] == '\0')
+		snprintf(x->kind, sizeof x->kind, "?");
 	if ((unsigned char)x->proc < 0x20 || (unsigned char)x->proc >= 0x7f)
 		x->proc = '?';
 }
@@ -386,6 +417,36 @@ model_culprit(const struct top_job *j, uint64_t lo, const char **why)
 	return most * 2 > j->nr - 1 ? best : -1;
 }
 
+/*
+ * Below the host, from NCCL's pages (kernel events on): every rank here
+ * enqueued op n. A rank whose kernel for it has not begun while others'
+ * began is the one behind: its GPU is busy with earlier work, and the
+ * others' kernels spin waiting for it. Every kernel begun and none ended:
+ * hung inside the kernel, no rank late.
+ */
+static void
+model_gpu(struct top_job *j, uint64_t n)
+{
+	int begun = 0, ended = 0, late = -1;
+
+	for (int k = 0; k < j->nr; k++) {
+		const struct top_jobrank *x = &j->r[k];
+
+		if (x->source != STATUS_SRC_NCCL || !x->kernel)
+			return;	/* kernel events off: seq_started says nothing */
+		begun += x->seq_started >= n;
+		ended += x->seq_done >= n;
+		if (x->seq_started < n && (late < 0 || x->seq_started < j->r[late].seq_started))
+			late = k;
+	}
+	if (begun > 0 && late >= 0) {
+		j->behind = j->r[late].rank;
+		j->why = "gpu not started";
+	} else if (begun == j->nr && ended == 0) {
+		j->in_kernel = 1;
+	}
+}
+
 static void
 model_job_judge(struct top_model *m, struct top_job *j, double dt)
 {
@@ -414,11 +475,15 @@ model_job_judge(struct top_model *m, struct top_job *j, double dt)
 	/*
 	 * Several ranks behind (one finished its part of the op, the other
 	 * never began it): the stopped one, or the one waited on, among them.
+	 * Every rank in one op and none named so: the GPU side.
 	 */
 	j->why = "behind";
 	j->behind = -1;
+	j->in_kernel = 0;
 	if (j->stalled && (lo == hi || at_lo > 1))
 		j->behind = model_culprit(j, lo, &j->why);
+	if (j->stalled && j->behind < 0 && lo == hi)
+		model_gpu(j, lo);
 	if (j->stalled && j->behind < 0 && lo < hi) {
 		j->why = "behind";
 		j->behind = lo_rank;

@@ -24,6 +24,7 @@
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "cmd.h"
 #include "hostopt.h"
@@ -73,7 +74,9 @@ struct top_host {
 };
 
 struct top_jobrank {
-	int rank, pid, state, source;
+	int rank, pid, state, source;	/* rank: in the communicator, as its page says */
+	int wrank;		/* in the world, from its launcher's variables; -1 unknown */
+	int kernel;		/* NCCL's page: kernel events came, so seq_started/done are the GPU's */
 	int wait_peer;		/* the rank it waits on, -1 none */
 	char proc;		/* its process state on its host: R S D T Z, '?' gone */
 	char host[80];
@@ -82,7 +85,14 @@ struct top_jobrank {
 };
 
 struct top_job {
-	char jobid[20], commid[20];
+	/*
+	 * coll's 16 hex digits, or for a job coll did not launch the key its
+	 * launcher gave (ident.c: "slurm:1234.0", "run:ID", "torchrun:4711").
+	 */
+	char jobid[64], commid[20];
+	char launcher[48];	/* "torchrun:4711"; "" unknown */
+	char slurm[24];		/* its Slurm job id; "" none */
+	char local[80];		/* a key that holds on one host only (a launcher's pid): that host */
 	char user[64];		/* who owns its pages (printable) */
 	int nranks;
 	struct top_jobrank *r;
@@ -91,7 +101,9 @@ struct top_job {
 	double still_s;		/* since sum last changed */
 	int stalled;
 	int behind;		/* the rank behind the others while stalled, -1 none */
-	const char *why;	/* how it was found: "behind", "stopped", "waited on" */
+	/* How it was found: "behind", "stopped", "dead", "waited on", "gpu not started". */
+	const char *why;
+	int in_kernel;		/* stalled with every kernel begun and none ended */
 	uint64_t behind_seq, ahead_seq;
 	int seen;		/* in the last frame */
 };
@@ -167,6 +179,22 @@ int view_col_parse(int by_host, const char *name);
 /* The stalled job a key runs collstack on: its index, -1 none. */
 int view_stalled_job(const struct top_model *m);
 
+/* A rank as shown: its world rank where its launcher said, else its communicator's. */
+int view_rank_shown(const struct top_job *j, int comm_rank);
+/* The job's state in a word: "advancing", "stalled", "hung in kernel". */
+const char *view_job_state(const struct top_job *j);
+
+/* What c runs for job j: collstack's arguments (argv[0] "collstack"), and a note. */
+#define VIEW_CS_ARGS 8
+struct view_cs {
+	int argc;
+	char argv[VIEW_CS_ARGS][1024];
+	char note[256];		/* what --pid cannot reach; "" none */
+};
+void view_collstack(const struct top_model *m, int j, const char *here, struct view_cs *cs);
+/* The same as one line, for the screen and --batch. */
+void view_cs_line(const struct view_cs *cs, char *buf, size_t len);
+
 /* ---- batch.c ---- */
 void batch_text(const struct top_model *m, FILE *f);
 void batch_json(const struct top_model *m, FILE *f);
@@ -219,6 +247,19 @@ json_t *collect_host(struct collect *c);
 /* The status pages of other jobs' ranks on this host (named host in their pages). */
 json_t *collect_pages(uint64_t own_job, const char *host);
 
+/* ---- ident.c: who a page's process is in its job, from its launcher ---- */
+struct top_ident {
+	pid_t pid;
+	int known;		/* its environment was read */
+	int wrank;		/* world rank; -1 none */
+	int local;		/* key is a launcher's pid: it holds on this host only */
+	char key[64];		/* the job's key; "" none */
+	char launcher[48];	/* "torchrun:4711"; "" none found */
+	char slurm[24];		/* SLURM_JOB_ID; "" none */
+};
+/* Read pid's identity if it is owner's process (real and effective uid); -1 if not known. */
+int ident_read(pid_t pid, uid_t owner, struct top_ident *id);
+
 /* ---- worker.c ---- */
 int worker_run(struct top_args *a);
 
@@ -250,7 +291,7 @@ void front_interval(struct top_front *f, double s);
 void front_quit(struct top_front *f);
 /* Put the real stderr back (an allocation failure's last words). */
 void front_fatal_stderr(void);
-/* Run collstack on the job (endwin first); its exit code. */
-int front_collstack(struct top_front *f, const char *jobid, const char *user);
+/* Run collstack with these arguments (argv[0] "collstack"; endwin first); its exit code. */
+int front_collstack(struct top_front *f, const struct view_cs *cs);
 
 #endif

@@ -286,27 +286,29 @@ ui_interval(struct top_front *f, int dir)
 static void
 ui_collstack(struct ui *u, struct top_front *f)
 {
-	char job[20] = "", user[64] = "";
+	struct view_cs *cs = xcalloc(1, sizeof *cs);
+	char line[2048];
 	int j, code;
 
 	front_lock_model(f);
-	if ((j = view_stalled_job(&f->m)) >= 0) {
-		snprintf(job, sizeof job, "%s", f->m.jobs[j].jobid);
-		snprintf(user, sizeof user, "%s", f->m.jobs[j].user);
-	}
+	if ((j = view_stalled_job(&f->m)) >= 0)
+		view_collstack(&f->m, j, NULL, cs);
 	front_unlock_model(f);
-	if (job[0] == '\0') {
+	if (cs->argc == 0) {
 		snprintf(u->msg, sizeof u->msg, "no stalled job to run collstack on");
+		free(cs);
 		return;
 	}
 	def_prog_mode();
 	endwin();
-	if (strcmp(user, "?") == 0)
-		user[0] = '\0';
-	printf("colltop: collstack --job %s%s%s\n", job, user[0] ? " --user " : "", user);
-	code = front_collstack(f, job, user);
+	view_cs_line(cs, line, sizeof line);
+	printf("colltop: %s\n", line);
+	if (cs->note[0] != '\0')
+		printf("colltop: %s\n", cs->note);
+	code = front_collstack(f, cs);
 	printf("\ncolltop: collstack exited with %d; press a key to go back\n", code);
 	fflush(stdout);
+	free(cs);
 	reset_prog_mode();
 	timeout(-1);
 	getch();

@@ -5,10 +5,12 @@
  * reads is what a person sees. No curses: ui.c maps attributes to colours.
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "msg.h"
 #include "top.h"
@@ -322,34 +324,91 @@ view_stalled_job(const struct top_model *m)
 	return -1;
 }
 
+int
+view_rank_shown(const struct top_job *j, int comm_rank)
+{
+	for (int k = 0; k < j->nr; k++)
+		if (j->r[k].rank == comm_rank)
+			return j->r[k].wrank >= 0 ? j->r[k].wrank : comm_rank;
+	return comm_rank;
+}
+
+const char *
+view_job_state(const struct top_job *j)
+{
+	return !j->stalled ? "advancing" : j->in_kernel ? "hung in kernel" : "stalled";
+}
+
+/* "run:x via torchrun:4711 (user) comm 92906a7a": a job coll did not launch by its launcher. */
+static void
+view_job_name(const struct top_job *x, char *buf, size_t len)
+{
+	if (x->launcher[0] != '\0' && strcmp(x->launcher, x->jobid) != 0)
+		snprintf(buf, len, "%.64s via %.48s (%.32s) comm %.8s", x->jobid, x->launcher,
+		    x->user, x->commid);
+	else
+		snprintf(buf, len, "%.64s (%.32s) comm %.8s", x->jobid, x->user, x->commid);
+}
+
+/* An alert line, cut at its 256 bytes: the names in it are cut short already. */
+static void __attribute__((format(printf, 2, 3)))
+view_line(char *line, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, 256, fmt, ap);
+	va_end(ap);
+}
+
+/* The line of a stalled job: who holds it up and how, or that none is late. */
+static void
+view_alert_stalled(const struct top_job *x, const char *name, char *line)
+{
+	const struct top_jobrank *b = NULL;
+
+	for (int k = 0; k < x->nr; k++)
+		if (x->r[k].rank == x->behind)
+			b = &x->r[k];
+	if (x->in_kernel)
+		view_line(line, "job %s: hung inside %.15s seq %llu on every rank seen (%d of "
+		    "%d) for %.0f s: no rank is late; the collective library or the fabric "
+		    "(c: collstack)", name, x->nr > 0 ? x->r[0].kind : "?",
+		    (unsigned long long)x->ahead_seq, x->nr, x->nranks, x->still_s);
+	else if (b != NULL && strcmp(x->why, "gpu not started") == 0)
+		view_line(line, "job %s: stalled %.0f s; rank %d (%.40s, pid %d) enqueued %.15s "
+		    "seq %llu but its GPU has not started it; the others' kernels began (c: "
+		    "collstack)", name, x->still_s, view_rank_shown(x, b->rank), b->host, b->pid,
+		    b->kind, (unsigned long long)x->ahead_seq);
+	else if (b != NULL && x->behind_seq < x->ahead_seq)
+		view_line(line, "job %s: stalled %.0f s; rank %d (%.40s, pid %d) is %s at seq "
+		    "%llu, others up to %llu (c: collstack)", name, x->still_s,
+		    view_rank_shown(x, b->rank), b->host, b->pid, x->why,
+		    (unsigned long long)x->behind_seq, (unsigned long long)x->ahead_seq);
+	else if (b != NULL)
+		view_line(line, "job %s: stalled %.0f s in seq %llu; rank %d (%.40s, pid %d) is "
+		    "%s (c: collstack)", name, x->still_s, (unsigned long long)x->ahead_seq,
+		    view_rank_shown(x, b->rank), b->host, b->pid, x->why);
+	else
+		view_line(line, "job %s: stalled %.0f s, every rank here in seq %llu (c: "
+		    "collstack)", name, x->still_s, (unsigned long long)x->ahead_seq);
+}
+
 static int
 view_alert_jobs(const struct top_model *m, char lines[][256], int *attrs, int n, int max)
 {
+	char name[200];
+
 	for (int j = 0; j < m->njobs && n < max; j++) {
 		const struct top_job *x = &m->jobs[j];
-		const struct top_jobrank *b = NULL;
 
-		for (int k = 0; k < x->nr; k++)
-			if (x->r[k].rank == x->behind)
-				b = &x->r[k];
+		view_job_name(x, name, sizeof name);
 		attrs[n] = x->stalled ? VA_BAD : VA_OK;
 		if (!x->stalled)
-			snprintf(lines[n++], 256, "job %s (%.32s) comm %.8s: %d of %d ranks here, at seq %llu, "
-			    "advancing", x->jobid, x->user, x->commid, x->nr, x->nranks,
-			    (unsigned long long)x->ahead_seq);
-		else if (b != NULL && x->behind_seq < x->ahead_seq)
-			snprintf(lines[n++], 256, "job %s (%.32s) comm %.8s: stalled %.0f s; rank %d "
-			    "(%.40s, pid %d) is %s at seq %llu, others up to %llu (c: collstack)",
-			    x->jobid, x->user, x->commid, x->still_s, b->rank, b->host, b->pid, x->why,
-			    (unsigned long long)x->behind_seq, (unsigned long long)x->ahead_seq);
-		else if (b != NULL)
-			snprintf(lines[n++], 256, "job %s (%.32s) comm %.8s: stalled %.0f s in seq %llu; "
-			    "rank %d (%.40s, pid %d) is %s (c: collstack)", x->jobid, x->user, x->commid, x->still_s,
-			    (unsigned long long)x->ahead_seq, b->rank, b->host, b->pid, x->why);
+			snprintf(lines[n++], 256, "job %s: %d of %d ranks here, at seq %llu, advancing",
+			    name, x->nr, x->nranks, (unsigned long long)x->ahead_seq);
 		else
-			snprintf(lines[n++], 256, "job %s (%.32s) comm %.8s: stalled %.0f s, every rank "
-			    "here in seq %llu (c: collstack)", x->jobid, x->user, x->commid, x->still_s,
-			    (unsigned long long)x->ahead_seq);
+			view_alert_stalled(x, name, lines[n++]);
 	}
 	return n;
 }
@@ -384,4 +443,158 @@ view_alerts(const struct top_model *m, double now_s, char lines[][256], int *att
 			    m->hosts[m->ranks[r].host].name, m->ranks[r].why);
 		}
 	return view_alert_jobs(m, lines, attrs, n, max);
+}
+
+static void
+view_cs_add(struct view_cs *cs, const char *word)
+{
+	if (cs->argc < VIEW_CS_ARGS)
+		snprintf(cs->argv[cs->argc++], sizeof cs->argv[0], "%s", word);
+}
+
+/* Is this one of job j's ranks (any of its communicators: the same key, owner and host rule)? */
+static int
+view_same_job(const struct top_job *a, const struct top_job *b)
+{
+	return strcmp(a->jobid, b->jobid) == 0 && strcmp(a->user, b->user) == 0 &&
+	    strcmp(a->local, b->local) == 0;
+}
+
+/* The host whose ranks --pid takes: the culprit's, else this one if the job has ranks here. */
+static const char *
+view_cs_host(const struct top_model *m, const struct top_job *x, const char *here)
+{
+	const char *first = NULL;
+
+	for (int k = 0; k < x->nr; k++)
+		if (x->r[k].rank == x->behind)
+			return x->r[k].host;
+	for (int j = 0; j < m->njobs; j++)
+		for (int k = 0; view_same_job(&m->jobs[j], x) && k < m->jobs[j].nr; k++) {
+			if (strcmp(m->jobs[j].r[k].host, here) == 0)
+				return here;
+			first = first ? first : m->jobs[j].r[k].host;
+		}
+	return first ? first : here;
+}
+
+static int
+view_cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The pids, ascending and each once, as 11,12,13 into buf; 0 when they did not all fit. */
+static int
+view_cs_join(int *pids, int n, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	qsort(pids, (size_t)n, sizeof *pids, view_cmp_int);
+	buf[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		char w[24];
+
+		if (i > 0 && pids[i] == pids[i - 1])
+			continue;
+		snprintf(w, sizeof w, "%s%d", o > 0 ? "," : "", pids[i]);
+		if (o + strlen(w) >= len)
+			return 0;
+		memcpy(buf + o, w, strlen(w) + 1);
+		o += strlen(w);
+	}
+	return 1;
+}
+
+/*
+ * --pid with the pids of the job's ranks on one host (-H it when it is not
+ * this one): a pid is its host's own, so ranks elsewhere are said, not
+ * guessed at.
+ */
+static void
+view_cs_pids(const struct top_model *m, const struct top_job *x, const char *here,
+    struct view_cs *cs)
+{
+	const char *host = view_cs_host(m, x, here);
+	char pids[sizeof cs->argv[0]] = "", others[160] = "";
+	int nother = 0, cut, n = 0, cap = 0, *pid = NULL;
+
+	for (int j = 0; j < m->njobs; j++)
+		for (int k = 0; view_same_job(&m->jobs[j], x) && k < m->jobs[j].nr; k++) {
+			const struct top_jobrank *r = &m->jobs[j].r[k];
+
+			if (strcmp(r->host, host) == 0) {
+				if (n == cap) {
+					cap = cap ? 2 * cap : 16;
+					pid = xreallocarray(pid, (size_t)cap, sizeof *pid);
+				}
+				pid[n++] = r->pid;
+			} else if (strstr(others, r->host) == NULL && ++nother <= 3)
+				snprintf(others + strlen(others), sizeof others - strlen(others),
+				    "%s%.40s", others[0] ? ", " : "", r->host);
+		}
+	cut = !view_cs_join(pid, n, pids, sizeof pids);
+	free(pid);
+	view_cs_add(cs, "--pid");
+	view_cs_add(cs, pids);
+	if (strcmp(host, here) != 0) {
+		view_cs_add(cs, "-H");
+		view_cs_add(cs, host);
+	}
+	if (nother > 0)
+		snprintf(cs->note, sizeof cs->note, "ranks on %d other host%s (%s%s) are not in "
+		    "--pid: a pid is its own host's; run collstack there", nother,
+		    nother == 1 ? "" : "s", others, nother > 3 ? ", ..." : "");
+	else if (cut)
+		snprintf(cs->note, sizeof cs->note, "more ranks than one --pid list holds: the "
+		    "first are taken");
+}
+
+static int
+view_is_coll_job(const char *id)
+{
+	return strlen(id) == 16 && strspn(id, "0123456789abcdef") == 16 &&
+	    strcmp(id, "0000000000000000") != 0;
+}
+
+void
+view_collstack(const struct top_model *m, int j, const char *here, struct view_cs *cs)
+{
+	const struct top_job *x = &m->jobs[j];
+	char host[256] = "";
+
+	memset(cs, 0, sizeof *cs);
+	if (here == NULL) {
+		if (gethostname(host, sizeof host - 1) != 0)
+			snprintf(host, sizeof host, "?");
+		here = host;
+	}
+	view_cs_add(cs, "collstack");
+	if (view_is_coll_job(x->jobid)) {
+		view_cs_add(cs, "--job");
+		view_cs_add(cs, x->jobid);
+	} else if (x->slurm[0] != '\0' && strspn(x->slurm, "0123456789_") == strlen(x->slurm)) {
+		view_cs_add(cs, "--slurm");
+		view_cs_add(cs, x->slurm);
+	} else {
+		view_cs_pids(m, x, here, cs);
+	}
+	/* Another user's job (root's view): collstack reads it only when named. */
+	if (x->user[0] != '\0' && strcmp(x->user, "?") != 0) {
+		view_cs_add(cs, "--user");
+		view_cs_add(cs, x->user);
+	}
+}
+
+void
+view_cs_line(const struct view_cs *cs, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < cs->argc && o < len; i++)
+		o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? " " : "", cs->argv[i]);
+	msg_clean(buf);
 }

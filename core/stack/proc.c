@@ -1,8 +1,15 @@
 /*
- * Processes as /proc shows them: state, owner, command line, the rank its
- * launcher gave it (COLL_RANK, RANK, SLURM_PROCID, OMPI_COMM_WORLD_RANK,
- * PMI_RANK, in that order) and which host it belongs to (its UTS namespace:
- * hosts made of namespaces on one machine share /proc).
+ * Processes as /proc shows them: state, owner, command line, who its
+ * launcher said it is (rank, local rank, node rank, size, job and step ids)
+ * and which host it belongs to (its UTS namespace: hosts made of namespaces
+ * on one machine share /proc).
+ *
+ * Launchers nest, and each sets its own variables: a torchrun under srun
+ * gives its workers RANK while srun's SLURM_PROCID, which they inherit, is
+ * the node's; an mpirun inside a Slurm allocation leaves SLURM_PROCID of the
+ * batch step (0 on every rank). So the launcher nearest the rank wins: coll's
+ * own, then torch elastic's and DeepSpeed's (RANK), then MPI's (Open MPI,
+ * PMIx, MPICH's PMI, MVAPICH), and Slurm's last.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -21,8 +28,21 @@
 
 #define STACK_ENV_MAX (1u << 20)
 
-static const char *const stack_rank_vars[] = { "COLL_RANK", "RANK", "SLURM_PROCID",
-	"OMPI_COMM_WORLD_RANK", "PMI_RANK" };
+/* Each list in order of precedence: the first one present wins. */
+static const char *const stack_rank_vars[] = { "COLL_RANK", "RANK", "OMPI_COMM_WORLD_RANK",
+	"PMIX_RANK", "PMI_RANK", "MV2_COMM_WORLD_RANK", "SLURM_PROCID", NULL };
+static const char *const stack_local_vars[] = { "COLL_LOCAL_RANK", "LOCAL_RANK",
+	"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "MV2_COMM_WORLD_LOCAL_RANK",
+	"SLURM_LOCALID", NULL };
+static const char *const stack_size_vars[] = { "COLL_SIZE", "WORLD_SIZE", "OMPI_COMM_WORLD_SIZE",
+	"PMI_SIZE", "MV2_COMM_WORLD_SIZE", "SLURM_NTASKS", NULL };
+static const char *const stack_group_vars[] = { "GROUP_RANK", NULL };
+static const char *const stack_step_vars[] = { "SLURM_STEP_ID", "SLURM_STEPID", NULL };
+
+/* How far down each list the value found so far came from: a later variable wins only above it. */
+struct stack_env_best {
+	int rank, local, size, group, step;
+};
 
 /* Read a small /proc file whole; the length, or -1. */
 ssize_t
@@ -65,35 +85,56 @@ stack_copy_value(char *dst, size_t len, const char *v, size_t vlen)
 	dst[vlen] = '\0';
 }
 
+/* Is NAME (nl bytes) in list above *best? Its value as a number into *out then. */
+static int
+stack_env_int(const char *const *list, const char *e, size_t nl, const char *v, size_t vl,
+    int *best, int *out)
+{
+	int x;
+
+	for (int i = 0; list[i] != NULL && i < *best; i++)
+		if (strlen(list[i]) == nl && memcmp(e, list[i], nl) == 0 &&
+		    stack_parse_int(v, vl, &x) == 0 && x < STACK_RANK_MAX) {
+			*best = i;
+			*out = x;
+			return 1;
+		}
+	return 0;
+}
+
+/* The numbers that say who the process is. */
+static void
+stack_env_ident(struct stack_pinfo *pi, const char *e, size_t nl, const char *v, size_t vl,
+    struct stack_env_best *b)
+{
+	if (stack_env_int(stack_rank_vars, e, nl, v, vl, &b->rank, &pi->rank))
+		stack_copy_value(pi->rank_var, sizeof pi->rank_var, e, nl);
+	else if (!stack_env_int(stack_local_vars, e, nl, v, vl, &b->local, &pi->local_rank) &&
+	    !stack_env_int(stack_size_vars, e, nl, v, vl, &b->size, &pi->size) &&
+	    !stack_env_int(stack_group_vars, e, nl, v, vl, &b->group, &pi->group_rank))
+		(void)stack_env_int(stack_step_vars, e, nl, v, vl, &b->step, &pi->slurm_step);
+}
+
 /* One NAME=value of the environment. */
 static void
-stack_env_var(struct stack_pinfo *pi, const char *e, size_t len, int *best)
+stack_env_var(struct stack_pinfo *pi, const char *e, size_t len, struct stack_env_best *b)
 {
 	const char *eq = memchr(e, '=', len);
 	size_t nl, vl;
-	int v;
 
 	if (eq == NULL)
 		return;
 	nl = (size_t)(eq - e);
 	vl = len - nl - 1;
-	for (int i = 0; i < (int)(sizeof stack_rank_vars / sizeof *stack_rank_vars); i++)
-		if (i < *best && strlen(stack_rank_vars[i]) == nl &&
-		    memcmp(e, stack_rank_vars[i], nl) == 0 && stack_parse_int(eq + 1, vl, &v) == 0 &&
-		    v < STACK_RANK_MAX) {
-			*best = i;
-			pi->rank = v;
-			snprintf(pi->rank_var, sizeof pi->rank_var, "%s", stack_rank_vars[i]);
-		}
-	if ((nl == 9 && memcmp(e, "COLL_SIZE", 9) == 0) ||
-	    (nl == 10 && memcmp(e, "WORLD_SIZE", 10) == 0 && pi->size == 0))
-		(void)stack_parse_int(eq + 1, vl, &pi->size);
-	else if (nl == 10 && memcmp(e, "COLL_JOBID", 10) == 0)
+	stack_env_ident(pi, e, nl, eq + 1, vl, b);
+	if (nl == 10 && memcmp(e, "COLL_JOBID", 10) == 0)
 		stack_copy_value(pi->jobid, sizeof pi->jobid, eq + 1, vl);
 	else if (nl == 15 && memcmp(e, "COLL_STATUS_DIR", 15) == 0)
 		stack_copy_value(pi->status_dir, sizeof pi->status_dir, eq + 1, vl);
 	else if (nl == 12 && memcmp(e, "SLURM_JOB_ID", 12) == 0)
 		stack_copy_value(pi->slurm_job, sizeof pi->slurm_job, eq + 1, vl);
+	else if (nl == 19 && memcmp(e, "TORCHELASTIC_RUN_ID", 19) == 0)
+		stack_copy_value(pi->run_id, sizeof pi->run_id, eq + 1, vl);
 	else if (nl == 31 && memcmp(e, "TORCH_NCCL_DEBUG_INFO_PIPE_FILE", 31) == 0)
 		stack_copy_value(pi->fr_pipe, sizeof pi->fr_pipe, eq + 1, vl);
 	/* PyTorch's newer names win over the older ones it still reads. */
@@ -114,7 +155,7 @@ stack_pinfo_env(struct stack_pinfo *pi)
 {
 	char path[64], *buf = xmalloc(STACK_ENV_MAX);
 	ssize_t n;
-	int best = 1 << 30;
+	struct stack_env_best best = { 1 << 30, 1 << 30, 1 << 30, 1 << 30, 1 << 30 };
 
 	snprintf(path, sizeof path, "/proc/%d/environ", (int)pi->pid);
 	n = stack__read_file(path, buf, STACK_ENV_MAX);
@@ -237,7 +278,7 @@ stack_pinfo_read(pid_t pid, struct stack_pinfo *pi)
 
 	memset(pi, 0, sizeof *pi);
 	pi->pid = pid;
-	pi->rank = -1;
+	pi->rank = pi->local_rank = pi->group_rank = pi->slurm_step = -1;
 	pi->uid = pi->ruid = (uid_t)-1;
 	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
 	if ((r = stack__stat(path, &pi->state, &pi->ppid, pi->comm, sizeof pi->comm)) != COLL_OK) {

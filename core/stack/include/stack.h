@@ -32,11 +32,20 @@ struct stack_pinfo {
 	char state;		/* /proc state letter (R S D T t Z X); 0: gone */
 	char comm[16];
 	char cmdline[256];	/* arguments joined by spaces, cut short */
-	int rank;		/* from its environment; -1: none there */
+	/*
+	 * Who it is in its job, from the variables its launcher set (proc.c
+	 * says which win): its rank in the world, its rank on its node, its
+	 * node's rank (torchrun's GROUP_RANK), the world's size.
+	 */
+	int rank;		/* -1: none there */
 	char rank_var[24];	/* the variable that gave it */
-	int size;		/* COLL_SIZE or WORLD_SIZE; 0: none */
+	int local_rank;		/* -1: none */
+	int group_rank;		/* -1: none */
+	int size;		/* 0: none */
 	char jobid[24];		/* COLL_JOBID; "" none */
 	char slurm_job[24];	/* SLURM_JOB_ID; "" none */
+	int slurm_step;		/* SLURM_STEP_ID; -1 none */
+	char run_id[40];	/* TORCHELASTIC_RUN_ID: torchrun's rendezvous; "" none */
 	char status_dir[256];	/* COLL_STATUS_DIR; "" none */
 	/* PyTorch's flight recorder: where it takes dump requests and writes dumps; "" none. */
 	char fr_pipe[256];	/* TORCH_NCCL_DEBUG_INFO_PIPE_FILE */
@@ -58,6 +67,15 @@ char stack_state(pid_t pid, pid_t *ppid);
 int stack_pids(pid_t **out);
 /* Inode of this process's UTS namespace (0 if unknown). */
 uint64_t stack_self_uts(void);
+/*
+ * launcher.c: is pi a launcher or agent that starts ranks without being one
+ * (torchrun or torch.distributed.run/launch, mpirun/mpiexec/orterun/orted,
+ * prterun/prted, hydra, srun/slurmstepd, deepspeed, accelerate launch,
+ * collrun, collcheck)? Its short name ("torchrun", "mpirun"), or NULL. From
+ * its command line, name and /proc/PID/exe: anyone can take such a name, so
+ * it may only keep a process out of the ranks, never make one trusted.
+ */
+const char *stack_launcher_name(const struct stack_pinfo *pi);
 
 /* What a frame is: machine code, a function inlined into it, or a Python function. */
 #define STACK_FRAME_NATIVE 0
