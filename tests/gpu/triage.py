@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""A 4-rank torch.distributed NCCL job, started by torchrun, that hangs at
+"""A torch.distributed NCCL job of 4 ranks (or 2, on a 2-GPU machine: the
+ranks named below are then min(rank, 1)), started by torchrun, that hangs at
 step 8 in the way TRIAGE_SCENARIO says (tests/gpu/triage.sh runs each):
   stuck   rank 2 sits in save_checkpoint (Python) while the others all-reduce
   groups  world and new_group([0, 1]): rank 1 in save_checkpoint, rank 0 in
@@ -36,8 +37,9 @@ def train_step(x, group=None):
 
 
 def hang(scenario, rank, x, sub):
+    last = dist.get_world_size() - 1
     if scenario == "stuck":
-        if rank == 2:
+        if rank == min(2, last):
             save_checkpoint(rank)
         ready(rank, "in world all-reduce")
         train_step(x)
@@ -47,13 +49,13 @@ def hang(scenario, rank, x, sub):
         ready(rank, "in group {0,1} all-reduce" if rank == 0 else "in world all-reduce")
         train_step(x, sub if rank == 0 else None)
     elif scenario == "busy":
-        if rank == 2:
+        if rank == min(2, last):
             torch.cuda._sleep(int(2e12))  # some 1000 s of spinning at 2 GHz
         dist.all_reduce(x)
-        ready(rank, "all-reduce enqueued" + (" behind a long kernel" if rank == 2 else ""))
+        ready(rank, "all-reduce enqueued" + (" behind a long kernel" if rank == min(2, last) else ""))
         torch.cuda.synchronize()
     elif scenario == "desync":
-        n = x.numel() // 2 if rank == 3 else x.numel()
+        n = x.numel() // 2 if rank == last else x.numel()
         ready(rank, f"in world all-reduce of {n} elements")
         train_step(x[:n])
     else:

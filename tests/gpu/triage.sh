@@ -29,6 +29,10 @@ export NCCL_NVLS_ENABLE=0 NCCL_PROFILER_PLUGIN=$B/core/libnccl-profiler-coll.so
 TORCHRUN=(torchrun)
 command -v torchrun >/dev/null || TORCHRUN=(python3 -m torch.distributed.run)
 T0=$(date +%s)
+# 4 ranks, or as many GPUs as there are below that (groups needs 4)
+NPROC=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+[ "$NPROC" -le 4 ] 2>/dev/null || NPROC=4
+[ "$NPROC" -ge 2 ] || NPROC=2
 BUDGET_S=${TRIAGE_BUDGET_S:-450}	# the whole script stays under 8 minutes
 nvidia-smi -L >"$OUT/gpus.txt" 2>&1
 python3 -c 'import torch; print("torch", torch.__version__, "nccl", torch.cuda.nccl.version())' \
@@ -53,18 +57,18 @@ start() {
 	d=$OUT/$1
 	mkdir -p "$d/ready" "$d/shm" "$d/jobs"
 	export COLL_STATUS_DIR=$d/shm COLL_JOB_DIR=$d/jobs TRIAGE_DIR=$d/ready TRIAGE_SCENARIO=$1
-	setsid "${TORCHRUN[@]}" --standalone --nproc-per-node 4 tests/gpu/triage.py >"$d/job.txt" 2>&1 &
+	setsid "${TORCHRUN[@]}" --standalone --nproc-per-node "$NPROC" tests/gpu/triage.py >"$d/job.txt" 2>&1 &
 	job=$!
 }
 
 # established: every rank wrote its ready file (at most 150 s), then 5 s for the hang to settle
 established() {
 	for _ in $(seq 750); do
-		[ "$(ls "$d/ready" | wc -l)" -ge 4 ] && break
+		[ "$(ls "$d/ready" | wc -l)" -ge "$NPROC" ] && break
 		kill -0 "$job" 2>/dev/null || break
 		sleep 0.2
 	done
-	if [ "$(ls "$d/ready" | wc -l)" -lt 4 ]; then
+	if [ "$(ls "$d/ready" | wc -l)" -lt "$NPROC" ]; then
 		echo "$(basename "$d"): the hang was not established (ready: $(ls "$d/ready" | tr '\n' ' '))" \
 			>>"$OUT/summary.txt"
 		return 1
@@ -99,7 +103,9 @@ stop() {
 		>>"$OUT/summary.txt"
 }
 
-for sc in stuck groups busy desync; do
+scenarios="stuck groups busy desync"
+[ "$NPROC" -ge 4 ] || scenarios="stuck busy desync"
+for sc in $scenarios; do
 	if [ $(($(date +%s) - T0)) -gt $((BUDGET_S - 60)) ]; then
 		echo "$sc: skipped, the budget of $BUDGET_S s is nearly spent" >>"$OUT/summary.txt"
 		continue
