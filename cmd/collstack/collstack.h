@@ -66,6 +66,9 @@ struct stk_page {
 	 */
 	int nccl, kernel;
 	uint64_t seq_kernel;
+	/* What NCCL said of the op last enqueued (page version 4), printable; "" unknown. */
+	char dtype[16], algo[16], proto[16];
+	unsigned lib_version;	/* NCCL's version code; 0 unknown */
 };
 
 struct stk_task {
@@ -231,6 +234,9 @@ void stk_ignored_add(struct stk_result *r, json_t *a, const char *host);
 int stk_task_read(struct stk_task *t, json_t *o);
 void stk_task_free(struct stk_task *t);
 void stk_result_free(struct stk_result *r);
+
+/* verdict_gpu.c: below the host, from the NCCL plugin's kernel events and the GPUs. */
+void stk_verdict_gpu(const struct stk_result *r, struct stk_verdict *v);
 
 /* verdict.c */
 void stk_verdict(const struct stk_result *r, struct stk_verdict *v);

@@ -56,8 +56,10 @@ stk_page_json(const struct stk_page *p)
 	    "wait_dir", p->wait_dir, "idle_s", p->idle_s, "error", stk_clean_json(p->error));
 
 	if (o != NULL && p->nccl)
-		json_object_set_new(o, "nccl", json_pack("{s:b, s:I}", "kernel", p->kernel,
-		    "seq_kernel", (json_int_t)p->seq_kernel));
+		json_object_set_new(o, "nccl", json_pack("{s:b, s:I, s:o, s:o, s:o, s:i}", "kernel",
+		    p->kernel, "seq_kernel", (json_int_t)p->seq_kernel, "dtype",
+		    stk_clean_json(p->dtype), "algo", stk_clean_json(p->algo), "proto",
+		    stk_clean_json(p->proto), "version", (int)(p->lib_version & 0x7fffffff)));
 	return o;
 }
 
@@ -110,6 +112,26 @@ stk_str(json_t *o, const char *k)
 	return json_is_string(x) ? stk_clean(json_string_value(x)) : NULL;
 }
 
+/* What NCCL said of the op (a worker's, newer or older: each field optional), printable. */
+static void
+stk_page_op_read(struct stk_page *p, json_t *nc)
+{
+	struct {
+		const char *key;
+		char *to;
+	} s[] = { { "dtype", p->dtype }, { "algo", p->algo }, { "proto", p->proto } };
+	json_t *ver = json_object_get(nc, "version");
+
+	for (size_t i = 0; i < sizeof s / sizeof *s; i++) {
+		const char *v = json_string_value(json_object_get(nc, s[i].key));
+
+		snprintf(s[i].to, sizeof p->dtype, "%s", v != NULL ? v : "");
+		stk_clean_here(s[i].to);
+	}
+	p->lib_version = json_is_integer(ver) && json_integer_value(ver) > 0 &&
+	    json_integer_value(ver) < 1000000 ? (unsigned)json_integer_value(ver) : 0;
+}
+
 static int
 stk_page_read(struct stk_page *p, json_t *o)
 {
@@ -149,6 +171,7 @@ stk_page_read(struct stk_page *p, json_t *o)
 		p->nccl = 1;
 		p->kernel = json_is_true(json_object_get(nc, "kernel"));
 		p->seq_kernel = (uint64_t)json_integer_value(sk);
+		stk_page_op_read(p, nc);
 	}
 	return 0;
 }

@@ -644,6 +644,7 @@ stk_verdict(const struct stk_result *r, struct stk_verdict *v)
 	}
 	stk_states(r, v);
 	stk_missing(r, v);
+	stk_verdict_gpu(r, v);
 	if (n > 1)
 		qsort(m, (size_t)n, sizeof *m, stk_member_cmp);
 	for (int a = 0, b; a < n; a = b) {

@@ -313,7 +313,7 @@ test_status_device_ops(void **state)
 	status_queue(&st, 1, KIND_ALLREDUCE, 4096);
 	status_queue(&st, 2, KIND_ALLGATHER, 8192);
 	assert_int_equal(status_read(st.path, &pg), COLL_OK);
-	assert_int_equal(pg.version, 3);
+	assert_int_equal(pg.version, STATUS_VERSION);
 	assert_int_equal(pg.source, STATUS_SRC_NCCL);
 	assert_true(pg.seq_queued == 2 && pg.kind_queued == KIND_ALLGATHER && pg.bytes == 8192);
 	assert_int_equal(pg.state, STATUS_RUNNING);

@@ -1,0 +1,91 @@
+#!/bin/bash
+# collstack on hangs below the host, from coll's NCCL profiler plugin's kernel
+# events, on a machine without GPUs: four stand-in ranks
+# (tests/stack/nccl_standin.py, STANDIN_CASE) call the plugin as NCCL 2.28
+# does; every rank enqueued all-reduce seq 9 and waits in synchronize(), so
+# the host side says nothing. Then: (a) rank 2's kernel never began: it is
+# named, alone; (b) every kernel began, none ended: hung inside, no rank
+# late, exit 1, nobody blamed, the kernel's algorithm and protocol said;
+# (c) every kernel ended and the hosts still wait: said, exit 1; (d) rank 3
+# all-reduces half the bytes: the odd one named, alone.
+. "$(dirname "$0")/lib.sh"
+export COLL_NCCLPROF=$COLL_BUILD/core/libnccl-profiler-coll.so
+[ -f "$COLL_NCCLPROF" ] || { echo "not ok - no plugin at $COLL_NCCLPROF"; exit 1; }
+preload=()
+case "${COLL_TEST_CFLAGS:-}" in
+*sanitize*) preload=("LD_PRELOAD=$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)"
+	ASAN_OPTIONS=detect_leaks=0) ;;
+esac
+H=$(hostname)
+C="comm NCCL 0x92906a7ad1050f54"
+
+# ranks CASE [ENV...]: four stand-ins in this case, until each has said ready.
+ranks() {
+	local c=$1
+	shift
+	pids=()
+	for r in 0 1 2 3; do
+		env "${preload[@]}" RANK=$r WORLD_SIZE=4 STANDIN_CASE="$c" "$@" \
+		    python3 "$COLL_SRC/tests/stack/nccl_standin.py" >"$TMP/r$r.out" 2>&1 &
+		echo $! >>"$TMP/pids"
+		pids+=($!)
+	done
+	for _ in $(seq 100); do
+		[ "$(cat "$TMP"/r[0-3].out | grep -c ready)" = 4 ] && break
+		sleep 0.1
+	done
+	all=$(IFS=,; echo "${pids[*]}")
+}
+unranks() { kill -9 "${pids[@]}" 2>/dev/null; wait "${pids[@]}" 2>/dev/null; }
+# judge [ARGS...]: collstack on the four, again until it finds a problem (the
+# pages must have stood still for a second) or 6 s have passed; its exit in $code.
+judge() {
+	local until=$((SECONDS + 6))
+	while :; do
+		"$BIN/collstack" --pid "$all" --no-color --no-fr-dump "$@" >"$TMP/o" 2>"$TMP/e"
+		code=$?
+		[ $code != 0 ] || [ $SECONDS -ge $until ] && break
+		sleep 0.2
+	done
+}
+blamed() { grep -c '^=> ' "$TMP/o"; }
+
+# (a) rank 2's stream is busy: its kernel for seq 9 never began.
+ranks busy STANDIN_ODD=2
+judge
+expect_code 1 $code "(a) a GPU that never started the op"
+check "... rank 2 named, its GPU not started, the others in the kernel" grep -qxF "rank 2 ($H, pid ${pids[2]}): its GPU has not started allreduce seq 9: its stream is busy with earlier work; ranks 0-1,3 run its kernel and wait for it ($C); collstack --cuda lists what it runs" "$TMP/o"
+check "... blamed alone, by the plugin" grep -qxF "=> rank 2 ($H, pid ${pids[2]}) holds the others up, behind in allreduce seq 9 of $C: named by 1 source (NCCL profiler plugin)" "$TMP/o"
+check "... no bystander blamed" test "$(blamed)" = 1
+check "... and no 'no rank is behind'" sh -c "! grep -q 'no rank is behind\|none behind' '$TMP/o'"
+COLL_CUDA_GDB=$COLL_SRC/tests/stack/cuda_gdb_standin.sh judge --cuda
+check "(a) --cuda: what its GPU runs, in its line" grep -qF "rank 2 ($H, pid ${pids[2]}): its GPU has not started allreduce seq 9: its stream is busy with earlier work; ranks 0-1,3 run its kernel and wait for it ($C); --cuda: its GPU runs ncclDevKernel_AllReduce_Sum_f32_RING_LL() (device 0, Active" "$TMP/o"
+unranks
+
+# (b) every kernel began, none ended.
+ranks inside
+judge
+expect_code 1 $code "(b) hung inside the kernel on every rank"
+check "... said, no rank late" grep -qxE "$C: hung inside allreduce seq 9 on every rank: no rank is late; the collective library or the fabric \(all 4 kernels began, none ended in [0-9]+\.[0-9] s\)" "$TMP/o"
+check "... the kernel's op, algorithm and protocol" grep -qxF "$C: the kernel: allreduce of 4194304 bytes (ncclFloat32), algorithm Ring, protocol LL" "$TMP/o"
+check "... nobody blamed" test "$(blamed)" = 0
+check "... and no 'no rank is behind'" sh -c "! grep -q 'no rank is behind\|none behind' '$TMP/o'"
+unranks
+
+# (c) every kernel ended; the hosts still wait in synchronize().
+ranks unseen
+judge
+expect_code 1 $code "(c) kernels ended, the host never saw it"
+check "... said, with the ranks that wait" grep -qxE "$C: the kernels of allreduce seq 9 ended on every rank [0-9]+\.[0-9] s ago, but the host has not seen it complete: ranks 0-3 still wait for it in their main thread" "$TMP/o"
+check "... nobody blamed" test "$(blamed)" = 0
+unranks
+
+# (d) rank 3 all-reduces half the tensor: a desync every rank entered.
+ranks desync STANDIN_ODD=3
+judge
+expect_code 1 $code "(d) a desync"
+check "... the odd rank first, each side's op" grep -qxF "$C: desync at seq 9: rank 3 ($H, pid ${pids[3]}) calls allreduce of 2097152 bytes (ncclFloat32) where ranks 0-2 call allreduce of 4194304 bytes (ncclFloat32): every rank enters it and it hangs inside the kernel" "$TMP/o"
+check "... rank 3 blamed alone" grep -qxF "=> rank 3 ($H, pid ${pids[3]}) holds the others up, behind in allreduce seq 9 of $C (a desync): named by 1 source (NCCL profiler plugin)" "$TMP/o"
+check "... no bystander blamed" test "$(blamed)" = 1
+unranks
+finish
