@@ -45,6 +45,24 @@ stk_clean_json(const char *s)
 	return j;
 }
 
+/* An NCCL page's own: kernel events, and what NCCL said of the op where it did. */
+static json_t *
+stk_page_nccl_json(const struct stk_page *p)
+{
+	json_t *o = json_pack("{s:b, s:I}", "kernel", p->kernel, "seq_kernel",
+	    (json_int_t)p->seq_kernel);
+
+	if (p->dtype[0])
+		json_object_set_new(o, "dtype", stk_clean_json(p->dtype));
+	if (p->algo[0])
+		json_object_set_new(o, "algo", stk_clean_json(p->algo));
+	if (p->proto[0])
+		json_object_set_new(o, "proto", stk_clean_json(p->proto));
+	if (p->lib_version > 0)
+		json_object_set_new(o, "version", json_integer((json_int_t)p->lib_version));
+	return o;
+}
+
 static json_t *
 stk_page_json(const struct stk_page *p)
 {
@@ -56,10 +74,7 @@ stk_page_json(const struct stk_page *p)
 	    "wait_dir", p->wait_dir, "idle_s", p->idle_s, "error", stk_clean_json(p->error));
 
 	if (o != NULL && p->nccl)
-		json_object_set_new(o, "nccl", json_pack("{s:b, s:I, s:o, s:o, s:o, s:i}", "kernel",
-		    p->kernel, "seq_kernel", (json_int_t)p->seq_kernel, "dtype",
-		    stk_clean_json(p->dtype), "algo", stk_clean_json(p->algo), "proto",
-		    stk_clean_json(p->proto), "version", (int)(p->lib_version & 0x7fffffff)));
+		json_object_set_new(o, "nccl", stk_page_nccl_json(p));
 	return o;
 }
 

@@ -5,7 +5,8 @@
 # does; every rank enqueued all-reduce seq 9 and waits in synchronize(), so
 # the host side says nothing. Then: (a) rank 2's kernel never began: it is
 # named, alone; (b) every kernel began, none ended: hung inside, no rank
-# late, exit 1, nobody blamed, the kernel's algorithm and protocol said;
+# late, exit 1, nobody blamed, the kernel's algorithm and protocol said
+# (escaped);
 # (c) every kernel ended and the hosts still wait: said, exit 1; (d) rank 3
 # all-reduces half the bytes: the odd one named, alone.
 . "$(dirname "$0")/lib.sh"
@@ -62,12 +63,13 @@ COLL_CUDA_GDB=$COLL_SRC/tests/stack/cuda_gdb_standin.sh judge --cuda
 check "(a) --cuda: what its GPU runs, in its line" grep -qF "rank 2 ($H, pid ${pids[2]}): its GPU has not started allreduce seq 9: its stream is busy with earlier work; ranks 0-1,3 run its kernel and wait for it ($C); --cuda: its GPU runs ncclDevKernel_AllReduce_Sum_f32_RING_LL() (device 0, Active" "$TMP/o"
 unranks
 
-# (b) every kernel began, none ended.
-ranks inside
+# (b) every kernel began, none ended; the algorithm's name carries an escape
+# (a page is anyone's file): it reaches the terminal made printable.
+ranks inside STANDIN_ALGO=$'Ri\e[2Jng'
 judge
 expect_code 1 $code "(b) hung inside the kernel on every rank"
 check "... said, no rank late" grep -qxE "$C: hung inside allreduce seq 9 on every rank: no rank is late; the collective library or the fabric \(all 4 kernels began, none ended in [0-9]+\.[0-9] s\)" "$TMP/o"
-check "... the kernel's op, algorithm and protocol" grep -qxF "$C: the kernel: allreduce of 4194304 bytes (ncclFloat32), algorithm Ring, protocol LL" "$TMP/o"
+check "... the kernel's op, algorithm and protocol" grep -qxF "$C: the kernel: allreduce of 4194304 bytes (ncclFloat32), algorithm Ri?[2Jng, protocol LL" "$TMP/o"
 check "... nobody blamed" test "$(blamed)" = 0
 check "... and no 'no rank is behind'" sh -c "! grep -q 'no rank is behind\|none behind' '$TMP/o'"
 unranks

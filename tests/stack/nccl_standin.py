@@ -22,6 +22,7 @@ waits in synchronize(), and then
   earlier kernel), the others' begin and never end;
 - inside: every rank's kernel begins and none ends;
 - unseen: every rank's kernel begins and ends (the host never sees it);
+STANDIN_ALGO: the algorithm NCCL names (Ring), as bytes the page carries.
 - desync: rank STANDIN_ODD all-reduces half as many elements (or another
   datatype, with STANDIN_ODD_TYPE), every kernel begins, none ends.
 The real NCCL, PyTorch and GPU run is tests/gpu/fr_hang.sh."""
@@ -93,7 +94,7 @@ def start(d):
 def enqueue(count=1 << 20, dtype=b"ncclFloat32"):
     d = Descr(type=EV_COLL, rank=rank)
     d.u.coll = Coll(func=b"AllReduce", count=count, datatype=dtype, nchannels=2,
-                    algo=b"Ring", proto=b"LL")
+                    algo=os.environ.get("STANDIN_ALGO", "Ring").encode(), proto=b"LL")
     h = start(d)
     prof.stop(h)
     return h
