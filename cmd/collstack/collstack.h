@@ -107,6 +107,7 @@ struct stk_result {
 	json_t *fr_findings;
 	char *fr_note;		/* why dumps were asked for and not all came */
 	json_t *ignored;	/* what the evidence rule refused, "HOST: why" strings; NULL none */
+	json_t *gpus;		/* per host, its GPUs through NVML (gpu.c); NULL none */
 };
 
 /* The independent sources that can name a rank the others wait for. */
@@ -234,6 +235,10 @@ void stk_ignored_add(struct stk_result *r, json_t *a, const char *host);
 int stk_task_read(struct stk_task *t, json_t *o);
 void stk_task_free(struct stk_task *t);
 void stk_result_free(struct stk_result *r);
+
+/* gpu.c: each host's GPUs through NVML, a worker's (here) and rank 0's (keep). */
+void stk_gpu_here(json_t *tasks, json_t *blob);
+void stk_gpu_keep(struct stk_result *r, json_t *gpus, const char *host);
 
 /* verdict_gpu.c: below the host, from the NCCL plugin's kernel events and the GPUs. */
 void stk_verdict_gpu(const struct stk_result *r, struct stk_verdict *v);

@@ -268,9 +268,23 @@ stk_record(const struct stk_result *r)
 		json_object_set_new(rec, "fr_note", stk_clean_json(r->fr_note));
 	if (r->ignored != NULL)
 		json_object_set_new(rec, "ignored", json_incref(r->ignored));
+	if (r->gpus != NULL)
+		json_object_set_new(rec, "gpus", json_incref(r->gpus));
 	json_object_set_new(rec, "tree", json_stringn(tree, len));
 	free(tree);
 	return rec;
+}
+
+/* The record's GPUs, host by host, checked as a worker's are. */
+static void
+stk_gpus_read(struct stk_result *r, json_t *a)
+{
+	json_t *x;
+	size_t i;
+
+	json_array_foreach(a, i, x)
+		stk_gpu_keep(r, json_object_get(x, "gpus"), json_string_value(json_object_get(x,
+		    "host")));
 }
 
 static int
@@ -357,6 +371,7 @@ stk_record_read(struct stk_result *r, const char *buf, size_t len, char *err, si
 	}
 	r->fr_note = stk_str(rec, "fr_note");
 	stk_ignored_add(r, json_object_get(rec, "ignored"), NULL);
+	stk_gpus_read(r, json_object_get(rec, "gpus"));
 	if (json_is_array(json_object_get(json_object_get(rec, "fr"), "lines")) &&
 	    json_is_array(json_object_get(json_object_get(rec, "fr"), "findings"))) {
 		json_t *x;
@@ -409,6 +424,7 @@ stk_result_free(struct stk_result *r)
 	json_decref(r->fr_findings);
 	free(r->fr_note);
 	json_decref(r->ignored);
+	json_decref(r->gpus);
 	stack_tree_free(&r->tree);
 	memset(r, 0, sizeof *r);
 }

@@ -189,12 +189,54 @@ stk_gpu_kernel_text(const struct stk_page *p, char *buf, size_t len)
 		    p->lib_version / 100 % 100, p->lib_version % 100);
 }
 
+/*
+ * What a host's GPUs are doing, as NVML saw them: busy at low power is a
+ * kernel that spins waiting on a peer (seed 003: four H100s at 100% and
+ * about 100 W of 700), busy at high power one that computes.
+ */
+static void
+stk_gpu_signature(struct stk_verdict *v, json_t *h)
+{
+	json_int_t umin = 101, umax = -1, pmin = 1 << 30, pmax = -1, lim = -1;
+	const char *host = json_string_value(json_object_get(h, "host")), *what = "";
+	char of[32] = "";
+	json_t *g;
+	size_t i;
+
+	json_array_foreach(json_object_get(h, "gpus"), i, g) {
+		json_int_t u = json_integer_value(json_object_get(g, "util"));
+		json_int_t p = json_integer_value(json_object_get(g, "power_mw"));
+		json_int_t l = json_integer_value(json_object_get(g, "limit_mw"));
+
+		umin = u >= 0 && u < umin ? u : umin;
+		umax = u > umax ? u : umax;
+		pmin = p >= 0 && p < pmin ? p : pmin;
+		pmax = p > pmax ? p : pmax;
+		lim = l > lim ? l : lim;
+	}
+	if (umax < 0 || pmax < 0)
+		return;		/* NVML gave neither: no signature */
+	if (umin >= 90 && lim > 0 && pmax * 10 < lim * 4)
+		what = ": busy at low power, their kernels spin waiting rather than compute";
+	else if (umin >= 90 && lim > 0)
+		what = ": busy at high power, computing";
+	else if (umax < 10)
+		what = ": idle, no kernel runs";
+	if (lim > 0)
+		snprintf(of, sizeof of, " of %lld W", (long long)lim / 1000);
+	stk_say(v, "GPUs on %s (NVML): %zu at %lld-%lld%% utilisation, %lld-%lld W%s%s",
+	    host ? host : "?", json_array_size(json_object_get(h, "gpus")), (long long)umin,
+	    (long long)umax, (long long)pmin / 1000, (long long)pmax / 1000, of, what);
+}
+
 /* (b) Every kernel began and none ended: the hang is inside the collective. */
 static void
 stk_gpu_inside(const struct stk_result *r, struct stk_verdict *v, const struct stk_gcomm *c,
     double idle)
 {
 	char kernel[256];
+	json_t *h;
+	size_t i;
 
 	stk_say(v, "comm %s: hung inside %s seq %llu on every rank: no rank is late; the "
 	    "collective library or the fabric (all %d kernels began, none ended in %.1f s)",
@@ -202,11 +244,12 @@ stk_gpu_inside(const struct stk_result *r, struct stk_verdict *v, const struct s
 	    idle);
 	stk_gpu_kernel_text(c->m[0].pg, kernel, sizeof kernel);
 	stk_say(v, "comm %s: the kernel: %s", c->name, kernel);
-	for (int i = 0; i < c->n; i++)
-		if (c->m[i].pg->wait_peer >= 0)
+	for (int k = 0; k < c->n; k++)
+		if (c->m[k].pg->wait_peer >= 0)
 			stk_say(v, "comm %s: comm rank %d waits on comm rank %d", c->name,
-			    c->m[i].pg->rank, c->m[i].pg->wait_peer);
-	(void)r;
+			    c->m[k].pg->rank, c->m[k].pg->wait_peer);
+	json_array_foreach(r->gpus, i, h)
+		stk_gpu_signature(v, h);
 	v->code = EXIT_PROBLEMS;
 }
 

@@ -6,7 +6,8 @@
 # the host side says nothing. Then: (a) rank 2's kernel never began: it is
 # named, alone; (b) every kernel began, none ended: hung inside, no rank
 # late, exit 1, nobody blamed, the kernel's algorithm and protocol said
-# (escaped);
+# (escaped), and with NVML's stand-in (tests/stack/nvml_standin.c) the GPUs
+# busy at low power;
 # (c) every kernel ended and the hosts still wait: said, exit 1; (d) rank 3
 # all-reduces half the bytes: the odd one named, alone.
 . "$(dirname "$0")/lib.sh"
@@ -72,6 +73,10 @@ check "... said, no rank late" grep -qxE "$C: hung inside allreduce seq 9 on eve
 check "... the kernel's op, algorithm and protocol" grep -qxF "$C: the kernel: allreduce of 4194304 bytes (ncclFloat32), algorithm Ri?[2Jng, protocol LL" "$TMP/o"
 check "... nobody blamed" test "$(blamed)" = 0
 check "... and no 'no rank is behind'" sh -c "! grep -q 'no rank is behind\|none behind' '$TMP/o'"
+check "... no NVML here: no GPU signature" sh -c "! grep -q '(NVML)' '$TMP/o'"
+# NVML's stand-in: four GPUs at 100% and 150-210 W of 700 W.
+LD_LIBRARY_PATH=$COLL_BUILD/tests/nvml${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} judge
+check "(b) with NVML: the GPUs' signature, spinning" grep -qxF "GPUs on $H (NVML): 4 at 100-100% utilisation, 150-210 W of 700 W: busy at low power, their kernels spin waiting rather than compute" "$TMP/o"
 unranks
 
 # (c) every kernel ended; the hosts still wait in synchronize().
