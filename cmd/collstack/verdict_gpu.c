@@ -328,9 +328,10 @@ stk_gpu_comm(const struct stk_result *r, struct stk_verdict *v, struct stk_gcomm
 }
 
 /*
- * The flight recorder's desync: its mismatch findings name each rank that
- * differs from the lowest one. Fewer such ranks than the rest: they are
- * the odd ones; all but the lowest: the lowest is.
+ * The flight recorder's desync: its mismatch findings name each rank of a
+ * group that differs from the lowest one, among so many ranks compared.
+ * Fewer such ranks than the rest: they are the odd ones; all but the
+ * lowest (of three or more): the lowest is. One group, the first found.
  */
 static void
 stk_gpu_fr_odd(const struct stk_result *r, struct stk_verdict *v)
@@ -338,36 +339,42 @@ stk_gpu_fr_odd(const struct stk_result *r, struct stk_verdict *v)
 	struct rankset odd = { 0 };
 	json_t *x;
 	size_t i;
-	int base = -1, ndiff, k = r->ntasks;
-	char what[160] = "", who[160];
+	int base = -1, ndiff, among = 0;
+	const char *pg = NULL;
+	char what[160] = "", who[160], name[64];
 
 	json_array_foreach(r->fr_findings, i, x) {
 		const char *kind = json_string_value(json_object_get(x, "kind"));
+		const char *g = json_string_value(json_object_get(x, "pg"));
 		json_int_t rank = json_integer_value(json_object_get(x, "rank"));
 
-		if (kind == NULL || strcmp(kind, "mismatch") != 0 || rank < 0 || rank >= RANKSET_MAX)
+		if (kind == NULL || strcmp(kind, "mismatch") != 0 || g == NULL || rank < 0 ||
+		    rank >= RANKSET_MAX || (pg != NULL && strcmp(g, pg) != 0))
 			continue;
+		pg = g;
 		rankset_add(&odd, (int)rank);
 		base = (int)json_integer_value(json_object_get(x, "versus"));
+		among = (int)json_integer_value(json_object_get(x, "among"));
+		/* The group's name is the dump's: made printable. */
+		snprintf(name, sizeof name, "%s", g);
+		stk_clean_here(name);
 		snprintf(what, sizeof what, "seq %lld of process group %s (a desync)",
-		    (long long)json_integer_value(json_object_get(x, "seq")),
-		    json_string_value(json_object_get(x, "pg")) ?
-		    json_string_value(json_object_get(x, "pg")) : "?");
+		    (long long)json_integer_value(json_object_get(x, "seq")), name);
 	}
 	ndiff = rankset_count(&odd);
-	if (ndiff > 0 && r->by_rank && ndiff == k - 1 && k > 2 && base >= 0 && base < RANKSET_MAX) {
+	if (ndiff > 0 && ndiff == among - 1 && among > 2 && base >= 0 && base < RANKSET_MAX) {
 		rankset_free(&odd);
 		rankset_add(&odd, base);
-	} else if (ndiff == 0 || !r->by_rank || ndiff * 2 >= k) {
+	} else if (ndiff == 0 || ndiff * 2 >= among) {
 		rankset_free(&odd);
 		return;
 	}
 	rankset_fold(&odd, who, sizeof who);
-	stk_say(v, "flight recorder: the odd one%s out of the desync: rank%s %s", rankset_count(&odd)
-	    == 1 ? "" : "s", rankset_count(&odd) == 1 ? "" : "s", who);
-	for (int t = 0; t < r->ntasks; t++)
-		if (rankset_has(&odd, r->tasks[t].id))
-			stk_blame(v, t, STK_SRC_FR, what);
+	stk_say(v, "flight recorder: the odd one%s out of the desync in process group %s: rank%s %s",
+	    rankset_count(&odd) == 1 ? "" : "s", name, rankset_count(&odd) == 1 ? "" : "s", who);
+	for (int k = 0; r->by_rank && k < r->ntasks; k++)
+		if (rankset_has(&odd, r->tasks[k].id))
+			stk_blame(v, k, STK_SRC_FR, what);
 	rankset_free(&odd);
 }
 

@@ -9,7 +9,8 @@
 # (escaped), and with NVML's stand-in (tests/stack/nvml_standin.c) the GPUs
 # busy at low power;
 # (c) every kernel ended and the hosts still wait: said, exit 1; (d) rank 3
-# all-reduces half the bytes: the odd one named, alone.
+# all-reduces half the bytes: the odd one named, alone, by the pages and by
+# the flight recorder.
 . "$(dirname "$0")/lib.sh"
 export COLL_NCCLPROF=$COLL_BUILD/core/libnccl-profiler-coll.so
 [ -f "$COLL_NCCLPROF" ] || { echo "not ok - no plugin at $COLL_NCCLPROF"; exit 1; }
@@ -44,7 +45,7 @@ unranks() { kill -9 "${pids[@]}" 2>/dev/null; wait "${pids[@]}" 2>/dev/null; }
 judge() {
 	local until=$((SECONDS + 6))
 	while :; do
-		"$BIN/collstack" --pid "$all" --no-color --no-fr-dump "$@" >"$TMP/o" 2>"$TMP/e"
+		"$BIN/collstack" --pid "$all" --no-color ${nofr-"--no-fr-dump"} "$@" >"$TMP/o" 2>"$TMP/e"
 		code=$?
 		[ $code != 0 ] || [ $SECONDS -ge $until ] && break
 		sleep 0.2
@@ -87,12 +88,28 @@ check "... said, with the ranks that wait" grep -qxE "$C: the kernels of allredu
 check "... nobody blamed" test "$(blamed)" = 0
 unranks
 
-# (d) rank 3 all-reduces half the tensor: a desync every rank entered.
-ranks desync STANDIN_ODD=3
-judge
+# (d) rank 3 all-reduces half the tensor: a desync every rank entered. The
+# flight recorder, asked live, says so too: dumps of a real job's made four
+# ranks', rank 3's last all-reduce half the size.
+mkdir -p "$TMP/fr"
+python3 - "$COLL_SRC/tests/stack/fr_torch/x_0" "$TMP/fr/x_" <<'PY'
+import copy, pickle, sys
+d = pickle.load(open(sys.argv[1], "rb"))
+d["pg_config"]["0"]["ranks"] = "[0, 1, 2, 3]"
+for r in range(4):
+    x = copy.deepcopy(d)
+    for e in x["entries"]:
+        if r == 3 and e["collective_seq_id"] == 6:
+            e["input_sizes"] = e["output_sizes"] = [[524288]]
+    pickle.dump(x, open(sys.argv[2] + str(r), "wb"), protocol=2)
+PY
+ranks desync STANDIN_ODD=3 TORCH_FR_BUFFER_SIZE=2000 TORCH_FR_DUMP_TEMP_FILE="$TMP/fr/d_" \
+    TORCH_NCCL_DEBUG_INFO_PIPE_FILE="$TMP/fr/pipe_" STANDIN_DUMP="$TMP/fr/x_"
+nofr="" judge
 expect_code 1 $code "(d) a desync"
 check "... the odd rank first, each side's op" grep -qxF "$C: desync at seq 9: rank 3 ($H, pid ${pids[3]}) calls allreduce of 2097152 bytes (ncclFloat32) where ranks 0-2 call allreduce of 4194304 bytes (ncclFloat32): every rank enters it and it hangs inside the kernel" "$TMP/o"
-check "... rank 3 blamed alone" grep -qxF "=> rank 3 ($H, pid ${pids[3]}) holds the others up, behind in allreduce seq 9 of $C (a desync): named by 1 source (NCCL profiler plugin)" "$TMP/o"
+check "... the flight recorder's odd one" grep -qxF "flight recorder: the odd one out of the desync in process group 0: rank 3" "$TMP/o"
+check "... rank 3 blamed alone, by both" grep -qxF "=> rank 3 ($H, pid ${pids[3]}) holds the others up, behind in allreduce seq 9 of $C (a desync): named by 2 sources (NCCL profiler plugin, flight recorder)" "$TMP/o"
 check "... no bystander blamed" test "$(blamed)" = 1
 unranks
 finish
