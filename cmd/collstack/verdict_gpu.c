@@ -189,6 +189,16 @@ stk_gpu_kernel_text(const struct stk_page *p, char *buf, size_t len)
 		    p->lib_version / 100 % 100, p->lib_version % 100);
 }
 
+/* "150-210", or "100" where all are the same; each value divided by unit. */
+static void
+stk_gpu_range(char *buf, size_t len, json_int_t lo, json_int_t hi, json_int_t unit)
+{
+	if (lo / unit == hi / unit)
+		snprintf(buf, len, "%lld", (long long)(hi / unit));
+	else
+		snprintf(buf, len, "%lld-%lld", (long long)(lo / unit), (long long)(hi / unit));
+}
+
 /*
  * What a host's GPUs are doing, as NVML saw them: busy at low power is a
  * kernel that spins waiting on a peer (seed 003: four H100s at 100% and
@@ -199,7 +209,7 @@ stk_gpu_signature(struct stk_verdict *v, json_t *h)
 {
 	json_int_t umin = 101, umax = -1, pmin = 1 << 30, pmax = -1, lim = -1;
 	const char *host = json_string_value(json_object_get(h, "host")), *what = "";
-	char of[32] = "";
+	char of[32] = "", util[48], power[48];
 	json_t *g;
 	size_t i;
 
@@ -224,9 +234,10 @@ stk_gpu_signature(struct stk_verdict *v, json_t *h)
 		what = ": idle, no kernel runs";
 	if (lim > 0)
 		snprintf(of, sizeof of, " of %lld W", (long long)lim / 1000);
-	stk_say(v, "GPUs on %s (NVML): %zu at %lld-%lld%% utilisation, %lld-%lld W%s%s",
-	    host ? host : "?", json_array_size(json_object_get(h, "gpus")), (long long)umin,
-	    (long long)umax, (long long)pmin / 1000, (long long)pmax / 1000, of, what);
+	stk_gpu_range(util, sizeof util, umin, umax, 1);
+	stk_gpu_range(power, sizeof power, pmin, pmax, 1000);
+	stk_say(v, "GPUs on %s (NVML): %zu at %s%% utilisation, %s W%s%s", host ? host : "?",
+	    json_array_size(json_object_get(h, "gpus")), util, power, of, what);
 }
 
 /* (b) Every kernel began and none ended: the hang is inside the collective. */
