@@ -61,11 +61,12 @@ struct stk_page {
 	/*
 	 * An NCCL communicator's page (the profiler plugin's): seq_started is
 	 * the op it enqueued, the one all ranks must call, and seq_kernel the op
-	 * whose GPU kernel began; without kernel events, seq_done is unknown and
+	 * whose GPU kernel began (kind_kernel); without kernel events, seq_done is unknown and
 	 * is taken as the op before the one enqueued.
 	 */
 	int nccl, kernel;
 	uint64_t seq_kernel;
+	unsigned kind_kernel;	/* its enum coll_kind */
 	/* What NCCL said of the op last enqueued (page version 4), printable; "" unknown. */
 	char dtype[16], algo[16], proto[16];
 	unsigned lib_version;	/* NCCL's version code; 0 unknown */

@@ -349,6 +349,7 @@ stk_page_from(struct stk_page *p, const struct status_page *pg)
 	if (p->nccl) {
 		/* Ranks meet at the op they call: NCCL's is the one enqueued. */
 		p->seq_kernel = pg->seq_started;
+		p->kind_kernel = pg->kind_started;
 		p->seq_started = pg->seq_queued;
 		/* Another user's process may have written them: bounded by the reader, cleaned here. */
 		snprintf(p->dtype, sizeof p->dtype, "%s", pg->dtype);

@@ -49,8 +49,8 @@ stk_clean_json(const char *s)
 static json_t *
 stk_page_nccl_json(const struct stk_page *p)
 {
-	json_t *o = json_pack("{s:b, s:I}", "kernel", p->kernel, "seq_kernel",
-	    (json_int_t)p->seq_kernel);
+	json_t *o = json_pack("{s:b, s:I, s:i}", "kernel", p->kernel, "seq_kernel",
+	    (json_int_t)p->seq_kernel, "kind_kernel", (int)p->kind_kernel);
 
 	if (p->dtype[0])
 		json_object_set_new(o, "dtype", stk_clean_json(p->dtype));
@@ -135,7 +135,7 @@ stk_page_op_read(struct stk_page *p, json_t *nc)
 		const char *key;
 		char *to;
 	} s[] = { { "dtype", p->dtype }, { "algo", p->algo }, { "proto", p->proto } };
-	json_t *ver = json_object_get(nc, "version");
+	json_t *ver = json_object_get(nc, "version"), *kk = json_object_get(nc, "kind_kernel");
 
 	for (size_t i = 0; i < sizeof s / sizeof *s; i++) {
 		const char *v = json_string_value(json_object_get(nc, s[i].key));
@@ -143,6 +143,8 @@ stk_page_op_read(struct stk_page *p, json_t *nc)
 		snprintf(s[i].to, sizeof p->dtype, "%s", v != NULL ? v : "");
 		stk_clean_here(s[i].to);
 	}
+	p->kind_kernel = json_is_integer(kk) && json_integer_value(kk) >= 0 &&
+	    json_integer_value(kk) < 256 ? (unsigned)json_integer_value(kk) : p->kind_started;
 	p->lib_version = json_is_integer(ver) && json_integer_value(ver) > 0 &&
 	    json_integer_value(ver) < 1000000 ? (unsigned)json_integer_value(ver) : 0;
 }

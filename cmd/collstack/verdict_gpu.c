@@ -1,8 +1,8 @@
 /*
  * The verdict below the host, from the NCCL profiler plugin's pages: every
- * rank enqueued the same op (the host is not behind), so whoever holds the
- * others up is on the GPU side. Per NCCL communicator, once no page has
- * moved for STK_GPU_IDLE_S:
+ * rank enqueued the op the GPUs are in (the host is not behind; it may have
+ * enqueued more), so whoever holds the others up is on the GPU side. Per
+ * NCCL communicator, once no page has moved for STK_GPU_IDLE_S:
  *
  *   - ranks at the same seq disagree on the op (kind, bytes, datatype): a
  *     desync every rank enters and that hangs inside the kernel; the odd
@@ -39,8 +39,10 @@ struct stk_gm {
 struct stk_gcomm {
 	struct stk_gm *m;
 	int n;
-	uint64_t top;
-	char name[40], op[96];
+	uint64_t top;		/* the newest op enqueued */
+	uint64_t kseq;		/* the newest op whose kernel began, on any rank */
+	unsigned kkind;		/* its kind */
+	char name[40], op[96];	/* the comm as NCCL's RAS names it; op kseq in it */
 };
 
 static int
@@ -152,18 +154,18 @@ stk_gpu_not_begun(const struct stk_result *r, struct stk_verdict *v, const struc
 	int nb = 0;
 
 	for (int i = 0; i < c->n; i++)
-		if (c->m[i].pg->seq_kernel >= c->top)
+		if (c->m[i].pg->seq_kernel >= c->kseq)
 			began[nb++] = c->m[i];
 	stk_gpu_ranks(r, began, nb, others, sizeof others);
 	for (int i = 0; i < c->n; i++) {
 		const struct stk_task *t = &r->tasks[c->m[i].task];
 
-		if (c->m[i].pg->seq_kernel >= c->top)
+		if (c->m[i].pg->seq_kernel >= c->kseq)
 			continue;
 		stk_say(v, "%s %d (%s, pid %d): its GPU has not started %s seq %llu: its stream is "
 		    "busy with earlier work; %s run%s its kernel and wait for it (comm %s)%s%s",
-		    stk_label(r), t->id, t->host, t->pid, stk_kind_name(c->m[i].pg->kind_started),
-		    (unsigned long long)c->top, others, nb == 1 ? "s" : "", c->name,
+		    stk_label(r), t->id, t->host, t->pid, stk_kind_name(c->kkind),
+		    (unsigned long long)c->kseq, others, nb == 1 ? "s" : "", c->name,
 		    t->kernels ? "; --cuda: its GPU runs " : "; collstack --cuda lists what it runs",
 		    t->kernels ? t->kernels : "");
 		stk_blame(v, c->m[i].task, STK_SRC_PLUGIN, c->op);
@@ -171,17 +173,25 @@ stk_gpu_not_begun(const struct stk_result *r, struct stk_verdict *v, const struc
 	free(began);
 }
 
-/* "Ring, protocol LL; NCCL 2.28.3": what the pages say of the kernel, where they say it. */
+/*
+ * "allreduce of 4194304 bytes (ncclFloat32), algorithm Ring, protocol LL;
+ * NCCL 2.28.3": what the pages say of the kernel, where they say it (they
+ * describe the op enqueued last: the kernel's only when it is that one).
+ */
 static void
-stk_gpu_kernel_text(const struct stk_page *p, char *buf, size_t len)
+stk_gpu_kernel_text(const struct stk_gcomm *c, char *buf, size_t len)
 {
+	const struct stk_page *p = c->m[0].pg;
 	size_t at;
 
-	stk_gpu_op_text(p, buf, len);
+	if (c->top == c->kseq)
+		stk_gpu_op_text(p, buf, len);
+	else
+		snprintf(buf, len, "%s", stk_kind_name(c->kkind));
 	at = strlen(buf);
-	if (p->algo[0])
+	if (p->algo[0] && c->top == c->kseq)
 		at += (size_t)snprintf(buf + at, len - at, ", algorithm %s", p->algo);
-	if (p->proto[0] && at < len)
+	if (p->proto[0] && c->top == c->kseq && at < len)
 		at += (size_t)snprintf(buf + at, len - at, ", protocol %s", p->proto);
 	/* NCCL_VERSION(X, Y, Z) is X * 10000 + Y * 100 + Z since 2.9. */
 	if (p->lib_version >= 20900 && at < len)
@@ -251,9 +261,8 @@ stk_gpu_inside(const struct stk_result *r, struct stk_verdict *v, const struct s
 
 	stk_say(v, "comm %s: hung inside %s seq %llu on every rank: no rank is late; the "
 	    "collective library or the fabric (all %d kernels began, none ended in %.1f s)",
-	    c->name, stk_kind_name(c->m[0].pg->kind_started), (unsigned long long)c->top, c->n,
-	    idle);
-	stk_gpu_kernel_text(c->m[0].pg, kernel, sizeof kernel);
+	    c->name, stk_kind_name(c->kkind), (unsigned long long)c->kseq, c->n, idle);
+	stk_gpu_kernel_text(c, kernel, sizeof kernel);
 	stk_say(v, "comm %s: the kernel: %s", c->name, kernel);
 	for (int k = 0; k < c->n; k++)
 		if (c->m[k].pg->wait_peer >= 0)
@@ -297,40 +306,66 @@ stk_gpu_unseen(const struct stk_result *r, struct stk_verdict *v, const struct s
 		stk_gpu_ranks(r, waits, nw, who, sizeof who);
 		stk_say(v, "comm %s: the kernels of %s seq %llu ended on every rank %.1f s ago, but "
 		    "the host has not seen it complete: %s still wait%s for it in %s main thread",
-		    c->name,
-		    stk_kind_name(c->m[0].pg->kind_started), (unsigned long long)c->top, idle, who,
+		    c->name, stk_kind_name(c->kkind), (unsigned long long)c->kseq, idle, who,
 		    nw == 1 ? "s" : "", nw == 1 ? "its" : "their");
 		v->code = EXIT_PROBLEMS;
 	}
 	free(waits);
 }
 
-/* One NCCL communicator's pages, every rank having enqueued the same op. */
+/* A desync among the ranks at the newest seq enqueued (the pages describe that op only). */
+static int
+stk_gpu_desync_top(const struct stk_result *r, struct stk_verdict *v, const struct stk_gcomm *c)
+{
+	struct stk_gcomm at = *c;
+	int n = 0, found;
+
+	at.m = xmalloc(((size_t)c->n + 1) * sizeof *at.m);
+	for (int i = 0; i < c->n; i++)
+		if (c->m[i].pg->seq_started == c->top)
+			at.m[n++] = c->m[i];
+	at.n = n;
+	snprintf(at.op, sizeof at.op, "%s seq %llu of comm %s", stk_kind_name(at.m[0].pg->kind_started),
+	    (unsigned long long)c->top, c->name);
+	found = n > 1 && stk_gpu_desync(r, v, &at);
+	free(at.m);
+	return found;
+}
+
+/*
+ * One NCCL communicator's pages. The op judged is the newest whose kernel
+ * began on any rank (kseq): the hosts may have enqueued more behind it.
+ */
 static void
 stk_gpu_comm(const struct stk_result *r, struct stk_verdict *v, struct stk_gcomm *c)
 {
 	double idle = -1;
 	int began = 0, ended = 0, kernel = 0;
 
-	for (int i = 0; i < c->n; i++)
-		if (c->m[i].pg->seq_started != c->top)
-			return;		/* a rank behind on the host: verdict.c's */
 	snprintf(c->name, sizeof c->name, "NCCL 0x%s", c->m[0].pg->commid);
-	snprintf(c->op, sizeof c->op, "%s seq %llu of comm %s",
-	    stk_kind_name(c->m[0].pg->kind_started), (unsigned long long)c->top, c->name);
-	if (c->top == 0 || stk_gpu_desync(r, v, c))
+	if (c->top == 0 || stk_gpu_desync_top(r, v, c))
 		return;
 	for (int i = 0; i < c->n; i++) {
 		const struct stk_page *p = c->m[i].pg;
 
+		if (p->seq_kernel > c->kseq) {
+			c->kseq = p->seq_kernel;
+			c->kkind = p->kind_kernel;
+		}
 		idle = idle < 0 || p->idle_s < idle ? p->idle_s : idle;
 		kernel += p->kernel;
-		began += p->seq_kernel >= c->top;
-		ended += p->seq_done >= c->top;
 	}
-	if (idle < STK_GPU_IDLE_S || kernel < c->n)
+	for (int i = 0; i < c->n; i++) {
+		if (c->m[i].pg->seq_started < c->kseq)
+			return;		/* a rank that did not enqueue it: behind on the host, verdict.c's */
+		began += c->m[i].pg->seq_kernel >= c->kseq;
+		ended += c->m[i].pg->seq_done >= c->kseq;
+	}
+	if (idle < STK_GPU_IDLE_S || kernel < c->n || c->kseq == 0)
 		return;
-	if (ended == c->n)
+	snprintf(c->op, sizeof c->op, "%s seq %llu of comm %s", stk_kind_name(c->kkind),
+	    (unsigned long long)c->kseq, c->name);
+	if (ended == c->n && c->kseq == c->top)
 		stk_gpu_unseen(r, v, c, idle);
 	else if (began == c->n && ended == 0 && c->n == c->m[0].pg->nranks)
 		stk_gpu_inside(r, v, c, idle);

@@ -19,7 +19,8 @@ STANDIN_CASE drives a hang below the host instead (t0720), on WORLD_SIZE
 ranks: eight all-reduces run to the end, every rank enqueues the ninth and
 waits in synchronize(), and then
 - busy: rank STANDIN_ODD's kernel never begins (its stream busy with an
-  earlier kernel), the others' begin and never end;
+  earlier kernel), the others' begin and never end; every host enqueues a
+  tenth all-reduce behind it;
 - inside: every rank's kernel begins and none ends;
 - unseen: every rank's kernel begins and ends (the host never sees it);
 STANDIN_ALGO: the algorithm NCCL names (Ring), as bytes the page carries.
@@ -165,6 +166,8 @@ def below_host():
         if CASE == "unseen":
             for x in k:
                 prof.stop(x)
+    if CASE == "busy":
+        enqueue()  # the host runs ahead of its GPU, as PyTorch's does
     print("ready", flush=True)
     synchronize()
 
