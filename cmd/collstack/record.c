@@ -332,6 +332,7 @@ stk_record_read(struct stk_result *r, const char *buf, size_t len, char *err, si
 	stack_tree_init(&r->tree);
 	if (rec == NULL) {
 		snprintf(err, errlen, "rank 0's record is not JSON (%s at %d)", je.text, je.position);
+		stk_clean_here(err);	/* jansson quotes the text near the fault as it was */
 		return -1;
 	}
 	tasks = json_object_get(rec, "tasks");
