@@ -1,7 +1,7 @@
 /*
  * Fuzz what collstack reads from other processes: a packed stack tree (a
  * worker's, off the network, merged on the way up) and rank 0's record
- * (JSON on its stdout). The first byte picks the parser. A tree that parses
+ * (JSON on its stdout), then judged. The first byte picks the parser. A tree that parses
  * must pack and parse back to the same text, and every rank set in it must
  * hold as many ranks as its threads allow no fewer than one.
  */
@@ -60,6 +60,16 @@ fuzz_tree(const char *buf, size_t len)
 	stack_tree_free(&m);
 }
 
+/* A record that reads is judged (verdict.c, verdict_gpu.c): pages and GPUs of any shape. */
+static void
+fuzz_verdict(const struct stk_result *r)
+{
+	struct stk_verdict v;
+
+	stk_verdict(r, &v);
+	stk_verdict_free(&v);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -72,9 +82,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_tree((const char *)data + 1, size - 1);
 		return 0;
 	}
-	if (stk_record_read(&r, (const char *)data + 1, size - 1, err, sizeof err) != 0 &&
-	    strchr(err, '\n') != NULL)
-		abort();
+	if (stk_record_read(&r, (const char *)data + 1, size - 1, err, sizeof err) != 0) {
+		if (strchr(err, '\n') != NULL)
+			abort();
+	} else {
+		fuzz_verdict(&r);
+	}
 	stk_result_free(&r);
 	return 0;
 }

@@ -61,11 +61,15 @@ struct stk_page {
 	/*
 	 * An NCCL communicator's page (the profiler plugin's): seq_started is
 	 * the op it enqueued, the one all ranks must call, and seq_kernel the op
-	 * whose GPU kernel began; without kernel events, seq_done is unknown and
+	 * whose GPU kernel began (kind_kernel); without kernel events, seq_done is unknown and
 	 * is taken as the op before the one enqueued.
 	 */
 	int nccl, kernel;
 	uint64_t seq_kernel;
+	unsigned kind_kernel;	/* its enum coll_kind */
+	/* What NCCL said of the op last enqueued (page version 4), printable; "" unknown. */
+	char dtype[16], algo[16], proto[16];
+	unsigned lib_version;	/* NCCL's version code; 0 unknown */
 };
 
 struct stk_task {
@@ -104,6 +108,7 @@ struct stk_result {
 	json_t *fr_findings;
 	char *fr_note;		/* why dumps were asked for and not all came */
 	json_t *ignored;	/* what the evidence rule refused, "HOST: why" strings; NULL none */
+	json_t *gpus;		/* per host, its GPUs through NVML (gpu.c); NULL none */
 };
 
 /* The independent sources that can name a rank the others wait for. */
@@ -139,6 +144,9 @@ struct stk_verdict {
 	int *slot;
 	int line_cap, culprit_cap;
 	struct stk_key *by_pid, *by_rank;
+	/* The NCCL communicators verdict_gpu.c judged: their host-side "all in one op" is its. */
+	char (*gpu_comms)[20];
+	int ngpu_comms;
 };
 
 /*
@@ -165,6 +173,11 @@ struct stk_member {
  * ranks of a deadlock blamed. m[0..n) sorted by communicator.
  */
 #define STK_STALL_S 0.25
+/*
+ * An NCCL page moves only when a kernel begins or ends (a long one runs
+ * silent): its communicator is stuck after this long (verdict_gpu.c's).
+ */
+#define STK_GPU_IDLE_S 1.0
 struct stk_chain;
 struct stk_chain *stk_chain_new(const struct stk_result *r, const struct stk_member *m, int n);
 /* Member mi (of the chain's m) is behind in its communicator only through a wait in another. */
@@ -261,6 +274,13 @@ void stk_ignored_add(struct stk_result *r, json_t *a, const char *host);
 int stk_task_read(struct stk_task *t, json_t *o);
 void stk_task_free(struct stk_task *t);
 void stk_result_free(struct stk_result *r);
+
+/* gpu.c: each host's GPUs through NVML, a worker's (here) and rank 0's (keep). */
+void stk_gpu_here(json_t *tasks, json_t *blob);
+void stk_gpu_keep(struct stk_result *r, json_t *gpus, const char *host);
+
+/* verdict_gpu.c: below the host, from the NCCL plugin's kernel events and the GPUs. */
+void stk_verdict_gpu(const struct stk_result *r, struct stk_verdict *v);
 
 /* verdict.c */
 void stk_verdict(const struct stk_result *r, struct stk_verdict *v);

@@ -349,7 +349,16 @@ stk_page_from(struct stk_page *p, const struct status_page *pg)
 	if (p->nccl) {
 		/* Ranks meet at the op they call: NCCL's is the one enqueued. */
 		p->seq_kernel = pg->seq_started;
+		p->kind_kernel = pg->kind_started;
 		p->seq_started = pg->seq_queued;
+		/* Another user's process may have written them: bounded by the reader, cleaned here. */
+		snprintf(p->dtype, sizeof p->dtype, "%s", pg->dtype);
+		snprintf(p->algo, sizeof p->algo, "%s", pg->algo);
+		snprintf(p->proto, sizeof p->proto, "%s", pg->proto);
+		stk_clean_here(p->dtype);
+		stk_clean_here(p->algo);
+		stk_clean_here(p->proto);
+		p->lib_version = pg->lib_version;
 		p->kind_started = pg->kind_queued;
 		if (!p->kernel && pg->seq_queued > 0) {
 			p->seq_done = pg->seq_queued - 1;

@@ -645,6 +645,17 @@ fr_absent(const struct fr_set *s, const char *pg, const struct rankset *rs,
 		}
 }
 
+/* Dumps with entries of the group. */
+static int
+fr_with_entries(const int *n, int count)
+{
+	int k = 0;
+
+	for (int i = 0; i < count; i++)
+		k += n[i] > 0;
+	return k;
+}
+
 static void
 fr_pg(const struct fr_set *s, const char *pg, struct fr_report *r)
 {
@@ -701,10 +712,11 @@ fr_pg(const struct fr_set *s, const char *pg, struct fr_report *r)
 		}
 		if ((bad = fr_first_mismatch(l[base], n[base], l[i], n[i], &what)) < 0)
 			continue;
-		fr_say(r, json_pack("{s:s, s:s, s:I, s:s, s:i, s:i, s:s, s:s}", "kind", "mismatch",
-		    "pg", pg, "seq", bad, "field", what, "rank", s->d[i].rank, "versus",
+		/* among: the ranks compared, so that a reader can tell the odd side (verdict_gpu.c). */
+		fr_say(r, json_pack("{s:s, s:s, s:I, s:s, s:i, s:i, s:s, s:s, s:i}", "kind",
+		    "mismatch", "pg", pg, "seq", bad, "field", what, "rank", s->d[i].rank, "versus",
 		    s->d[base].rank, "op", fr_at(l[i], n[i], bad)->op, "versus_op",
-		    fr_at(l[base], n[base], bad)->op),
+		    fr_at(l[base], n[base], bad)->op, "among", fr_with_entries(n, s->n)),
 		    "mismatch in process group %s at seq %lld: rank %d's %s differs from rank %d's "
 		    "(%s against %s)",
 		    pg, bad, s->d[i].rank, what, s->d[base].rank, fr_at(l[i], n[i], bad)->op,

@@ -45,6 +45,24 @@ stk_clean_json(const char *s)
 	return j;
 }
 
+/* An NCCL page's own: kernel events, and what NCCL said of the op where it did. */
+static json_t *
+stk_page_nccl_json(const struct stk_page *p)
+{
+	json_t *o = json_pack("{s:b, s:I, s:i}", "kernel", p->kernel, "seq_kernel",
+	    (json_int_t)p->seq_kernel, "kind_kernel", (int)p->kind_kernel);
+
+	if (p->dtype[0])
+		json_object_set_new(o, "dtype", stk_clean_json(p->dtype));
+	if (p->algo[0])
+		json_object_set_new(o, "algo", stk_clean_json(p->algo));
+	if (p->proto[0])
+		json_object_set_new(o, "proto", stk_clean_json(p->proto));
+	if (p->lib_version > 0)
+		json_object_set_new(o, "version", json_integer((json_int_t)p->lib_version));
+	return o;
+}
+
 static json_t *
 stk_page_json(const struct stk_page *p)
 {
@@ -56,8 +74,7 @@ stk_page_json(const struct stk_page *p)
 	    "wait_dir", p->wait_dir, "idle_s", p->idle_s, "error", stk_clean_json(p->error));
 
 	if (o != NULL && p->nccl)
-		json_object_set_new(o, "nccl", json_pack("{s:b, s:I}", "kernel", p->kernel,
-		    "seq_kernel", (json_int_t)p->seq_kernel));
+		json_object_set_new(o, "nccl", stk_page_nccl_json(p));
 	return o;
 }
 
@@ -110,6 +127,28 @@ stk_str(json_t *o, const char *k)
 	return json_is_string(x) ? stk_clean(json_string_value(x)) : NULL;
 }
 
+/* What NCCL said of the op (a worker's, newer or older: each field optional), printable. */
+static void
+stk_page_op_read(struct stk_page *p, json_t *nc)
+{
+	struct {
+		const char *key;
+		char *to;
+	} s[] = { { "dtype", p->dtype }, { "algo", p->algo }, { "proto", p->proto } };
+	json_t *ver = json_object_get(nc, "version"), *kk = json_object_get(nc, "kind_kernel");
+
+	for (size_t i = 0; i < sizeof s / sizeof *s; i++) {
+		const char *v = json_string_value(json_object_get(nc, s[i].key));
+
+		snprintf(s[i].to, sizeof p->dtype, "%s", v != NULL ? v : "");
+		stk_clean_here(s[i].to);
+	}
+	p->kind_kernel = json_is_integer(kk) && json_integer_value(kk) >= 0 &&
+	    json_integer_value(kk) < 256 ? (unsigned)json_integer_value(kk) : p->kind_started;
+	p->lib_version = json_is_integer(ver) && json_integer_value(ver) > 0 &&
+	    json_integer_value(ver) < 1000000 ? (unsigned)json_integer_value(ver) : 0;
+}
+
 static int
 stk_page_read(struct stk_page *p, json_t *o)
 {
@@ -149,6 +188,7 @@ stk_page_read(struct stk_page *p, json_t *o)
 		p->nccl = 1;
 		p->kernel = json_is_true(json_object_get(nc, "kernel"));
 		p->seq_kernel = (uint64_t)json_integer_value(sk);
+		stk_page_op_read(p, nc);
 	}
 	return 0;
 }
@@ -230,9 +270,23 @@ stk_record(const struct stk_result *r)
 		json_object_set_new(rec, "fr_note", stk_clean_json(r->fr_note));
 	if (r->ignored != NULL)
 		json_object_set_new(rec, "ignored", json_incref(r->ignored));
+	if (r->gpus != NULL)
+		json_object_set_new(rec, "gpus", json_incref(r->gpus));
 	json_object_set_new(rec, "tree", json_stringn(tree, len));
 	free(tree);
 	return rec;
+}
+
+/* The record's GPUs, host by host, checked as a worker's are. */
+static void
+stk_gpus_read(struct stk_result *r, json_t *a)
+{
+	json_t *x;
+	size_t i;
+
+	json_array_foreach(a, i, x)
+		stk_gpu_keep(r, json_object_get(x, "gpus"), json_string_value(json_object_get(x,
+		    "host")));
 }
 
 static int
@@ -278,6 +332,7 @@ stk_record_read(struct stk_result *r, const char *buf, size_t len, char *err, si
 	stack_tree_init(&r->tree);
 	if (rec == NULL) {
 		snprintf(err, errlen, "rank 0's record is not JSON (%s at %d)", je.text, je.position);
+		stk_clean_here(err);	/* jansson quotes the text near the fault as it was */
 		return -1;
 	}
 	tasks = json_object_get(rec, "tasks");
@@ -319,6 +374,7 @@ stk_record_read(struct stk_result *r, const char *buf, size_t len, char *err, si
 	}
 	r->fr_note = stk_str(rec, "fr_note");
 	stk_ignored_add(r, json_object_get(rec, "ignored"), NULL);
+	stk_gpus_read(r, json_object_get(rec, "gpus"));
 	if (json_is_array(json_object_get(json_object_get(rec, "fr"), "lines")) &&
 	    json_is_array(json_object_get(json_object_get(rec, "fr"), "findings"))) {
 		json_t *x;
@@ -371,6 +427,7 @@ stk_result_free(struct stk_result *r)
 	json_decref(r->fr_findings);
 	free(r->fr_note);
 	json_decref(r->ignored);
+	json_decref(r->gpus);
 	stack_tree_free(&r->tree);
 	memset(r, 0, sizeof *r);
 }

@@ -22,6 +22,8 @@
 #include "xmalloc.h"
 
 #define STK_IDLE_S 1.0	/* no progress for this long: the job is stuck, not busy */
+/* Every rank outside communication this long, none late: a problem, not a compute phase. */
+#define STK_QUIET_S 10.0
 
 const char *
 stk_kind_name(unsigned kind)
@@ -357,6 +359,16 @@ stk_sinks(const struct stk_result *r, struct stk_verdict *v, const struct stk_me
 	return named;
 }
 
+/* Judged on the GPU side (verdict_gpu.c): a few communicators, looked up one by one. */
+static int
+stk_gpu_judged(const struct stk_verdict *v, const char *commid)
+{
+	for (int i = 0; i < v->ngpu_comms; i++)
+		if (strcmp(v->gpu_comms[i], commid) == 0)
+			return 1;
+	return 0;
+}
+
 /*
  * One communicator. A rank behind that waits in another communicator's op
  * is a link of a chain (chain.c says it), not a culprit; while the
@@ -404,8 +416,14 @@ stk_comm(const struct stk_result *r, struct stk_verdict *v, struct stk_chain *ch
 		    nranks);
 	if (waiting > 0)
 		named = stk_sinks(r, v, m, n, top, comm);
-	/* Every rank in the op and none late: a hang inside it, once it has stopped moving. */
-	if (behind == 0 && waiting > 0 && named == 0 && idle >= STK_STALL_S) {
+	/*
+	 * Every rank in the op and none late: a hang inside it, once it has
+	 * stopped moving; of an NCCL communicator with kernel events, the GPU
+	 * side says which (verdict_gpu.c: a GPU that never began it, a desync).
+	 */
+	if (behind == 0 && waiting > 0 && named == 0 &&
+	    idle >= (m[0].pg->nccl ? STK_GPU_IDLE_S : STK_STALL_S) &&
+	    !stk_gpu_judged(v, m[0].pg->commid)) {
 		stk_say(v, "comm %s: all %d ranks seen are in %s seq %llu and none has progressed "
 		    "for %.1f s: no rank is late; the hang is inside the collective (its library, "
 		    "the device or the network)", comm, n, stk_kind_name(kind),
@@ -566,6 +584,12 @@ stk_progress(struct stk_verdict *v, double idle)
 		stk_say(v, "no rank is behind: the job advances (its last progress %.2f s ago)", idle);
 		return;
 	}
+	/* A forward pass or an optimizer step runs seconds without a collective. */
+	if (idle < STK_QUIET_S) {
+		stk_say(v, "no rank is behind: no collective has moved for %.1f s, none waits for "
+		    "another (computing, by the stacks below); run again to see it move", idle);
+		return;
+	}
 	stk_say(v, "no progress for %.1f s, and no rank is late by the status pages: the stacks "
 	    "below show where each is", idle);
 	v->code = EXIT_PROBLEMS;
@@ -703,6 +727,7 @@ stk_verdict(const struct stk_result *r, struct stk_verdict *v)
 	}
 	stk_states(r, v);
 	stk_missing(r, v);
+	stk_verdict_gpu(r, v);
 	if (n > 1)
 		qsort(m, (size_t)n, sizeof *m, stk_member_cmp);
 	ch = stk_chain_new(r, m, n);
@@ -757,5 +782,6 @@ stk_verdict_free(struct stk_verdict *v)
 	free(v->slot);
 	free(v->by_pid);
 	free(v->by_rank);
+	free(v->gpu_comms);
 	memset(v, 0, sizeof *v);
 }

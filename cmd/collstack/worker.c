@@ -510,6 +510,7 @@ stk_local_work(struct stk_worker *w, size_t *len)
 	    "ms", (double)(clock_now_ns() - t) / 1e6, "pause_max_ms", pmax,
 	    "hits", (json_int_t)hits, "misses", (json_int_t)misses);
 	stk_ignored_here(&w->loc, blob);
+	stk_gpu_here(tasks, blob);
 	stk_ras_here(w, blob);
 	/*
 	 * Every phase before the gather fits in -T/2 (the communicator's wait
@@ -612,6 +613,7 @@ stk_assemble(struct stk_worker *w, const struct coll_blobs *b)
 		}
 		r->hosts[r->nhosts++] = xstrdup(json_string_value(json_object_get(o, "host")));
 		stk_ras_keep(r, o);
+		stk_gpu_keep(r, json_object_get(o, "gpus"), r->hosts[r->nhosts - 1]);
 		stk_ignored_add(r, json_object_get(o, "ignored"), r->hosts[r->nhosts - 1]);
 		stk_fr_gather(&fs, o, &r->fr_note);
 		r->pause_max_ms = pm > r->pause_max_ms ? pm : r->pause_max_ms;

@@ -12,8 +12,8 @@
  *
  * What NCCL tells a plugin, and what the page says of it:
  *   - a collective event starts when the op is enqueued (the host has called
- *     ncclAllReduce and the group has ended): seq_queued, its kind and bytes,
- *     state RUNNING. seq is this plugin's count of the communicator's
+ *     ncclAllReduce and the group has ended): seq_queued, its kind, bytes,
+ *     datatype, NCCL's algorithm and protocol for it, state RUNNING. seq is this plugin's count of the communicator's
  *     collectives, 1 for the first, so that ranks compare by one number
  *     (NCCL's own seqNumber counts each kind apart).
  *   - a kernel channel event starts and stops as NCCL's proxy thread sees
@@ -39,7 +39,9 @@
  * ranks that capture differently count differently: use the kernel events
  * (the default) with CUDA graphs.
  */
+#include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -76,6 +78,7 @@ struct nprof_ctx {
 	struct status st;
 	pthread_mutex_t mu;	/* one writer of the page at a time */
 	uint64_t queued;	/* collectives enqueued so far */
+	uint32_t version;	/* NCCL's version code; 0 unknown */
 	struct nprof_op ring[NPROF_RING];
 };
 
@@ -132,6 +135,44 @@ nprof_jobid(void)
 	return errno == 0 && *end == '\0' ? (uint64_t)v : 0;
 }
 
+/* dl_iterate_phdr's step: the NCCL library loaded in this process, by its file name. */
+static int
+nprof_find_nccl(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	const char *base = info->dlpi_name != NULL ? strrchr(info->dlpi_name, '/') : NULL;
+
+	(void)size;
+	base = base != NULL ? base + 1 : info->dlpi_name;
+	if (base == NULL || strncmp(base, "libnccl.so", 10) != 0)
+		return 0;
+	snprintf(arg, 512, "%s", info->dlpi_name);
+	return 1;
+}
+
+/*
+ * NCCL's version, from its own ncclGetVersion: the verdict names it. NCCL
+ * is the process's library, already loaded (often RTLD_LOCAL, under
+ * PyTorch): found by name among the loaded objects, never loaded here.
+ */
+static uint32_t
+nprof_nccl_version(void)
+{
+	int (*get)(int *) = NULL;
+	char path[512] = "";
+	void *h = NULL;
+	int v = 0;
+
+	*(void **)&get = dlsym(RTLD_DEFAULT, "ncclGetVersion");
+	if (get == NULL && dl_iterate_phdr(nprof_find_nccl, path) != 0 &&
+	    (h = dlopen(path, RTLD_NOW | RTLD_NOLOAD | RTLD_LOCAL)) != NULL)
+		*(void **)&get = dlsym(h, "ncclGetVersion");
+	if (get == NULL || get(&v) != 0 || v < 0)
+		v = 0;
+	if (h != NULL)
+		dlclose(h);
+	return (uint32_t)v;
+}
+
 static int
 nprof_init(void **ctxp, int *mask, uint64_t hash, int nranks, int rank, nprof_log_fn log)
 {
@@ -146,6 +187,7 @@ nprof_init(void **ctxp, int *mask, uint64_t hash, int nranks, int rank, nprof_lo
 	if (c == NULL)
 		return NPROF_EINTERNAL;
 	pthread_mutex_init(&c->mu, NULL);
+	c->version = nprof_nccl_version();
 	for (int i = 0; i < NPROF_RING; i++)
 		c->ring[i].ctx = c;
 	gethostname(host, sizeof host - 1);
@@ -181,7 +223,8 @@ nprof_coll_start(struct nprof_ctx *c, const struct nprof_coll_v4 *d)
 	op->nch = d->nchannels;
 	atomic_store(&op->kbegun, 0);
 	atomic_store(&op->kended, 0);
-	status_queue(&c->st, seq, op->kind, (uint64_t)d->count * nprof_type_size(d->datatype));
+	status_queue_op(&c->st, seq, op->kind, (uint64_t)d->count * nprof_type_size(d->datatype),
+	    d->datatype, d->algo, d->proto, c->version);
 	pthread_mutex_unlock(&c->mu);
 	return op;
 }

@@ -51,6 +51,7 @@ static struct {
 	int (*util)(sample_nvml_dev, struct sample_nvml_util *);
 	int (*mem)(sample_nvml_dev, struct sample_nvml_mem *);
 	int (*power)(sample_nvml_dev, unsigned int *);
+	int (*limit)(sample_nvml_dev, unsigned int *);
 	int (*temp)(sample_nvml_dev, int, unsigned int *);
 	int (*reasons)(sample_nvml_dev, unsigned long long *);
 	int (*pcie)(sample_nvml_dev, int, unsigned int *);
@@ -82,6 +83,7 @@ sample_nvml_load(void)
 	*(void **)&nv.util = sample_sym("nvmlDeviceGetUtilizationRates", NULL);
 	*(void **)&nv.mem = sample_sym("nvmlDeviceGetMemoryInfo", NULL);
 	*(void **)&nv.power = sample_sym("nvmlDeviceGetPowerUsage", NULL);
+	*(void **)&nv.limit = sample_sym("nvmlDeviceGetEnforcedPowerLimit", NULL);
 	*(void **)&nv.temp = sample_sym("nvmlDeviceGetTemperature", NULL);
 	/* Renamed in NVML 12.2; the old name stays exported. */
 	*(void **)&nv.reasons = sample_sym("nvmlDeviceGetCurrentClocksEventReasons",
@@ -143,7 +145,7 @@ sample__gpus(struct sample_host *s)
 		g->index = (int)i;
 		g->util_gpu = g->util_mem = g->temp_c = -1;
 		g->mem_used = g->mem_total = g->clock_reasons = -1;
-		g->power_mw = g->pcie_tx_kbs = g->pcie_rx_kbs = -1;
+		g->power_mw = g->power_limit_mw = g->pcie_tx_kbs = g->pcie_rx_kbs = -1;
 		g->nvlink_tx_kib = g->nvlink_rx_kib = -1;
 		if (nv.handle(i, &d) != 0)
 			continue;
@@ -159,6 +161,8 @@ sample__gpus(struct sample_host *s)
 		}
 		if (nv.power != NULL && nv.power(d, &v) == 0)
 			g->power_mw = (long)v;
+		if (nv.limit != NULL && nv.limit(d, &v) == 0)
+			g->power_limit_mw = (long)v;
 		if (nv.temp != NULL && nv.temp(d, 0, &v) == 0)
 			g->temp_c = (int)v;
 		if (nv.reasons != NULL && nv.reasons(d, &r) == 0)

@@ -178,6 +178,13 @@ status_set_source(struct status *st, uint32_t source)
 void
 status_queue(struct status *st, uint64_t seq, uint32_t kind, uint64_t bytes)
 {
+	status_queue_op(st, seq, kind, bytes, NULL, NULL, NULL, 0);
+}
+
+void
+status_queue_op(struct status *st, uint64_t seq, uint32_t kind, uint64_t bytes,
+    const char *dtype, const char *algo, const char *proto, uint32_t lib_version)
+{
 	struct status_page *p = st->page;
 
 	if (p == NULL)
@@ -187,6 +194,10 @@ status_queue(struct status *st, uint64_t seq, uint32_t kind, uint64_t bytes)
 	p->kind_queued = kind;
 	p->bytes = bytes;
 	p->state = STATUS_RUNNING;
+	snprintf(p->dtype, sizeof p->dtype, "%s", dtype != NULL ? dtype : "");
+	snprintf(p->algo, sizeof p->algo, "%s", algo != NULL ? algo : "");
+	snprintf(p->proto, sizeof p->proto, "%s", proto != NULL ? proto : "");
+	p->lib_version = lib_version;
 	status_write_end(p);
 }
 
@@ -353,6 +364,9 @@ status_read_how(const char *path, uid_t owner, struct status_page *out, int pati
 	close(fd);
 	out->host[sizeof out->host - 1] = '\0';
 	out->error[sizeof out->error - 1] = '\0';
+	out->dtype[sizeof out->dtype - 1] = '\0';
+	out->algo[sizeof out->algo - 1] = '\0';
+	out->proto[sizeof out->proto - 1] = '\0';
 	if (r != COLL_OK)
 		return r;
 	if (out->magic != STATUS_MAGIC || out->size != STATUS_PAGE_SIZE)
@@ -365,6 +379,11 @@ status_read_how(const char *path, uid_t owner, struct status_page *out, int pati
 		out->kind_queued = 0;
 		out->source = STATUS_SRC_CORE;
 		out->flags = 0;
+	}
+	if (out->version < 4) {
+		/* What version 3 kept reserved reads as empty: nothing said of the op. */
+		memset(out->dtype, 0, offsetof(struct status_page, reserved) -
+		    offsetof(struct status_page, dtype));
 	}
 	return COLL_OK;
 }

@@ -69,7 +69,8 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert [d["tasks"][i]["rank"] for i in d["culprits"]] == [1], d["culprits"]
 pg = {t["rank"]: t["pages"][0] for t in d["tasks"]}
-assert pg[0]["seq_started"] == 6 and pg[0]["nccl"] == {"kernel": True, "seq_kernel": 6}, pg[0]
+assert pg[0]["seq_started"] == 6 and pg[0]["nccl"] == {"kernel": True, "seq_kernel": 6, "kind_kernel": 1,
+    "dtype": "ncclFloat32", "algo": "Ring", "proto": "LL"}, pg[0]
 assert pg[1]["seq_started"] == 5 and pg[1]["seq_done"] == 5 and pg[1]["state"] == 2, pg[1]
 assert pg[0]["comm"] == "92906a7ad1050f54" and pg[0]["bytes"] == 4 << 20, pg[0]
 assert {t["rank"]: t["in_comm"] for t in d["tasks"]} == {0: 1, 1: 0}' "$TMP/j"

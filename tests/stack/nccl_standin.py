@@ -15,6 +15,17 @@ for the parts a machine without GPUs can still run for real:
   made (the test puts its own thing at the name).
 - Python frames: rank 0 waits in synchronize() < train_step(), rank 1 sits
   in eval_step().
+STANDIN_CASE drives a hang below the host instead (t0720), on WORLD_SIZE
+ranks: eight all-reduces run to the end, every rank enqueues the ninth and
+waits in synchronize(), and then
+- busy: rank STANDIN_ODD's kernel never begins (its stream busy with an
+  earlier kernel), the others' begin and never end; every host enqueues a
+  tenth all-reduce behind it;
+- inside: every rank's kernel begins and none ends;
+- unseen: every rank's kernel begins and ends (the host never sees it);
+STANDIN_ALGO: the algorithm NCCL names (Ring), as bytes the page carries.
+- desync: rank STANDIN_ODD all-reduces half as many elements (or another
+  datatype, with STANDIN_ODD_TYPE), every kernel begins, none ends.
 The real NCCL, PyTorch and GPU run is tests/gpu/fr_hang.sh."""
 import ctypes
 import os
@@ -69,7 +80,10 @@ lib = ctypes.CDLL(os.environ["COLL_NCCLPROF"])
 prof = Table.in_dll(lib, "ncclProfiler_v5")
 ctx = ctypes.c_void_p()
 mask = ctypes.c_int()
-assert prof.init(ctypes.byref(ctx), HASH, ctypes.byref(mask), b"pg0", 1, 2, rank, None) == 0
+SIZE = int(os.environ.get("WORLD_SIZE", "2"))
+CASE = os.environ.get("STANDIN_CASE", "")
+ODD = int(os.environ.get("STANDIN_ODD", "2"))
+assert prof.init(ctypes.byref(ctx), HASH, ctypes.byref(mask), b"pg0", 1, SIZE, rank, None) == 0
 
 
 def start(d):
@@ -78,9 +92,10 @@ def start(d):
     return h
 
 
-def enqueue():
+def enqueue(count=1 << 20, dtype=b"ncclFloat32"):
     d = Descr(type=EV_COLL, rank=rank)
-    d.u.coll = Coll(func=b"AllReduce", count=1 << 20, datatype=b"ncclFloat32", nchannels=2)
+    d.u.coll = Coll(func=b"AllReduce", count=count, datatype=dtype, nchannels=2,
+                    algo=os.environ.get("STANDIN_ALGO", "Ring").encode(), proto=b"LL")
     h = start(d)
     prof.stop(h)
     return h
@@ -137,7 +152,29 @@ def eval_step():
     time.sleep(1000)
 
 
+def below_host():
+    for _ in range(8):
+        h = enqueue()
+        for x in [kernel(h, 0), kernel(h, 1)]:
+            prof.stop(x)
+    odd = CASE == "desync" and rank == ODD
+    odd_type = os.environ.get("STANDIN_ODD_TYPE", "").encode()
+    h = enqueue(1 << 19 if odd and not odd_type else 1 << 20,
+                odd_type if odd and odd_type else b"ncclFloat32")
+    if not (CASE == "busy" and rank == ODD):
+        k = [kernel(h, 0), kernel(h, 1)]
+        if CASE == "unseen":
+            for x in k:
+                prof.stop(x)
+    if CASE == "busy":
+        enqueue()  # the host runs ahead of its GPU, as PyTorch's does
+    print("ready", flush=True)
+    synchronize()
+
+
 threading.Thread(target=dump_pipe, daemon=True).start()
+if CASE:
+    below_host()
 for _ in range(5):
     h = enqueue()
     k = [kernel(h, 0), kernel(h, 1)]

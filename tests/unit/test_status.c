@@ -313,7 +313,7 @@ test_status_device_ops(void **state)
 	status_queue(&st, 1, KIND_ALLREDUCE, 4096);
 	status_queue(&st, 2, KIND_ALLGATHER, 8192);
 	assert_int_equal(status_read(st.path, &pg), COLL_OK);
-	assert_int_equal(pg.version, 3);
+	assert_int_equal(pg.version, STATUS_VERSION);
 	assert_int_equal(pg.source, STATUS_SRC_NCCL);
 	assert_true(pg.seq_queued == 2 && pg.kind_queued == KIND_ALLGATHER && pg.bytes == 8192);
 	assert_int_equal(pg.state, STATUS_RUNNING);
@@ -458,6 +458,82 @@ test_status_read_v2(void **state)
 	assert_true(pg.seq_started == 7 && pg.seq_queued == 0 && pg.kind_queued == 0);
 	assert_int_equal(pg.source, STATUS_SRC_CORE);
 	assert_int_equal(pg.flags, 0);
+}
+
+/*
+ * Version 4: what NCCL says of the op queued (datatype, algorithm, protocol,
+ * its version), each string cut to its field; queueing without them clears them.
+ */
+static void
+test_status_op_fields(void **state)
+{
+	struct status st;
+	struct status_page pg;
+
+	assert_int_equal(status_open(&st, 0, 0x4f4eull, 0, 4, "host"), COLL_OK);
+	status_queue_op(&st, 9, KIND_ALLREDUCE, 4096, "ncclFloat32", "Ring", "LL128", 22803);
+	assert_int_equal(status_read(st.path, &pg), COLL_OK);
+	assert_int_equal(pg.version, 4);
+	assert_true(pg.seq_queued == 9 && pg.kind_queued == KIND_ALLREDUCE && pg.bytes == 4096);
+	assert_string_equal(pg.dtype, "ncclFloat32");
+	assert_string_equal(pg.algo, "Ring");
+	assert_string_equal(pg.proto, "LL128");
+	assert_int_equal(pg.lib_version, 22803);
+	status_queue_op(&st, 10, KIND_ALLREDUCE, 8, NULL, "an algorithm far too long", NULL, 0);
+	assert_int_equal(status_read(st.path, &pg), COLL_OK);
+	assert_string_equal(pg.algo, "an algorithm fa");
+	assert_true(pg.dtype[0] == '\0' && pg.proto[0] == '\0' && pg.lib_version == 0);
+	status_queue(&st, 11, KIND_ALLGATHER, 16);
+	assert_int_equal(status_read(st.path, &pg), COLL_OK);
+	assert_true(pg.seq_queued == 11 && pg.algo[0] == '\0');
+	status_close(&st);
+}
+
+/* A version 3 page reads with the op's fields empty, whatever its reserved bytes hold. */
+static void
+test_status_read_v3(void **state)
+{
+	struct status_page v3, pg;
+	char path[512];
+
+	memset(&v3, 0, sizeof v3);
+	v3.magic = STATUS_MAGIC;
+	v3.version = 3;
+	v3.size = STATUS_PAGE_SIZE;
+	v3.state = STATUS_RUNNING;
+	v3.seq_queued = 5;
+	v3.source = STATUS_SRC_NCCL;
+	v3.flags = STATUS_F_KERNEL;
+	memset(v3.dtype, 0xa5, STATUS_PAGE_SIZE - offsetof(struct status_page, dtype));
+	snprintf(path, sizeof path, "%s/coll.%016x.%016x.0", dir, 0x3, 0x3);
+	write_file(path, &v3, sizeof v3);
+	assert_int_equal(status_read(path, &pg), COLL_OK);
+	unlink(path);
+	assert_true(pg.seq_queued == 5 && pg.source == STATUS_SRC_NCCL && pg.flags == STATUS_F_KERNEL);
+	assert_true(pg.dtype[0] == '\0' && pg.algo[0] == '\0' && pg.proto[0] == '\0');
+	assert_int_equal(pg.lib_version, 0);
+}
+
+/* A version 4 page's strings with no end (a writer's junk) come back cut to their field. */
+static void
+test_status_read_v4_unterminated(void **state)
+{
+	struct status_page v4, pg;
+	char path[512];
+
+	memset(&v4, 0, sizeof v4);
+	v4.magic = STATUS_MAGIC;
+	v4.version = 4;
+	v4.size = STATUS_PAGE_SIZE;
+	v4.state = STATUS_IDLE;
+	memset(v4.dtype, 'x', sizeof v4.dtype + sizeof v4.algo + sizeof v4.proto);
+	snprintf(path, sizeof path, "%s/coll.%016x.%016x.0", dir, 0x4, 0x4);
+	write_file(path, &v4, sizeof v4);
+	assert_int_equal(status_read(path, &pg), COLL_OK);
+	unlink(path);
+	assert_int_equal(strlen(pg.dtype), sizeof pg.dtype - 1);
+	assert_int_equal(strlen(pg.algo), sizeof pg.algo - 1);
+	assert_int_equal(strlen(pg.proto), sizeof pg.proto - 1);
 }
 
 static void
@@ -941,6 +1017,9 @@ main(void)
 		cmocka_unit_test(test_status_close_removes),
 		cmocka_unit_test(test_status_read_not_a_page),
 		cmocka_unit_test(test_status_read_v2),
+		cmocka_unit_test(test_status_op_fields),
+		cmocka_unit_test(test_status_read_v3),
+		cmocka_unit_test(test_status_read_v4_unterminated),
 		cmocka_unit_test(test_status_read_missing),
 		cmocka_unit_test(test_status_remove_job),
 		cmocka_unit_test(test_status_scan),

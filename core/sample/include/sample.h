@@ -38,6 +38,7 @@ struct sample_gpu {
 	int util_gpu, util_mem;		/* percent */
 	long long mem_used, mem_total;	/* bytes */
 	long power_mw;
+	long power_limit_mw;		/* the enforced limit: what busy at full power draws */
 	int temp_c;
 	long long clock_reasons;	/* nvmlClocksEventReason bits; 0 none, -1 unknown */
 	long pcie_tx_kbs, pcie_rx_kbs;

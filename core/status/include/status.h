@@ -60,6 +60,16 @@
  *                seq_done are then the ops whose GPU kernel began and ended)
  *   flags        STATUS_F_KERNEL: the device reported a kernel at least once,
  *                so seq_started and seq_done are known, not merely zero
+ *
+ * Version 4 adds, for the op last queued, as NCCL's collective event names it
+ * (readers take versions 2 to 4; what version 3 kept reserved reads as empty):
+ *   dtype        its datatype ("ncclFloat32"), NUL-terminated
+ *   algo         the algorithm NCCL chose for it ("Ring", "Tree", "NVLS")
+ *   proto        its protocol ("LL", "LL128", "Simple")
+ *   lib_version  the collective library's version code (NCCL's 22803 for
+ *                2.28.3); 0 unknown
+ * The strings are whatever the page's writer put there: a reader bounds them
+ * and makes them printable before they reach a terminal.
  */
 #ifndef COLL_STATUS_H
 #define COLL_STATUS_H
@@ -69,7 +79,7 @@
 #include <sys/types.h>
 
 #define STATUS_MAGIC 0x50545343u
-#define STATUS_VERSION 3
+#define STATUS_VERSION 4
 #define STATUS_VERSION_MIN 2	/* the oldest a reader takes */
 #define STATUS_PAGE_SIZE 512
 #define STATUS_READ_SPINS 100		/* immediate retries of a reader */
@@ -120,7 +130,12 @@ struct status_page {
 	uint32_t source;
 	uint32_t flags;
 	uint32_t pad;
-	uint8_t reserved[STATUS_PAGE_SIZE - 168 - 192 - 16 - 24];
+	char dtype[16];
+	char algo[16];
+	char proto[16];
+	uint32_t lib_version;
+	uint32_t pad2;
+	uint8_t reserved[STATUS_PAGE_SIZE - 168 - 192 - 16 - 24 - 56];
 };
 
 _Static_assert(sizeof(struct status_page) == STATUS_PAGE_SIZE, "status page layout is fixed");
@@ -128,6 +143,7 @@ _Static_assert(offsetof(struct status_page, seq_started) == 48, "status page lay
 _Static_assert(offsetof(struct status_page, host) == 104, "status page layout is fixed");
 _Static_assert(offsetof(struct status_page, retries) == 360, "status page layout is fixed");
 _Static_assert(offsetof(struct status_page, seq_queued) == 376, "status page layout is fixed");
+_Static_assert(offsetof(struct status_page, dtype) == 400, "status page layout is fixed");
 
 struct status {
 	struct status_page *page;
@@ -149,6 +165,12 @@ void status_set_state(struct status *st, int state, const char *error);
 void status_set_source(struct status *st, uint32_t source);
 /* An op handed to the device: queued, not yet begun (state RUNNING until it ends). */
 void status_queue(struct status *st, uint64_t seq, uint32_t kind, uint64_t bytes);
+/*
+ * The same, with what the library says of the op: its datatype, algorithm
+ * and protocol (NULL: unknown), and the library's version code.
+ */
+void status_queue_op(struct status *st, uint64_t seq, uint32_t kind, uint64_t bytes,
+    const char *dtype, const char *algo, const char *proto, uint32_t lib_version);
 /* The device began op seq (its kernel runs): seq_started, start_ns, STATUS_F_KERNEL. */
 void status_kernel_begin(struct status *st, uint64_t seq, uint32_t kind);
 /* The device finished op seq: seq_done; IDLE when nothing queued is left. */
