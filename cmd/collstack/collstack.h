@@ -104,6 +104,8 @@ struct stk_result {
 	json_t *fr_findings;
 	char *fr_note;		/* why dumps were asked for and not all came */
 	json_t *ignored;	/* what the evidence rule refused, "HOST: why" strings; NULL none */
+	json_t *launchers;	/* the job's launcher per host, {name, pid, host}; NULL none */
+	char *ranks_why;	/* a host's word on why its tasks carry no rank, or NULL */
 };
 
 /* The independent sources that can name a rank the others wait for. */
@@ -154,6 +156,10 @@ const char *stk_label(const struct stk_result *r);
 struct stk_local {
 	int n;
 	struct stack_pinfo *pi;
+	/* The job's launcher here (stack_launcher_name): shown once, never a rank; "" none. */
+	char launcher[24];
+	pid_t launcher_pid;
+	char *why;		/* why the ranks cannot be known from the launcher, or NULL */
 	int nignored, nmore;	/* refused by the evidence rule: listed, and beyond that counted */
 	char **ignored;
 };
@@ -230,6 +236,12 @@ json_t *stk_task_json(const struct stk_task *t);
 void stk_ignored_add(struct stk_result *r, json_t *a, const char *host);
 int stk_task_read(struct stk_task *t, json_t *o);
 void stk_task_free(struct stk_task *t);
+/* Worker: the launcher found here (and why ranks are not known) into its blob. */
+void stk_launcher_put(const struct stk_local *l, json_t *blob);
+/* Rank 0: a host's launcher into r->launchers. */
+void stk_launcher_gather(struct stk_result *r, json_t *o, const char *host);
+/* Rank 0: r->note, why the tasks are numbered, not labelled by rank. */
+void stk_ids_note(struct stk_result *r);
 void stk_result_free(struct stk_result *r);
 
 /* verdict.c */

@@ -445,6 +445,7 @@ stk_local_work(struct stk_worker *w, size_t *len)
 	    "ms", (double)(clock_now_ns() - t) / 1e6, "pause_max_ms", pmax,
 	    "hits", (json_int_t)hits, "misses", (json_int_t)misses);
 	stk_ignored_here(&w->loc, blob);
+	stk_launcher_put(&w->loc, blob);
 	stk_ras_here(w, blob);
 	/*
 	 * Every phase before the gather fits in -T/2 (the communicator's wait
@@ -548,6 +549,7 @@ stk_assemble(struct stk_worker *w, const struct coll_blobs *b)
 		r->hosts[r->nhosts++] = xstrdup(json_string_value(json_object_get(o, "host")));
 		stk_ras_keep(r, o);
 		stk_ignored_add(r, json_object_get(o, "ignored"), r->hosts[r->nhosts - 1]);
+		stk_launcher_gather(r, o, r->hosts[r->nhosts - 1]);
 		stk_fr_gather(&fs, o, &r->fr_note);
 		r->pause_max_ms = pm > r->pause_max_ms ? pm : r->pause_max_ms;
 		r->cache_hits += (uint64_t)json_integer_value(json_object_get(o, "hits"));
@@ -568,9 +570,7 @@ stk_assemble(struct stk_worker *w, const struct coll_blobs *b)
 	qsort(r->tasks, (size_t)r->ntasks, sizeof *r->tasks, stk_task_cmp);
 	stk_fr_judge(r, &fs);
 	fr_close(&fs);
-	if (!r->by_rank && r->ntasks > 0)
-		r->note = xstrdup("the processes do not all carry a distinct rank in their "
-		    "environment: they are numbered by host and pid");
+	stk_ids_note(r);
 	r->tree = w->tree;
 	stack_tree_init(&w->tree);
 	r->ms = (double)(clock_now_ns() - w->t0) / 1e6;
