@@ -46,6 +46,7 @@ struct stk_args {
 	double timeout_s;
 	long threads;		/* snapshot threads per host; 0: one per CPU */
 	char jobid[24];		/* the job's COLL_JOBID */
+	char *found;		/* with no selection: the job picked and how it was found */
 };
 
 /* One communicator of a process, from its status page. */
@@ -189,6 +190,12 @@ struct stk_proctab {
 	int n;
 	struct stack_pinfo *pi;
 };
+/* find.c: read every process here; the count, or -1 with why. */
+int stk_proctab_read(struct stk_proctab *t, char *err, size_t len);
+const struct stack_pinfo *stk_proctab_get(const struct stk_proctab *t, pid_t pid);
+/* The launcher nearest above pi; NULL none. */
+const struct stack_pinfo *stk_launcher_above(const struct stk_proctab *t,
+    const struct stack_pinfo *pi);
 int stk_evidence_init(struct stk_evidence *e, const char *user, char *err, size_t len);
 const char *stk_evidence_check(const struct stk_evidence *e, const struct stk_args *a,
     const struct stk_proctab *t, const struct stack_pinfo *pi, char *why, size_t len);
@@ -225,6 +232,18 @@ int stk_slurm_nodes(const char *id, char **jobid, char **nodes, char *err, size_
 /* job.c: the newest job record of this user (or --user's), or the one named; its hosts. */
 int stk_job_find(const char *want, const char *user, char *jobid, size_t idlen, char **hosts,
     char **launcher, char *err, size_t len);
+
+/* The ids of the running collrun jobs of this user (or --user's); the count, *ids malloc'ed. */
+int stk_job_ids(const char *user, char (**ids)[24]);
+
+/*
+ * discover.c: with no selection, the stalled job on this host: among the
+ * jobs with processes here, the one that does not advance. 0: a->sel and
+ * its argument set (into pick) and a->found says which job and how it was
+ * found; 1: none here (the newest job record, as before); -1: several,
+ * listed on stderr with the flag to pick each.
+ */
+int stk_discover(struct stk_args *a, char *pick, size_t len);
 
 /* record.c */
 json_t *stk_record(const struct stk_result *r);

@@ -252,7 +252,7 @@ stk_select_check(const struct stk_args *a, char *err, size_t len)
 }
 
 /* Every process of the host, for ancestry; the count, or -1 with why. */
-static int
+int
 stk_proctab_read(struct stk_proctab *t, char *err, size_t len)
 {
 	pid_t *pids = NULL;
@@ -291,7 +291,7 @@ stk_add_gone(const struct stk_filter *f, struct stk_local *out)
 	}
 }
 
-static const struct stack_pinfo *
+const struct stack_pinfo *
 stk_proctab_get(const struct stk_proctab *t, pid_t pid)
 {
 	size_t lo = 0, hi = (size_t)t->n;
@@ -396,8 +396,7 @@ struct stk_vote {
 	int n;
 };
 
-/* The launcher nearest above pi; NULL none. */
-static const struct stack_pinfo *
+const struct stack_pinfo *
 stk_launcher_above(const struct stk_proctab *t, const struct stack_pinfo *pi)
 {
 	pid_t pid = pi->ppid;

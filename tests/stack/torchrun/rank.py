@@ -6,6 +6,7 @@ it drives a communicator of WORLD_SIZE ranks as NCCL does (see
 nccl_standin.py): five all-reduces complete, then every rank but
 STANDIN_LATE (default 2) enqueues the sixth, its kernel starts, and it waits
 in synchronize(); the late rank sits in save_checkpoint(), in Python.
+With STANDIN_ADVANCE set, every rank goes on with an all-reduce a tick.
 Without the plugin each rank only waits. It prints "ready RANK PID"."""
 import ctypes
 import os
@@ -62,7 +63,8 @@ class Plugin:
         self.lib = ctypes.CDLL(path)
         self.prof = Table.in_dll(self.lib, "ncclProfiler_v5")
         self.ctx, self.mask = ctypes.c_void_p(), ctypes.c_int()
-        assert self.prof.init(ctypes.byref(self.ctx), 0x5eed0000 + size,
+        # One communicator per job: its ranks share a launcher (their parent).
+        assert self.prof.init(ctypes.byref(self.ctx), (0x5eed << 32) + (os.getppid() << 8) + size,
                               ctypes.byref(self.mask), b"pg0", 1, size, rank, None) == 0
 
     def start(self, d):
@@ -103,4 +105,7 @@ nccl = Plugin(os.environ["COLL_NCCLPROF"]) if os.environ.get("COLL_NCCLPROF") el
 for _ in range(5 if nccl else 0):
     nccl.prof.stop(nccl.kernel(nccl.enqueue()))
 print("ready", rank, os.getpid(), flush=True)
+while nccl and os.environ.get("STANDIN_ADVANCE"):  # a job that runs on: one all-reduce a tick
+    nccl.prof.stop(nccl.kernel(nccl.enqueue()))
+    time.sleep(0.1)
 save_checkpoint() if rank == late else train_step(nccl)
