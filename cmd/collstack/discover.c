@@ -2,11 +2,15 @@
  * collstack with nothing named: the stalled job on this host. The jobs here
  * are the processes of the owner (this user, or --user's: real and effective
  * uid alike, as the evidence rule asks) that carry a rank, grouped by what
- * started them: a collrun job (its COLL_JOBID, and the records of running
- * collrun jobs), else the launcher nearest above them (torchrun, mpirun,
+ * started them: a collrun job (its COLL_JOBID, whose record in the job
+ * directory says it runs; one without is not looked at), else the launcher nearest above them (torchrun, mpirun,
  * slurmstepd: the Slurm job they carry), else their parent, where they write
- * NCCL plugin or coll status pages. A job's status pages say whether it
- * advances: one whose freshest page has not moved for STK_STALL_S does not.
+ * NCCL plugin or coll status pages. Only processes that write their pages
+ * where collstack reads them (COLL_STATUS_DIR, else /dev/shm: one place per
+ * user unless set) are looked at, so that a private status directory keeps
+ * its jobs apart (tests running side by side). A job's status pages say
+ * whether it advances: one whose freshest page has not moved for
+ * STK_STALL_S does not.
  *
  * The one job that does not advance is taken, and named with how it was
  * found; where several do (or none does and there are several), each is
@@ -19,6 +23,7 @@
 
 #include "collstack.h"
 #include "msg.h"
+#include "status.h"
 #include "xmalloc.h"
 
 #define STK_STALL_S 2.0		/* no collective progress for this long: the job does not advance */
@@ -81,10 +86,17 @@ stk_disc_of(struct stk_disc *d, const struct stk_proctab *t, const struct stack_
 	struct stk_cand *c;
 	char arg[32];
 
-	/* A COLL_JOBID without a record of this user's: its collrun is a launcher like any. */
-	for (int i = 0; i < d->nids && pi->jobid[0] != '\0'; i++)
-		if (strcmp(d->ids[i], pi->jobid) == 0)
-			return stk_disc_collrun(d, pi->jobid);
+	/*
+	 * A COLL_JOBID without a running record in this user's job directory:
+	 * a job collrun has ended (or one of another job directory's): not a
+	 * candidate, as before.
+	 */
+	if (pi->jobid[0] != '\0') {
+		for (int i = 0; i < d->nids; i++)
+			if (strcmp(d->ids[i], pi->jobid) == 0)
+				return stk_disc_collrun(d, pi->jobid);
+		return NULL;
+	}
 	if (pi->slurm_job[0] != '\0' && strspn(pi->slurm_job, "0123456789_") ==
 	    strlen(pi->slurm_job)) {
 		c = stk_disc_cand(d, SEL_SLURM, pi->slurm_job);
@@ -124,7 +136,9 @@ stk_disc_scan(struct stk_disc *d, const struct stk_proctab *t, uid_t owner)
 		int np;
 
 		if (pi->rank < 0 || pi->uid != owner || pi->ruid != owner || pi->pid == getpid() ||
-		    (pi->uts_ns != uts && pi->uts_ns != 0) || stack_launcher_name(pi) != NULL)
+		    (pi->uts_ns != uts && pi->uts_ns != 0) ||
+		    strcmp(pi->status_dir[0] ? pi->status_dir : "/dev/shm", status_dir()) != 0 ||
+		    stack_launcher_name(pi) != NULL)
 			continue;
 		stk_pages_load(&d->ps, pi->status_dir, pi->uid);
 		np = stk_pages_of(&d->ps, pi->pid, pi->uid, &pg);
