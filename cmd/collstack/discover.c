@@ -165,9 +165,9 @@ stk_disc_state(const struct stk_cand *c, char *buf, size_t len)
 		snprintf(buf, len, "%d rank%s here, no status pages: whether it advances is not "
 		    "known", c->nranks, c->nranks == 1 ? "" : "s");
 	else
-		snprintf(buf, len, "%d rank%s here, %s %.0f s", c->nranks, c->nranks == 1 ? "" :
-		    "s", stk_disc_stalled(c) ? "no collective progress for" : "advancing, last "
-		    "progress", c->idle_s);
+		snprintf(buf, len, "%d rank%s here, %s %.0f s%s", c->nranks, c->nranks == 1 ? "" :
+		    "s", stk_disc_stalled(c) ? "no collective progress for" :
+		    "last collective progress", c->idle_s, stk_disc_stalled(c) ? "" : " ago");
 }
 
 /* Several: each with the flag that picks it, and none taken. */
