@@ -29,7 +29,7 @@ launch() {
 	"$@" --nproc-per-node 4 "$TMP/tr/rank.py" >"$TMP/out" 2>&1 &
 	L=$!
 	echo $L >>"$TMP/pids"
-	for _ in $(seq 100); do [ "$(grep -c '^ready' "$TMP/out")" -ge 4 ] && break; sleep 0.1; done
+	for _ in $(seq 300); do [ "$(grep -c '^ready' "$TMP/out")" -ge 4 ] && break; sleep 0.1; done
 	for r in 0 1 2 3; do eval "p$r=$(awk -v r=$r '$1 == "ready" && $2 == r {print $3}' "$TMP/out")"; done
 	echo "$p0 $p1 $p2 $p3" | tr ' ' '\n' >>"$TMP/pids"
 	# From "ready" to the sleeps: a few instructions; wait until each sleeps.

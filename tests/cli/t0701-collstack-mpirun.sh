@@ -25,7 +25,7 @@ H=$(hostname)
 mpirun -np 4 --oversubscribe python3 "$TMP/rank.py" >"$TMP/out" 2>&1 &
 L=$!
 echo $L >>"$TMP/pids"
-for _ in $(seq 150); do [ "$(grep -c '^ready' "$TMP/out")" -ge 4 ] && break; sleep 0.1; done
+for _ in $(seq 300); do [ "$(grep -c '^ready' "$TMP/out")" -ge 4 ] && break; sleep 0.1; done
 for r in 0 1 2 3; do eval "p$r=$(awk -v r=$r '$1 == "ready" && $2 == r {print $3}' "$TMP/out")"; done
 echo "$p0 $p1 $p2 $p3" | tr ' ' '\n' >>"$TMP/pids"
 check "mpirun started 4 ranks" test -n "$p3" || { cat "$TMP/out"; finish; exit 1; }

@@ -33,7 +33,7 @@ launch() {
 	    "$TMP/tr/rank.py" >"$TMP/$name.out" 2>&1 &
 	eval "$name=$!"
 	echo $! >>"$TMP/pids"
-	for _ in $(seq 100); do [ "$(grep -c '^ready' "$TMP/$name.out")" -ge "$n" ] && break; sleep 0.1; done
+	for _ in $(seq 300); do [ "$(grep -c '^ready' "$TMP/$name.out")" -ge "$n" ] && break; sleep 0.1; done
 	check "job $name: $n workers ready" test "$(grep -c '^ready' "$TMP/$name.out")" -ge "$n"
 }
 late_pid() { awk -v r="$2" '$1 == "ready" && $2 == r {print $3}' "$TMP/$1.out"; }

@@ -14,20 +14,23 @@ if [ -f "$SB/unavailable" ] || [ ! -f "$SB/slurm.conf" ]; then echo "skipped: no
 export SLURM_CONF=$SB/slurm.conf COLL_SOCKET_IFNAME='=lo'
 unset SLURM_JOB_ID SLURM_JOBID SLURM_JOB_NODELIST SLURM_TASKS_PER_NODE
 export COLL_NCCLPROF=$COLL_BUILD/core/libnccl-profiler-coll.so
-case "${COLL_TEST_CFLAGS:-}" in
-*sanitize*) export LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)" \
-	ASAN_OPTIONS=detect_leaks=0 ;;
-esac
+# A sanitized plugin needs the sanitizers' runtimes loaded first, in the job's tasks only
+# (the Slurm bed's tests are not told COLL_TEST_CFLAGS: the plugin's libraries say it).
+preload=()
+if ldd "$COLL_NCCLPROF" 2>/dev/null | grep -q libasan; then
+	preload=("LD_PRELOAD=$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)"
+		ASAN_OPTIONS=detect_leaks=0)
+fi
 NAME=hung-t0703-$$	# not coll-*: that is how collstack's own step is named
 cleanup_slurm() { scancel --name="$NAME" 2>/dev/null; cleanup; }
 trap cleanup_slurm EXIT
 cp -r "$COLL_SRC/tests/stack/torchrun" "$TMP/tr"
 chmod -R a+rX "$TMP"
 
-srun -n 1 --job-name="$NAME" "$TMP/tr/torchrun" --nproc-per-node 4 "$TMP/tr/rank.py" \
+srun -n 1 --job-name="$NAME" env "${preload[@]}" "$TMP/tr/torchrun" --nproc-per-node 4 "$TMP/tr/rank.py" \
 	>"$TMP/job.out" 2>&1 &
 echo $! >>"$TMP/pids"
-for _ in $(seq 200); do [ "$(grep -c '^ready' "$TMP/job.out")" -ge 4 ] && break; sleep 0.1; done
+for _ in $(seq 300); do [ "$(grep -c '^ready' "$TMP/job.out")" -ge 4 ] && break; sleep 0.1; done
 check "torchrun under srun started 4 workers" test "$(grep -c '^ready' "$TMP/job.out")" -ge 4
 id=$(squeue -h -n "$NAME" -o %i)
 p2=$(awk '$1 == "ready" && $2 == 2 {print $3}' "$TMP/job.out")
