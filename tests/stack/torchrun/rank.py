@@ -104,7 +104,9 @@ def save_checkpoint():
 nccl = Plugin(os.environ["COLL_NCCLPROF"]) if os.environ.get("COLL_NCCLPROF") else None
 for _ in range(5 if nccl else 0):
     nccl.prof.stop(nccl.kernel(nccl.enqueue()))
-print("ready", rank, os.getpid(), flush=True)
+# One write: the workers share the launcher's stdout, and python -u writes each piece of a print.
+sys.stdout.write("ready %d %d\n" % (rank, os.getpid()))
+sys.stdout.flush()
 while nccl and os.environ.get("STANDIN_ADVANCE"):  # a job that runs on: one all-reduce a tick
     nccl.prof.stop(nccl.kernel(nccl.enqueue()))
     time.sleep(0.1)
