@@ -119,6 +119,14 @@ stk_chain_link(const struct stk_chain *ch, const struct stk_member *mi)
 	return chain_behind(mi->pg, ch->c[c].top) && w >= 0 && w != c;
 }
 
+const char *
+stk_chain_waits_in(const struct stk_chain *ch, int task)
+{
+	int w = task >= 0 && task < ch->ntasks ? ch->wait_comm[task] : -1;
+
+	return w >= 0 && chain_stalled(&ch->c[w]) ? ch->m[ch->c[w].a].pg->commid : NULL;
+}
+
 /* The edges, as lists per communicator: a link's communicator, once per link. */
 static void
 chain_edges(struct stk_chain *ch)

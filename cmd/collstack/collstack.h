@@ -46,6 +46,7 @@ struct stk_args {
 	double timeout_s;
 	long threads;		/* snapshot threads per host; 0: one per CPU */
 	char jobid[24];		/* the job's COLL_JOBID */
+	char *found;		/* with no selection: the job picked and how it was found */
 };
 
 /* One communicator of a process, from its status page. */
@@ -109,6 +110,8 @@ struct stk_result {
 	char *fr_note;		/* why dumps were asked for and not all came */
 	json_t *ignored;	/* what the evidence rule refused, "HOST: why" strings; NULL none */
 	json_t *gpus;		/* per host, its GPUs through NVML (gpu.c); NULL none */
+	json_t *launchers;	/* the job's launcher per host, {name, pid, host}; NULL none */
+	char *ranks_why;	/* a host's word on why its tasks carry no rank, or NULL */
 };
 
 /* The independent sources that can name a rank the others wait for. */
@@ -184,6 +187,12 @@ struct stk_chain *stk_chain_new(const struct stk_result *r, const struct stk_mem
 int stk_chain_link(const struct stk_chain *ch, const struct stk_member *mi);
 /* Seconds since any rank of mi's communicator progressed; -1 for a job with no pages. */
 double stk_chain_idle(const struct stk_chain *ch, const struct stk_member *mi);
+/*
+ * The communicator (its page's id) whose stalled op task waits in, or NULL:
+ * a source that sees the task behind in another communicator (NCCL RAS) has
+ * found a link of a chain, not its cause.
+ */
+const char *stk_chain_waits_in(const struct stk_chain *ch, int task);
 double stk_chain_job_idle(const struct stk_chain *ch);
 void stk_chain_say(struct stk_chain *ch, const struct stk_result *r, struct stk_verdict *v);
 long stk_chain_work(const struct stk_chain *ch);
@@ -193,6 +202,10 @@ void stk_chain_free(struct stk_chain *ch);
 struct stk_local {
 	int n;
 	struct stack_pinfo *pi;
+	/* The job's launcher here (stack_launcher_name): shown once, never a rank; "" none. */
+	char launcher[24];
+	pid_t launcher_pid;
+	char *why;		/* why the ranks cannot be known from the launcher, or NULL */
 	int nignored, nmore;	/* refused by the evidence rule: listed, and beyond that counted */
 	char **ignored;
 };
@@ -222,6 +235,12 @@ struct stk_proctab {
 	int n;
 	struct stack_pinfo *pi;
 };
+/* find.c: read every process here; the count, or -1 with why. */
+int stk_proctab_read(struct stk_proctab *t, char *err, size_t len);
+const struct stack_pinfo *stk_proctab_get(const struct stk_proctab *t, pid_t pid);
+/* The launcher nearest above pi; NULL none. */
+const struct stack_pinfo *stk_launcher_above(const struct stk_proctab *t,
+    const struct stack_pinfo *pi);
 int stk_evidence_init(struct stk_evidence *e, const char *user, char *err, size_t len);
 const char *stk_evidence_check(const struct stk_evidence *e, const struct stk_args *a,
     const struct stk_proctab *t, const struct stack_pinfo *pi, char *why, size_t len);
@@ -263,6 +282,18 @@ int stk_slurm_nodes(const char *id, char **jobid, char **nodes, char *err, size_
 int stk_job_find(const char *want, const char *user, char *jobid, size_t idlen, char **hosts,
     char **launcher, char *err, size_t len);
 
+/* The ids of the running collrun jobs of this user (or --user's); the count, *ids malloc'ed. */
+int stk_job_ids(const char *user, char (**ids)[24]);
+
+/*
+ * discover.c: with no selection, the stalled job on this host: among the
+ * jobs with processes here, the one that does not advance. 0: a->sel and
+ * its argument set (into pick) and a->found says which job and how it was
+ * found; 1: none here (the newest job record, as before); -1: several,
+ * listed on stderr with the flag to pick each.
+ */
+int stk_discover(struct stk_args *a, char *pick, size_t len);
+
 /* record.c */
 json_t *stk_record(const struct stk_result *r);
 /* Untrusted text made printable ASCII in place: no escape reaches a terminal. */
@@ -273,6 +304,12 @@ json_t *stk_task_json(const struct stk_task *t);
 void stk_ignored_add(struct stk_result *r, json_t *a, const char *host);
 int stk_task_read(struct stk_task *t, json_t *o);
 void stk_task_free(struct stk_task *t);
+/* Worker: the launcher found here (and why ranks are not known) into its blob. */
+void stk_launcher_put(const struct stk_local *l, json_t *blob);
+/* Rank 0: a host's launcher into r->launchers. */
+void stk_launcher_gather(struct stk_result *r, json_t *o, const char *host);
+/* Rank 0: r->note, why the tasks are numbered, not labelled by rank. */
+void stk_ids_note(struct stk_result *r);
 void stk_result_free(struct stk_result *r);
 
 /* gpu.c: each host's GPUs through NVML, a worker's (here) and rank 0's (keep). */

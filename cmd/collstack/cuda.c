@@ -7,8 +7,10 @@
  * a host are attached to all at once, STK_CUDA_AT_ONCE at most, within -T/4
  * in all: cuda-gdb's lock file, which kept one debugger per machine (or per
  * GPU of CUDA_VISIBLE_DEVICES), has been off by default since cuda-gdb 12.0
- * (gdb/cuda/cuda-utils.c, cuda_use_lockfile) and is turned off here for
- * older ones. Where more processes than that wait, the suspects go first.
+ * (gdb/cuda/cuda-utils.c, cuda_use_lockfile); cuda-gdb 13 no longer knows
+ * the option that turned it off (--cuda-use-lockfile=0 ends it with
+ * "unrecognized option", as on an H200 with CUDA 13.0), so none is given.
+ * Where more processes than that wait, the suspects go first.
  * A debugger that outlasts the time is stopped, and a process a debugger
  * left stopped is continued. Attaching is not free for the process: threads
  * that wait on a condition (OpenBLAS's workers in a PyTorch rank) may see the
@@ -188,7 +190,7 @@ stk_cuda_spawn(const char *gdb, pid_t pid, int *fd)
 		if (null > 2)
 			close(null);
 		/* No lock file: several debuggers at once (off by default since cuda-gdb 12.0). */
-		execl(gdb, gdb, "-nx", "-q", "-batch", "--cuda-use-lockfile=0", "-p", pidstr,
+		execl(gdb, gdb, "-nx", "-q", "-batch", "-p", pidstr,
 		    "-ex", "info cuda kernels", (char *)NULL);
 		_exit(127);
 	}

@@ -37,6 +37,8 @@ struct stk_filter {
 	int nmine;
 	uint64_t uts;
 	char *exe;		/* this program: its other processes are ours */
+	pid_t *roots;		/* launchers asked for (--pid, --match): each stands for its job */
+	int nroots;
 };
 
 static int
@@ -116,6 +118,7 @@ stk_filter_free(struct stk_filter *f)
 	free(f->pids);
 	free(f->mine);
 	free(f->exe);
+	free(f->roots);
 }
 
 /* One of ours: collstack itself, its workers, the agents that started them. */
@@ -138,18 +141,22 @@ stk_is_ours(const struct stk_filter *f, const struct stack_pinfo *pi)
 	return strcmp(pi->comm, "collstack") == 0 || strcmp(pi->comm, "collrun") == 0;
 }
 
-/* Launchers that carry a job's variables without being one of its ranks. */
-static int
+/*
+ * Launchers and agents (torchrun, mpirun, orted, srun, slurmstepd, collrun,
+ * ...) and programs that carry a job's variables without being one of its
+ * ranks: never a task, in any selection. Its name, or NULL.
+ */
+static const char *
 stk_launcher(const struct stack_pinfo *pi)
 {
-	static const char *const names[] = { "srun", "slurmstepd", "collrun", "collstack",
-		"mpirun", "mpiexec", "torchrun", "sshd" };
+	const char *name = stack_launcher_name(pi);
 
-	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
-		if (strcmp(pi->comm, names[i]) == 0)
-			return 1;
-	return 0;
+	if (name == NULL && (strcmp(pi->comm, "sshd") == 0 || strcmp(pi->comm, "collstack") == 0))
+		name = pi->comm;
+	return name;
 }
+
+#define STK_ROOT 2	/* stk_wanted: a launcher asked for, which stands for its job */
 
 static int
 stk_wanted(const struct stk_filter *f, const struct stack_pinfo *pi)
@@ -162,11 +169,13 @@ stk_wanted(const struct stk_filter *f, const struct stack_pinfo *pi)
 	case SEL_SLURM:
 		return strcmp(pi->slurm_job, a->slurm) == 0 && pi->rank >= 0 && !stk_launcher(pi);
 	case SEL_MATCH:
-		return regexec(&f->re, pi->cmdline, 0, NULL, 0) == 0 && !stk_is_ours(f, pi);
+		if (regexec(&f->re, pi->cmdline, 0, NULL, 0) != 0 || stk_is_ours(f, pi))
+			return 0;
+		return stack_launcher_name(pi) != NULL ? STK_ROOT : !stk_launcher(pi);
 	case SEL_PID:
 		for (int i = 0; i < f->npids; i++)
 			if (f->pids[i] == pi->pid)
-				return 1;
+				return stack_launcher_name(pi) != NULL ? STK_ROOT : 1;
 		return 0;
 	case SEL_FR:		/* offline: no process is read */
 		return 0;
@@ -243,7 +252,7 @@ stk_select_check(const struct stk_args *a, char *err, size_t len)
 }
 
 /* Every process of the host, for ancestry; the count, or -1 with why. */
-static int
+int
 stk_proctab_read(struct stk_proctab *t, char *err, size_t len)
 {
 	pid_t *pids = NULL;
@@ -271,13 +280,205 @@ stk_add_gone(const struct stk_filter *f, struct stk_local *out)
 
 		for (int k = 0; k < out->n && !found; k++)
 			found = out->pi[k].pid == f->pids[i];
+		for (int k = 0; k < f->nroots && !found; k++)
+			found = f->roots[k] == f->pids[i];
 		for (int k = 0; k < out->nignored && !found; k++)
 			found = strncmp(out->ignored[k], "pid ", 4) == 0 &&
 			    atol(out->ignored[k] + 4) == f->pids[i];
 		if (!found)
 			stk_local_add(out, &(struct stack_pinfo){ .pid = (pid_t)f->pids[i],
-			    .rank = -1 });
+			    .rank = -1, .local_rank = -1, .group_rank = -1, .slurm_step = -1 });
 	}
+}
+
+const struct stack_pinfo *
+stk_proctab_get(const struct stk_proctab *t, pid_t pid)
+{
+	size_t lo = 0, hi = (size_t)t->n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (t->pi[mid].pid == pid)
+			return &t->pi[mid];
+		if (t->pi[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* Does pi run under anc (not itself)? */
+static int
+stk_under(const struct stk_proctab *t, pid_t anc, const struct stack_pinfo *pi)
+{
+	pid_t pid = pi->ppid;
+
+	for (int depth = 0; depth < 64 && pid > 1; depth++) {
+		const struct stack_pinfo *p;
+
+		if (pid == anc)
+			return 1;
+		if ((p = stk_proctab_get(t, pid)) == NULL)
+			return 0;
+		pid = p->ppid;
+	}
+	return 0;
+}
+
+static int
+stk_local_has(const struct stk_local *l, pid_t pid)
+{
+	for (int i = 0; i < l->n; i++)
+		if (l->pi[i].pid == pid)
+			return 1;
+	return 0;
+}
+
+/* The step of stk_find that takes a process the selection found, or leaves it out with why. */
+static void
+stk_take(const struct stk_evidence *ev, const struct stk_args *a, const struct stk_proctab *t,
+    const struct stack_pinfo *pi, struct stk_local *out)
+{
+	char why[256];
+
+	if (stk_evidence_check(ev, a, t, pi, why, sizeof why) != NULL)
+		stk_evidence_ignore(out, why);
+	else
+		stk_local_add(out, pi);
+}
+
+/* Would the processes under root be taken: here, not ours, not launchers, not taken yet? */
+static int
+stk_root_kin(const struct stk_filter *f, const struct stk_proctab *t, pid_t root,
+    const struct stack_pinfo *pi, int children)
+{
+	if (children ? pi->ppid != root : pi->rank < 0 || !stk_under(t, root, pi))
+		return 0;
+	return (pi->uts_ns == f->uts || pi->uts_ns == 0) && pi->pid != getpid() &&
+	    !stk_launcher(pi) && !stk_is_ours(f, pi);
+}
+
+/*
+ * A launcher asked for (its pid, or --match took it) stands for its job:
+ * the processes under it that carry a rank, each by the evidence rule.
+ * Where none does, its own children are the tasks, numbered, and why is said.
+ */
+static void
+stk_root_expand(const struct stk_filter *f, const struct stk_evidence *ev,
+    const struct stk_proctab *t, pid_t root, struct stk_local *out)
+{
+	const struct stack_pinfo *rp = stk_proctab_get(t, root);
+	int found = 0;
+
+	for (int children = 0; children < 2 && found == 0; children++)
+		for (int i = 0; i < t->n; i++) {
+			const struct stack_pinfo *pi = &t->pi[i];
+
+			if (!stk_root_kin(f, t, root, pi, children))
+				continue;
+			found = children ? -1 : 1;
+			if (!stk_local_has(out, pi->pid))
+				stk_take(ev, f->a, t, pi, out);
+		}
+	if (found <= 0 && out->why == NULL && rp != NULL)
+		out->why = xasprintf("launcher %s (pid %d) %s", stk_launcher(rp), (int)root,
+		    found < 0 ? "started processes that carry no rank in their environment" :
+		    f->a->sel == SEL_PID && strcmp(stk_launcher(rp), "srun") == 0 ?
+		    "has no process under it on this host: give its job with --slurm JOBID" :
+		    "has no process under it here");
+}
+
+struct stk_vote {
+	pid_t pid;
+	const char *name;
+	int n;
+};
+
+const struct stack_pinfo *
+stk_launcher_above(const struct stk_proctab *t, const struct stack_pinfo *pi)
+{
+	pid_t pid = pi->ppid;
+
+	for (int depth = 0; depth < 64 && pid > 1; depth++) {
+		const struct stack_pinfo *p = stk_proctab_get(t, pid);
+
+		if (p == NULL)
+			return NULL;
+		if (stack_launcher_name(p) != NULL)
+			return p;
+		pid = p->ppid;
+	}
+	return NULL;
+}
+
+/*
+ * The job's launcher on this host, shown once: the launcher nearest above
+ * the most of its ranks (torchrun, not the srun above it), else the one
+ * asked for.
+ */
+static void
+stk_launcher_pick(const struct stk_filter *f, const struct stk_proctab *t,
+    struct stk_local *out)
+{
+	struct stk_vote *v = xcalloc((size_t)out->n + 1, sizeof *v), best = { 0 };
+	int nv = 0, k;
+
+	for (int i = 0; i < out->n; i++) {
+		const struct stack_pinfo *l = stk_launcher_above(t, &out->pi[i]);
+
+		if (l == NULL)
+			continue;
+		for (k = 0; k < nv && v[k].pid != l->pid; k++)
+			;
+		if (k == nv)
+			v[nv++] = (struct stk_vote){ l->pid, stack_launcher_name(l), 0 };
+		if (++v[k].n > best.n)
+			best = v[k];
+	}
+	for (int i = 0; best.n == 0 && i < f->nroots; i++) {
+		const struct stack_pinfo *rp = stk_proctab_get(t, f->roots[i]);
+
+		if (rp != NULL)
+			best = (struct stk_vote){ rp->pid, stack_launcher_name(rp), 1 };
+	}
+	if (best.n > 0) {
+		snprintf(out->launcher, sizeof out->launcher, "%s", best.name);
+		out->launcher_pid = best.pid;
+	}
+	free(v);
+}
+
+/*
+ * What --match took above a launcher it also took (timeout, env, a shell
+ * that runs mpirun): the job's wrappers, carrying no rank, not its tasks.
+ */
+static void
+stk_drop_above_roots(const struct stk_filter *f, const struct stk_proctab *t,
+    struct stk_local *out)
+{
+	int w = 0;
+
+	for (int i = 0; i < out->n; i++) {
+		int above = 0;
+
+		for (int k = 0; k < f->nroots && !above && out->pi[i].rank < 0; k++) {
+			const struct stack_pinfo *rp = stk_proctab_get(t, f->roots[k]);
+
+			above = rp != NULL && stk_under(t, out->pi[i].pid, rp);
+		}
+		if (!above)
+			out->pi[w++] = out->pi[i];
+	}
+	out->n = w;
+}
+
+static void
+stk_root_add(struct stk_filter *f, pid_t pid)
+{
+	f->roots = xreallocarray(f->roots, (size_t)f->nroots + 1, sizeof *f->roots);
+	f->roots[f->nroots++] = pid;
 }
 
 int
@@ -297,19 +498,26 @@ stk_find(const struct stk_args *a, struct stk_local *out, char *err, size_t len)
 	}
 	for (int i = 0; i < t.n; i++) {
 		const struct stack_pinfo *pi = &t.pi[i];
+		int w;
 
 		if ((pi->uts_ns != f.uts && pi->uts_ns != 0) || pi->pid == getpid())
 			continue;
-		if (!stk_wanted(&f, pi) || (a->sel != SEL_PID && stk_is_ours(&f, pi)))
+		if (!(w = stk_wanted(&f, pi)) || (a->sel != SEL_PID && stk_is_ours(&f, pi)))
 			continue;
-		if (stk_evidence_check(&ev, a, &t, pi, why, sizeof why) != NULL)
-			stk_evidence_ignore(out, why);
+		/* A launcher stands for its job only if it may speak for one. */
+		if (w == STK_ROOT && stk_evidence_check(&ev, a, &t, pi, why, sizeof why) == NULL)
+			stk_root_add(&f, pi->pid);
 		else
-			stk_local_add(out, pi);
+			stk_take(&ev, a, &t, pi, out);
 	}
+	for (int i = 0; i < f.nroots; i++)
+		stk_root_expand(&f, &ev, &t, f.roots[i], out);
+	if (a->sel == SEL_MATCH)
+		stk_drop_above_roots(&f, &t, out);
 	stk_add_gone(&f, out);
-	if (a->sel == SEL_JOB || a->sel == SEL_SLURM)
+	if (a->sel != SEL_PID || f.nroots > 0)
 		stk_drop_wrappers(out);
+	stk_launcher_pick(&f, &t, out);
 	free(t.pi);
 	stk_filter_free(&f);
 	return 0;
@@ -322,6 +530,7 @@ stk_local_free(struct stk_local *l)
 		free(l->ignored[i]);
 	free(l->ignored);
 	free(l->pi);
+	free(l->why);
 	memset(l, 0, sizeof *l);
 }
 

@@ -68,13 +68,21 @@ stk_front_host_failed(void *arg, int host, const char *why)
 		f->host_why[host] = xstrdup(why);
 }
 
-/* Which job, and where: fills a->jobid and, from the record, the hosts. */
+/*
+ * Which job, and where: fills a->jobid and, from the record, the hosts.
+ * With nothing named, the stalled job here (discover.c), which may be one
+ * coll did not launch: its selection into pick. -2: several, listed.
+ */
 static int
-stk_front_job(struct stk_args *a, char **hosts)
+stk_front_job(struct stk_args *a, char **hosts, char *pick, size_t picklen)
 {
 	char err[512], *launcher = NULL;
+	int r;
 
 	*hosts = NULL;
+	if (a->sel == SEL_JOB && a->job == NULL && (r = stk_discover(a, pick, picklen)) < 0)
+		return -2;
+	/* A collrun job found goes on as --job ID: its record says its hosts. */
 	if (a->sel != SEL_JOB)
 		return 0;
 	if (stk_job_find(a->job, a->user, a->jobid, sizeof a->jobid, hosts, &launcher, err,
@@ -167,14 +175,17 @@ stk_front(struct stk_args *a, int argc, char **argv)
 	struct job_hooks hooks = { stk_front_output, stk_front_exited, stk_front_host_failed,
 		&f, 1, NULL };
 	char **wargv = xcalloc((size_t)argc + 6, sizeof *wargv), err[512], *hosts = NULL;
-	char *nodes = NULL, *slurm_id = NULL;
-	int code = EXIT_CANNOT, jobcode, k = 0;
+	char *nodes = NULL, *slurm_id = NULL, pick[32];
+	int code = EXIT_CANNOT, jobcode, k = 0, r;
 
 	a->ho.jo.by_path = 1;
 	a->ho.jo.timeout_s = a->timeout_s;
 	a->ho.jo.label = 1;
-	if (stk_front_job(a, &hosts) != 0 || stk_front_slurm(a, &nodes, &slurm_id) != 0)
+	if ((r = stk_front_job(a, &hosts, pick, sizeof pick)) != 0 ||
+	    stk_front_slurm(a, &nodes, &slurm_id) != 0) {
+		code = r == -2 ? EXIT_USAGE : EXIT_CANNOT;
 		goto out;
+	}
 	if (hostopt_prepare(&a->ho, err, sizeof err) != 0) {
 		code = cmd_usage_error(a->cmd, err);
 		goto out;
@@ -193,6 +204,9 @@ stk_front(struct stk_args *a, int argc, char **argv)
 	} else if (a->sel == SEL_SLURM) {
 		wargv[k++] = "--slurm";
 		wargv[k++] = (char *)a->slurm;
+	} else if (a->sel == SEL_PID && a->found != NULL) {
+		wargv[k++] = "--pid";
+		wargv[k++] = (char *)a->pids;
 	}
 	f.nhosts = a->ho.jo.nhosts;
 	f.host_why = xcalloc((size_t)f.nhosts + 1, sizeof *f.host_why);
@@ -211,6 +225,8 @@ out:
 	free(hosts);
 	free(nodes);
 	free(slurm_id);
+	free(a->found);
+	a->found = NULL;
 	hostopt_release(&a->ho);
 	return code;
 }

@@ -210,3 +210,36 @@ stk_job_find(const char *want, const char *user, char *jobid, size_t idlen, char
 	json_decref(rec);
 	return 0;
 }
+
+/* The ids of this user's (or --user's) running collrun jobs, from their records; the count. */
+int
+stk_job_ids(const char *user, char (**ids)[24])
+{
+	char dir[4096], err[256];
+	struct stk_evidence ev;
+	struct dirent *de;
+	DIR *d;
+	int n = 0;
+
+	*ids = NULL;
+	if (stk_evidence_init(&ev, user, err, sizeof err) != 0 ||
+	    jobrec_dir_of(ev.owner, dir, sizeof dir) != COLL_OK || (d = opendir(dir)) == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL && n < 256) {
+		size_t l = strlen(de->d_name);
+		json_t *rec;
+		const char *id;
+
+		if (l < 6 || strcmp(de->d_name + l - 5, ".json") != 0 ||
+		    !stk_job_alive(dir, de->d_name))
+			continue;
+		if ((rec = stk_job_load(dir, de->d_name, err, sizeof err)) == NULL)
+			continue;
+		id = json_string_value(json_object_get(rec, "jobid"));
+		*ids = xreallocarray(*ids, (size_t)n + 1, sizeof **ids);
+		snprintf((*ids)[n++], sizeof **ids, "%s", id);
+		json_decref(rec);
+	}
+	closedir(d);
+	return n;
+}

@@ -272,6 +272,8 @@ stk_record(const struct stk_result *r)
 		json_object_set_new(rec, "ignored", json_incref(r->ignored));
 	if (r->gpus != NULL)
 		json_object_set_new(rec, "gpus", json_incref(r->gpus));
+	if (r->launchers != NULL)
+		json_object_set_new(rec, "launchers", json_incref(r->launchers));
 	json_object_set_new(rec, "tree", json_stringn(tree, len));
 	free(tree);
 	return rec;
@@ -319,6 +321,93 @@ stk_ignored_add(struct stk_result *r, json_t *a, const char *host)
 		json_array_append_new(r->ignored, stk_clean_json(s));
 		free(s);
 	}
+}
+
+#define STK_LAUNCHERS_MAX 4096	/* one per host is kept; beyond, counted as more hosts */
+
+void
+stk_launcher_put(const struct stk_local *l, json_t *blob)
+{
+	if (l->launcher[0] != '\0')
+		json_object_set_new(blob, "launcher", json_pack("{s:o, s:i}", "name",
+		    stk_clean_json(l->launcher), "pid", (int)l->launcher_pid));
+	if (l->why != NULL)
+		json_object_set_new(blob, "ranks_why", stk_clean_json(l->why));
+}
+
+/* One {name, pid, host} launcher, checked; NULL if malformed. */
+static json_t *
+stk_launcher_json(json_t *o, const char *host)
+{
+	long long pid;
+	const char *name = json_string_value(json_object_get(o, "name"));
+
+	if (host == NULL)
+		host = json_string_value(json_object_get(o, "host"));
+	if (!json_is_object(o) || name == NULL || host == NULL ||
+	    stk_int(o, "pid", 1, INT32_MAX, &pid) != 0)
+		return NULL;
+	return json_pack("{s:o, s:I, s:o}", "name", stk_clean_json(name), "pid",
+	    (json_int_t)pid, "host", stk_clean_json(host));
+}
+
+static void
+stk_launcher_keep(struct stk_result *r, json_t *l)
+{
+	if (l == NULL)
+		return;
+	if (r->launchers == NULL)
+		r->launchers = json_array();
+	if (json_array_size(r->launchers) < STK_LAUNCHERS_MAX)
+		json_array_append_new(r->launchers, l);
+	else
+		json_decref(l);
+}
+
+void
+stk_launcher_gather(struct stk_result *r, json_t *o, const char *host)
+{
+	const char *why = json_string_value(json_object_get(o, "ranks_why"));
+
+	if (json_object_get(o, "launcher") != NULL)
+		stk_launcher_keep(r, stk_launcher_json(json_object_get(o, "launcher"), host));
+	if (why != NULL && r->ranks_why == NULL)
+		r->ranks_why = xasprintf("%s: %s", host, why);
+	if (r->ranks_why != NULL)
+		stk_clean_here(r->ranks_why);
+}
+
+/* Why the tasks carry no distinct ranks: a host's word, else a task without one or two alike. */
+static char *
+stk_ids_why(const struct stk_result *r)
+{
+	if (r->ranks_why != NULL)
+		return xstrdup(r->ranks_why);
+	for (int i = 0; i < r->ntasks; i++)
+		if (r->tasks[i].rank < 0)
+			return xasprintf("pid %d (%s) on %s carries none", r->tasks[i].pid,
+			    r->tasks[i].comm, r->tasks[i].host);
+	for (int i = 0; i < r->ntasks; i++)
+		for (int k = i + 1; k < r->ntasks && k < i + 4096; k++)
+			if (r->tasks[i].rank == r->tasks[k].rank)
+				return xasprintf("pids %d (%s) and %d (%s) both carry rank %d",
+				    r->tasks[i].pid, r->tasks[i].host, r->tasks[k].pid,
+				    r->tasks[k].host, r->tasks[i].rank);
+	return NULL;
+}
+
+void
+stk_ids_note(struct stk_result *r)
+{
+	char *why;
+
+	if (r->by_rank || r->ntasks == 0 || r->note != NULL)
+		return;
+	why = stk_ids_why(r);
+	r->note = xasprintf("the processes do not all carry a distinct rank in their "
+	    "environment%s%s%s: they are numbered by host and pid", why ? " (" : "",
+	    why ? why : "", why ? ")" : "");
+	free(why);
 }
 
 int
@@ -375,6 +464,9 @@ stk_record_read(struct stk_result *r, const char *buf, size_t len, char *err, si
 	r->fr_note = stk_str(rec, "fr_note");
 	stk_ignored_add(r, json_object_get(rec, "ignored"), NULL);
 	stk_gpus_read(r, json_object_get(rec, "gpus"));
+	for (size_t i = 0; i < json_array_size(json_object_get(rec, "launchers")); i++)
+		stk_launcher_keep(r, stk_launcher_json(json_array_get(json_object_get(rec,
+		    "launchers"), i), NULL));
 	if (json_is_array(json_object_get(json_object_get(rec, "fr"), "lines")) &&
 	    json_is_array(json_object_get(json_object_get(rec, "fr"), "findings"))) {
 		json_t *x;
@@ -428,6 +520,8 @@ stk_result_free(struct stk_result *r)
 	free(r->fr_note);
 	json_decref(r->ignored);
 	json_decref(r->gpus);
+	json_decref(r->launchers);
+	free(r->ranks_why);
 	stack_tree_free(&r->tree);
 	memset(r, 0, sizeof *r);
 }

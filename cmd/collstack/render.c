@@ -23,6 +23,7 @@ struct stk_out {
 	FILE *f;
 	int color;
 	char label[16];		/* "rank" or "task" */
+	const char *found;	/* the job collstack picked by itself, and how; NULL named */
 };
 
 static const char *
@@ -255,6 +256,23 @@ stk_print_ignored(const struct stk_out *o, const struct stk_result *r)
 		fprintf(o->f, "ignored: %s\n", json_string_value(x));
 }
 
+/* The job's launcher, once: the first host's, and how many hosts have one of their own. */
+static void
+stk_print_launcher(const struct stk_out *o, const struct stk_result *r)
+{
+	json_t *l = json_array_get(r->launchers, 0);
+	size_t more = json_array_size(r->launchers);
+
+	if (l == NULL)
+		return;
+	fprintf(o->f, "launcher: %s (pid %d, host %s)", json_string_value(json_object_get(l,
+	    "name")), (int)json_integer_value(json_object_get(l, "pid")),
+	    json_string_value(json_object_get(l, "host")));
+	if (more > 1)
+		fprintf(o->f, ", and %zu more on other hosts (--json lists them)", more - 1);
+	fputc('\n', o->f);
+}
+
 static void
 stk_print_text(const struct stk_out *o, const struct stk_result *r, const struct stk_verdict *v)
 {
@@ -263,6 +281,9 @@ stk_print_text(const struct stk_out *o, const struct stk_result *r, const struct
 	fprintf(o->f, "collstack: %d %s%s on %d host%s, read in %.2f s (longest pause %.2f ms)\n",
 	    r->ntasks, o->label, r->ntasks == 1 ? "" : "s", r->nhosts, r->nhosts == 1 ? "" : "s",
 	    r->ms / 1000, r->pause_max_ms);
+	if (o->found != NULL)
+		fprintf(o->f, "job: %s\n", o->found);
+	stk_print_launcher(o, r);
 	if (r->note != NULL)
 		fprintf(o->f, "note: %s\n", r->note);
 	if (r->ras_note != NULL)
@@ -346,6 +367,12 @@ stk_print_json(const struct stk_out *o, const struct stk_result *r, const struct
 		json_object_set_new(rec, "ras_note", json_string(r->ras_note));
 	if (r->ignored != NULL)
 		json_object_set_new(rec, "ignored", json_incref(r->ignored));
+	if (o->found != NULL)
+		json_object_set_new(rec, "found", json_string(o->found));
+	if (r->launchers != NULL) {
+		json_object_set_new(rec, "launcher", json_incref(json_array_get(r->launchers, 0)));
+		json_object_set_new(rec, "launchers", json_incref(r->launchers));
+	}
 	json_dumpf(rec, o->f, JSON_INDENT(1));
 	fputc('\n', o->f);
 	json_decref(rec);
@@ -421,7 +448,7 @@ stk_print_svg(const struct stk_result *r)
 int
 stk_render(const struct stk_result *r, const struct stk_verdict *v, const struct stk_args *a)
 {
-	struct stk_out o = { stdout, a->color && a->fmt == FMT_TEXT, "" };
+	struct stk_out o = { stdout, a->color && a->fmt == FMT_TEXT, "", a->found };
 
 	snprintf(o.label, sizeof o.label, "%s", r->by_rank ? "rank" : "task");
 	stk_sort_tree((struct stack_node *)&r->tree);

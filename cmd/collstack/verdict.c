@@ -445,10 +445,20 @@ stk_task_of_pid(const struct stk_result *r, const struct stk_verdict *v, json_in
 	return count == 1 ? v->by_pid[at].task : -1;
 }
 
+/* Task waits in a stalled communicator other than RAS's hash ("0x" and the page's id). */
+static int
+stk_ras_link(const struct stk_chain *ch, int task, const char *hash)
+{
+	const char *in = stk_chain_waits_in(ch, task);
+
+	/* Numbers, not text: RAS may leave out the leading zeros the page's id keeps. */
+	return in != NULL && strtoull(in, NULL, 16) != strtoull(hash, NULL, 16);
+}
+
 /* One op of one communicator: the ranks whose count is below the newest are behind. */
 static int
-stk_ras_op(const struct stk_result *r, struct stk_verdict *v, json_t *c, const char *hash,
-    const char *op)
+stk_ras_op(const struct stk_result *r, struct stk_verdict *v, const struct stk_chain *ch,
+    json_t *c, const char *hash, const char *op)
 {
 	json_t *ranks = json_object_get(c, "ranks"), *x;
 	json_int_t top = -1;
@@ -478,7 +488,12 @@ stk_ras_op(const struct stk_result *r, struct stk_verdict *v, json_t *c, const c
 		    ahead == 1 ? "is" : "are", (long long)top,
 		    t >= 0 && r->tasks[t].where ? ", in " : "",
 		    t >= 0 && r->tasks[t].where ? r->tasks[t].where : "");
-		if (t >= 0) {
+		if (t >= 0 && stk_ras_link(ch, t, hash)) {
+			stk_say(v, "NCCL RAS: communicator %s: rank %lld waits in communicator 0x%s: "
+			    "a link of the chain above, not its cause", hash,
+			    (long long)json_integer_value(json_object_get(x, "rank")),
+			    stk_chain_waits_in(ch, t));
+		} else if (t >= 0) {
 			char what[160];
 
 			snprintf(what, sizeof what, "%s %lld of NCCL %s", op, (long long)top, hash);
@@ -492,7 +507,7 @@ stk_ras_op(const struct stk_result *r, struct stk_verdict *v, json_t *c, const c
 
 /* NCCL RAS's view: ranks behind in an op's count, missing ranks, errors. */
 static void
-stk_ras(const struct stk_result *r, struct stk_verdict *v)
+stk_ras(const struct stk_result *r, struct stk_verdict *v, const struct stk_chain *ch)
 {
 	json_t *c, *x, *v1;
 	size_t i, k;
@@ -520,7 +535,7 @@ stk_ras(const struct stk_result *r, struct stk_verdict *v)
 				    json_is_true(json_object_get(x, "abort")) ? ", aborted" : "");
 		}
 		json_object_foreach(ops, op, v1)
-			behind += stk_ras_op(r, v, c, hash, op);
+			behind += stk_ras_op(r, v, ch, c, hash, op);
 		json_decref(ops);
 		if (json_array_size(json_object_get(c, "missing")) > 0) {
 			struct rankset miss = { 0 };
@@ -738,7 +753,7 @@ stk_verdict(const struct stk_result *r, struct stk_verdict *v)
 	}
 	stk_chain_say(ch, r, v);
 	if (r->ras != NULL)
-		stk_ras(r, v);
+		stk_ras(r, v, ch);
 	if (r->fr_lines != NULL)
 		stk_fr_blame(r, v);
 	if (n == 0 && r->ntasks > 0 && r->ras == NULL && r->fr_lines == NULL)

@@ -331,6 +331,14 @@ stk_gpu_desync_top(const struct stk_result *r, struct stk_verdict *v, const stru
 	return found;
 }
 
+/* The communicator is judged here: verdict.c's host-side "all in one op" is not said of it. */
+static void
+stk_gpu_judged_add(struct stk_verdict *v, const struct stk_gcomm *c)
+{
+	v->gpu_comms = xreallocarray(v->gpu_comms, (size_t)v->ngpu_comms + 1, sizeof *v->gpu_comms);
+	snprintf(v->gpu_comms[v->ngpu_comms++], sizeof *v->gpu_comms, "%s", c->m[0].pg->commid);
+}
+
 /*
  * One NCCL communicator's pages. The op judged is the newest whose kernel
  * began on any rank (kseq): the hosts may have enqueued more behind it.
@@ -342,8 +350,12 @@ stk_gpu_comm(const struct stk_result *r, struct stk_verdict *v, struct stk_gcomm
 	int began = 0, ended = 0, kernel = 0;
 
 	snprintf(c->name, sizeof c->name, "NCCL 0x%s", c->m[0].pg->commid);
-	if (c->top == 0 || stk_gpu_desync_top(r, v, c))
+	if (c->top == 0)
 		return;
+	if (stk_gpu_desync_top(r, v, c)) {
+		stk_gpu_judged_add(v, c);
+		return;
+	}
 	for (int i = 0; i < c->n; i++) {
 		const struct stk_page *p = c->m[i].pg;
 
@@ -364,8 +376,7 @@ stk_gpu_comm(const struct stk_result *r, struct stk_verdict *v, struct stk_gcomm
 		return;
 	snprintf(c->op, sizeof c->op, "%s seq %llu of comm %s", stk_kind_name(c->kkind),
 	    (unsigned long long)c->kseq, c->name);
-	v->gpu_comms = xreallocarray(v->gpu_comms, (size_t)v->ngpu_comms + 1, sizeof *v->gpu_comms);
-	snprintf(v->gpu_comms[v->ngpu_comms++], sizeof *v->gpu_comms, "%s", c->m[0].pg->commid);
+	stk_gpu_judged_add(v, c);
 	if (ended == c->n && c->kseq == c->top)
 		stk_gpu_unseen(r, v, c, idle);
 	else if (began == c->n && ended == 0 && c->n == c->m[0].pg->nranks)

@@ -511,6 +511,7 @@ stk_local_work(struct stk_worker *w, size_t *len)
 	    "hits", (json_int_t)hits, "misses", (json_int_t)misses);
 	stk_ignored_here(&w->loc, blob);
 	stk_gpu_here(tasks, blob);
+	stk_launcher_put(&w->loc, blob);
 	stk_ras_here(w, blob);
 	/*
 	 * Every phase before the gather fits in -T/2 (the communicator's wait
@@ -615,6 +616,7 @@ stk_assemble(struct stk_worker *w, const struct coll_blobs *b)
 		stk_ras_keep(r, o);
 		stk_gpu_keep(r, json_object_get(o, "gpus"), r->hosts[r->nhosts - 1]);
 		stk_ignored_add(r, json_object_get(o, "ignored"), r->hosts[r->nhosts - 1]);
+		stk_launcher_gather(r, o, r->hosts[r->nhosts - 1]);
 		stk_fr_gather(&fs, o, &r->fr_note);
 		r->pause_max_ms = pm > r->pause_max_ms ? pm : r->pause_max_ms;
 		r->cache_hits += (uint64_t)json_integer_value(json_object_get(o, "hits"));
@@ -635,9 +637,7 @@ stk_assemble(struct stk_worker *w, const struct coll_blobs *b)
 	qsort(r->tasks, (size_t)r->ntasks, sizeof *r->tasks, stk_task_cmp);
 	stk_fr_judge(r, &fs);
 	fr_close(&fs);
-	if (!r->by_rank && r->ntasks > 0)
-		r->note = xstrdup("the processes do not all carry a distinct rank in their "
-		    "environment: they are numbered by host and pid");
+	stk_ids_note(r);
 	r->tree = w->tree;
 	stack_tree_init(&w->tree);
 	r->ms = (double)(clock_now_ns() - w->t0) / 1e6;

@@ -190,13 +190,11 @@ stack_launcher_exe(const struct stack_pinfo *pi)
 	return stack_launcher_prog(exe, strlen(exe), "", 0);
 }
 
-const char *
-stack_launcher_name(const struct stack_pinfo *pi)
+static const char *
+stack_launcher_any(const struct stack_pinfo *pi)
 {
 	const char *name;
 
-	if (pi->state == 0 && pi->cmdline[0] == '\0' && pi->comm[0] == '\0')
-		return NULL;	/* nothing known of it (a pid that is gone) */
 	if ((name = stack_launcher_cmdline(pi->cmdline)) != NULL)
 		return name;
 	/* A process whose command line is empty or rewritten: its name, then its file. */
@@ -204,4 +202,21 @@ stack_launcher_name(const struct stack_pinfo *pi)
 	    NULL)
 		return name;
 	return pi->pid > 0 ? stack_launcher_exe(pi) : NULL;
+}
+
+const char *
+stack_launcher_name(const struct stack_pinfo *pi)
+{
+	const char *name;
+
+	if (pi->state == 0 && pi->cmdline[0] == '\0' && pi->comm[0] == '\0')
+		return NULL;	/* nothing known of it (a pid that is gone) */
+	name = stack_launcher_any(pi);
+	/*
+	 * collcheck is a rank of a job collrun (or a collcheck) started, and
+	 * launches only its own: what coll gave a rank, COLL_RANK, says which.
+	 */
+	if (name != NULL && strcmp(name, "collcheck") == 0 && strcmp(pi->rank_var, "COLL_RANK") == 0)
+		return NULL;
+	return name;
 }

@@ -39,9 +39,15 @@ static const char *const stack_size_vars[] = { "COLL_SIZE", "WORLD_SIZE", "OMPI_
 static const char *const stack_group_vars[] = { "GROUP_RANK", NULL };
 static const char *const stack_step_vars[] = { "SLURM_STEP_ID", "SLURM_STEPID", NULL };
 
-/* How far down each list the value found so far came from: a later variable wins only above it. */
+/*
+ * How far down each list the value found so far came from: a later variable
+ * wins only above it. torch elastic's own (RANK, LOCAL_RANK, WORLD_SIZE, with
+ * its TORCHELASTIC_RUN_ID) are kept aside: a torchrun under collrun gives its
+ * workers those over the COLL_RANK they inherit, which is the node's.
+ */
 struct stack_env_best {
 	int rank, local, size, group, step;
+	int t_rank, t_local, t_size;
 };
 
 /* Read a small /proc file whole; the length, or -1. */
@@ -107,6 +113,14 @@ static void
 stack_env_ident(struct stack_pinfo *pi, const char *e, size_t nl, const char *v, size_t vl,
     struct stack_env_best *b)
 {
+	int skip = 1 << 30;
+
+	if (nl == 4 && memcmp(e, "RANK", 4) == 0)
+		(void)stack_env_int(stack_rank_vars + 1, e, nl, v, vl, &skip, &b->t_rank);
+	else if (nl == 10 && memcmp(e, "LOCAL_RANK", 10) == 0)
+		(void)stack_env_int(stack_local_vars + 1, e, nl, v, vl, &skip, &b->t_local);
+	else if (nl == 10 && memcmp(e, "WORLD_SIZE", 10) == 0)
+		(void)stack_env_int(stack_size_vars + 1, e, nl, v, vl, &skip, &b->t_size);
 	if (stack_env_int(stack_rank_vars, e, nl, v, vl, &b->rank, &pi->rank))
 		stack_copy_value(pi->rank_var, sizeof pi->rank_var, e, nl);
 	else if (!stack_env_int(stack_local_vars, e, nl, v, vl, &b->local, &pi->local_rank) &&
@@ -155,7 +169,7 @@ stack_pinfo_env(struct stack_pinfo *pi)
 {
 	char path[64], *buf = xmalloc(STACK_ENV_MAX);
 	ssize_t n;
-	struct stack_env_best best = { 1 << 30, 1 << 30, 1 << 30, 1 << 30, 1 << 30 };
+	struct stack_env_best best = { 1 << 30, 1 << 30, 1 << 30, 1 << 30, 1 << 30, -1, -1, -1 };
 
 	snprintf(path, sizeof path, "/proc/%d/environ", (int)pi->pid);
 	n = stack__read_file(path, buf, STACK_ENV_MAX);
@@ -167,6 +181,12 @@ stack_pinfo_env(struct stack_pinfo *pi)
 		i += (ssize_t)l + 1;
 	}
 	free(buf);
+	if (pi->run_id[0] != '\0' && best.t_rank >= 0) {
+		pi->rank = best.t_rank;
+		snprintf(pi->rank_var, sizeof pi->rank_var, "RANK");
+		pi->local_rank = best.t_local >= 0 ? best.t_local : pi->local_rank;
+		pi->size = best.t_size >= 0 ? best.t_size : pi->size;
+	}
 }
 
 /* A main thread that exited leaves the process 'Z' while its other threads run. */

@@ -32,6 +32,15 @@ pid_of_rank() { # the pid of rank $1 in the newest job record
 f=max(glob.glob(os.environ["COLL_JOB_DIR"]+"/*.json"),key=os.path.getmtime)
 print([r["pid"] for r in json.load(open(f))["ranks"] if r["rank"]==int(sys.argv[1])][0])' "$1"
 }
+# settled ARGS...: a hang's pages have stood still: collstack ARGS (a selection)
+# sees a problem (exit 1), or 10 s have passed. collstack judges a job whose
+# pages moved within the last 0.25 s (1 s for NCCL's) as one that advances.
+settled() {
+	local until=$((SECONDS + 10))
+	until "$BIN/collstack" "$@" --no-fr-dump >/dev/null 2>&1; [ $? = 1 ] || [ $SECONDS -ge $until ]; do
+		sleep 0.1
+	done
+}
 finish() {
 	echo "$passes passed, $fails failed"
 	[ "$fails" -eq 0 ]

@@ -1,6 +1,7 @@
 #!/bin/bash
-# collstack --cuda on 4 ranks of a host: the debuggers run at once (no lock
-# file, which kept one cuda-gdb per machine before cuda-gdb 12.0), so all 4
+# collstack --cuda on 4 ranks of a host: the debuggers run at once (cuda-gdb
+# 12 and later take no lock file; 13 refuses the option that turned it off,
+# as the stand-in does), so all 4
 # are listed within a -T that one at a time could not meet: each attach
 # takes 3 s here (10 s on a PyTorch rank) and -T 20 leaves --cuda 5 s. And a
 # debugger that dies attached, leaving its target stopped, does not leave it
@@ -24,8 +25,7 @@ pids="$p0,$p1,$p2,$p3"
 STANDIN_CUDA_SLEEP=3 "$BIN/collstack" --pid "$pids" --no-color --cuda --no-fr-dump -T 20 >"$TMP/o" 2>&1
 check "--cuda -T 20 (5 s for cuda-gdb, 3 s an attach): all 4 ranks' kernels listed" \
 	test "$(grep -c "^rank [0-3] ($(hostname), pid [0-9]*) GPU kernels: ncclDevKernel_AllReduce" "$TMP/o")" = 4
-check "... none refused for a lock file or left unasked" sh -c "! grep -q 'GPU kernels not listed' '$TMP/o'"
-check "... no lock file was taken" test ! -e "$TMP/cuda-dbg/cuda-gdb.lock"
+check "... none refused (an option cuda-gdb 13 does not know) or left unasked" sh -c "! grep -q 'GPU kernels not listed' '$TMP/o'"
 
 # A debugger killed while attached leaves a SIGSTOP behind: the rank is continued.
 STANDIN_CUDA=die "$BIN/collstack" --pid "$p1" --no-color --cuda --no-fr-dump >"$TMP/o" 2>&1

@@ -6,25 +6,20 @@
 # STANDIN_CUDA: slow (never answers), refused (ptrace refused), none (no
 # kernels), die (stops its target, as a killed debugger's pending SIGSTOP
 # does, and is killed). STANDIN_CUDA_SLEEP=S: S seconds to attach (cuda-gdb
-# takes about 10 on a PyTorch rank). Without --cuda-use-lockfile=0 it takes
-# the lock file cuda-gdb took by default before 12.0 ($TMPDIR/cuda-dbg/
-# cuda-gdb.lock) for as long as it runs, and refuses, as cuda-gdb did, when
-# another holds it.
-want=0 lock=1
+# takes about 10 on a PyTorch rank). Like cuda-gdb 13 it takes no lock file
+# and knows no --cuda-use-lockfile option (it ends on it, as cuda-gdb 13.0 did
+# on an H200).
+want=0
 for a in "$@"; do
 	[ "$a" = "info cuda kernels" ] && want=1
-	[ "$a" = "--cuda-use-lockfile=0" ] && lock=0
+	case "$a" in --cuda-use-lockfile*)
+		echo "$0: unrecognized option '$a'"; exit 1 ;;
+	esac
 done
 pid=""
 while [ $# -gt 0 ]; do [ "$1" = -p ] && pid=$2; shift; done
 [ "$want" = 1 ] && [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || { echo "standin: asked wrongly"; exit 2; }
-if [ "$lock" = 1 ]; then
-	dir=${TMPDIR:-/tmp}/cuda-dbg
-	mkdir -p "$dir"
-	exec 9>>"$dir/cuda-gdb.lock"
-	flock -n 9 || { echo "Another cuda-gdb instance is working with the lock file. Try again."; exit 1; }
-fi
-sleep "${STANDIN_CUDA_SLEEP:-0}" 9>&-	# the lock is this process's alone
+sleep "${STANDIN_CUDA_SLEEP:-0}"
 case "${STANDIN_CUDA:-}" in
 slow) exec sleep 100 ;;
 refused) echo "ptrace: Operation not permitted."; exit 1 ;;

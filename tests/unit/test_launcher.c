@@ -82,7 +82,11 @@ test_launcher_mpi(void **state)
 static void
 test_launcher_others(void **state)
 {
+	struct stack_pinfo pi = { .pid = -1, .state = 'S', .comm = "collcheck",
+		.cmdline = "collcheck allreduce -b 8", .rank = 1, .rank_var = "COLL_RANK" };
+
 	(void)state;
+	assert_null(stack_launcher_name(&pi));	/* a rank of collrun's job */
 	expect("srun", "srun -N2 torchrun t.py", "srun");
 	expect("slurmstepd", "slurmstepd: [12.0]", "slurmstepd");
 	expect("deepspeed", "/usr/bin/python3 /usr/local/bin/deepspeed t.py", "deepspeed");
@@ -133,6 +137,9 @@ test_launcher_ident(void **state)
 	char *const ompi[] = { "SLURM_PROCID=0", "SLURM_NTASKS=1", "OMPI_COMM_WORLD_RANK=3",
 		"OMPI_COMM_WORLD_LOCAL_RANK=3", "OMPI_COMM_WORLD_SIZE=4", NULL };
 	char *const pmix[] = { "PMIX_RANK=5", "PMI_SIZE=6", NULL };
+	/* torchrun under collrun: the workers inherit the node's COLL_RANK. */
+	char *const nested[] = { "COLL_RANK=1", "COLL_SIZE=2", "COLL_LOCAL_RANK=0", "RANK=5",
+		"LOCAL_RANK=1", "WORLD_SIZE=8", "TORCHELASTIC_RUN_ID=x", NULL };
 	struct stack_pinfo pi;
 
 	(void)state;
@@ -155,6 +162,11 @@ test_launcher_ident(void **state)
 	assert_int_equal(pi.rank, 5);
 	assert_int_equal(pi.size, 6);
 	assert_int_equal(pi.local_rank, -1);
+	ident_of(nested, &pi);
+	assert_int_equal(pi.rank, 5);
+	assert_string_equal(pi.rank_var, "RANK");
+	assert_int_equal(pi.local_rank, 1);
+	assert_int_equal(pi.size, 8);
 }
 
 int
