@@ -440,7 +440,7 @@ stk_launcher_pick(const struct stk_filter *f, const struct stk_proctab *t,
 	for (int i = 0; best.n == 0 && i < f->nroots; i++) {
 		const struct stack_pinfo *rp = stk_proctab_get(t, f->roots[i]);
 
-		if (rp != NULL)
+		if (rp != NULL && stack_launcher_name(rp) != NULL)
 			best = (struct stk_vote){ rp->pid, stack_launcher_name(rp), 1 };
 	}
 	if (best.n > 0) {
@@ -474,6 +474,24 @@ stk_drop_above_roots(const struct stk_filter *f, const struct stk_proctab *t,
 	out->n = w;
 }
 
+/*
+ * A pid asked for that carries no rank while processes under it do: a
+ * launcher of its own (a job script, a container's entry point, the parent
+ * discovery names for ranks with no known launcher above them), which
+ * stands for its job as a known launcher does.
+ */
+static int
+stk_is_parent_of_ranks(const struct stk_filter *f, const struct stk_proctab *t,
+    const struct stack_pinfo *rp)
+{
+	if (rp->rank >= 0)
+		return 0;
+	for (int i = 0; i < t->n; i++)
+		if (stk_root_kin(f, t, rp->pid, &t->pi[i], 0))
+			return 1;
+	return 0;
+}
+
 static void
 stk_root_add(struct stk_filter *f, pid_t pid)
 {
@@ -504,6 +522,8 @@ stk_find(const struct stk_args *a, struct stk_local *out, char *err, size_t len)
 			continue;
 		if (!(w = stk_wanted(&f, pi)) || (a->sel != SEL_PID && stk_is_ours(&f, pi)))
 			continue;
+		if (w == 1 && a->sel == SEL_PID && stk_is_parent_of_ranks(&f, &t, pi))
+			w = STK_ROOT;
 		/* A launcher stands for its job only if it may speak for one. */
 		if (w == STK_ROOT && stk_evidence_check(&ev, a, &t, pi, why, sizeof why) == NULL)
 			stk_root_add(&f, pi->pid);

@@ -235,7 +235,10 @@ stk_job_ids(const char *user, char (**ids)[24])
 			continue;
 		if ((rec = stk_job_load(dir, de->d_name, err, sizeof err)) == NULL)
 			continue;
-		id = json_string_value(json_object_get(rec, "jobid"));
+		if ((id = json_string_value(json_object_get(rec, "jobid"))) == NULL) {
+			json_decref(rec);
+			continue;	/* not a record collrun wrote: no id to name */
+		}
 		*ids = xreallocarray(*ids, (size_t)n + 1, sizeof **ids);
 		snprintf((*ids)[n++], sizeof **ids, "%s", id);
 		json_decref(rec);

@@ -144,6 +144,24 @@ stk_gpu_desync(const struct stk_result *r, struct stk_verdict *v, const struct s
 	return runs > 1;
 }
 
+/*
+ * A page of t's in another NCCL communicator whose kernel began and has not
+ * ended: what its stream is busy with, a wait of its own (then the rank is
+ * a link, and that communicator names the cause); NULL none.
+ */
+static const struct stk_page *
+stk_gpu_busy_elsewhere(const struct stk_task *t, const char *commid)
+{
+	for (int k = 0; k < t->npages; k++) {
+		const struct stk_page *p = &t->pages[k];
+
+		if (p->nccl && p->kernel && p->seq_kernel > p->seq_done &&
+		    strcmp(p->commid, commid) != 0)
+			return p;
+	}
+	return NULL;
+}
+
 /* (a) Ranks whose kernel for the op never began while the others' did. */
 static void
 stk_gpu_not_begun(const struct stk_result *r, struct stk_verdict *v, const struct stk_gcomm *c)
@@ -159,12 +177,23 @@ stk_gpu_not_begun(const struct stk_result *r, struct stk_verdict *v, const struc
 	for (int i = 0; i < c->n; i++) {
 		const struct stk_task *t = &r->tasks[c->m[i].task];
 
+		const struct stk_page *busy;
+
 		if (c->m[i].pg->seq_kernel >= c->kseq)
 			continue;
+		if ((busy = stk_gpu_busy_elsewhere(t, c->m[i].pg->commid)) != NULL) {
+			stk_say(v, "%s %d (%s, pid %d): its GPU has not started %s seq %llu of comm %s: "
+			    "it runs %s seq %llu of comm NCCL 0x%s, which waits in turn: a link, not the "
+			    "cause", stk_label(r), t->id, t->host, t->pid, stk_kind_name(c->kkind),
+			    (unsigned long long)c->kseq, c->name, stk_kind_name(busy->kind_kernel),
+			    (unsigned long long)busy->seq_kernel, busy->commid);
+			continue;
+		}
 		stk_say(v, "%s %d (%s, pid %d): its GPU has not started %s seq %llu: its stream is "
-		    "busy with earlier work; %s run%s its kernel and wait for it (comm %s)%s%s",
+		    "busy with earlier work; %s run%s its kernel and wait%s for it (comm %s)%s%s",
 		    stk_label(r), t->id, t->host, t->pid, stk_kind_name(c->kkind),
-		    (unsigned long long)c->kseq, others, nb == 1 ? "s" : "", c->name,
+		    (unsigned long long)c->kseq, others, nb == 1 ? "s" : "", nb == 1 ? "s" : "",
+		    c->name,
 		    t->kernels ? "; --cuda: its GPU runs " : "; collstack --cuda lists what it runs",
 		    t->kernels ? t->kernels : "");
 		stk_blame(v, c->m[i].task, STK_SRC_PLUGIN, c->op);

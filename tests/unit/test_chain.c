@@ -112,6 +112,53 @@ test_chain_two(void **state)
 	job_free(&j);
 }
 
+/* Task t's NCCL page (the plugin's): enqueued, kernel began, kernel ended. */
+static void
+job_nccl(struct job *j, int t, const char *id, int nranks, int rank, uint64_t queued,
+    uint64_t began, uint64_t ended)
+{
+	struct stk_page *p;
+
+	job_page(j, t, id, nranks, rank, 3, queued, ended, 5);
+	p = &j->r.tasks[t].pages[j->r.tasks[t].npages - 1];
+	p->nccl = p->kernel = 1;
+	p->seq_kernel = began;
+	p->kind_kernel = KIND_ALLREDUCE;
+}
+
+/*
+ * On the GPU side, across communicators: rank 1's stream is busy and never
+ * starts group g's seq 2, whose kernel runs on rank 0; rank 0's world op
+ * seq 6 is queued behind that kernel, while ranks 2-3 run it. Rank 0's GPU
+ * has not started seq 6 either, but it is a link: only rank 1 is named.
+ */
+static void
+test_chain_gpu_link(void **state)
+{
+	struct job j;
+	struct stk_verdict v;
+
+	(void)state;
+	job_init(&j, 4);
+	job_nccl(&j, 0, "0000000000000a01", 4, 0, 6, 5, 5);
+	job_nccl(&j, 1, "0000000000000a01", 4, 1, 6, 5, 5);
+	job_nccl(&j, 2, "0000000000000a01", 4, 2, 6, 6, 5);
+	job_nccl(&j, 3, "0000000000000a01", 4, 3, 6, 6, 5);
+	job_nccl(&j, 0, "0000000000000b01", 2, 0, 2, 2, 1);
+	job_nccl(&j, 1, "0000000000000b01", 2, 1, 2, 1, 1);
+	stk_verdict(&j.r, &v);
+	assert_int_equal(v.code, 1);
+	assert_true(has_line(&v, "rank 0 (h, pid 1000): its GPU has not started allreduce seq 6 "
+	    "of comm NCCL 0x0000000000000a01: it runs allreduce seq 2 of comm NCCL "
+	    "0x0000000000000b01, which waits in turn: a link, not the cause"));
+	assert_true(has_line(&v, "rank 1 (h, pid 1001): its GPU has not started allreduce seq 2: "
+	    "its stream is busy with earlier work; rank 0 runs its kernel and waits for it"));
+	assert_int_equal(v.nculprits, 1);
+	assert_int_equal(v.culprits[0], 1);
+	stk_verdict_free(&v);
+	job_free(&j);
+}
+
 /* The same job while it still moves: nobody named, and it advances. */
 static void
 test_chain_advances(void **state)
@@ -298,6 +345,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_chain_two),
 		cmocka_unit_test(test_chain_advances),
+		cmocka_unit_test(test_chain_gpu_link),
 		cmocka_unit_test(test_chain_three),
 		cmocka_unit_test(test_chain_cycle),
 		cmocka_unit_test(test_chain_all_in),
