@@ -235,8 +235,8 @@ struct stk_proctab {
 	int n;
 	struct stack_pinfo *pi;
 };
-/* find.c: read every process here; the count, or -1 with why. */
-int stk_proctab_read(struct stk_proctab *t, char *err, size_t len);
+/* find.c: read every process here (not owner's: their environment in part); the count, or -1. */
+int stk_proctab_read(struct stk_proctab *t, uid_t owner, char *err, size_t len);
 const struct stack_pinfo *stk_proctab_get(const struct stk_proctab *t, pid_t pid);
 /* The launcher nearest above pi; NULL none. */
 const struct stack_pinfo *stk_launcher_above(const struct stk_proctab *t,

@@ -221,7 +221,7 @@ stk_discover(struct stk_args *a, char *pick, size_t len)
 	int stalled = 0, at = -1, r = 1;
 
 	if (stk_evidence_init(&ev, a->user, err, sizeof err) != 0 ||
-	    stk_proctab_read(&t, err, sizeof err) < 0) {
+	    stk_proctab_read(&t, ev.owner, err, sizeof err) < 0) {
 		free(d);
 		return 1;	/* the job records' path says what is wrong */
 	}

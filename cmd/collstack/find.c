@@ -253,7 +253,7 @@ stk_select_check(const struct stk_args *a, char *err, size_t len)
 
 /* Every process of the host, for ancestry; the count, or -1 with why. */
 int
-stk_proctab_read(struct stk_proctab *t, char *err, size_t len)
+stk_proctab_read(struct stk_proctab *t, uid_t owner, char *err, size_t len)
 {
 	pid_t *pids = NULL;
 	int n;
@@ -265,7 +265,7 @@ stk_proctab_read(struct stk_proctab *t, char *err, size_t len)
 	}
 	t->pi = xcalloc((size_t)n + 1, sizeof *t->pi);
 	for (int i = 0; i < n; i++)
-		if (stack_pinfo_read(pids[i], &t->pi[t->n]) == COLL_OK)
+		if (stack_pinfo_read_of(pids[i], owner, &t->pi[t->n]) == COLL_OK)
 			t->n++;
 	free(pids);
 	return t->n;
@@ -510,7 +510,7 @@ stk_find(const struct stk_args *a, struct stk_local *out, char *err, size_t len)
 	memset(out, 0, sizeof *out);
 	if (stk_filter_init(&f, a, err, len) != 0 ||
 	    stk_evidence_init(&ev, a->user, err, len) != 0 ||
-	    stk_proctab_read(&t, err, len) < 0) {
+	    stk_proctab_read(&t, ev.owner, err, len) < 0) {
 		stk_filter_free(&f);
 		return -1;
 	}

@@ -27,6 +27,7 @@
 #include "xmalloc.h"
 
 #define STACK_ENV_MAX (1u << 20)
+#define STACK_ENV_STRANGER_MAX (64u << 10)
 
 /* Each list in order of precedence: the first one present wins. */
 static const char *const stack_rank_vars[] = { "COLL_RANK", "RANK", "OMPI_COMM_WORLD_RANK",
@@ -165,14 +166,14 @@ stack_env_var(struct stack_pinfo *pi, const char *e, size_t len, struct stack_en
 }
 
 static void
-stack_pinfo_env(struct stack_pinfo *pi)
+stack_pinfo_env(struct stack_pinfo *pi, size_t max)
 {
-	char path[64], *buf = xmalloc(STACK_ENV_MAX);
+	char path[64], *buf = xmalloc(max);
 	ssize_t n;
 	struct stack_env_best best = { 1 << 30, 1 << 30, 1 << 30, 1 << 30, 1 << 30, -1, -1, -1 };
 
 	snprintf(path, sizeof path, "/proc/%d/environ", (int)pi->pid);
-	n = stack__read_file(path, buf, STACK_ENV_MAX);
+	n = stack__read_file(path, buf, max);
 	pi->env_read = n >= 0;
 	for (ssize_t i = 0; i < n;) {
 		size_t l = strnlen(buf + i, (size_t)(n - i));
@@ -293,6 +294,12 @@ stack_state(pid_t pid, pid_t *ppid)
 int
 stack_pinfo_read(pid_t pid, struct stack_pinfo *pi)
 {
+	return stack_pinfo_read_of(pid, (uid_t)-1, pi);
+}
+
+int
+stack_pinfo_read_of(pid_t pid, uid_t owner, struct stack_pinfo *pi)
+{
 	char path[64];
 	int r;
 
@@ -309,7 +316,13 @@ stack_pinfo_read(pid_t pid, struct stack_pinfo *pi)
 	stack_pinfo_status(pi);
 	pi->state = stack_live_state(pi->state, pi->nthreads);
 	stack_pinfo_cmdline(pi);
-	stack_pinfo_env(pi);
+	/*
+	 * Another user's environment is read only far enough to say what it
+	 * claims: thousands of a stranger's processes with megabytes each
+	 * would otherwise cost a reader of every process seconds.
+	 */
+	stack_pinfo_env(pi, owner == (uid_t)-1 || (pi->uid == owner && pi->ruid == owner) ?
+	    STACK_ENV_MAX : STACK_ENV_STRANGER_MAX);
 	snprintf(path, sizeof path, "/proc/%d/ns/uts", (int)pid);
 	pi->uts_ns = stack_ns_inode(path);
 	return COLL_OK;

@@ -61,6 +61,8 @@ struct stack_pinfo {
 
 /* Read pid's facts; COLL_ENOTFOUND if it is gone. */
 int stack_pinfo_read(pid_t pid, struct stack_pinfo *pi);
+/* The same, reading the environment of a process not owner's (real and effective) only in part. */
+int stack_pinfo_read_of(pid_t pid, uid_t owner, struct stack_pinfo *pi);
 /* pid's state letter (a process whose main thread alone exited is not 'Z'); 0: gone. */
 char stack_state(pid_t pid, pid_t *ppid);
 /* Every pid under /proc, ascending; the count or a negative error. */

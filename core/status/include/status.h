@@ -84,7 +84,8 @@
 #define STATUS_PAGE_SIZE 512
 #define STATUS_READ_SPINS 100		/* immediate retries of a reader */
 #define STATUS_READ_RETRY_MS 100	/* then yielding retries, for this long */
-#define STATUS_SCAN_MS 1000		/* a whole directory's scan, at most */
+#define STATUS_SCAN_MS 1000		/* reading a directory's pages, at most */
+#define STATUS_SCAN_HARD_MS 10000	/* a scan, however many names it passes over */
 
 enum status_source {
 	STATUS_SRC_CORE = 0,	/* coll's own communicator */
@@ -197,7 +198,8 @@ int status_read_owned(const char *path, uid_t owner, struct status_page *out);
  * directory, so one scan is bounded: a page found mid-update is retried
  * STATUS_READ_SPINS times at once and then passed over (a page whose gen a
  * stranger left odd would otherwise cost STATUS_READ_RETRY_MS each), and the
- * scan ends after STATUS_SCAN_MS whatever is left.
+ * scan ends once reading pages has taken STATUS_SCAN_MS, or after
+ * STATUS_SCAN_HARD_MS in all, whatever is left.
  */
 int status_scan(const char *dir, int (*fn)(const struct status_page *pg, uid_t owner,
     void *arg), void *arg);
