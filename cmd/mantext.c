@@ -202,17 +202,24 @@ static const char *const collstack_description[] = {
 	"STAT, reads each rank's collective sequence numbers from its status pages, and names "
 	"first the rank(s) the others wait for: behind in sequence, outside any collective, "
 	"stopped, a zombie, gone or missing.",
-	"Without a selection it takes this user's newest collrun job (from collrun's job "
-	"record) on that job's hosts; --job names another. --pid and --match select "
+	"Without a selection it takes the stalled job on this host: among this user's jobs "
+	"with processes here (collrun's job records, Slurm jobs, the launcher process trees "
+	"of torchrun, mpirun and the like, status pages), the one whose collectives have not "
+	"moved for 2 s, named with how it was found; several are listed with the flag that "
+	"picks each (exit 2), never chosen silently. A collrun job is read on its hosts; "
+	"--job names another. --pid and --match select "
 	"processes not started by collrun, on this host or on the hosts of -H, --hostfile or "
-	"a Slurm allocation. --slurm JOBID selects the tasks of a running Slurm job from "
+	"a Slurm allocation; the pid of a launcher (or of a process that carries no rank "
+	"while processes under it do) means its job. --slurm JOBID selects the tasks of a running Slurm job from "
 	"wherever squeue works: squeue names its nodes, and the workers run there as a step "
 	"of that job (srun --jobid --overlap, so they need no free CPU in it); an interrupt "
-	"ends that step alone, never the job. A process's rank comes from COLL_RANK, RANK, "
-	"SLURM_PROCID, "
-	"OMPI_COMM_WORLD_RANK or PMI_RANK in its environment; when the processes do not all "
-	"carry a distinct one they are numbered by host and pid instead, and the output says "
-	"so.",
+	"ends that step alone, never the job. A process's rank comes from COLL_RANK, RANK "
+	"(torchrun, DeepSpeed), OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK, "
+	"MV2_COMM_WORLD_RANK or SLURM_PROCID in its environment, in that order; launchers and "
+	"agents (torchrun, mpirun, orted, prted, hydra, srun, slurmstepd, deepspeed, "
+	"accelerate launch, collrun) are shown once as the job's launcher, never taken as "
+	"ranks. When the processes do not all carry a distinct rank they are numbered by "
+	"host and pid instead, and the output says why.",
 	"Only processes that speak for the job are read (the evidence rule of coll(7)'s "
 	"docs/SECURITY.md): they must belong to the job's owner, the user running collstack "
 	"or the one root names with --user, by real and effective uid alike, and a --job's "
@@ -254,7 +261,12 @@ static const char *const collstack_description[] = {
 	"with NCCL_PROFILER_PLUGIN=coll (or the library's path), coll's profiler plugin "
 	"libnccl-profiler-coll.so (NCCL 2.26 to 2.28) publishes a status page per NCCL "
 	"communicator: the collectives enqueued, and those whose GPU kernel began and ended; "
-	"a rank that has not enqueued the op the others run is behind. Where a process maps "
+	"a rank that has not enqueued the op the others run is behind, a rank whose kernel "
+	"has not begun while the others' have is named (its stream is busy), every kernel "
+	"begun and none ended is a hang inside the collective with no rank late, and ranks "
+	"that disagree on an op's kind, size or type are a desync, the fewer named. A rank "
+	"behind in one communicator because it waits in another's op is a link of a chain, "
+	"said in one line down to its cause, not blamed. Where a process maps "
 	"libnccl, each worker asks NCCL's RAS service (NCCL_RAS_ADDR, default "
 	"localhost:28028) for its report: per-rank collective counts, missing ranks, "
 	"async errors. A rank whose environment sets TORCH_NCCL_DEBUG_INFO_PIPE_FILE is "
@@ -268,8 +280,10 @@ static const char *const collstack_description[] = {
 	"page, the RAS network): they agree unless one of them is broken.",
 	"--cuda lists the GPU kernels each process runs, through cuda-gdb in batch mode "
 	"($COLL_CUDA_GDB, cuda-gdb on PATH, or /usr/local/cuda/bin/cuda-gdb), after the "
-	"snapshot, one process at a time. It costs about 10 s per process (measured on an "
-	"H200 pair with CUDA 13.0), within -T/4, and attaching wakes threads that wait: a "
+	"snapshot, up to 8 processes of a host at once (cuda-gdb 12 and later take no lock "
+	"file). An attach costs about 10 s (4 ranks on 4 H200s took 12.6 s in all), within "
+	"-T/4; where not all fit, the suspects go first and the rest are said. A process a "
+	"debugger left stopped is continued. Attaching wakes threads that wait: a "
 	"PyTorch rank's idle OpenBLAS workers exit.",
 	"ptrace must be allowed: run as the job's user (or root); a refusal is explained "
 	"(Yama ptrace_scope, another user's process, a debugger already attached, a container "
@@ -278,15 +292,18 @@ static const char *const collstack_description[] = {
 };
 
 static const struct mantext_item collstack_exit[] = {
-	{ "0", "Nothing is behind: every rank was read and none holds the others up." },
-	{ "1", "A culprit is named: a rank behind the others, stopped, dead, or missing." },
-	{ "2", "Usage error: a bad option or value." },
+	{ "0", "The job advances: every rank was read and none holds the others up." },
+	{ "1", "A hang: a culprit is named (behind, stopped, dead, missing, its GPU not "
+	    "started, a desync), or the job has stopped with no rank late (inside a "
+	    "collective, or outside any for 10 s)." },
+	{ "2", "Usage error: a bad option or value; or, with nothing named, several stalled "
+	    "jobs here (each listed with the flag that picks it)." },
 	{ "3", "The ranks could not be read (no such job, a host unreachable, a worker failed)." },
 	{ NULL, NULL },
 };
 
 static const struct mantext_item collstack_examples[] = {
-	{ "collstack", "The newest collrun job of this user, on its hosts." },
+	{ "collstack", "The stalled job on this host, whoever launched it." },
 	{ "collstack --match 'python.*train.py' -H 'node[01-16]'", "Every training process "
 	    "on 16 hosts." },
 	{ "collstack --pid 4242,4243 --json", "Two processes here, as JSON." },
@@ -296,7 +313,7 @@ static const struct mantext_item collstack_examples[] = {
 	{ "collstack --svg > hang.svg", "The merged tree drawn by Graphviz." },
 	{ "NCCL_PROFILER_PLUGIN=coll collrun -n 8 python3 train.py", "A PyTorch job whose "
 	    "NCCL communicators publish status pages for collstack and colltop." },
-	{ "collstack --cuda -T 200", "The newest job, with each rank's GPU kernels." },
+	{ "collstack --cuda", "The stalled job, with each rank's GPU kernels." },
 	{ NULL, NULL },
 };
 

@@ -195,7 +195,8 @@ const struct cmd cmd_collstack = {
 	    "       collstack --fr PATH [PATH...] [--json]",
 	.summary = "Every thread's stack of every rank of a job, merged into one tree labelled "
 	    "by rank sets,\nwith each rank's collective sequence numbers and a verdict naming "
-	    "the rank(s) the others\nwait for; exit 0 nothing behind, 1 a culprit named, 3 the "
+	    "the rank(s) the others\nwait for; exit 0 the job advances, 1 a hang (a culprit "
+	    "named, or inside a collective),\n2 several stalled jobs here (listed), 3 the "
 	    "ranks could not be read.",
 	.opts = stk_opts,
 	.run = stk_main,
