@@ -118,7 +118,7 @@ batch_job_ranks(const struct top_job *x)
 
 	for (int k = 0; k < x->nr; k++)
 		json_array_append_new(rs, json_pack("{s:i, s:i, s:s, s:i, s:i, s:I, s:I, s:I, s:s, "
-		    "s:i, s:s%, s:b}", "rank", view_rank_shown(x, x->r[k].rank),
+		    "s:i, s:s%, s:b}", "rank", view_jobrank_shown(&x->r[k]),
 		    "comm_rank", x->r[k].rank, "host", x->r[k].host, "pid", x->r[k].pid,
 		    "state", x->r[k].state, "seq_started", (json_int_t)x->r[k].seq_started,
 		    "seq_done", (json_int_t)x->r[k].seq_done,

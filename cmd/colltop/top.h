@@ -179,8 +179,13 @@ int view_col_parse(int by_host, const char *name);
 /* The stalled job a key runs collstack on: its index, -1 none. */
 int view_stalled_job(const struct top_model *m);
 
-/* A rank as shown: its world rank where its launcher said, else its communicator's. */
+/*
+ * A rank as shown: its world rank where its launcher said, else its
+ * communicator's. view_rank_shown finds the rank in the job (a scan: once per
+ * line, never once per rank); view_jobrank_shown is for the rank in hand.
+ */
 int view_rank_shown(const struct top_job *j, int comm_rank);
+int view_jobrank_shown(const struct top_jobrank *r);
 /* The job's state in a word: "advancing", "stalled", "hung in kernel". */
 const char *view_job_state(const struct top_job *j);
 

@@ -325,11 +325,17 @@ view_stalled_job(const struct top_model *m)
 }
 
 int
+view_jobrank_shown(const struct top_jobrank *r)
+{
+	return r->wrank >= 0 ? r->wrank : r->rank;
+}
+
+int
 view_rank_shown(const struct top_job *j, int comm_rank)
 {
 	for (int k = 0; k < j->nr; k++)
 		if (j->r[k].rank == comm_rank)
-			return j->r[k].wrank >= 0 ? j->r[k].wrank : comm_rank;
+			return view_jobrank_shown(&j->r[k]);
 	return comm_rank;
 }
 
