@@ -514,6 +514,35 @@ view_cs_join(int *pids, int n, char *buf, size_t len)
 	return 1;
 }
 
+static int
+view_cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/*
+ * The other hosts' names (one per rank) as a set: how many distinct ones, the
+ * first three in order into buf. Whole names, each once however many ranks it
+ * has: node1 is not node10.
+ */
+static int
+view_cs_others(const char **host, int n, char *buf, size_t len)
+{
+	int distinct = 0;
+
+	if (n > 0)
+		qsort(host, (size_t)n, sizeof *host, view_cmp_str);
+	buf[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		if (i > 0 && strcmp(host[i], host[i - 1]) == 0)
+			continue;
+		if (++distinct <= 3)
+			snprintf(buf + strlen(buf), len - strlen(buf), "%s%.40s", buf[0] ? ", " : "",
+			    host[i]);
+	}
+	return distinct;
+}
+
 /*
  * --pid with the pids of the job's ranks on one host (-H it when it is not
  * this one): a pid is its host's own, so ranks elsewhere are said, not
@@ -523,9 +552,9 @@ static void
 view_cs_pids(const struct top_model *m, const struct top_job *x, const char *here,
     struct view_cs *cs)
 {
-	const char *host = view_cs_host(m, x, here);
+	const char *host = view_cs_host(m, x, here), **oh = NULL;
 	char pids[sizeof cs->argv[0]] = "", others[160] = "";
-	int nother = 0, cut, n = 0, cap = 0, *pid = NULL;
+	int nother, cut, n = 0, cap = 0, no = 0, ocap = 0, *pid = NULL;
 
 	for (int j = 0; j < m->njobs; j++)
 		for (int k = 0; view_same_job(&m->jobs[j], x) && k < m->jobs[j].nr; k++) {
@@ -537,12 +566,18 @@ view_cs_pids(const struct top_model *m, const struct top_job *x, const char *her
 					pid = xreallocarray(pid, (size_t)cap, sizeof *pid);
 				}
 				pid[n++] = r->pid;
-			} else if (strstr(others, r->host) == NULL && ++nother <= 3)
-				snprintf(others + strlen(others), sizeof others - strlen(others),
-				    "%s%.40s", others[0] ? ", " : "", r->host);
+			} else {
+				if (no == ocap) {
+					ocap = ocap ? 2 * ocap : 16;
+					oh = xreallocarray(oh, (size_t)ocap, sizeof *oh);
+				}
+				oh[no++] = r->host;
+			}
 		}
 	cut = !view_cs_join(pid, n, pids, sizeof pids);
+	nother = view_cs_others(oh, no, others, sizeof others);
 	free(pid);
+	free(oh);
 	view_cs_add(cs, "--pid");
 	view_cs_add(cs, pids);
 	if (strcmp(host, here) != 0) {
