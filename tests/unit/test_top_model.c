@@ -369,6 +369,17 @@ test_cs_hosts(void **state)
 	view_collstack(&m, 2, "node9", &cs);
 	assert_string_equal(cs.argv[2], "950");
 	assert_string_equal(cs.note, "");
+	/* --json's index: built once, every job's ranks once, the job's communicators together. */
+	{
+		struct view_cs_index *ix = view_cs_index(&m);
+
+		assert_int_equal(ix->ngroups, 2);
+		assert_int_equal(ix->ne, 13);
+		assert_int_equal(ix->group[0], ix->group[1]);
+		assert_int_not_equal(ix->group[0], ix->group[2]);
+		assert_int_equal(ix->grun[ix->group[0] + 1] - ix->grun[ix->group[0]], 6);
+		view_cs_index_free(ix);
+	}
 	model_free(&m);
 }
 
