@@ -118,7 +118,7 @@ batch_job_ranks(const struct top_job *x)
 
 	for (int k = 0; k < x->nr; k++)
 		json_array_append_new(rs, json_pack("{s:i, s:i, s:s, s:i, s:i, s:I, s:I, s:I, s:s, "
-		    "s:i, s:s%, s:b}", "rank", view_rank_shown(x, x->r[k].rank),
+		    "s:i, s:s%, s:b}", "rank", view_jobrank_shown(&x->r[k]),
 		    "comm_rank", x->r[k].rank, "host", x->r[k].host, "pid", x->r[k].pid,
 		    "state", x->r[k].state, "seq_started", (json_int_t)x->r[k].seq_started,
 		    "seq_done", (json_int_t)x->r[k].seq_done,
@@ -130,12 +130,12 @@ batch_job_ranks(const struct top_job *x)
 
 /* What c would run on this job, as collstack's arguments and their note. */
 static json_t *
-batch_job_cs(const struct top_model *m, int j)
+batch_job_cs(const struct top_model *m, const struct view_cs_index *ix, int j)
 {
 	struct view_cs *cs = xcalloc(1, sizeof *cs);
 	json_t *a = json_array(), *o;
 
-	view_collstack(m, j, NULL, cs);
+	view_collstack_in(m, ix, j, NULL, cs);
 	for (int i = 0; i < cs->argc; i++)
 		json_array_append_new(a, json_string(cs->argv[i]));
 	o = json_pack("{s:o, s:s}", "argv", a, "note", cs->note);
@@ -147,6 +147,7 @@ static json_t *
 batch_jobs(const struct top_model *m)
 {
 	json_t *a = json_array();
+	struct view_cs_index *ix = view_cs_index(m);
 
 	for (int j = 0; j < m->njobs; j++) {
 		const struct top_job *x = &m->jobs[j];
@@ -158,8 +159,9 @@ batch_jobs(const struct top_model *m)
 		    "behind", x->behind >= 0 ? view_rank_shown(x, x->behind) : -1,
 		    "behind_comm_rank", x->behind, "how", x->behind >= 0 ? x->why : "",
 		    "behind_seq", (json_int_t)x->behind_seq, "ahead_seq", (json_int_t)x->ahead_seq,
-		    "ranks", batch_job_ranks(x), "collstack", batch_job_cs(m, j)));
+		    "ranks", batch_job_ranks(x), "collstack", batch_job_cs(m, ix, j)));
 	}
+	view_cs_index_free(ix);
 	return a;
 }
 

@@ -179,8 +179,13 @@ int view_col_parse(int by_host, const char *name);
 /* The stalled job a key runs collstack on: its index, -1 none. */
 int view_stalled_job(const struct top_model *m);
 
-/* A rank as shown: its world rank where its launcher said, else its communicator's. */
+/*
+ * A rank as shown: its world rank where its launcher said, else its
+ * communicator's. view_rank_shown finds the rank in the job (a scan: once per
+ * line, never once per rank); view_jobrank_shown is for the rank in hand.
+ */
 int view_rank_shown(const struct top_job *j, int comm_rank);
+int view_jobrank_shown(const struct top_jobrank *r);
 /* The job's state in a word: "advancing", "stalled", "hung in kernel". */
 const char *view_job_state(const struct top_job *j);
 
@@ -192,6 +197,29 @@ struct view_cs {
 	char note[256];		/* what --pid cannot reach; "" none */
 };
 void view_collstack(const struct top_model *m, int j, const char *here, struct view_cs *cs);
+/*
+ * Every job's ranks by job, host and pid, for --pid: one sort, so that what
+ * c runs for every job (--json) is not a walk of every job's ranks for each.
+ * It points into m: build it again once m changes.
+ */
+struct view_cs_ent {
+	int group;		/* the job's, its communicators together */
+	const char *host;
+	int pid;
+};
+struct view_cs_index {
+	struct view_cs_ent *e;	/* sorted by group, host, pid */
+	int ne;
+	int *run, nrun;		/* each (group, host)'s first entry; run[nrun] = ne */
+	int *grun;		/* each group's first run; grun[ngroups] = nrun */
+	int *group;		/* each job's group */
+	const char **gfirst;	/* each group's first host in the model's order, NULL none */
+	int ngroups;
+};
+struct view_cs_index *view_cs_index(const struct top_model *m);
+void view_cs_index_free(struct view_cs_index *ix);
+void view_collstack_in(const struct top_model *m, const struct view_cs_index *ix, int j,
+    const char *here, struct view_cs *cs);
 /* The same as one line, for the screen and --batch. */
 void view_cs_line(const struct view_cs *cs, char *buf, size_t len);
 

@@ -325,11 +325,17 @@ view_stalled_job(const struct top_model *m)
 }
 
 int
+view_jobrank_shown(const struct top_jobrank *r)
+{
+	return r->wrank >= 0 ? r->wrank : r->rank;
+}
+
+int
 view_rank_shown(const struct top_job *j, int comm_rank)
 {
 	for (int k = 0; k < j->nr; k++)
 		if (j->r[k].rank == comm_rank)
-			return j->r[k].wrank >= 0 ? j->r[k].wrank : comm_rank;
+			return view_jobrank_shown(&j->r[k]);
 	return comm_rank;
 }
 
@@ -452,54 +458,159 @@ view_cs_add(struct view_cs *cs, const char *word)
 		snprintf(cs->argv[cs->argc++], sizeof cs->argv[0], "%s", word);
 }
 
-/* Is this one of job j's ranks (any of its communicators: the same key, owner and host rule)? */
+/* The same job (any of its communicators): the same key, owner and host rule? */
 static int
-view_same_job(const struct top_job *a, const struct top_job *b)
+view_cmp_job(const struct top_job *a, const struct top_job *b)
 {
-	return strcmp(a->jobid, b->jobid) == 0 && strcmp(a->user, b->user) == 0 &&
-	    strcmp(a->local, b->local) == 0;
+	int c = strcmp(a->jobid, b->jobid);
+
+	if (c == 0)
+		c = strcmp(a->user, b->user);
+	return c != 0 ? c : strcmp(a->local, b->local);
+}
+
+static const struct top_model *view_sort_m;	/* qsort has no argument for it */
+
+static int
+view_cmp_jobidx(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	int c = view_cmp_job(&view_sort_m->jobs[x], &view_sort_m->jobs[y]);
+
+	return c != 0 ? c : (x > y) - (x < y);
+}
+
+static int
+view_cmp_ent(const void *a, const void *b)
+{
+	const struct view_cs_ent *x = a, *y = b;
+	int c = (x->group > y->group) - (x->group < y->group);
+
+	if (c == 0)
+		c = strcmp(x->host, y->host);
+	return c != 0 ? c : (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/* Each job's group (its job's communicators together, by view_cmp_job), each group's first host. */
+static void
+view_cs_groups(const struct top_model *m, struct view_cs_index *ix)
+{
+	int *order = xcalloc((size_t)m->njobs + 1, sizeof *order);
+
+	for (int j = 0; j < m->njobs; j++)
+		order[j] = j;
+	view_sort_m = m;
+	if (m->njobs > 0)
+		qsort(order, (size_t)m->njobs, sizeof *order, view_cmp_jobidx);
+	ix->group = xcalloc((size_t)m->njobs + 1, sizeof *ix->group);
+	for (int i = 0; i < m->njobs; i++) {
+		if (i == 0 || view_cmp_job(&m->jobs[order[i]], &m->jobs[order[i - 1]]) != 0)
+			ix->ngroups++;
+		ix->group[order[i]] = ix->ngroups - 1;
+	}
+	free(order);
+	/* The first host in the model's order, as the screen lists them. */
+	ix->gfirst = xcalloc((size_t)ix->ngroups + 1, sizeof *ix->gfirst);
+	for (int j = 0; j < m->njobs; j++)
+		if (m->jobs[j].nr > 0 && ix->gfirst[ix->group[j]] == NULL)
+			ix->gfirst[ix->group[j]] = m->jobs[j].r[0].host;
+}
+
+struct view_cs_index *
+view_cs_index(const struct top_model *m)
+{
+	struct view_cs_index *ix = xcalloc(1, sizeof *ix);
+	int g = 0;
+
+	view_cs_groups(m, ix);
+	for (int j = 0; j < m->njobs; j++)
+		ix->ne += m->jobs[j].nr;
+	ix->e = xcalloc((size_t)ix->ne + 1, sizeof *ix->e);
+	ix->ne = 0;
+	for (int j = 0; j < m->njobs; j++)
+		for (int k = 0; k < m->jobs[j].nr; k++)
+			ix->e[ix->ne++] = (struct view_cs_ent){ ix->group[j], m->jobs[j].r[k].host,
+				m->jobs[j].r[k].pid };
+	if (ix->ne > 0)
+		qsort(ix->e, (size_t)ix->ne, sizeof *ix->e, view_cmp_ent);
+	/* Runs of one (group, host); a group's runs follow one another. */
+	ix->run = xcalloc((size_t)ix->ne + 1, sizeof *ix->run);
+	ix->grun = xcalloc((size_t)ix->ngroups + 1, sizeof *ix->grun);
+	for (int i = 0; i < ix->ne; i++) {
+		if (i > 0 && ix->e[i].group == ix->e[i - 1].group &&
+		    strcmp(ix->e[i].host, ix->e[i - 1].host) == 0)
+			continue;
+		while (g <= ix->e[i].group)
+			ix->grun[g++] = ix->nrun;
+		ix->run[ix->nrun++] = i;
+	}
+	while (g <= ix->ngroups)
+		ix->grun[g++] = ix->nrun;
+	ix->run[ix->nrun] = ix->ne;
+	return ix;
+}
+
+void
+view_cs_index_free(struct view_cs_index *ix)
+{
+	if (ix == NULL)
+		return;
+	free(ix->e);
+	free(ix->run);
+	free(ix->grun);
+	free(ix->group);
+	free(ix->gfirst);
+	free(ix);
+}
+
+/* The run of group g on host: its index, -1 if none (a search: the runs are sorted). */
+static int
+view_cs_run(const struct view_cs_index *ix, int g, const char *host)
+{
+	int lo = ix->grun[g], hi = ix->grun[g + 1];
+
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2, c = strcmp(ix->e[ix->run[mid]].host, host);
+
+		if (c == 0)
+			return mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
 }
 
 /* The host whose ranks --pid takes: the culprit's, else this one if the job has ranks here. */
 static const char *
-view_cs_host(const struct top_model *m, const struct top_job *x, const char *here)
+view_cs_host(const struct view_cs_index *ix, const struct top_job *x, int g, const char *here)
 {
-	const char *first = NULL;
-
 	for (int k = 0; k < x->nr; k++)
 		if (x->r[k].rank == x->behind)
 			return x->r[k].host;
-	for (int j = 0; j < m->njobs; j++)
-		for (int k = 0; view_same_job(&m->jobs[j], x) && k < m->jobs[j].nr; k++) {
-			if (strcmp(m->jobs[j].r[k].host, here) == 0)
-				return here;
-			first = first ? first : m->jobs[j].r[k].host;
-		}
-	return first ? first : here;
+	if (view_cs_run(ix, g, here) >= 0)
+		return here;
+	return ix->gfirst[g] != NULL ? ix->gfirst[g] : here;
 }
 
+/*
+ * The pids of entries [from, to), ascending already, each once, as 11,12,13
+ * into buf; 0 when they did not all fit (it stops there: a host's ranks of a
+ * job with many communicators are not walked once a communicator).
+ */
 static int
-view_cmp_int(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* The pids, ascending and each once, as 11,12,13 into buf; 0 when they did not all fit. */
-static int
-view_cs_join(int *pids, int n, char *buf, size_t len)
+view_cs_join(const struct view_cs_ent *e, int from, int to, char *buf, size_t len)
 {
 	size_t o = 0;
 
-	qsort(pids, (size_t)n, sizeof *pids, view_cmp_int);
 	buf[0] = '\0';
-	for (int i = 0; i < n; i++) {
+	for (int i = from; i < to; i++) {
 		char w[24];
 
-		if (i > 0 && pids[i] == pids[i - 1])
+		if (i > from && e[i].pid == e[i - 1].pid)
 			continue;
-		snprintf(w, sizeof w, "%s%d", o > 0 ? "," : "", pids[i]);
+		snprintf(w, sizeof w, "%s%d", o > 0 ? "," : "", e[i].pid);
 		if (o + strlen(w) >= len)
 			return 0;
 		memcpy(buf + o, w, strlen(w) + 1);
@@ -509,34 +620,40 @@ view_cs_join(int *pids, int n, char *buf, size_t len)
 }
 
 /*
+ * The group's other hosts than run skip: how many, the first three by name
+ * into buf. Each host is one run, so each is counted once by its whole name
+ * (node1 is not node10) however many ranks it has.
+ */
+static int
+view_cs_others(const struct view_cs_index *ix, int g, int skip, char *buf, size_t len)
+{
+	int n = 0;
+
+	buf[0] = '\0';
+	for (int i = ix->grun[g]; i < ix->grun[g + 1] && n < 3; i++)
+		if (i != skip)
+			snprintf(buf + strlen(buf), len - strlen(buf), "%s%.40s", n++ ? ", " : "",
+			    ix->e[ix->run[i]].host);
+	return ix->grun[g + 1] - ix->grun[g] - (skip >= 0);
+}
+
+/*
  * --pid with the pids of the job's ranks on one host (-H it when it is not
  * this one): a pid is its host's own, so ranks elsewhere are said, not
- * guessed at.
+ * guessed at. From the index: a few searches, not a walk of every job.
  */
 static void
-view_cs_pids(const struct top_model *m, const struct top_job *x, const char *here,
+view_cs_pids(const struct view_cs_index *ix, const struct top_model *m, int j, const char *here,
     struct view_cs *cs)
 {
-	const char *host = view_cs_host(m, x, here);
+	int g = ix->group[j];
+	const char *host = view_cs_host(ix, &m->jobs[j], g, here);
 	char pids[sizeof cs->argv[0]] = "", others[160] = "";
-	int nother = 0, cut, n = 0, cap = 0, *pid = NULL;
+	int run = view_cs_run(ix, g, host), nother, cut = 0;
 
-	for (int j = 0; j < m->njobs; j++)
-		for (int k = 0; view_same_job(&m->jobs[j], x) && k < m->jobs[j].nr; k++) {
-			const struct top_jobrank *r = &m->jobs[j].r[k];
-
-			if (strcmp(r->host, host) == 0) {
-				if (n == cap) {
-					cap = cap ? 2 * cap : 16;
-					pid = xreallocarray(pid, (size_t)cap, sizeof *pid);
-				}
-				pid[n++] = r->pid;
-			} else if (strstr(others, r->host) == NULL && ++nother <= 3)
-				snprintf(others + strlen(others), sizeof others - strlen(others),
-				    "%s%.40s", others[0] ? ", " : "", r->host);
-		}
-	cut = !view_cs_join(pid, n, pids, sizeof pids);
-	free(pid);
+	if (run >= 0)
+		cut = !view_cs_join(ix->e, ix->run[run], ix->run[run + 1], pids, sizeof pids);
+	nother = view_cs_others(ix, g, run, others, sizeof others);
 	view_cs_add(cs, "--pid");
 	view_cs_add(cs, pids);
 	if (strcmp(host, here) != 0) {
@@ -562,6 +679,16 @@ view_is_coll_job(const char *id)
 void
 view_collstack(const struct top_model *m, int j, const char *here, struct view_cs *cs)
 {
+	struct view_cs_index *ix = view_cs_index(m);
+
+	view_collstack_in(m, ix, j, here, cs);
+	view_cs_index_free(ix);
+}
+
+void
+view_collstack_in(const struct top_model *m, const struct view_cs_index *ix, int j,
+    const char *here, struct view_cs *cs)
+{
 	const struct top_job *x = &m->jobs[j];
 	char host[256] = "";
 
@@ -579,7 +706,7 @@ view_collstack(const struct top_model *m, int j, const char *here, struct view_c
 		view_cs_add(cs, "--slurm");
 		view_cs_add(cs, x->slurm);
 	} else {
-		view_cs_pids(m, x, here, cs);
+		view_cs_pids(ix, m, j, here, cs);
 	}
 	/* Another user's job (root's view): collstack reads it only when named. */
 	if (x->user[0] != '\0' && strcmp(x->user, "?") != 0) {

@@ -313,6 +313,76 @@ test_view(void **state)
 	model_free(&m);
 }
 
+/*
+ * What c runs on a job coll did not launch: --pid with its ranks on this host
+ * (every communicator of the job, no other job's), and the other hosts each
+ * counted once by their whole name: node1 is not node10, and a host with
+ * three ranks is one host.
+ */
+static void
+test_cs_hosts(void **state)
+{
+	static const struct { const char *job, *comm, *host; int pid; } pg[] = {
+		{ "run:x", "c1", "node9", 901 }, { "run:x", "c1", "node9", 900 },
+		{ "run:x", "c1", "node10", 100 }, { "run:x", "c1", "node10", 101 },
+		{ "run:x", "c1", "node1", 10 }, { "run:x", "c1", "node2", 20 },
+		{ "run:x", "c1", "node3", 30 }, { "run:x", "c1", "node3", 31 },
+		{ "run:x", "c1", "node4", 40 }, { "run:x", "c1", "node4", 41 },
+		{ "run:x", "c1", "node4", 42 }, { "run:x", "c2", "node9", 902 },
+		{ "run:y", "c1", "node9", 950 },
+	};
+	struct top_model m;
+	struct view_cs cs;
+	char extra[8192];
+	size_t o = (size_t)snprintf(extra, sizeof extra, ",\"pages\":[");
+
+	(void)state;
+	for (size_t i = 0; i < sizeof pg / sizeof pg[0]; i++)
+		o += (size_t)snprintf(extra + o, sizeof extra - o, "%s{\"job\":\"%s\",\"comm\":"
+		    "\"%s\",\"rank\":%zu,\"nranks\":11,\"pid\":%d,\"state\":3,\"source\":0,"
+		    "\"seq_started\":5,\"seq_done\":4,\"seq_queued\":0,\"kind\":\"allreduce\","
+		    "\"host\":\"%s\",\"wait_peer\":-1,\"proc\":\"S\",\"user\":\"alice\"}",
+		    i ? "," : "", pg[i].job, pg[i].comm, i, pg[i].pid, pg[i].host);
+	snprintf(extra + o, sizeof extra - o, "]");
+	model_init(&m, &args);
+	feed(&m, 1, NULL, extra, 1);
+	assert_int_equal(m.njobs, 3);
+	assert_string_equal(m.jobs[0].commid, "c1");
+	view_collstack(&m, 0, "node9", &cs);
+	assert_int_equal(cs.argc, 5);
+	assert_string_equal(cs.argv[1], "--pid");
+	assert_string_equal(cs.argv[2], "900,901,902");
+	assert_string_equal(cs.argv[4], "alice");
+	assert_string_equal(cs.note, "ranks on 5 other hosts (node1, node10, node2, ...) are "
+	    "not in --pid: a pid is its own host's; run collstack there");
+	/* Its other communicator: the same ranks, the same hosts. */
+	assert_string_equal(m.jobs[1].commid, "c2");
+	view_collstack(&m, 1, "node9", &cs);
+	assert_string_equal(cs.argv[2], "900,901,902");
+	assert_non_null(strstr(cs.note, "ranks on 5 other hosts"));
+	/* Asked from elsewhere: the first host seen, and the rest (node9 once) are others. */
+	view_collstack(&m, 0, "elsewhere", &cs);
+	assert_string_equal(cs.argv[2], "900,901,902");
+	assert_string_equal(cs.argv[3], "-H");
+	assert_string_equal(cs.argv[4], "node9");
+	assert_non_null(strstr(cs.note, "ranks on 5 other hosts"));
+	view_collstack(&m, 2, "node9", &cs);
+	assert_string_equal(cs.argv[2], "950");
+	assert_string_equal(cs.note, "");
+	/* --json's index: built once, every job's ranks once, the job's communicators together. */
+	{
+		struct view_cs_index *ix = view_cs_index(&m);
+
+		assert_int_equal(ix->ngroups, 2);
+		assert_int_equal(ix->ne, 13);
+		assert_int_equal(ix->group[0], ix->group[1]);
+		assert_int_not_equal(ix->group[0], ix->group[2]);
+		assert_int_equal(ix->grun[ix->group[0] + 1] - ix->grun[ix->group[0]], 6);
+		view_cs_index_free(ix);
+	}
+	model_free(&m);
+}
+
 int
 main(void)
 {
@@ -325,6 +395,7 @@ main(void)
 		cmocka_unit_test(test_jobs_by_owner),
 		cmocka_unit_test(test_not_frames),
 		cmocka_unit_test(test_view),
+		cmocka_unit_test(test_cs_hosts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
