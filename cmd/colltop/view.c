@@ -318,10 +318,23 @@ view_summary(const struct top_model *m, char *buf, size_t len)
 int
 view_stalled_job(const struct top_model *m)
 {
-	for (int j = 0; j < m->njobs; j++)
-		if (m->jobs[j].stalled)
+	char me[64];
+	int other = -1;
+
+	/*
+	 * The user's own first: another user's job stalled beside it (as root,
+	 * a stranger's fake one) must not take c from it by coming first.
+	 */
+	cmd_user_name(geteuid(), me, sizeof me);
+	for (int j = 0; j < m->njobs; j++) {
+		if (!m->jobs[j].stalled)
+			continue;
+		if (strcmp(m->jobs[j].user, me) == 0)
 			return j;
-	return -1;
+		if (other < 0)
+			other = j;
+	}
+	return other;
 }
 
 int

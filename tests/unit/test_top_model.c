@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -246,6 +247,24 @@ test_jobs(void **state)
 	model_free(&m);
 }
 
+/* c takes the user's own stalled job before another user's listed first. */
+static void
+test_stalled_own_first(void **state)
+{
+	struct top_job jobs[3] = { { .stalled = 1 }, { .stalled = 0 }, { .stalled = 1 } };
+	struct top_model m = { .jobs = jobs, .njobs = 3 };
+	char me[64];
+
+	(void)state;
+	cmd_user_name(geteuid(), me, sizeof me);
+	snprintf(jobs[0].user, sizeof jobs[0].user, "%.40s-not", me);
+	snprintf(jobs[1].user, sizeof jobs[1].user, "%s", me);
+	snprintf(jobs[2].user, sizeof jobs[2].user, "%s", me);
+	assert_int_equal(view_stalled_job(&m), 2);
+	jobs[2].stalled = 0;
+	assert_int_equal(view_stalled_job(&m), 0);
+}
+
 static void
 test_not_frames(void **state)
 {
@@ -394,6 +413,7 @@ main(void)
 		cmocka_unit_test(test_jobs),
 		cmocka_unit_test(test_jobs_by_owner),
 		cmocka_unit_test(test_not_frames),
+		cmocka_unit_test(test_stalled_own_first),
 		cmocka_unit_test(test_view),
 		cmocka_unit_test(test_cs_hosts),
 	};
