@@ -220,9 +220,13 @@ static void
 stk_cuda_read(struct stk_cuda_one *o)
 {
 	while (o->fd >= 0) {
-		ssize_t got = o->len < STK_CUDA_OUT_MAX ?
-		    read(o->fd, o->out + o->len, STK_CUDA_OUT_MAX - o->len) : -1;
+		ssize_t got = 0;
 
+		/* Full: no more is read, and the debugger's next write fails (it ends). */
+		if (o->len >= STK_CUDA_OUT_MAX)
+			o->big = 1;
+		else
+			got = read(o->fd, o->out + o->len, STK_CUDA_OUT_MAX - o->len);
 		if (got > 0) {
 			o->len += (size_t)got;
 			continue;
@@ -231,7 +235,6 @@ stk_cuda_read(struct stk_cuda_one *o)
 			continue;
 		if (got < 0 && errno == EAGAIN)
 			return;
-		o->big = o->len >= STK_CUDA_OUT_MAX;
 		close(o->fd);
 		o->fd = -1;
 	}

@@ -54,6 +54,11 @@ for _ in $(seq 100); do grep -q "ran on" "$TMP/late.out" && break; sleep 0.05; d
 check "a stop a dying cuda-gdb left pending does not land (state $(state "$L"))" grep -q "ran on" "$TMP/late.out"
 kill -CONT "$L"
 
+# A debugger that writes without end: cut at 1 MiB, said so at once, not at
+# the deadline as a debugger that gave no answer.
+STANDIN_CUDA=flood "$BIN/collstack" --pid "$p3" --no-color --cuda --no-fr-dump >"$TMP/o" 2>&1
+check "a debugger that wrote more than 1 MiB is said so" grep -qF "rank 3 ($(hostname), pid $p3) GPU kernels not listed: cuda-gdb wrote more than 1 MiB" "$TMP/o"
+
 # A rank stopped before collstack came (Ctrl-Z) is left as it was.
 kill -STOP "$p2"
 for _ in $(seq 20); do [ "$(state "$p2")" = T ] && break; sleep 0.1; done
