@@ -307,7 +307,7 @@ stk_cuda_settle(const struct stk_cuda_one *o, int n)
 			kill(o[i].target, SIGCONT);
 }
 
-/* Start what may start, wait a little for output; how many debuggers still run. */
+/* Start what may start, wait a little for output; whether to go on (some run or wait). */
 static int
 stk_cuda_step(const char *gdb, struct stk_cuda_one *o, const int *order, int n, int *next,
     uint64_t deadline)
@@ -341,7 +341,8 @@ stk_cuda_step(const char *gdb, struct stk_cuda_one *o, const int *order, int n, 
 		else
 			running++;
 	}
-	return running;
+	/* All may have ended at once: those still waiting get the time left. */
+	return running > 0 || (*next < n && clock_now_ms() + 1000 < deadline);
 }
 
 /* Suspects first (the stacks or the plugin's pages point at them), else in order. */

@@ -59,6 +59,14 @@ kill -CONT "$L"
 STANDIN_CUDA=flood "$BIN/collstack" --pid "$p3" --no-color --cuda --no-fr-dump >"$TMP/o" 2>&1
 check "a debugger that wrote more than 1 MiB is said so" grep -qF "rank 3 ($(hostname), pid $p3) GPU kernels not listed: cuda-gdb wrote more than 1 MiB" "$TMP/o"
 
+# 10 processes, 8 debuggers at a time, and the first 8 all end at once:
+# the last 2 are asked too, in the time left.
+for _ in $(seq 10); do sleep 600 & echo $! >>"$TMP/pids"; done
+ten=$(tail -10 "$TMP/pids" | paste -sd,)
+STANDIN_CUDA=gone "$BIN/collstack" --pid "$ten" --no-color --cuda --no-fr-dump >"$TMP/o" 2>&1
+check "10 processes, their debuggers all failing at once: all 10 asked" \
+	test "$(grep -c "GPU kernels not listed: cuda-gdb listed no kernel table" "$TMP/o")" = 10
+
 # A rank stopped before collstack came (Ctrl-Z) is left as it was.
 kill -STOP "$p2"
 for _ in $(seq 20); do [ "$(state "$p2")" = T ] && break; sleep 0.1; done
