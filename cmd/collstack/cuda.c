@@ -39,8 +39,6 @@
 #define STK_CUDA_DEFAULT "/usr/local/cuda/bin/cuda-gdb"
 /* Debuggers at once: each takes a CPU while it attaches; a host rarely has more than 8 GPUs. */
 #define STK_CUDA_AT_ONCE 8
-/* How long a target a debugger left stopped may take to show it (see stk_cuda_settle). */
-#define STK_CUDA_SETTLE_MS 300
 
 /* The debugger to run, or NULL. */
 static char *
@@ -222,9 +220,13 @@ static void
 stk_cuda_read(struct stk_cuda_one *o)
 {
 	while (o->fd >= 0) {
-		ssize_t got = o->len < STK_CUDA_OUT_MAX ?
-		    read(o->fd, o->out + o->len, STK_CUDA_OUT_MAX - o->len) : -1;
+		ssize_t got = 0;
 
+		/* Full: no more is read, and the debugger's next write fails (it ends). */
+		if (o->len >= STK_CUDA_OUT_MAX)
+			o->big = 1;
+		else
+			got = read(o->fd, o->out + o->len, STK_CUDA_OUT_MAX - o->len);
 		if (got > 0) {
 			o->len += (size_t)got;
 			continue;
@@ -233,7 +235,6 @@ stk_cuda_read(struct stk_cuda_one *o)
 			continue;
 		if (got < 0 && errno == EAGAIN)
 			return;
-		o->big = o->len >= STK_CUDA_OUT_MAX;
 		close(o->fd);
 		o->fd = -1;
 	}
@@ -291,31 +292,22 @@ stk_cuda_stop_all(struct stk_cuda_one *o, int n)
 /*
  * A debugger that did not end cleanly (stopped by us, killed, crashed) may
  * leave its target stopped: the SIGSTOP that attaching sends can still be
- * pending when the kernel detaches the process, and stops it then, a little
- * after the debugger's end. Such a process is continued, unless it was
- * stopped before we came; it is looked at for STK_CUDA_SETTLE_MS.
+ * pending when the kernel detaches the process, and stops it whenever the
+ * process next runs, which on a loaded machine is any time later. Once the
+ * debugger is reaped its target gets one SIGCONT, which continues it if it
+ * stopped and discards a stop still pending, unless it was stopped before
+ * we came (Ctrl-Z): that stop is its own and stays.
  */
 static void
 stk_cuda_settle(const struct stk_cuda_one *o, int n)
 {
-	int any = 0;
-
 	for (int i = 0; i < n; i++)
-		any |= o[i].timed_out || o[i].status != 0;
-	for (int round = 0; any && round <= STK_CUDA_SETTLE_MS / 50; round++) {
-		struct timespec ts = { 0, 50 * 1000000L };
-
-		for (int i = 0; i < n; i++)
-			if ((o[i].timed_out || o[i].status != 0) && o[i].before != 'T' &&
-			    o[i].before != 't' && o[i].before != 0 &&
-			    stack_state(o[i].target, NULL) == 'T')
-				kill(o[i].target, SIGCONT);
-		if (round < STK_CUDA_SETTLE_MS / 50)
-			nanosleep(&ts, NULL);
-	}
+		if ((o[i].timed_out || o[i].status != 0) && o[i].before != 'T' &&
+		    o[i].before != 't' && o[i].before != 0)
+			kill(o[i].target, SIGCONT);
 }
 
-/* Start what may start, wait a little for output; how many debuggers still run. */
+/* Start what may start, wait a little for output; whether to go on (some run or wait). */
 static int
 stk_cuda_step(const char *gdb, struct stk_cuda_one *o, const int *order, int n, int *next,
     uint64_t deadline)
@@ -349,7 +341,8 @@ stk_cuda_step(const char *gdb, struct stk_cuda_one *o, const int *order, int n, 
 		else
 			running++;
 	}
-	return running;
+	/* All may have ended at once: those still waiting get the time left. */
+	return running > 0 || (*next < n && clock_now_ms() + 1000 < deadline);
 }
 
 /* Suspects first (the stacks or the plugin's pages point at them), else in order. */

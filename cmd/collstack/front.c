@@ -190,6 +190,15 @@ stk_front(struct stk_args *a, int argc, char **argv)
 		code = cmd_usage_error(a->cmd, err);
 		goto out;
 	}
+	/* A local worker is our child: told our pid, it ends at once if orphaned before its check. */
+	if (a->ho.jo.kind == LAUNCH_LOCAL) {
+		char pid[24];
+
+		snprintf(pid, sizeof pid, "%d", (int)getpid());
+		setenv("COLL_STACK_FRONT_PID", pid, 1);
+	} else {
+		unsetenv("COLL_STACK_FRONT_PID");
+	}
 	if ((wargv[k++] = cmd_self()) == NULL) {
 		fprintf(stderr, "collstack: cannot find its own executable\n");
 		goto out;

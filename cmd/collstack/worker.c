@@ -690,13 +690,20 @@ stk_worker_free(struct stk_worker *w)
  * parent (the front end, or collrun's agent over SSH and srun) going away
  * kills it, however that parent ended (Slurm's step kill SIGKILLs the agent,
  * and proctrack/linuxproc, which finds a step's processes by their parents,
- * loses a worker orphaned before the sweep); and it ends by itself when the
- * front end's -T and its kill stages (15 s) are long past.
+ * loses a worker orphaned before the sweep), at once if that parent was
+ * gone before it looked; and it ends by itself when the front end's -T and
+ * its kill stages (15 s) are long past.
  */
 static void
 stk_worker_tether(const struct stk_args *a)
 {
-	pid_t parent = getppid();
+	/*
+	 * The parent it must have: the local front end says its pid (the
+	 * parent read here would be whoever adopted an orphan); under an agent,
+	 * which set the signal before exec, the parent it has.
+	 */
+	const char *front = getenv("COLL_STACK_FRONT_PID");
+	pid_t parent = front != NULL ? (pid_t)atol(front) : getppid();
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)

@@ -161,6 +161,13 @@ sleep 0.5
 S2=$(awk '{print $14}' "$SPIN/stat")
 check "killed mid-snapshot: the busy thread still runs ($S1 -> $S2 ticks)" test "$S2" -gt "$S1"
 
+# ... and a worker whose front end was gone before it looked (orphaned,
+# adopted by another) ends at once.
+true & dead=$!
+wait $dead
+COLL_STACK_FRONT_PID=$dead COLL_UNIQUE_ID=x collstack --worker --pid "$B" >"$TMP/o" 2>&1
+expect_code 137 $? "a worker whose front end is gone: killed at once"
+
 # 7. ptrace refused: another tracer attached, another user.
 if command -v gdb >/dev/null; then
 	gdb -p "$B" -batch -ex 'shell sleep 4' >/dev/null 2>&1 &

@@ -9,9 +9,12 @@
 . "$(dirname "$0")/lib.sh"
 collstack() { "$BIN/collstack" "$@"; }
 H=$(hostname)
-ready() { # ready N: until the job's N ranks said ready (10 s)
+asleep() { # the job's ranks (collrun's children) asleep: state S
+	for p in $(pgrep -P "$JOB"); do sed 's/.*) //' "/proc/$p/stat" 2>/dev/null; done | grep -c '^S'
+}
+ready() { # ready N: until the job's N ranks said ready, then sleep where they wait (10 s each)
 	for _ in $(seq 200); do [ "$(grep -c ready "$TMP/job.out")" -ge "$1" ] && break; sleep 0.05; done
-	sleep 0.2	# from "ready" to the wait: a few instructions
+	for _ in $(seq 200); do [ "$(asleep)" -ge "$1" ] && break; sleep 0.05; done
 }
 
 # 1. Native: ranks 0 and 3 in Open MPI's ring all-reduce, 1 in MPICH's, 2 computing.

@@ -33,6 +33,40 @@ for _ in $(seq 20); do [ "$(state "$p1")" != T ] && break; sleep 0.1; done
 check "a rank a dying cuda-gdb left stopped runs again (state $(state "$p1"))" test "$(state "$p1")" != T
 check "... and the debugger's end is said" grep -qF "rank 1 ($(hostname), pid $p1) GPU kernels not listed: cuda-gdb was killed (SIGKILL) before it said anything" "$TMP/o"
 
+# ... and one whose stop is still pending when the debugger ends, landing
+# later (here when the process unblocks SIGTSTP, after collstack is over):
+# collstack's SIGCONT discarded it, so the process runs on past that point.
+python3 -c 'import os, signal, sys, time
+os.setpgid(0, 0)	# a group of its own, not orphaned: SIGTSTP stops it
+signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGTSTP])
+print("ready", flush=True)
+while not os.path.exists(sys.argv[1]):
+	time.sleep(0.05)
+signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGTSTP])
+print("ran on", flush=True)
+time.sleep(600)' "$TMP/go" >"$TMP/late.out" 2>&1 &
+L=$!
+echo $L >>"$TMP/pids"
+for _ in $(seq 100); do grep -q ready "$TMP/late.out" && break; sleep 0.1; done
+STANDIN_CUDA=pending "$BIN/collstack" --pid "$L" --no-color --cuda --no-fr-dump >"$TMP/o" 2>&1
+touch "$TMP/go"
+for _ in $(seq 100); do grep -q "ran on" "$TMP/late.out" && break; sleep 0.05; done
+check "a stop a dying cuda-gdb left pending does not land (state $(state "$L"))" grep -q "ran on" "$TMP/late.out"
+kill -CONT "$L"
+
+# A debugger that writes without end: cut at 1 MiB, said so at once, not at
+# the deadline as a debugger that gave no answer.
+STANDIN_CUDA=flood "$BIN/collstack" --pid "$p3" --no-color --cuda --no-fr-dump >"$TMP/o" 2>&1
+check "a debugger that wrote more than 1 MiB is said so" grep -qF "rank 3 ($(hostname), pid $p3) GPU kernels not listed: cuda-gdb wrote more than 1 MiB" "$TMP/o"
+
+# 10 processes, 8 debuggers at a time, and the first 8 all end at once:
+# the last 2 are asked too, in the time left.
+for _ in $(seq 10); do sleep 600 & echo $! >>"$TMP/pids"; done
+ten=$(tail -10 "$TMP/pids" | paste -sd,)
+STANDIN_CUDA=gone "$BIN/collstack" --pid "$ten" --no-color --cuda --no-fr-dump >"$TMP/o" 2>&1
+check "10 processes, their debuggers all failing at once: all 10 asked" \
+	test "$(grep -c "GPU kernels not listed: cuda-gdb listed no kernel table" "$TMP/o")" = 10
+
 # A rank stopped before collstack came (Ctrl-Z) is left as it was.
 kill -STOP "$p2"
 for _ in $(seq 20); do [ "$(state "$p2")" = T ] && break; sleep 0.1; done

@@ -5,7 +5,12 @@
 # all-reduce on an H200 (tests/stack/cuda/info_kernels.txt).
 # STANDIN_CUDA: slow (never answers), refused (ptrace refused), none (no
 # kernels), die (stops its target, as a killed debugger's pending SIGSTOP
-# does, and is killed). STANDIN_CUDA_SLEEP=S: S seconds to attach (cuda-gdb
+# does, and is killed), pending (leaves a stop pending at its target, a
+# SIGTSTP that it blocks, as a killed debugger's SIGSTOP stays pending until
+# its target next runs, and is killed), flood (says a line, then writes
+# without end, as a debugger gone wrong may), gone (ends at once, saying
+# nothing, while what it started holds its output a second: the debuggers
+# that collstack runs at once all end in one of its waits). STANDIN_CUDA_SLEEP=S: S seconds to attach (cuda-gdb
 # takes about 10 on a PyTorch rank). Like cuda-gdb 13 it takes no lock file
 # and knows no --cuda-use-lockfile option (it ends on it, as cuda-gdb 13.0 did
 # on an H200).
@@ -25,5 +30,8 @@ slow) exec sleep 100 ;;
 refused) echo "ptrace: Operation not permitted."; exit 1 ;;
 none) echo "No CUDA kernels."; exit 0 ;;
 die) kill -STOP "$pid"; kill -KILL $$ ;;
+pending) kill -TSTP "$pid"; kill -KILL $$ ;;
+gone) sleep 1 & exit 1 ;;
+flood) echo "Attaching to process $pid"; sleep 0.5; exec yes "a line cuda-gdb would not write" ;;
 esac
 cat "$(dirname "$0")/cuda/info_kernels.txt"
