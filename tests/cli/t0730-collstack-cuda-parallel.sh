@@ -3,7 +3,7 @@
 # 12 and later take no lock file; 13 refuses the option that turned it off,
 # as the stand-in does), so all 4
 # are listed within a -T that one at a time could not meet: each attach
-# takes 3 s here (10 s on a PyTorch rank) and -T 20 leaves --cuda 5 s. And a
+# takes 4 s here (10 s on a PyTorch rank) and -T 48 leaves --cuda 12 s (16 one at a time). And a
 # debugger that dies attached, leaving its target stopped, does not leave it
 # stopped: collstack continues it. cuda-gdb is tests/stack/cuda_gdb_standin.sh.
 . "$(dirname "$0")/lib.sh"
@@ -22,8 +22,8 @@ for _ in $(seq 100); do
 done
 pids="$p0,$p1,$p2,$p3"
 
-STANDIN_CUDA_SLEEP=3 "$BIN/collstack" --pid "$pids" --no-color --cuda --no-fr-dump -T 20 >"$TMP/o" 2>&1
-check "--cuda -T 20 (5 s for cuda-gdb, 3 s an attach): all 4 ranks' kernels listed" \
+STANDIN_CUDA_SLEEP=4 "$BIN/collstack" --pid "$pids" --no-color --cuda --no-fr-dump -T 48 >"$TMP/o" 2>&1
+check "--cuda -T 48 (12 s for cuda-gdb, 4 s an attach): all 4 ranks' kernels listed" \
 	test "$(grep -c "^rank [0-3] ($(hostname), pid [0-9]*) GPU kernels: ncclDevKernel_AllReduce" "$TMP/o")" = 4
 check "... none refused (an option cuda-gdb 13 does not know) or left unasked" sh -c "! grep -q 'GPU kernels not listed' '$TMP/o'"
 
