@@ -22,6 +22,13 @@
 #include "xmalloc.h"
 
 #define ROOT_RETRY_WAIT_MS 30000
+/*
+ * A rank that cannot run the op again (it completed it, or moved past) is
+ * refused this much later: the link that broke is most often a peer that
+ * died, whose end reaches the root a moment after the survivors' requests,
+ * and the refusal should name that death, not the rank that moved on.
+ */
+#define ROOT_RETRY_SETTLE_MS 500
 
 static void
 root_regroup_reply(struct root_member *m, const struct wire_regroup_done *d)
@@ -195,6 +202,7 @@ root_retry_refuse(struct root_group *g, int code, int rank, const char *msg)
 	log_warn("root: %s", msg);
 	g->rt_active = 0;
 	g->rt_refused = g->rt_seq;
+	g->rt_refuse_at = 0;
 }
 
 static void
@@ -266,6 +274,7 @@ root_on_retry_req(struct root *root, struct root_conn *rc, const uint8_t *p, uin
 	g->rt_seq = seq;
 	g->rt_epoch = epoch + 1;
 	g->rt_deadline = clock_now_ms() + ROOT_RETRY_WAIT_MS;
+	g->rt_refuse_at = 0;
 	for (int i = 0; i < g->nranks; i++)
 		g->m[i].rt_ready = 0;
 	if (root_retry_gone(g))
@@ -303,10 +312,14 @@ root_on_retry_state(struct root *root, struct root_conn *rc, const uint8_t *p, u
 	if (b.err || b.off != len || !g->rt_active || seq != g->rt_seq || epoch != g->rt_epoch)
 		return;
 	if (state != 0) {
+		if (g->rt_refuse_at != 0)
+			return;		/* the first such rank is the one named */
 		snprintf(msg, sizeof msg, "retry of seq %" PRIu64 " refused: rank %d (host %s): %s",
 		    seq, rc->rank, g->m[rc->rank].e.host,
 		    why[state > 0 && state < 4 ? state : 3]);
-		root_retry_refuse(g, COLL_EPEER, rc->rank, msg);
+		snprintf(g->rt_refuse_msg, sizeof g->rt_refuse_msg, "%s", msg);
+		g->rt_refuse_rank = rc->rank;
+		g->rt_refuse_at = clock_now_ms() + ROOT_RETRY_SETTLE_MS;
 		return;
 	}
 	g->m[rc->rank].rt_ready = 1;
@@ -335,6 +348,11 @@ root_coord_tick(struct root *root, struct root_group *g, uint64_t now)
 	int late = -1;
 
 	(void)root;
+	if (g->rt_active && g->rt_refuse_at != 0 && now >= g->rt_refuse_at) {
+		/* No death came to explain it: the rank that could not run the op again is named. */
+		snprintf(msg, sizeof msg, "%s", g->rt_refuse_msg);
+		root_retry_refuse(g, COLL_EPEER, g->rt_refuse_rank, msg);
+	}
 	if (g->rt_active && now >= g->rt_deadline) {
 		for (int i = 0; i < g->nranks && late < 0; i++)
 			if (!g->m[i].rt_ready)

@@ -68,6 +68,10 @@ struct root_group {
 	uint32_t rt_epoch;
 	uint64_t rt_deadline;
 	uint64_t rt_refused;	/* the last seq refused: late requests for it are not a new round */
+	/* A rank could not run the op again: said at rt_refuse_at, unless a death explains it first. */
+	uint64_t rt_refuse_at;
+	int rt_refuse_rank;
+	char rt_refuse_msg[WIRE_MSG_LEN];
 	struct root_group *parent;	/* the group a shrink or split made this one from */
 	int *origin;		/* for each rank here, its rank in parent (NULL: none) */
 	struct root_group *next;
