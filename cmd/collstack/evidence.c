@@ -68,24 +68,6 @@ stk_evidence_init(struct stk_evidence *e, const char *user, char *err, size_t le
 	return 0;
 }
 
-static const struct stack_pinfo *
-stk_evidence_lookup(const struct stk_proctab *t, pid_t pid)
-{
-	size_t lo = 0, hi = (size_t)t->n;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (t->pi[mid].pid == pid)
-			return &t->pi[mid];
-		if (t->pi[mid].pid < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
-}
-
 /*
  * Is the process uid's through and through? A setuid program run by another
  * user has that user's real uid and uid's effective one: its name and
@@ -156,7 +138,7 @@ stk_evidence_descends(const struct stk_proctab *t, const struct stack_pinfo *pi,
 	pid_t pid = pi->ppid;
 
 	for (int depth = 0; depth < STK_ANCESTRY_MAX && pid > 1; depth++) {
-		const struct stack_pinfo *p = stk_evidence_lookup(t, pid);
+		const struct stack_pinfo *p = stk_proctab_get(t, pid);
 
 		if (p == NULL)
 			return 0;
