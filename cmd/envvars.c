@@ -129,19 +129,17 @@ const struct envvar envvar_table[] = {
 	    "Unset: 2000 where the rank has 4 cores or more of its own (those it is bound to, "
 	    "or the host's over COLL_LOCAL_SIZE), else 20.",
 	    ENV_CORE },
-	{ "COLL_SYSFS_ROOT", "/sys", "Where collcheck's fact readers find sysfs (PCIe links "
-	    "and ACS, RDMA ports, network interfaces, CPUs, NUMA nodes): a fixture tree, for "
-	    "tests. NVML is not read when it is set.", ENV_CORE },
-	{ "COLL_SAMPLE_ROOT", "", "A directory colltop's workers read sys/class/net and "
-	    "sys/class/infiniband under instead of /: a fixture tree, for tests.", ENV_CORE },
-	{ "COLL_PROC_ROOT", "/proc", "Where collcheck's fact readers find procfs (host name, "
-	    "kernel, memory, CPU model, modules, kernel command line, the NVIDIA driver's "
-	    "version).", ENV_CORE },
-	{ "COLL_ETC_ROOT", "/etc", "Where collcheck reads os-release and nccl.conf.", ENV_CORE },
+	{ "COLL_FS_ROOT", "/", "A directory that stands for / where collcheck's fact readers and "
+	    "colltop's workers read /sys, /proc and /etc (PCIe links and ACS, RDMA ports, network "
+	    "interfaces, CPUs, NUMA nodes, host name, kernel, memory, modules, the NVIDIA "
+	    "driver's version, os-release, nccl.conf): a fixture tree, for tests. collcheck "
+	    "reads neither NVML nor libibverbs when it is set; collstack always reads the "
+	    "host's own /proc.", ENV_CORE },
 	{ "COLL_SHM_DIR", "/dev/shm", "The shared-memory file system whose size collcheck "
 	    "reports.", ENV_CORE },
-	{ "COLL_NCCL_LIBRARY", "libnccl.so.2", "The NCCL library collcheck loads to report its "
-	    "version (a name the loader searches for, or a path).", ENV_CORE },
+	{ "COLL_NCCL_LIBRARY", "libnccl.so.2", "The NCCL library collcheck loads, to report its "
+	    "version and path and to run --engine nccl (a name the loader searches for, or a "
+	    "path). COLL_NCCL_LIB, its older name, is still read when it is unset.", ENV_CORE },
 	{ "COLL_CUDA_P2P", "1", "0: collcheck --engine cuda stages through pinned host memory "
 	    "and coll over TCP even where every rank is on one host (to test that path).",
 	    ENV_CORE },

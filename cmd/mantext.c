@@ -134,7 +134,7 @@ static const char *const collcheck_description[] = {
 	"rank's part rounded down to 16 bytes), its bus-bandwidth factors and its in-place "
 	"layout; -r sets the root of broadcast and reduce.",
 	"--engine says who runs the collectives. nccl: NCCL on the GPUs, one per rank by its "
-	"index on its host; libnccl.so.2 (or COLL_NCCL_LIB) and the CUDA driver are loaded at "
+	"index on its host; libnccl.so.2 (or COLL_NCCL_LIBRARY) and the CUDA driver are loaded at "
 	"run time and the header names each rank's GPU and NCCL's version and path. The NCCL "
 	"unique id travels through coll's communicator, NCCL is initialised non-blocking and "
 	"every wait has the -T deadline, after which the NCCL communicator is aborted and the "

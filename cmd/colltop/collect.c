@@ -16,6 +16,7 @@
 
 #include "kind.h"
 #include "msg.h"
+#include "plat_file.h"
 #include "sample.h"
 #include "stack.h"
 #include "status.h"
@@ -38,14 +39,6 @@ collect_free(struct collect *c)
 		free(c->prev);
 	}
 	c->prev = NULL;
-}
-
-static const char *
-collect_root(void)
-{
-	const char *r = getenv("COLL_SAMPLE_ROOT");
-
-	return r != NULL ? r : "";
 }
 
 static json_t *
@@ -144,7 +137,7 @@ collect_host(struct collect *c)
 	json_t *o = json_object(), *net = json_array(), *rdma = json_array(), *gpu = json_array();
 	double dt;
 
-	sample_host_read(s, collect_root(), c->gpus);
+	sample_host_read(s, plat_file_root(), c->gpus);
 	dt = c->prev != NULL ? (double)(s->t_ns - c->prev->t_ns) / 1e9 : 0;
 	for (int i = 0; i < s->nnet; i++) {
 		if (strcmp(s->net[i].name, "lo") == 0)

@@ -1,20 +1,16 @@
 /*
- * The facts container, its wire form and the file helpers the readers share.
+ * The facts container and its wire form.
  * Hosts send their facts as "key\tvalue\n" lines: plain text, so that the
  * core needs no JSON library, and checked line by line on the receiving side.
  */
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "err.h"
 #include "facts.h"
-#include "facts_impl.h"
+#include "plat_file.h"
 #include "xmalloc.h"
 
 void
@@ -243,9 +239,7 @@ void
 facts_roots_env(struct facts_roots *r)
 {
 	memset(r, 0, sizeof *r);
-	r->sys = getenv("COLL_SYSFS_ROOT");
-	r->proc = getenv("COLL_PROC_ROOT");
-	r->etc = getenv("COLL_ETC_ROOT");
+	r->root = plat_file_root();
 	r->home = getenv("HOME");
 	r->shm = getenv("COLL_SHM_DIR");
 }
@@ -260,77 +254,4 @@ facts_collect(struct facts *f, const struct facts_roots *r, char *const *envp)
 	facts_read_pci(f, r);
 	facts_read_rdma(f, r);
 	facts_read_net(f, r);
-}
-
-/* PATH with its first component ("/sys", "/proc", "/etc") replaced by root, when given. */
-void
-facts__path(const char *root, const char *path, char *out, size_t len)
-{
-	const char *rest = strchr(path + 1, '/');
-
-	if (root == NULL || rest == NULL)
-		snprintf(out, len, "%s", path);
-	else
-		snprintf(out, len, "%s%s", root, rest);
-}
-
-int
-facts__read(const char *root, const char *path, char *buf, size_t len)
-{
-	char full[4096];
-	ssize_t n;
-	size_t off = 0;
-	int fd;
-
-	facts__path(root, path, full, sizeof full);
-	if ((fd = open(full, O_RDONLY | O_CLOEXEC)) == -1)
-		return -1;
-	while (off + 1 < len && (n = read(fd, buf + off, len - 1 - off)) > 0)
-		off += (size_t)n;
-	close(fd);
-	buf[off] = '\0';
-	while (off > 0 && (buf[off - 1] == '\n' || buf[off - 1] == ' ' || buf[off - 1] == '\t'))
-		buf[--off] = '\0';
-	return (int)off;
-}
-
-static int
-facts_name_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-int
-facts__list(const char *root, const char *dir, char ***names)
-{
-	char full[4096];
-	struct dirent *e;
-	DIR *d;
-	int n = 0, cap = 0;
-
-	*names = NULL;
-	facts__path(root, dir, full, sizeof full);
-	if ((d = opendir(full)) == NULL)
-		return -1;
-	while ((e = readdir(d)) != NULL) {
-		if (e->d_name[0] == '.')
-			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 16;
-			*names = xreallocarray(*names, (size_t)cap, sizeof **names);
-		}
-		(*names)[n++] = xstrdup(e->d_name);
-	}
-	closedir(d);
-	if (n > 1)
-		qsort(*names, (size_t)n, sizeof **names, facts_name_cmp);
-	return n;
-}
-
-void
-facts__free_names(char **names, int n)
-{
-	for (int i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
 }

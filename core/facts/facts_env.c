@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "facts.h"
-#include "facts_impl.h"
+#include "plat_file.h"
 
 static const char *const facts_env_prefixes[] = { "NCCL_", "CUDA_", "UCX_", "OMPI_", "TORCH_" };
 
@@ -31,7 +31,7 @@ facts_read_conf(struct facts *f, const char *tag, const char *root, const char *
 	int n = 0;
 
 	snprintf(what, sizeof what, "ncclconf.%s", tag);
-	if (facts__read(root, path, buf, sizeof buf) < 0) {
+	if (plat_file_text(root, path, buf, sizeof buf) < 0) {
 		facts_add(f, what, "absent (%s)", path);
 		return;
 	}
@@ -68,7 +68,7 @@ facts_read_env(struct facts *f, const struct facts_roots *r, char *const *envp)
 		if (strncmp(*e, "NCCL_CONF_FILE=", 15) == 0)
 			conf = eq + 1;
 	}
-	facts_read_conf(f, "etc", r->etc, "/etc/nccl.conf");
+	facts_read_conf(f, "etc", r->root, "/etc/nccl.conf");
 	if (conf != NULL) {
 		facts_read_conf(f, "user", NULL, conf);
 	} else if (r->home != NULL) {

@@ -1,101 +1,23 @@
 /*
  * The GPU stack: NVIDIA driver, CUDA driver and runtime, NCCL (which file the
- * loader finds, and its ncclGetVersion), and each GPU through NVML. Every
- * library is loaded with dlopen, declared here by the few calls used (their
- * C ABI is stable), so the suite builds and runs where none is installed,
- * and says "skipped: ..." for what is absent.
+ * loader finds, and its ncclGetVersion), and each GPU through NVML. The
+ * libraries are plat's, loaded at run time, so the suite builds and runs
+ * where none is installed, and says "skipped: ..." for what is absent.
  */
-#include <dlfcn.h>
-#include <link.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
+#include "err.h"
 #include "facts.h"
-#include "facts_impl.h"
+#include "plat_cuda.h"
+#include "plat_file.h"
+#include "plat_nccl.h"
+#include "plat_nvml.h"
 
-#define NVML_SUCCESS 0
 #define NVML_NVLINK_MAX_LINKS 18
 #define NVML_MEMORY_ERROR_TYPE_UNCORRECTED 1
 #define NVML_VOLATILE_ECC 0
-
-typedef void *nvml_dev;
-
-/* nvmlPciInfo_t, as NVML 11+ lays it out. */
-struct nvml_pci {
-	char bus_id_legacy[16];
-	unsigned int domain, bus, device, pci_device_id, pci_subsystem_id;
-	char bus_id[32];
-};
-
-struct facts_nvml {
-	void *h;
-	int (*init)(void);
-	int (*shutdown)(void);
-	const char *(*error)(int);
-	int (*driver)(char *, unsigned int);
-	int (*count)(unsigned int *);
-	int (*handle)(unsigned int, nvml_dev *);
-	int (*name)(nvml_dev, char *, unsigned int);
-	int (*uuid)(nvml_dev, char *, unsigned int);
-	int (*pci)(nvml_dev, struct nvml_pci *);
-	int (*gen)(nvml_dev, unsigned int *), (*gen_max)(nvml_dev, unsigned int *);
-	int (*width)(nvml_dev, unsigned int *), (*width_max)(nvml_dev, unsigned int *);
-	int (*ecc_mode)(nvml_dev, int *, int *);
-	int (*ecc_errors)(nvml_dev, int, int, unsigned long long *);
-	int (*remapped)(nvml_dev, unsigned int *, unsigned int *, unsigned int *, unsigned int *);
-	int (*events)(nvml_dev, unsigned long long *);
-	int (*persistence)(nvml_dev, int *);
-	int (*nvlink)(nvml_dev, unsigned int, int *);
-};
-
-static void *
-facts_sym(void *h, const char *name, const char *alt)
-{
-	void *p = dlsym(h, name);
-
-	return p != NULL || alt == NULL ? p : dlsym(h, alt);
-}
-
-static int
-facts_nvml_load(struct facts_nvml *n, char *why, size_t len)
-{
-	const char *e;
-
-	memset(n, 0, sizeof *n);
-	if ((n->h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL)) == NULL) {
-		e = dlerror();
-		snprintf(why, len, "no NVML (%s)", e != NULL ? e : "libnvidia-ml.so.1 not found");
-		return -1;
-	}
-	*(void **)&n->init = facts_sym(n->h, "nvmlInit_v2", "nvmlInit");
-	*(void **)&n->shutdown = facts_sym(n->h, "nvmlShutdown", NULL);
-	*(void **)&n->error = facts_sym(n->h, "nvmlErrorString", NULL);
-	*(void **)&n->driver = facts_sym(n->h, "nvmlSystemGetDriverVersion", NULL);
-	*(void **)&n->count = facts_sym(n->h, "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount");
-	*(void **)&n->handle = facts_sym(n->h, "nvmlDeviceGetHandleByIndex_v2",
-	    "nvmlDeviceGetHandleByIndex");
-	*(void **)&n->name = facts_sym(n->h, "nvmlDeviceGetName", NULL);
-	*(void **)&n->uuid = facts_sym(n->h, "nvmlDeviceGetUUID", NULL);
-	*(void **)&n->pci = facts_sym(n->h, "nvmlDeviceGetPciInfo_v3", NULL);
-	*(void **)&n->gen = facts_sym(n->h, "nvmlDeviceGetCurrPcieLinkGeneration", NULL);
-	*(void **)&n->gen_max = facts_sym(n->h, "nvmlDeviceGetMaxPcieLinkGeneration", NULL);
-	*(void **)&n->width = facts_sym(n->h, "nvmlDeviceGetCurrPcieLinkWidth", NULL);
-	*(void **)&n->width_max = facts_sym(n->h, "nvmlDeviceGetMaxPcieLinkWidth", NULL);
-	*(void **)&n->ecc_mode = facts_sym(n->h, "nvmlDeviceGetEccMode", NULL);
-	*(void **)&n->ecc_errors = facts_sym(n->h, "nvmlDeviceGetTotalEccErrors", NULL);
-	*(void **)&n->remapped = facts_sym(n->h, "nvmlDeviceGetRemappedRows", NULL);
-	*(void **)&n->events = facts_sym(n->h, "nvmlDeviceGetCurrentClocksEventReasons",
-	    "nvmlDeviceGetCurrentClocksThrottleReasons");
-	*(void **)&n->persistence = facts_sym(n->h, "nvmlDeviceGetPersistenceMode", NULL);
-	*(void **)&n->nvlink = facts_sym(n->h, "nvmlDeviceGetNvLinkState", NULL);
-	if (!n->init || !n->shutdown || !n->count || !n->handle) {
-		snprintf(why, len, "NVML lacks nvmlInit or nvmlDeviceGetCount");
-		dlclose(n->h);
-		return -1;
-	}
-	return 0;
-}
+#define NVML_SUCCESS PLAT_NVML_SUCCESS
 
 /* The reasons that mean the GPU is held back by something wrong, by name. */
 static void
@@ -117,13 +39,13 @@ facts_events_text(unsigned long long m, char *buf, size_t len)
 }
 
 static void
-facts_nvml_dev(struct facts *f, struct facts_nvml *n, unsigned int i, nvml_dev d)
+facts_nvml_dev(struct facts *f, const struct plat_nvml *n, unsigned int i, plat_nvml_dev d)
 {
 	char key[FACTS_KEY_MAX], s[256];
 	unsigned int a, b, c, e;
 	unsigned long long ull;
 	int x, y, active = 0, links = 0;
-	struct nvml_pci pci;
+	struct plat_nvml_pci pci;
 
 #define K(suffix) (snprintf(key, sizeof key, "gpu.%u.%s", i, suffix), key)
 	if (n->name && n->name(d, s, sizeof s) == NVML_SUCCESS)
@@ -167,36 +89,50 @@ facts_nvml_dev(struct facts *f, struct facts_nvml *n, unsigned int i, nvml_dev d
 #undef K
 }
 
+/* NVML, loaded by plat; facts pairs its own init and shutdown (NVML counts them). */
+static const struct plat_nvml *
+facts_nvml_start(struct facts *f)
+{
+	const struct plat_nvml *n;
+	char why[512];
+	int rc;
+
+	if ((rc = plat_nvml_load(&n, why, sizeof why)) == COLL_ENOTFOUND) {
+		facts_skip(f, "gpu.count", "no NVML (%s)", why);
+		return NULL;
+	}
+	if (rc != COLL_OK || n->shutdown == NULL) {
+		facts_skip(f, "gpu.count", "NVML lacks nvmlInit or nvmlDeviceGetCount");
+		return NULL;
+	}
+	if ((rc = n->init()) != NVML_SUCCESS) {
+		facts_skip(f, "gpu.count", "NVML did not start: %s", n->error ? n->error(rc) : "?");
+		return NULL;
+	}
+	return n;
+}
+
 static void
 facts_read_nvml(struct facts *f)
 {
-	struct facts_nvml n;
-	char why[512], s[96];
+	const struct plat_nvml *n = facts_nvml_start(f);
+	char s[96];
 	unsigned int count = 0;
-	int rc;
 
-	if (facts_nvml_load(&n, why, sizeof why) != 0) {
-		facts_skip(f, "gpu.count", "%s", why);
+	if (n == NULL)
 		return;
-	}
-	if ((rc = n.init()) != NVML_SUCCESS) {
-		facts_skip(f, "gpu.count", "NVML did not start: %s", n.error ? n.error(rc) : "?");
-		dlclose(n.h);
-		return;
-	}
-	if (n.driver && n.driver(s, sizeof s) == NVML_SUCCESS)
+	if (n->driver && n->driver(s, sizeof s) == NVML_SUCCESS)
 		facts_add(f, "nvidia.driver", "%s", s);
-	if (n.count(&count) == NVML_SUCCESS) {
+	if (n->count(&count) == NVML_SUCCESS) {
 		facts_add(f, "gpu.count", "%u", count);
 		for (unsigned int i = 0; i < count && i < 64; i++) {
-			nvml_dev d;
+			plat_nvml_dev d;
 
-			if (n.handle(i, &d) == NVML_SUCCESS)
-				facts_nvml_dev(f, &n, i, d);
+			if (n->handle(i, &d) == NVML_SUCCESS)
+				facts_nvml_dev(f, n, i, d);
 		}
 	}
-	n.shutdown();
-	dlclose(n.h);
+	n->shutdown();
 }
 
 /* The kernel module's version, for hosts where NVML cannot be loaded. */
@@ -208,7 +144,7 @@ facts_read_driver(struct facts *f, const struct facts_roots *r)
 
 	if (facts_get(f, "nvidia.driver") != NULL)
 		return;
-	if (facts__read(r->proc, "/proc/driver/nvidia/version", buf, sizeof buf) < 0) {
+	if (plat_file_text(r->root, "/proc/driver/nvidia/version", buf, sizeof buf) < 0) {
 		facts_skip(f, "nvidia.driver", "no NVIDIA driver (/proc/driver/nvidia/version)");
 		return;
 	}
@@ -226,79 +162,54 @@ facts_cuda_version(struct facts *f, const char *key, int v)
 	facts_add(f, key, "%d.%d", v / 1000, v % 1000 / 10);
 }
 
-/* Which file the loader took for a handle. */
-static void
-facts_lib_path(struct facts *f, const char *key, void *h)
-{
-	struct link_map *lm = NULL;
-
-	if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm != NULL && lm->l_name != NULL)
-		facts_add(f, key, "%s", lm->l_name);
-}
-
 static void
 facts_read_cuda(struct facts *f)
 {
-	static const char *const rt[] = { "libcudart.so", "libcudart.so.13", "libcudart.so.12",
-	    "libcudart.so.11.0" };
-	int (*get)(int *);
-	void *h;
+	char path[4096];
 	int v = 0;
 
-	if ((h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL)) != NULL &&
-	    (*(void **)&get = dlsym(h, "cuDriverGetVersion")) != NULL && get(&v) == 0)
+	if (plat_cuda_driver_version(&v) == 0)
 		facts_cuda_version(f, "cuda.driver", v);
 	else
 		facts_skip(f, "cuda.driver", "no CUDA driver (libcuda.so.1)");
-	if (h != NULL)
-		dlclose(h);
-	for (size_t i = 0; i < sizeof rt / sizeof rt[0]; i++) {
-		if ((h = dlopen(rt[i], RTLD_NOW | RTLD_LOCAL)) == NULL)
-			continue;
-		if ((*(void **)&get = dlsym(h, "cudaRuntimeGetVersion")) != NULL && get(&v) == 0) {
-			facts_cuda_version(f, "cuda.runtime", v);
-			facts_lib_path(f, "cuda.runtime_path", h);
-		}
-		dlclose(h);
-		if (facts_get(f, "cuda.runtime") != NULL)
-			return;
+	if (plat_cuda_runtime_version(&v, path, sizeof path) != 0) {
+		facts_skip(f, "cuda.runtime", "no CUDA runtime (libcudart.so) on the loader's path");
+		return;
 	}
-	facts_skip(f, "cuda.runtime", "no CUDA runtime (libcudart.so) on the loader's path");
+	facts_cuda_version(f, "cuda.runtime", v);
+	if (path[0] != '\0')
+		facts_add(f, "cuda.runtime_path", "%s", path);
 }
 
 /* NCCL as a job would find it: COLL_NCCL_LIBRARY, else libnccl.so.2 through the loader. */
 static void
 facts_read_nccl(struct facts *f)
 {
-	const char *lib = getenv("COLL_NCCL_LIBRARY");
-	int (*get)(int *);
-	void *h;
-	int v = 0;
+	char path[256];
+	const char *lib;
+	int v = 0, rc = plat_nccl_version(&v, &lib, path, sizeof path);
 
-	if (lib == NULL || *lib == '\0')
-		lib = "libnccl.so.2";
-	if ((h = dlopen(lib, RTLD_NOW | RTLD_LOCAL)) == NULL) {
+	if (rc == COLL_ENOTFOUND) {
 		facts_skip(f, "nccl.version", "no NCCL (%s not found)", lib);
 		return;
 	}
-	facts_lib_path(f, "nccl.path", h);
-	if ((*(void **)&get = dlsym(h, "ncclGetVersion")) == NULL || get(&v) != 0)
+	facts_add(f, "nccl.path", "%s", path);
+	if (rc != COLL_OK)
 		facts_skip(f, "nccl.version", "%s has no working ncclGetVersion", lib);
 	else if (v >= 10000)	/* NCCL_VERSION_CODE since 2.9: X*10000 + Y*100 + Z */
 		facts_add(f, "nccl.version", "%d.%d.%d", v / 10000, v % 10000 / 100, v % 100);
 	else
 		facts_add(f, "nccl.version", "%d.%d.%d", v / 1000, v % 1000 / 100, v % 100);
-	dlclose(h);
 }
 
 void
 facts_read_gpu(struct facts *f, const struct facts_roots *r)
 {
 	/* The libraries are this host's own, whatever the roots say. */
-	if (r->sys == NULL)
+	if (r->root == NULL)
 		facts_read_nvml(f);
 	else
-		facts_skip(f, "gpu.count", "NVML is not read under COLL_SYSFS_ROOT");
+		facts_skip(f, "gpu.count", "NVML is not read under " PLAT_FILE_ROOT_VAR);
 	facts_read_driver(f, r);
 	facts_read_cuda(f);
 	facts_read_nccl(f);

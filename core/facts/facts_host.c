@@ -11,7 +11,7 @@
 #include <sys/statvfs.h>
 
 #include "facts.h"
-#include "facts_impl.h"
+#include "plat_file.h"
 
 /* CPUs in a kernel range list ("0-3,8-11"). */
 static long
@@ -44,7 +44,7 @@ facts_field(const char *root, const char *path, const char *name, char sep, char
 	size_t nl = strlen(name);
 	char *line, *save = NULL;
 
-	if (facts__read(root, path, buf, sizeof buf) < 0)
+	if (plat_file_text(root, path, buf, sizeof buf) < 0)
 		return -1;
 	for (line = strtok_r(buf, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
 		char *p = line + nl;
@@ -72,7 +72,7 @@ facts_read_text(struct facts *f, const char *key, const char *root, const char *
 {
 	char buf[256];
 
-	if (facts__read(root, path, buf, sizeof buf) >= 0)
+	if (plat_file_text(root, path, buf, sizeof buf) >= 0)
 		facts_add(f, key, "%s", buf);
 	else
 		facts_skip(f, key, "cannot read %s", path);
@@ -83,13 +83,13 @@ facts_read_mem(struct facts *f, const struct facts_roots *r)
 {
 	char v[128];
 
-	if (facts_field(r->proc, "/proc/meminfo", "MemTotal", ':', v, sizeof v) == 0)
+	if (facts_field(r->root, "/proc/meminfo", "MemTotal", ':', v, sizeof v) == 0)
 		facts_add(f, "mem.total", "%.0f GiB", strtod(v, NULL) / (1024.0 * 1024.0));
 	else
 		facts_skip(f, "mem.total", "cannot read /proc/meminfo");
-	if (facts_field(r->proc, "/proc/meminfo", "HugePages_Total", ':', v, sizeof v) == 0)
+	if (facts_field(r->root, "/proc/meminfo", "HugePages_Total", ':', v, sizeof v) == 0)
 		facts_add(f, "hugepages.total", "%s", v);
-	if (facts_field(r->proc, "/proc/meminfo", "Hugepagesize", ':', v, sizeof v) == 0)
+	if (facts_field(r->root, "/proc/meminfo", "Hugepagesize", ':', v, sizeof v) == 0)
 		facts_add(f, "hugepages.size", "%s", v);
 }
 
@@ -99,16 +99,16 @@ facts_read_cpu(struct facts *f, const struct facts_roots *r)
 	char v[256];
 	long n;
 
-	if (facts_field(r->proc, "/proc/cpuinfo", "model name", ':', v, sizeof v) == 0)
+	if (facts_field(r->root, "/proc/cpuinfo", "model name", ':', v, sizeof v) == 0)
 		facts_add(f, "cpu.model", "%s", v);
 	else
 		facts_skip(f, "cpu.model", "no 'model name' in /proc/cpuinfo");
-	if (facts__read(r->sys, "/sys/devices/system/cpu/online", v, sizeof v) >= 0 &&
+	if (plat_file_text(r->root, "/sys/devices/system/cpu/online", v, sizeof v) >= 0 &&
 	    (n = facts_count_ranges(v)) > 0)
 		facts_add(f, "cpu.count", "%ld", n);
 	else
 		facts_skip(f, "cpu.count", "cannot read /sys/devices/system/cpu/online");
-	if (facts__read(r->sys, "/sys/devices/system/node/online", v, sizeof v) >= 0 &&
+	if (plat_file_text(r->root, "/sys/devices/system/node/online", v, sizeof v) >= 0 &&
 	    (n = facts_count_ranges(v)) > 0)
 		facts_add(f, "numa.nodes", "%ld", n);
 	else
@@ -124,7 +124,7 @@ facts_read_modules(struct facts *f, const struct facts_roots *r)
 	static char buf[1 << 18];
 	char key[64], pat[64];
 
-	if (facts__read(r->proc, "/proc/modules", buf, sizeof buf) < 0) {
+	if (plat_file_text(r->root, "/proc/modules", buf, sizeof buf) < 0) {
 		facts_skip(f, "module", "cannot read /proc/modules");
 		return;
 	}
@@ -146,12 +146,12 @@ static void
 facts_read_iommu(struct facts *f, const struct facts_roots *r)
 {
 	char **names, cmd[4096], opts[512] = "";
-	int n = facts__list(r->sys, "/sys/class/iommu", &names);
+	int n = plat_file_list(r->root, "/sys/class/iommu", PLAT_FILE_LIST_ALL, &names);
 	size_t off = 0;
 
-	facts__free_names(names, n > 0 ? n : 0);
+	plat_file_list_free(names, n > 0 ? n : 0);
 	facts_add(f, "iommu", "%s", n > 0 ? "on" : "off");
-	if (facts__read(r->proc, "/proc/cmdline", cmd, sizeof cmd) < 0)
+	if (plat_file_text(r->root, "/proc/cmdline", cmd, sizeof cmd) < 0)
 		return;
 	/* The options that decide whether GPUs and NICs can reach each other directly. */
 	for (char *save = NULL, *w = strtok_r(cmd, " ", &save); w != NULL;
@@ -168,9 +168,9 @@ facts_read_host(struct facts *f, const struct facts_roots *r)
 	struct statvfs sv;
 	const char *shm = r->shm != NULL ? r->shm : "/dev/shm";
 
-	facts_read_text(f, "host.name", r->proc, "/proc/sys/kernel/hostname");
-	facts_read_text(f, "host.kernel", r->proc, "/proc/sys/kernel/osrelease");
-	if (facts_field(r->etc, "/etc/os-release", "PRETTY_NAME", '=', v, sizeof v) == 0)
+	facts_read_text(f, "host.name", r->root, "/proc/sys/kernel/hostname");
+	facts_read_text(f, "host.kernel", r->root, "/proc/sys/kernel/osrelease");
+	if (facts_field(r->root, "/etc/os-release", "PRETTY_NAME", '=', v, sizeof v) == 0)
 		facts_add(f, "host.os", "%s", v);
 	else
 		facts_skip(f, "host.os", "no PRETTY_NAME in /etc/os-release");

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "facts.h"
-#include "facts_impl.h"
+#include "plat_file.h"
 
 /*
  * Links containers and virtual switches make, named after their endpoint
@@ -34,7 +34,7 @@ facts_read_net(struct facts *f, const struct facts_roots *r)
 	static const char *const files[] = { "mtu", "speed", "operstate", "carrier_changes" };
 	static const char *const keys[] = { "mtu", "speed", "state", "carrier_changes" };
 	char **ifs, path[512], v[64], key[FACTS_KEY_MAX];
-	int n = facts__list(r->sys, "/sys/class/net", &ifs), shown = 0;
+	int n = plat_file_list(r->root, "/sys/class/net", PLAT_FILE_LIST_ALL, &ifs), shown = 0;
 
 	for (int i = 0; i < n; i++) {
 		if (facts_net_virtual(ifs[i]) || strlen(ifs[i]) > 32)
@@ -44,7 +44,7 @@ facts_read_net(struct facts *f, const struct facts_roots *r)
 			snprintf(path, sizeof path, "/sys/class/net/%s/%s", ifs[i], files[k]);
 			snprintf(key, sizeof key, "net.%s.%s", ifs[i], keys[k]);
 			/* Virtual links have no speed: reading it fails with EINVAL. */
-			if (facts__read(r->sys, path, v, sizeof v) <= 0 || strcmp(v, "-1") == 0)
+			if (plat_file_text(r->root, path, v, sizeof v) <= 0 || strcmp(v, "-1") == 0)
 				facts_skip(f, key, "not reported for %s", ifs[i]);
 			else if (k == 1)
 				facts_add(f, key, "%s Mb/s", v);
@@ -54,5 +54,5 @@ facts_read_net(struct facts *f, const struct facts_roots *r)
 	}
 	if (shown == 0)
 		facts_skip(f, "net", "no network interface besides lo and virtual ones");
-	facts__free_names(ifs, n > 0 ? n : 0);
+	plat_file_list_free(ifs, n > 0 ? n : 0);
 }

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "facts.h"
-#include "facts_impl.h"
+#include "plat_file.h"
 
 #define PCI_ACS_ID 0x000d
 #define PCI_ACS_RR 0x04		/* P2P request redirect */
@@ -29,10 +29,10 @@ facts_pci_kind(const char *root, const char *dev)
 	unsigned long c;
 
 	snprintf(path, sizeof path, "/sys/bus/pci/devices/%s/class", dev);
-	if (facts__read(root, path, cls, sizeof cls) < 0)
+	if (plat_file_text(root, path, cls, sizeof cls) < 0)
 		return NULL;
 	snprintf(path, sizeof path, "/sys/bus/pci/devices/%s/vendor", dev);
-	if (facts__read(root, path, ven, sizeof ven) < 0)
+	if (plat_file_text(root, path, ven, sizeof ven) < 0)
 		return NULL;
 	c = strtoul(cls, NULL, 16) >> 8;
 	if ((c == 0x0300 || c == 0x0302) && strcmp(ven, "0x10de") == 0)
@@ -60,12 +60,12 @@ facts_pci_link(struct facts *f, const char *root, const char *dev, const char *w
 	char path[512], speed[64], width[32];
 
 	snprintf(path, sizeof path, "/sys/bus/pci/devices/%s/%s_link_speed", dev, which);
-	if (facts__read(root, path, speed, sizeof speed) < 0) {
+	if (plat_file_text(root, path, speed, sizeof speed) < 0) {
 		facts_skip(f, key, "no %s_link_speed in sysfs", which);
 		return;
 	}
 	snprintf(path, sizeof path, "/sys/bus/pci/devices/%s/%s_link_width", dev, which);
-	if (facts__read(root, path, width, sizeof width) < 0)
+	if (plat_file_text(root, path, width, sizeof width) < 0)
 		snprintf(width, sizeof width, "?");
 	if (facts_pci_gen(speed) == 0)
 		facts_skip(f, key, "link speed '%s' unknown", speed);
@@ -117,8 +117,7 @@ facts_pci_acs_path(struct facts *f, const char *root, const char *dev, const cha
 	int unreadable = 0, bridges = 0;
 
 	snprintf(dir, sizeof dir, "/sys/bus/pci/devices/%s", dev);
-	facts__path(root, dir, link, sizeof link);
-	if (realpath(link, real) == NULL) {
+	if (plat_file_path(root, dir, link, sizeof link) != 0 || realpath(link, real) == NULL) {
 		facts_skip(f, key, "cannot resolve %s", link);
 		return;
 	}
@@ -151,33 +150,34 @@ void
 facts_read_pci(struct facts *f, const struct facts_roots *r)
 {
 	char **devs, key[FACTS_KEY_MAX];
-	int n = facts__list(r->sys, "/sys/bus/pci/devices", &devs), found = 0;
+	int n = plat_file_list(r->root, "/sys/bus/pci/devices", PLAT_FILE_LIST_ALL, &devs);
+	int found = 0;
 
 	for (int i = 0; i < n; i++) {
-		const char *kind = facts_pci_kind(r->sys, devs[i]);
+		const char *kind = facts_pci_kind(r->root, devs[i]);
 		char ids[64] = "", path[512], v[32];
 
 		if (kind == NULL)
 			continue;
 		found++;
 		snprintf(path, sizeof path, "/sys/bus/pci/devices/%s/vendor", devs[i]);
-		if (facts__read(r->sys, path, v, sizeof v) > 2)
+		if (plat_file_text(r->root, path, v, sizeof v) > 2)
 			snprintf(ids, sizeof ids, "%s", v + 2);
 		snprintf(path, sizeof path, "/sys/bus/pci/devices/%s/device", devs[i]);
-		if (facts__read(r->sys, path, v, sizeof v) > 2)
+		if (plat_file_text(r->root, path, v, sizeof v) > 2)
 			snprintf(ids + strlen(ids), sizeof ids - strlen(ids), ":%s", v + 2);
 		snprintf(key, sizeof key, "pci.%s.kind", devs[i]);
 		facts_add(f, key, "%s %s", kind, ids);
 		snprintf(key, sizeof key, "pci.%s.link", devs[i]);
-		facts_pci_link(f, r->sys, devs[i], "current", key);
+		facts_pci_link(f, r->root, devs[i], "current", key);
 		snprintf(key, sizeof key, "pci.%s.link_max", devs[i]);
-		facts_pci_link(f, r->sys, devs[i], "max", key);
+		facts_pci_link(f, r->root, devs[i], "max", key);
 		snprintf(key, sizeof key, "pci.%s.acs", devs[i]);
-		facts_pci_acs_path(f, r->sys, devs[i], key);
+		facts_pci_acs_path(f, r->root, devs[i], key);
 	}
 	if (n < 0)
 		facts_skip(f, "pci", "no /sys/bus/pci/devices");
 	else if (found == 0)
 		facts_skip(f, "pci", "no GPU or network adapter on PCI");
-	facts__free_names(devs, n > 0 ? n : 0);
+	plat_file_list_free(devs, n > 0 ? n : 0);
 }

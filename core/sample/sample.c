@@ -2,81 +2,33 @@
  * Interfaces and RDMA ports from sysfs, read under a root. Every file is
  * optional: a counter a driver does not give reads as 0, a state as "".
  */
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "clock.h"
+#include "plat_file.h"
 #include "sample_impl.h"
 #include "xmalloc.h"
 
 #define SAMPLE_MAX_ITEMS 256	/* interfaces or ports per host: a bound on a hostile tree */
 
-/* root + path into buf, its last newline cut; -1 if it cannot be read. */
-static int
-sample_read(const char *root, const char *path, char *buf, size_t len)
-{
-	char full[1024];
-	ssize_t n;
-	int fd;
-
-	snprintf(full, sizeof full, "%s%s", root, path);
-	if ((fd = open(full, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
-		return -1;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	return 0;
-}
-
+/* A counter; 0 when the driver does not give it (or gives no number). */
 static uint64_t
 sample_u64(const char *root, const char *path)
 {
-	char buf[64], *end;
-	unsigned long long v;
+	uint64_t v;
 
-	if (sample_read(root, path, buf, sizeof buf) != 0)
-		return 0;
-	errno = 0;
-	v = strtoull(buf, &end, 10);
-	return errno == 0 && end != buf ? (uint64_t)v : 0;
+	return plat_file_u64(root, path, &v) == 0 ? v : 0;
 }
 
 /* The entries of root+dir, sorted, dot files left out; the count (0 if none). */
 static int
 sample_list(const char *root, const char *dir, char ***out)
 {
-	char full[1024];
-	struct dirent **ents;
-	int n, k = 0;
+	int n = plat_file_list(root, dir, SAMPLE_MAX_ITEMS, out);
 
-	*out = NULL;
-	snprintf(full, sizeof full, "%s%s", root, dir);
-	if ((n = scandir(full, &ents, NULL, alphasort)) < 0)
-		return 0;
-	*out = xcalloc((size_t)n + 1, sizeof **out);
-	for (int i = 0; i < n; i++) {
-		if (ents[i]->d_name[0] != '.' && k < SAMPLE_MAX_ITEMS)
-			(*out)[k++] = xstrdup(ents[i]->d_name);
-		free(ents[i]);
-	}
-	free(ents);
-	return k;
-}
-
-static void
-sample_list_free(char **l, int n)
-{
-	for (int i = 0; i < n; i++)
-		free(l[i]);
-	free(l);
+	return n > 0 ? n : 0;
 }
 
 static void
@@ -101,13 +53,13 @@ sample_net(struct sample_host *s, const char *root)
 		snprintf(path, sizeof path, "/sys/class/net/%s/carrier_changes", ifs[i]);
 		x->carrier_changes = sample_u64(root, path);
 		snprintf(path, sizeof path, "/sys/class/net/%s/operstate", ifs[i]);
-		x->up = sample_read(root, path, buf, sizeof buf) == 0 && strcmp(buf, "up") == 0;
+		x->up = plat_file_line(root, path, buf, sizeof buf) == 0 && strcmp(buf, "up") == 0;
 		snprintf(path, sizeof path, "/sys/class/net/%s/speed", ifs[i]);
 		/* Reading speed fails (EINVAL) on a link that is down: unknown, not 0. */
-		x->speed_mbps = sample_read(root, path, buf, sizeof buf) == 0 && buf[0] != '-' &&
+		x->speed_mbps = plat_file_line(root, path, buf, sizeof buf) == 0 && buf[0] != '-' &&
 		    buf[0] != '\0' ? atol(buf) : -1;
 	}
-	sample_list_free(ifs, n);
+	plat_file_list_free(ifs, n);
 }
 
 static void
@@ -123,12 +75,12 @@ sample_port(struct sample_rdma *x, const char *root, const char *dev, const char
 	x->port = atoi(port);
 	snprintf(base, sizeof base, "/sys/class/infiniband/%s/ports/%s", dev, port);
 	snprintf(path, sizeof path, "%s/state", base);
-	if (sample_read(root, path, buf, sizeof buf) == 0) {
+	if (plat_file_line(root, path, buf, sizeof buf) == 0) {
 		p = strchr(buf, ':');
 		snprintf(x->state, sizeof x->state, "%.23s", p ? p + 1 + strspn(p + 1, " ") : buf);
 	}
 	snprintf(path, sizeof path, "%s/rate", base);
-	if (sample_read(root, path, x->rate, sizeof x->rate) != 0)
+	if (plat_file_line(root, path, x->rate, sizeof x->rate) != 0)
 		x->rate[0] = '\0';
 	snprintf(path, sizeof path, "%s/counters/port_rcv_data", base);
 	x->rx_bytes = sample_u64(root, path) * 4;
@@ -139,7 +91,7 @@ sample_port(struct sample_rdma *x, const char *root, const char *dev, const char
 		*v[k] = sample_u64(root, path);
 	}
 	snprintf(path, sizeof path, "%s/hw_counters/local_ack_timeout_err", base);
-	x->have_hw = sample_read(root, path, buf, sizeof buf) == 0;
+	x->have_hw = plat_file_line(root, path, buf, sizeof buf) == 0;
 	x->ack_timeouts = sample_u64(root, path);
 	snprintf(path, sizeof path, "%s/hw_counters/packet_seq_err", base);
 	x->seq_errors = sample_u64(root, path);
@@ -166,9 +118,9 @@ sample_rdma(struct sample_host *s, const char *root)
 			memset(&s->rdma[s->nrdma], 0, sizeof *s->rdma);
 			sample_port(&s->rdma[s->nrdma++], root, devs[i], ports[k]);
 		}
-		sample_list_free(ports, np);
+		plat_file_list_free(ports, np);
 	}
-	sample_list_free(devs, nd);
+	plat_file_list_free(devs, nd);
 }
 
 int

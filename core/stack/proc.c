@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "err.h"
+#include "plat_file.h"
 #include "stack.h"
 #include "stack_impl.h"
 #include "xmalloc.h"
@@ -51,20 +52,15 @@ struct stack_env_best {
 	int t_rank, t_local, t_size;
 };
 
-/* Read a small /proc file whole; the length, or -1. */
+/*
+ * A small /proc file whole, at most len - 1 bytes; the length, or -1. Always
+ * the host's own /proc, never a fixture root: the pids read here are the ones
+ * that are then traced.
+ */
 ssize_t
 stack__read_file(const char *path, char *buf, size_t len)
 {
-	ssize_t n, got = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd == -1)
-		return -1;
-	while ((size_t)got < len - 1 && (n = read(fd, buf + got, len - 1 - (size_t)got)) > 0)
-		got += n;
-	close(fd);
-	buf[got] = '\0';
-	return got;
+	return plat_file_read(NULL, path, buf, len);
 }
 
 static int

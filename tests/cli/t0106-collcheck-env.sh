@@ -24,8 +24,8 @@ NCCL_DEBUG=WARN collcheck env -v >"$TMP/o" 2>&1
 check "-v: an NCCL_* variable is a fact" grep -q '^  env.NCCL_DEBUG  *WARN$' "$TMP/o"
 check "-v: absent hardware is skipped, never made up" grep -q '^  rdma  *skipped: no RDMA devices' "$TMP/o"
 
-# Fixture trees through the configurable roots.
-fx() { COLL_SYSFS_ROOT=$FIX/sys COLL_PROC_ROOT=$FIX/proc "$BIN/collcheck" "$@"; }
+# Fixture trees through the fixture root.
+fx() { COLL_FS_ROOT=$FIX "$BIN/collcheck" "$@"; }
 (ulimit -l 1024; NCCL_IB_HCA=mlx5_1 fx env -v) >"$TMP/o" 2>"$TMP/e"
 expect_code 1 $? "fixture: problems found"
 check "the host's name from the proc root" grep -q '^fixhost  ERROR' "$TMP/o"

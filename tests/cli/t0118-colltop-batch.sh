@@ -45,7 +45,7 @@ check "--once: a row per rank" test "$(grep -cE '^ +[0-2]  [^ ]+ +ok ' "$TMP/o")
 check "--once: the host table" grep -q '^HOST  RANKS  STATE  NET_RX' "$TMP/o"
 
 # 2. JSON, with the fixture tree: counters only grow, rates follow them.
-COLL_SAMPLE_ROOT=$R colltop --json --iterations 4 -d 0.3 -n 2 --no-gpu >"$TMP/j" 2>"$TMP/e"
+COLL_FS_ROOT=$R colltop --json --iterations 4 -d 0.3 -n 2 --no-gpu >"$TMP/j" 2>"$TMP/e"
 expect_code 0 $? "--json --iterations 4"
 python3 - "$TMP/j" >"$TMP/py" 2>&1 <<'EOF'
 import json, sys

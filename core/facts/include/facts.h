@@ -10,8 +10,9 @@
  * a made-up value. Optional libraries (NVML, CUDA, NCCL, libibverbs) are
  * loaded with dlopen, so nothing here needs them to build or run.
  *
- * The readers take their files under configurable roots (COLL_SYSFS_ROOT,
- * COLL_PROC_ROOT, COLL_ETC_ROOT), so tests drive them with fixture trees.
+ * The readers take their files under a configurable root (COLL_FS_ROOT: a
+ * directory standing for "/", plat_file.h), so tests drive them with fixture
+ * trees.
  */
 #ifndef COLL_FACTS_H
 #define COLL_FACTS_H
@@ -33,11 +34,9 @@ struct facts {
 	struct fact *v;
 };
 
-/* Where the readers look; NULL members take their defaults (/sys, /proc, /etc). */
+/* Where the readers look; NULL members take their defaults (/, $HOME, /dev/shm). */
 struct facts_roots {
-	const char *sys;
-	const char *proc;
-	const char *etc;
+	const char *root;	/* stands for "/": /sys, /proc and /etc are read under it */
 	const char *home;	/* for ~/.nccl.conf */
 	const char *shm;	/* /dev/shm */
 };
@@ -64,7 +63,7 @@ char *facts_pack(const struct facts *f, size_t *len);
 /* COLL_OK or COLL_EPROTO (malformed, too long, too many); f keeps what parsed. */
 int facts_unpack(struct facts *f, const char *buf, size_t len);
 
-/* Roots from COLL_SYSFS_ROOT, COLL_PROC_ROOT, COLL_ETC_ROOT, HOME. */
+/* Roots from COLL_FS_ROOT, HOME, COLL_SHM_DIR. */
 void facts_roots_env(struct facts_roots *r);
 /* Every reader below, in order. */
 void facts_collect(struct facts *f, const struct facts_roots *r, char *const *envp);
