@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd.h"
+#include "hostopt.h"
 #include "opt.h"
 
 void
@@ -197,4 +199,51 @@ opt_print_help(const struct opt *opts, void *stream)
 			    o->arg ? o->arg : "");
 		fprintf(f, "  %-28s %s\n", left, o->help);
 	}
+}
+
+/* The options the loop answers itself, and the host options: 0 taken, 1 not, -1 err. */
+static int
+opt_parse_shared(const struct opt_parser *p, int id, const char *val, char *err, size_t len)
+{
+	if (id == OPT_ID_HELP) {
+		cmd_usage(p->cmd, stdout);
+		return -2;
+	}
+	if (id == OPT_ID_VERSION) {
+		printf("%s %s\n", p->cmd->tool, COLL_VERSION);
+		return -2;
+	}
+	return p->ho != NULL ? hostopt_value(p->ho, id, val, err, len) : 1;
+}
+
+int
+opt_parse(const struct opt_parser *p, int argc, char **argv, int *rest)
+{
+	struct opt_state st;
+	const char *val;
+	char err[512];
+	int id, r;
+
+	opt_init(&st, p->cmd->opts, argc, argv, p->operands != OPT_OPERANDS_NONE);
+	/* Operands between options: "--" does not end the options there (collstack's way). */
+	while ((id = opt_next(&st, &val)) != OPT_DONE ||
+	    (p->operands == OPT_OPERANDS_BETWEEN && st.ind < argc)) {
+		if (id == OPT_DONE) {
+			p->operand(p->args, argv[st.ind++]);
+			continue;
+		}
+		if (id == OPT_ERROR)
+			return cmd_usage_error(p->cmd, st.err);
+		if ((r = opt_parse_shared(p, id, val, err, sizeof err)) == -2)
+			return -1;
+		if (r < 0 || (r > 0 && p->value(p->args, id, val, err, sizeof err) != 0))
+			return cmd_usage_error(p->cmd, err);
+	}
+	if (p->operands == OPT_OPERANDS_NONE && st.ind < argc) {
+		snprintf(err, sizeof err, "unexpected argument '%s'", argv[st.ind]);
+		return cmd_usage_error(p->cmd, err);
+	}
+	if (rest != NULL)
+		*rest = st.ind;
+	return EXIT_OK;
 }

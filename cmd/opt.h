@@ -23,6 +23,12 @@ struct opt {
 #define OPT_END_TABLE { 0, 0, NULL, OPT_FLAG, NULL, NULL, NULL }
 enum { OPT_DONE = -1, OPT_ERROR = -2 };
 
+/* Ids opt_parse answers itself, above every tool's own and the host options'. */
+enum { OPT_ID_HELP = 2000, OPT_ID_VERSION };
+#define OPT_HELP_ENTRY { OPT_ID_HELP, 'h', "help", OPT_FLAG, NULL, "show this help", NULL }
+#define OPT_VERSION_ENTRY \
+	{ OPT_ID_VERSION, 'V', "version", OPT_FLAG, NULL, "show the version", NULL }
+
 struct opt_state {
 	const struct opt *opts;
 	int argc;
@@ -45,5 +51,37 @@ int opt_double(const char *name, const char *s, double min, double max, double *
     size_t len);
 /* Print the options of a table for --help. */
 void opt_print_help(const struct opt *opts, void *stream);
+
+struct cmd;
+struct hostopt;
+
+/* What a tool does with operands (arguments that are not options). */
+enum opt_operands {
+	OPT_OPERANDS_NONE,	/* each is a usage error that names it */
+	OPT_OPERANDS_REST,	/* options end at the first: collrun's program and its arguments */
+	OPT_OPERANDS_BETWEEN,	/* taken between options by operand(): collstack --fr's dumps */
+};
+
+/*
+ * One tool's option loop (every tool's: the same errors, --help and
+ * --version for all): its command for the usage and the table, and where
+ * each option goes, in the order given.
+ */
+struct opt_parser {
+	const struct cmd *cmd;
+	struct hostopt *ho;	/* the host options go here first; NULL: the tool has none */
+	/* The tool's own option: 0, or -1 with err (said as a usage error). */
+	int (*value)(void *args, int id, const char *val, char *err, size_t len);
+	void (*operand)(void *args, const char *arg);	/* OPT_OPERANDS_BETWEEN */
+	void *args;
+	enum opt_operands operands;
+};
+
+/*
+ * Parse argv with p: EXIT_OK with *rest (unless NULL) the index of the first
+ * operand left (OPT_OPERANDS_REST), -1 when --help or --version was printed (the tool
+ * exits 0), or EXIT_USAGE after the usage error was said.
+ */
+int opt_parse(const struct opt_parser *p, int argc, char **argv, int *rest);
 
 #endif

@@ -11,7 +11,7 @@
 #include "check.h"
 
 enum { O_VERBOSE = 1, O_JSON, O_BASELINE, O_SAVE_BASELINE, O_CONFIG, O_SIZE, O_ITERS,
-	O_TIMEOUT, O_NO_COLOR, O_WORKER, O_HELP };
+	O_TIMEOUT, O_NO_COLOR, O_WORKER };
 
 #define CHECK_COMMON_OPTS \
 	{ O_VERBOSE, 'v', "verbose", OPT_FLAG, NULL, "show every fact of every host, grouped " \
@@ -32,7 +32,7 @@ enum { O_VERBOSE = 1, O_JSON, O_BASELINE, O_SAVE_BASELINE, O_CONFIG, O_SIZE, O_I
 	{ O_WORKER, 0, "worker", OPT_FLAG, NULL, "(set by the front end) be a worker that " \
 	    "hands rank 0's record to it", NULL }, \
 	HOSTOPT_TABLE("ranks per host (default 1); links then measures between ranks"), \
-	{ O_HELP, 'h', "help", OPT_FLAG, NULL, "show this help", NULL }
+	OPT_HELP_ENTRY
 
 #define CHECK_LINK_OPTS \
 	{ O_SIZE, 's', "size", OPT_VALUE, "SIZE", "bytes each way per bandwidth iteration " \
@@ -98,12 +98,10 @@ const struct cmd cmd_collcheck_links = {
 };
 
 static int
-check_value(struct check_args *a, int id, const char *val, char *err, size_t len)
+check_value(void *args, int id, const char *val, char *err, size_t len)
 {
-	int r = hostopt_value(&a->ho, id, val, err, len);
+	struct check_args *a = args;
 
-	if (r <= 0)
-		return r;
 	switch (id) {
 	case O_VERBOSE: a->verbose = 1; return 0;
 	case O_JSON: a->json = 1; return 0;
@@ -122,26 +120,13 @@ check_value(struct check_args *a, int id, const char *val, char *err, size_t len
 static int
 check_parse(struct check_args *a, int argc, char **argv)
 {
-	struct opt_state st;
-	const char *val;
+	const struct opt_parser p = { .cmd = a->cmd, .ho = &a->ho, .value = check_value,
+	    .args = a, .operands = OPT_OPERANDS_NONE };
 	char err[512];
-	int id;
+	int code;
 
-	opt_init(&st, a->cmd->opts, argc, argv, 0);
-	while ((id = opt_next(&st, &val)) != OPT_DONE) {
-		if (id == OPT_ERROR)
-			return cmd_usage_error(a->cmd, st.err);
-		if (id == O_HELP) {
-			cmd_usage(a->cmd, stdout);
-			return -1;
-		}
-		if (check_value(a, id, val, err, sizeof err) != 0)
-			return cmd_usage_error(a->cmd, err);
-	}
-	if (st.ind < argc) {
-		snprintf(err, sizeof err, "unexpected argument '%s'", argv[st.ind]);
-		return cmd_usage_error(a->cmd, err);
-	}
+	if ((code = opt_parse(&p, argc, argv, NULL)) != EXIT_OK)
+		return code;
 	if (a->link_bytes == 0 || a->link_bytes > (1u << 30))
 		return cmd_usage_error(a->cmd, "-s must be between 1 byte and 1G");
 	if (a->baseline != NULL && a->save_baseline != NULL)

@@ -17,6 +17,7 @@
 
 #include "check.h"
 #include "err.h"
+#include "front.h"
 #include "launch.h"
 #include "xmalloc.h"
 
@@ -25,9 +26,7 @@
 
 struct check_front {
 	struct check_args *a;
-	char *rec;		/* rank 0's stdout */
-	size_t len, cap;
-	int overflow;
+	struct front_record rec;	/* rank 0's stdout */
 	int tty;		/* show progress on stderr */
 	int *failed;		/* per host of this attempt: 1 unusable */
 	char **why;		/* per host of this attempt */
@@ -55,20 +54,8 @@ check_front_output(void *arg, int rank, int stream, const char *line, size_t len
 	static const char prog[] = "collcheck-progress: ";
 	struct check_front *f = arg;
 
-	if (rank == 0 && stream == LAUNCH_STDOUT) {
-		/* Lines past 64 KiB come in pieces: put them back together as they were. */
-		if (f->len + len + 1 > CHECK_RECORD_MAX) {
-			f->overflow = 1;
-			return 1;
-		}
-		if (f->len + len + 1 > f->cap) {
-			f->cap = (f->len + len + 1) * 2;
-			f->rec = xreallocarray(f->rec, f->cap, 1);
-		}
-		memcpy(f->rec + f->len, line, len);
-		f->len += len;
+	if (front_record_take(&f->rec, rank, stream, line, len))
 		return 1;
-	}
 	if (rank == 0 && stream == LAUNCH_STDERR && len >= sizeof prog - 1 &&
 	    memcmp(line, prog, sizeof prog - 1) == 0) {
 		check_front_progress(f, line + sizeof prog - 1, len - (sizeof prog - 1));
@@ -92,7 +79,7 @@ check_front_exited(void *arg, int rank, int state, int code)
 	int h;
 
 	if ((state == LAUNCH_EXITED && code == 0) || state == LAUNCH_FAILED || jo->nhosts == 0 ||
-	    rank < 0 || rank >= f->nranks || f->len > 0)
+	    rank < 0 || rank >= f->nranks || f->rec.len > 0)
 		return;
 	/*
 	 * A worker that could not be started (126, 127: the shell's "cannot
@@ -144,7 +131,7 @@ check_front_attempt(struct check_front *f, char **wargv, int *jobcode)
 	f->failed = xcalloc((size_t)nh + 1, sizeof *f->failed);
 	f->why = xcalloc((size_t)nh + 1, sizeof *f->why);
 	f->last_err = xcalloc((size_t)f->nranks, sizeof *f->last_err);
-	f->len = 0;
+	f->rec.len = 0;
 	f->first_seen = 0;
 	free(f->fatal);
 	f->fatal = NULL;
@@ -175,7 +162,7 @@ check_front_attempt(struct check_front *f, char **wargv, int *jobcode)
 	for (int k = 0; k < f->nranks; k++)
 		free(f->last_err[k]);
 	free(f->last_err);
-	if (f->len > 0)
+	if (f->rec.len > 0)
 		return 0;	/* rank 0 wrote the record: the check is whole, whatever came after */
 	return retry ? 1 : -1;
 }
@@ -240,18 +227,15 @@ check_front_finish(struct check_front *f, struct check_result *r, const struct f
 int
 check_front(struct check_args *a, int argc, char **argv)
 {
-	struct check_front f = { .a = a, .tty = isatty(STDERR_FILENO) && !a->json };
+	struct check_front f = { .a = a, .tty = isatty(STDERR_FILENO) && !a->json,
+	    .rec = { .max = CHECK_RECORD_MAX } };
+	const struct front_argv w = { .sub = a->cmd->name };
 	struct check_result r = { 0 };
-	char **wargv = xcalloc((size_t)argc + 3, sizeof *wargv), *excl = NULL, err[512];
+	char **wargv = NULL, *excl = NULL, err[512];
 	const char *user_excl = a->ho.exclude;
 	int code = EXIT_CANNOT, jobcode = 0, rc = 1, all_gone = 0;
 	struct facts base;
 
-	/*
-	 * Remote workers run this very file (wargv[0] below), so its installation's
-	 * bin and lib go first there, as for a collrun started by a path.
-	 */
-	a->ho.jo.by_path = 1;
 	facts_init(&base);
 	/* A bad baseline is said before minutes of checking, not after. */
 	if (a->baseline != NULL && check_baseline_load(&base, a->baseline, err, sizeof err) != 0) {
@@ -259,20 +243,11 @@ check_front(struct check_args *a, int argc, char **argv)
 		code = EXIT_USAGE;
 		goto out;
 	}
-	a->ho.jo.timeout_s = a->timeout_s;
-	a->ho.jo.label = 1;
-	if (hostopt_prepare(&a->ho, err, sizeof err) != 0) {
-		code = cmd_usage_error(a->cmd, err);
+	if ((code = front_prepare(a->cmd, &a->ho, a->timeout_s)) != EXIT_OK)
 		goto out;
-	}
-	if ((wargv[0] = cmd_self()) == NULL) {
-		fprintf(stderr, "collcheck: cannot find its own executable\n");
+	code = EXIT_CANNOT;
+	if ((wargv = front_argv(a->cmd, &w, argc, argv)) == NULL)
 		goto out;
-	}
-	wargv[1] = (char *)a->cmd->name;
-	wargv[2] = "--worker";
-	for (int i = 1; i < argc; i++)
-		wargv[i + 2] = argv[i];
 	for (int attempt = 0; attempt < CHECK_ATTEMPTS && rc == 1; attempt++) {
 		if (attempt > 0 && check_front_exclude(&f, user_excl, &excl, err, sizeof err) != 0) {
 			rc = -1;
@@ -281,10 +256,10 @@ check_front(struct check_args *a, int argc, char **argv)
 		}
 		rc = check_front_attempt(&f, wargv, &jobcode);
 	}
-	if (rc == 0 && f.overflow)
+	if (rc == 0 && f.rec.overflow)
 		fprintf(stderr, "collcheck: rank 0's record is larger than %u MiB\n",
 		    CHECK_RECORD_MAX >> 20);
-	else if (rc == 0 && check_record_read(&r, f.rec, f.len, err, sizeof err) != 0)
+	else if (rc == 0 && check_record_read(&r, f.rec.buf, f.rec.len, err, sizeof err) != 0)
 		fprintf(stderr, "collcheck: %s\n", err);
 	else if (rc == 0)
 		code = check_front_finish(&f, &r, a->baseline != NULL ? &base : NULL);
@@ -309,10 +284,9 @@ out:
 	}
 	free(f.gone);
 	free(f.gone_why);
-	free(f.rec);
+	front_record_free(&f.rec);
 	free(f.fatal);
-	free(wargv[0]);
-	free(wargv);
+	front_argv_free(wargv);
 	free(excl);
 	facts_free(&base);
 	check_result_free(&r);

@@ -45,7 +45,7 @@
 #define AR_VERDICT_WAIT_MS 1000
 
 enum { O_MIN = 1, O_MAX, O_FACTOR, O_STEP, O_ITERS, O_WARMUP, O_CHECK, O_DTYPE, O_OP, O_RANKS,
-	O_TIMEOUT, O_ON_FAILURE, O_JSON, O_HELP, O_ROOT, O_ENGINE };
+	O_TIMEOUT, O_ON_FAILURE, O_JSON, O_ROOT, O_ENGINE };
 
 enum ar_on_failure { AR_STOP, AR_SHRINK };
 enum ar_engine { AR_AUTO, AR_COLL, AR_NCCL, AR_CUDA };
@@ -80,7 +80,7 @@ static const struct opt ar_opts[] = {
 	    "the error (default), or shrink to the survivors, redo the size and go on",
 	    "stop shrink" },
 	{ O_JSON, 0, "json", OPT_FLAG, NULL, "write the results as JSON", NULL },
-	{ O_HELP, 'h', "help", OPT_FLAG, NULL, "show this help", NULL },
+	OPT_HELP_ENTRY,
 	OPT_END_TABLE,
 };
 
@@ -130,8 +130,9 @@ struct ar_args {
 };
 
 static int
-ar_parse_one(struct ar_args *a, int id, const char *val, char *err, size_t len)
+ar_parse_one(void *args, int id, const char *val, char *err, size_t len)
 {
+	struct ar_args *a = args;
 	int v;
 
 	switch (id) {
@@ -185,26 +186,14 @@ static int
 ar_parse(struct ar_args *a, enum probe_coll k, int argc, char **argv)
 {
 	const struct cmd *cmd = ar_cmds[k];
-	struct opt_state st;
-	const char *val;
-	char err[256];
-	int id;
+	const struct opt_parser p = { .cmd = cmd, .value = ar_parse_one, .args = a,
+	    .operands = OPT_OPERANDS_NONE };
+	int code;
 
 	*a = (struct ar_args){ .coll = k, .cmd = cmd, .minb = 8, .maxb = 32u << 20, .factor = 2,
 	    .iters = 20, .warmup = 5, .check = 1, .ranks = 1, .dt = DT_FLOAT32, .op = OP_SUM };
-	opt_init(&st, ar_opts, argc, argv, 0);
-	while ((id = opt_next(&st, &val)) != OPT_DONE) {
-		if (id == OPT_ERROR)
-			return cmd_usage_error(cmd, st.err);
-		if (id == O_HELP) {
-			cmd_usage(cmd, stdout);
-			return -1;
-		}
-		if (ar_parse_one(a, id, val, err, sizeof err) != 0)
-			return cmd_usage_error(cmd, err);
-	}
-	if (st.ind < argc)
-		return cmd_usage_error(cmd, "unexpected argument");
+	if ((code = opt_parse(&p, argc, argv, NULL)) != EXIT_OK)
+		return code;
 	if (a->minb > a->maxb)
 		return cmd_usage_error(cmd, "-b must not be larger than -e");
 	if (a->engine == AR_NCCL && a->on_failure == AR_SHRINK)

@@ -27,7 +27,7 @@
 /* The core's bound (the wire's): more ranks could never join one communicator. */
 #define COLLRUN_MAX_RANKS COLL_MAX_RANKS
 
-enum { O_NP = 1, O_NO_LABEL, O_GATHER, O_TIMEOUT, O_GRACE, O_KEEP_GOING, O_HELP, O_VERSION };
+enum { O_NP = 1, O_NO_LABEL, O_GATHER, O_TIMEOUT, O_GRACE, O_KEEP_GOING };
 
 static const struct opt collrun_opts[] = {
 	{ O_NP, 'n', "np", OPT_VALUE, "N", "number of ranks (default: the hosts' slots, or 1)",
@@ -43,8 +43,8 @@ static const struct opt collrun_opts[] = {
 	    "killing the others (default 3)", NULL },
 	{ O_KEEP_GOING, 'k', "keep-going", OPT_FLAG, NULL, "after a rank fails, let the others "
 	    "run to their end (the first failure still sets the exit code)", NULL },
-	{ O_HELP, 'h', "help", OPT_FLAG, NULL, "show this help", NULL },
-	{ O_VERSION, 'V', "version", OPT_FLAG, NULL, "show the version", NULL },
+	OPT_HELP_ENTRY,
+	OPT_VERSION_ENTRY,
 	OPT_END_TABLE,
 };
 
@@ -63,12 +63,10 @@ const struct cmd cmd_collrun = {
 };
 
 static int
-collrun_value(struct hostopt *a, int id, const char *val, char *err, size_t len)
+collrun_value(void *args, int id, const char *val, char *err, size_t len)
 {
-	int r = hostopt_value(a, id, val, err, len);
+	struct hostopt *a = args;
 
-	if (r <= 0)
-		return r;
 	switch (id) {
 	case O_NP: return opt_int("-n", val, 1, COLLRUN_MAX_RANKS, &a->np, err, len);
 	case O_NO_LABEL: a->jo.label = 0; return 0;
@@ -83,29 +81,15 @@ collrun_value(struct hostopt *a, int id, const char *val, char *err, size_t len)
 static int
 collrun_parse(struct hostopt *a, int argc, char **argv)
 {
-	struct opt_state st;
-	const char *val;
-	char err[512];
-	int id;
+	const struct opt_parser p = { .cmd = &cmd_collrun, .ho = a, .value = collrun_value,
+	    .args = a, .operands = OPT_OPERANDS_REST };
+	int code, rest;
 
-	opt_init(&st, collrun_opts, argc, argv, 1);
-	while ((id = opt_next(&st, &val)) != OPT_DONE) {
-		if (id == OPT_ERROR)
-			return cmd_usage_error(&cmd_collrun, st.err);
-		if (id == O_HELP) {
-			cmd_usage(&cmd_collrun, stdout);
-			return -1;
-		}
-		if (id == O_VERSION) {
-			printf("collrun %s\n", COLL_VERSION);
-			return -1;
-		}
-		if (collrun_value(a, id, val, err, sizeof err) != 0)
-			return cmd_usage_error(&cmd_collrun, err);
-	}
-	if (st.ind >= argc)
+	if ((code = opt_parse(&p, argc, argv, &rest)) != EXIT_OK)
+		return code;
+	if (rest >= argc)
 		return cmd_usage_error(&cmd_collrun, "no program given");
-	a->jo.argv = argv + st.ind;
+	a->jo.argv = argv + rest;
 	return EXIT_OK;
 }
 

@@ -11,7 +11,7 @@
 #include "xmalloc.h"
 
 enum { O_JOB = 1, O_PID, O_MATCH, O_SLURM, O_FR, O_JSON, O_DOT, O_SVG, O_NO_COLOR, O_TIMEOUT,
-	O_NO_FR_DUMP, O_CUDA, O_THREADS, O_USER, O_WORKER, O_HELP, O_VERSION };
+	O_NO_FR_DUMP, O_CUDA, O_THREADS, O_USER, O_WORKER };
 
 static const struct opt stk_opts[] = {
 	{ O_JOB, 'j', "job", OPT_VALUE, "ID", "the collrun job with this id (or the start of "
@@ -42,18 +42,24 @@ static const struct opt stk_opts[] = {
 	{ O_WORKER, 0, "worker", OPT_FLAG, NULL, "(set by the front end) be a worker that "
 	    "hands rank 0's record to it", NULL },
 	HOSTOPT_TABLE("workers per host: 1, the only value (one worker reads a whole host)"),
-	{ O_HELP, 'h', "help", OPT_FLAG, NULL, "show this help", NULL },
-	{ O_VERSION, 'V', "version", OPT_FLAG, NULL, "show the version", NULL },
+	OPT_HELP_ENTRY,
+	OPT_VERSION_ENTRY,
 	OPT_END_TABLE,
 };
 
-static int
-stk_value(struct stk_args *a, int id, const char *val, int *nsel, char *err, size_t len)
-{
-	int r = hostopt_value(&a->ho, id, val, err, len);
+/* What the option loop fills: the arguments, and how many selections and operands came. */
+struct stk_parse {
+	struct stk_args *a;
+	int nsel, nops;
+};
 
-	if (r <= 0)
-		return r;
+static int
+stk_value(void *args, int id, const char *val, char *err, size_t len)
+{
+	struct stk_parse *p = args;
+	struct stk_args *a = p->a;
+	int *nsel = &p->nsel;
+
 	switch (id) {
 	case O_JOB: a->sel = SEL_JOB; a->job = val; ++*nsel; return 0;
 	case O_PID: a->sel = SEL_PID; a->pids = val; ++*nsel; return 0;
@@ -72,6 +78,14 @@ stk_value(struct stk_args *a, int id, const char *val, int *nsel, char *err, siz
 	case O_THREADS: return opt_int("--threads", val, 1, 256, &a->threads, err, len);
 	}
 	return 0;
+}
+
+static void
+stk_operand(void *args, const char *arg)
+{
+	struct stk_parse *p = args;
+
+	p->a->fr[1 + p->nops++] = arg;
 }
 
 /* Checks the front end makes before starting anything. */
@@ -124,32 +138,18 @@ stk_check(struct stk_args *a, int nsel, char *err, size_t len)
 static int
 stk_parse(struct stk_args *a, int argc, char **argv)
 {
-	struct opt_state st;
-	const char *val;
+	struct stk_parse sp = { .a = a };
+	const struct opt_parser p = { .cmd = a->cmd, .ho = &a->ho, .value = stk_value,
+	    .operand = stk_operand, .args = &sp, .operands = OPT_OPERANDS_BETWEEN };
 	char err[512];
-	int id, nsel = 0, nops = 0;
+	int code, nsel, nops;
 
 	/* Operands are --fr's further dumps: collected here, refused below for the rest. */
 	a->fr = xcalloc((size_t)argc + 1, sizeof *a->fr);
-	opt_init(&st, a->cmd->opts, argc, argv, 1);
-	while ((id = opt_next(&st, &val)) != OPT_DONE || st.ind < argc) {
-		if (id == OPT_DONE) {
-			a->fr[1 + nops++] = argv[st.ind++];
-			continue;
-		}
-		if (id == OPT_ERROR)
-			return cmd_usage_error(a->cmd, st.err);
-		if (id == O_HELP) {
-			cmd_usage(a->cmd, stdout);
-			return -1;
-		}
-		if (id == O_VERSION) {
-			printf("collstack %s\n", COLL_VERSION);
-			return -1;
-		}
-		if (stk_value(a, id, val, &nsel, err, sizeof err) != 0)
-			return cmd_usage_error(a->cmd, err);
-	}
+	if ((code = opt_parse(&p, argc, argv, NULL)) != EXIT_OK)
+		return code;
+	nsel = sp.nsel;
+	nops = sp.nops;
 	if (nops > 0 && a->sel != SEL_FR) {
 		snprintf(err, sizeof err, "unexpected argument '%s'", a->fr[1]);
 		return cmd_usage_error(a->cmd, err);

@@ -12,6 +12,7 @@
 
 #include "collstack.h"
 #include "err.h"
+#include "front.h"
 #include "job.h"
 #include "launch.h"
 #include "xmalloc.h"
@@ -19,9 +20,7 @@
 #define STK_RECORD_MAX (1024u << 20)
 
 struct stk_front {
-	char *rec;
-	size_t len, cap;
-	int overflow;
+	struct front_record rec;	/* rank 0's stdout */
 	int nhosts;
 	char **host_why;	/* per host: why it could not be used */
 	char *fatal;
@@ -32,19 +31,7 @@ stk_front_output(void *arg, int rank, int stream, const char *line, size_t len)
 {
 	struct stk_front *f = arg;
 
-	if (rank != 0 || stream != LAUNCH_STDOUT)
-		return 0;
-	if (f->len + len + 1 > STK_RECORD_MAX) {
-		f->overflow = 1;
-		return 1;
-	}
-	if (f->len + len + 1 > f->cap) {
-		f->cap = (f->len + len + 1) * 2;
-		f->rec = xreallocarray(f->rec, f->cap, 1);
-	}
-	memcpy(f->rec + f->len, line, len);
-	f->len += len;
-	return 1;
+	return front_record_take(&f->rec, rank, stream, line, len);
 }
 
 static void
@@ -142,12 +129,12 @@ stk_front_report(struct stk_args *a, struct stk_front *f, int jobcode)
 		if (f->host_why[h] != NULL)
 			fprintf(stderr, "collstack: host %s cannot be used: %s (leave it out with "
 			    "-x %s)\n", a->ho.names[h], f->host_why[h], a->ho.names[h]);
-	if (f->overflow) {
+	if (f->rec.overflow) {
 		fprintf(stderr, "collstack: rank 0's record is larger than %u MiB\n",
 		    STK_RECORD_MAX >> 20);
 		return EXIT_CANNOT;
 	}
-	if (f->len == 0) {
+	if (f->rec.len == 0) {
 		if (jobcode == JOB_EXIT_TIMEOUT)
 			fprintf(stderr, "collstack: the workers ran past -T %g s: raise -T\n",
 			    a->timeout_s);
@@ -156,7 +143,7 @@ stk_front_report(struct stk_args *a, struct stk_front *f, int jobcode)
 			    "the workers did not report");
 		return EXIT_CANNOT;
 	}
-	if (stk_record_read(&r, f->rec, f->len, err, sizeof err) != 0) {
+	if (stk_record_read(&r, f->rec.buf, f->rec.len, err, sizeof err) != 0) {
 		fprintf(stderr, "collstack: %s\n", err);
 		stk_result_free(&r);
 		return EXIT_CANNOT;
@@ -168,28 +155,39 @@ stk_front_report(struct stk_args *a, struct stk_front *f, int jobcode)
 	return code;
 }
 
+/* The workers' selection, last in their argv so that it wins over a --job prefix the user gave. */
+static void
+stk_front_last(const struct stk_args *a, struct front_argv *w)
+{
+	if (a->sel == SEL_JOB) {
+		w->last[0] = "--job";
+		w->last[1] = a->jobid;
+	} else if (a->sel == SEL_SLURM) {
+		w->last[0] = "--slurm";
+		w->last[1] = a->slurm;
+	} else if (a->sel == SEL_PID && a->found != NULL) {
+		w->last[0] = "--pid";
+		w->last[1] = a->pids;
+	}
+}
+
 int
 stk_front(struct stk_args *a, int argc, char **argv)
 {
-	struct stk_front f = { 0 };
+	struct stk_front f = { .rec = { .max = STK_RECORD_MAX } };
 	struct job_hooks hooks = { stk_front_output, stk_front_exited, stk_front_host_failed,
 		&f, 1, NULL };
-	char **wargv = xcalloc((size_t)argc + 6, sizeof *wargv), err[512], *hosts = NULL;
-	char *nodes = NULL, *slurm_id = NULL, pick[32];
-	int code = EXIT_CANNOT, jobcode, k = 0, r;
+	struct front_argv w = { 0 };
+	char **wargv = NULL, *hosts = NULL, *nodes = NULL, *slurm_id = NULL, pick[32];
+	int code = EXIT_CANNOT, jobcode, r;
 
-	a->ho.jo.by_path = 1;
-	a->ho.jo.timeout_s = a->timeout_s;
-	a->ho.jo.label = 1;
 	if ((r = stk_front_job(a, &hosts, pick, sizeof pick)) != 0 ||
 	    stk_front_slurm(a, &nodes, &slurm_id) != 0) {
 		code = r == -2 ? EXIT_USAGE : EXIT_CANNOT;
 		goto out;
 	}
-	if (hostopt_prepare(&a->ho, err, sizeof err) != 0) {
-		code = cmd_usage_error(a->cmd, err);
+	if ((code = front_prepare(a->cmd, &a->ho, a->timeout_s)) != EXIT_OK)
 		goto out;
-	}
 	/* A local worker is our child: told our pid, it ends at once if orphaned before its check. */
 	if (a->ho.jo.kind == LAUNCH_LOCAL) {
 		char pid[24];
@@ -199,24 +197,10 @@ stk_front(struct stk_args *a, int argc, char **argv)
 	} else {
 		unsetenv("COLL_STACK_FRONT_PID");
 	}
-	if ((wargv[k++] = cmd_self()) == NULL) {
-		fprintf(stderr, "collstack: cannot find its own executable\n");
+	stk_front_last(a, &w);
+	code = EXIT_CANNOT;
+	if ((wargv = front_argv(a->cmd, &w, argc, argv)) == NULL)
 		goto out;
-	}
-	wargv[k++] = "--worker";
-	for (int i = 1; i < argc; i++)
-		wargv[k++] = argv[i];
-	/* Last, so that it wins over a --job prefix the user gave. */
-	if (a->sel == SEL_JOB) {
-		wargv[k++] = "--job";
-		wargv[k++] = a->jobid;
-	} else if (a->sel == SEL_SLURM) {
-		wargv[k++] = "--slurm";
-		wargv[k++] = (char *)a->slurm;
-	} else if (a->sel == SEL_PID && a->found != NULL) {
-		wargv[k++] = "--pid";
-		wargv[k++] = (char *)a->pids;
-	}
 	f.nhosts = a->ho.jo.nhosts;
 	f.host_why = xcalloc((size_t)f.nhosts + 1, sizeof *f.host_why);
 	a->ho.jo.argv = wargv;
@@ -227,10 +211,9 @@ out:
 	for (int h = 0; h < f.nhosts; h++)
 		free(f.host_why[h]);
 	free(f.host_why);
-	free(f.rec);
+	front_record_free(&f.rec);
 	free(f.fatal);
-	free(wargv[0]);
-	free(wargv);
+	front_argv_free(wargv);
 	free(hosts);
 	free(nodes);
 	free(slurm_id);

@@ -13,7 +13,7 @@
 
 enum { O_NP = 1, O_DELAY, O_BATCH, O_ONCE, O_ITERATIONS, O_JSON, O_BYTES, O_PROBE_ITERS,
 	O_BY_HOST, O_SORT, O_FILTER, O_FACTOR, O_SLOW_K, O_SLOW_MS, O_WARMUP, O_DEAD_AFTER,
-	O_STALL, O_NO_GPU, O_NO_COLOR, O_ASCII, O_WORKER, O_CTL_PORT, O_HELP, O_VERSION };
+	O_STALL, O_NO_GPU, O_NO_COLOR, O_ASCII, O_WORKER, O_CTL_PORT };
 
 static const struct opt top_opts[] = {
 	{ O_NP, 'n', "np", OPT_VALUE, "N", "workers on this machine when no hosts are given "
@@ -55,8 +55,8 @@ static const struct opt top_opts[] = {
 	{ O_CTL_PORT, 0, "control-port", OPT_VALUE, "PORT", "(set by the dashboard) where rank 0 "
 	    "takes its keys from", NULL },
 	HOSTOPT_TABLE("workers per host (default 1)"),
-	{ O_HELP, 'h', "help", OPT_FLAG, NULL, "show this help", NULL },
-	{ O_VERSION, 'V', "version", OPT_FLAG, NULL, "show the version", NULL },
+	OPT_HELP_ENTRY,
+	OPT_VERSION_ENTRY,
 	OPT_END_TABLE,
 };
 
@@ -85,11 +85,12 @@ top_value_num(struct top_args *a, int id, const char *val, char *err, size_t len
 }
 
 static int
-top_value(struct top_args *a, int id, const char *val, char *err, size_t len)
+top_value(void *args, int id, const char *val, char *err, size_t len)
 {
-	int r = hostopt_value(&a->ho, id, val, err, len);
+	struct top_args *a = args;
+	int r;
 
-	if (r <= 0 || (r = top_value_num(a, id, val, err, len)) <= 0)
+	if ((r = top_value_num(a, id, val, err, len)) <= 0)
 		return r;
 	switch (id) {
 	case O_BATCH: a->batch = 1; return 0;
@@ -107,7 +108,7 @@ top_value(struct top_args *a, int id, const char *val, char *err, size_t len)
 }
 
 static int
-top_check(struct top_args *a, int dead_given, char *err, size_t len)
+top_check(struct top_args *a, char *err, size_t len)
 {
 	if (a->sort != NULL && view_col_parse(0, a->sort) < 0 && view_col_parse(1, a->sort) < 0) {
 		snprintf(err, len, "--sort '%s' names no column: use rank, host, state, lat_ms, "
@@ -118,7 +119,8 @@ top_check(struct top_args *a, int dead_given, char *err, size_t len)
 		snprintf(err, len, "--bytes %zu: the probe is at most 1G", a->bytes);
 		return -1;
 	}
-	if (!dead_given)
+	/* Not given: --dead-after takes 0.5 s at the least. */
+	if (a->dead_after_s == 0)
 		a->dead_after_s = a->interval_s * 1.5 > 1 ? a->interval_s * 1.5 : 1;
 	if (!a->ho.per_host && a->ho.np == 0)
 		a->ho.per_host = hostopt_given(&a->ho) ? 1 : 0;
@@ -130,32 +132,14 @@ top_check(struct top_args *a, int dead_given, char *err, size_t len)
 static int
 top_parse(struct top_args *a, int argc, char **argv)
 {
-	struct opt_state st;
-	const char *val;
+	const struct opt_parser p = { .cmd = a->cmd, .ho = &a->ho, .value = top_value,
+	    .args = a, .operands = OPT_OPERANDS_NONE };
 	char err[512];
-	int id, dead = 0;
+	int code;
 
-	opt_init(&st, a->cmd->opts, argc, argv, 1);
-	while ((id = opt_next(&st, &val)) != OPT_DONE) {
-		if (id == OPT_ERROR)
-			return cmd_usage_error(a->cmd, st.err);
-		if (id == O_HELP) {
-			cmd_usage(a->cmd, stdout);
-			return -1;
-		}
-		if (id == O_VERSION) {
-			printf("colltop %s\n", COLL_VERSION);
-			return -1;
-		}
-		dead |= id == O_DEAD_AFTER;
-		if (top_value(a, id, val, err, sizeof err) != 0)
-			return cmd_usage_error(a->cmd, err);
-	}
-	if (st.ind < argc) {
-		snprintf(err, sizeof err, "unexpected argument '%s'", argv[st.ind]);
-		return cmd_usage_error(a->cmd, err);
-	}
-	if (top_check(a, dead, err, sizeof err) != 0)
+	if ((code = opt_parse(&p, argc, argv, NULL)) != EXIT_OK)
+		return code;
+	if (top_check(a, err, sizeof err) != 0)
 		return cmd_usage_error(a->cmd, err);
 	return EXIT_OK;
 }

@@ -18,6 +18,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "front.h"
 #include "job.h"
 #include "launch.h"
 #include "msg.h"
@@ -34,12 +36,8 @@
 
 #define FRONT_QUIT_GRACE_MS 3000
 
-struct front_buf {
-	char *p;
-	size_t len, cap;
-};
-
-static struct front_buf front_line;
+/* A frame's pieces so far: no bound here, front_fold drops what never parses. */
+static struct front_record front_line = { .max = SIZE_MAX };
 static int front_saved_err = -1;	/* for front_fatal_stderr */
 
 void
@@ -74,7 +72,7 @@ front_fold(struct top_front *f)
 	int r;
 
 	front_lock_model(f);
-	r = model_frame(&f->m, front_line.p, front_line.len, front_now(), err, sizeof err);
+	r = model_frame(&f->m, front_line.buf, front_line.len, front_now(), err, sizeof err);
 	if (r == 0) {
 		f->dirty = 1;
 		if (f->a->batch) {
@@ -132,12 +130,7 @@ front_output(void *arg, int rank, int stream, const char *line, size_t len)
 		front_bad(f, rank, "not a frame");
 		return 1;
 	}
-	if (front_line.len + len + 1 > front_line.cap) {
-		front_line.cap = (front_line.len + len + 1) * 2;
-		front_line.p = xreallocarray(front_line.p, front_line.cap, 1);
-	}
-	memcpy(front_line.p + front_line.len, line, len);
-	front_line.len += len;
+	front_record_add(&front_line, line, len);
 	if (len > 0 && line[len - 1] == '}')
 		front_fold(f);
 	return 1;
@@ -358,22 +351,18 @@ front_any_lost(const struct top_model *m)
 	return 0;
 }
 
+/* The workers' argv: where rank 0 takes the keys from, when there is a screen. */
 static char **
 front_wargv(struct top_front *f, int argc, char **argv, char *port)
 {
-	char **w = xcalloc((size_t)argc + 5, sizeof *w);
-	int k = 0;
+	struct front_argv w = { 0 };
 
-	w[k++] = cmd_self();
-	w[k++] = "--worker";
 	if (f->lfd >= 0) {
 		snprintf(port, 16, "%d", f->port);
-		w[k++] = "--control-port";
-		w[k++] = port;
+		w.first[0] = "--control-port";
+		w.first[1] = port;
 	}
-	for (int i = 1; i < argc; i++)
-		w[k++] = argv[i];
-	return w;
+	return front_argv(f->a->cmd, &w, argc, argv);
 }
 
 static int
@@ -412,13 +401,12 @@ front_job(struct top_front *f, char **wargv)
 	return code;
 }
 
+/* The screen, and the control connection's listener (EXIT_CANNOT with err). */
 static int
-front_prepare(struct top_front *f, char *err, size_t len)
+front_open(struct top_front *f, char *err, size_t len)
 {
 	struct top_args *a = f->a;
 
-	if (hostopt_prepare(&a->ho, err, len) != 0)
-		return EXIT_USAGE;
 	if (!a->batch && ctl_listen(a->ho.jo.kind != LAUNCH_LOCAL, &f->lfd, &f->port, err, len) != 0)
 		return EXIT_CANNOT;
 	if (!a->batch && (f->srv = ctl_server_start(f->lfd, err, len)) == NULL)
@@ -437,21 +425,16 @@ front_run(struct top_args *a, int argc, char **argv)
 	char err[512], port[16], **wargv = NULL;
 	int code;
 
-	a->ho.jo.by_path = 1;
 	a->ho.jo.keep_going = 1;
-	a->ho.jo.label = 1;
 	a->ho.jo.grace_s = 1;
 	model_init(&f.m, a);
-	if ((code = front_prepare(&f, err, sizeof err)) != EXIT_OK) {
-		if (code == EXIT_USAGE)
-			code = cmd_usage_error(a->cmd, err);
-		else
-			fprintf(stderr, "colltop: %s\n", err);
+	if ((code = front_prepare(a->cmd, &a->ho, a->ho.jo.timeout_s)) != EXIT_OK)
+		goto out;
+	if ((code = front_open(&f, err, sizeof err)) != EXIT_OK) {
+		fprintf(stderr, "colltop: %s\n", err);
 		goto out;
 	}
-	wargv = front_wargv(&f, argc, argv, port);
-	if (wargv[0] == NULL) {
-		fprintf(stderr, "colltop: cannot find its own executable\n");
+	if ((wargv = front_wargv(&f, argc, argv, port)) == NULL) {
 		code = EXIT_CANNOT;
 		goto out;
 	}
@@ -475,11 +458,8 @@ out:
 		close(f.lfd);
 	if (f.cfd >= 0)
 		close(f.cfd);
-	if (wargv != NULL)
-		free(wargv[0]);
-	free(wargv);
-	free(front_line.p);
-	front_line.p = NULL;
+	front_argv_free(wargv);
+	front_record_free(&front_line);
 	model_free(&f.m);
 	hostopt_release(&a->ho);
 	return code;

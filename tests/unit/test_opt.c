@@ -1,7 +1,8 @@
 /*
  * Option parsing: opt_next over a small table (short, clustered, long, values
  * attached or separate, "--", collrun's stop at the first operand, errors that
- * name the option) and the value parsers opt_size, opt_int and opt_double.
+ * name the option), the value parsers opt_size, opt_int and opt_double, and
+ * opt_parse, the loop every tool runs its options through.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,7 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "cmd.h"
+#include "hostopt.h"
 #include "opt.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
@@ -366,6 +370,137 @@ test_opt_print_help(void **state)
 	free(text);
 }
 
+/* opt_parse: what a tool gets, in order, and what it answers for each way of taking operands. */
+static const struct opt parse_opts[] = {
+	{ O_ALL, 'a', "all", OPT_FLAG, NULL, "all of them", NULL },
+	{ O_NP, 'n', "np", OPT_VALUE, "N", "number of ranks", NULL },
+	HOSTOPT_TABLE("per host"),
+	OPT_HELP_ENTRY,
+	OPT_VERSION_ENTRY,
+	OPT_END_TABLE,
+};
+
+static const struct cmd parse_cmd = { .tool = "tool", .usage = "tool [options]",
+	.summary = "a tool", .opts = parse_opts };
+
+struct parse_got {
+	char seen[256];		/* ids and values as "id=val;" */
+	const char *ops[MAXARGS];
+	int nops;
+};
+
+static int
+parse_value(void *args, int id, const char *val, char *err, size_t len)
+{
+	struct parse_got *g = args;
+	size_t n = strlen(g->seen);
+
+	if (val != NULL && strcmp(val, "bad") == 0) {
+		snprintf(err, len, "-n must be good, not '%s'", val);
+		return -1;
+	}
+	snprintf(g->seen + n, sizeof g->seen - n, "%d=%s;", id, val ? val : "");
+	return 0;
+}
+
+static void
+parse_operand(void *args, const char *arg)
+{
+	struct parse_got *g = args;
+
+	g->ops[g->nops++] = arg;
+}
+
+/* Run opt_parse on a NULL-ended argv with stdout and stderr into *out. */
+static int
+parse_run(enum opt_operands how, struct hostopt *ho, struct parse_got *g, char **argv,
+    int *rest, char *out, size_t outlen)
+{
+	const struct opt_parser p = { .cmd = &parse_cmd, .ho = ho, .value = parse_value,
+	    .operand = parse_operand, .args = g, .operands = how };
+	FILE *tmp = tmpfile();
+	int argc = 0, saved1 = dup(1), saved2 = dup(2), r;
+	size_t n;
+
+	while (argv[argc] != NULL)
+		argc++;
+	fflush(stdout);
+	fflush(stderr);
+	dup2(fileno(tmp), 1);
+	dup2(fileno(tmp), 2);
+	r = opt_parse(&p, argc, argv, rest);
+	fflush(stdout);
+	fflush(stderr);
+	dup2(saved1, 1);
+	dup2(saved2, 2);
+	close(saved1);
+	close(saved2);
+	rewind(tmp);
+	n = fread(out, 1, outlen - 1, tmp);
+	out[n] = '\0';
+	fclose(tmp);
+	return r;
+}
+
+static void
+test_opt_parse(void **state)
+{
+	char a0[] = "tool", a1[] = "-an", a2[] = "4", a3[] = "-H", a4[] = "h[1-2]", a5[] = "app";
+	char a6[] = "-a", bad[] = "bad", dd[] = "--", help[] = "--help", ver[] = "-V";
+	char out[4096];
+	struct parse_got g = { 0 };
+	struct hostopt ho = { 0 };
+	int rest = -1;
+
+	/* The tool's options reach it in order; the host options go to the hosts. */
+	char *v1[] = { a0, a1, a2, a3, a4, NULL };
+	assert_int_equal(parse_run(OPT_OPERANDS_NONE, &ho, &g, v1, &rest, out, sizeof out),
+	    EXIT_OK);
+	assert_string_equal(g.seen, "1=;3=4;");
+	assert_string_equal(ho.hosts, "h[1-2]");
+	assert_int_equal(rest, 5);
+	/* Refused operands name the argument, in the tool's usage error. */
+	char *v2[] = { a0, a6, dd, a5, NULL };
+	memset(&g, 0, sizeof g);
+	assert_int_equal(parse_run(OPT_OPERANDS_NONE, NULL, &g, v2, NULL, out, sizeof out),
+	    EXIT_USAGE);
+	assert_non_null(strstr(out, "tool: unexpected argument 'app'\nusage: tool [options]"));
+	/* collrun's way: the options end at the program, whose own stay its. */
+	char *v3[] = { a0, a6, a5, a6, NULL };
+	memset(&g, 0, sizeof g);
+	assert_int_equal(parse_run(OPT_OPERANDS_REST, NULL, &g, v3, &rest, out, sizeof out),
+	    EXIT_OK);
+	assert_int_equal(rest, 2);
+	assert_string_equal(g.seen, "1=;");
+	/* collstack's: operands between options, and "--" does not end them. */
+	char *v4[] = { a0, a5, a6, dd, a5, a6, NULL };
+	memset(&g, 0, sizeof g);
+	assert_int_equal(parse_run(OPT_OPERANDS_BETWEEN, NULL, &g, v4, NULL, out, sizeof out),
+	    EXIT_OK);
+	assert_int_equal(g.nops, 2);
+	assert_string_equal(g.seen, "1=;1=;");
+	/* A value the tool refuses, and one the host options refuse: said the same way. */
+	char *v5[] = { a0, a1, bad, NULL };
+	assert_int_equal(parse_run(OPT_OPERANDS_NONE, NULL, &g, v5, NULL, out, sizeof out),
+	    EXIT_USAGE);
+	assert_non_null(strstr(out, "tool: -n must be good, not 'bad'\n"));
+	char f[] = "-f", zero[] = "0";
+	char *v6[] = { a0, f, zero, NULL };
+	assert_int_equal(parse_run(OPT_OPERANDS_NONE, &ho, &g, v6, NULL, out, sizeof out),
+	    EXIT_USAGE);
+	assert_non_null(strstr(out, "tool: --fanout must be an integer"));
+	/* --help and --version are answered, and stop the loop there. */
+	char *v7[] = { a0, help, a1, bad, NULL };
+	memset(&g, 0, sizeof g);
+	assert_int_equal(parse_run(OPT_OPERANDS_NONE, NULL, &g, v7, NULL, out, sizeof out), -1);
+	assert_non_null(strstr(out, "usage: tool [options]"));
+	assert_non_null(strstr(out, "-V, --version"));
+	assert_string_equal(g.seen, "");
+	char *v8[] = { a0, ver, NULL };
+	assert_int_equal(parse_run(OPT_OPERANDS_NONE, NULL, &g, v8, NULL, out, sizeof out), -1);
+	assert_string_equal(out, "tool " COLL_VERSION "\n");
+}
+
 int
 main(void)
 {
@@ -376,6 +511,7 @@ main(void)
 		cmocka_unit_test(test_opt_int),
 		cmocka_unit_test(test_opt_double),
 		cmocka_unit_test(test_opt_print_help),
+		cmocka_unit_test(test_opt_parse),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
