@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collstack.h"
+#include "cudagdb.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -19,7 +19,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	memcpy(text, data, size);
 	text[size] = '\0';
-	k = stk_cuda_parse(text);
+	k = cudagdb_parse(text);
 	if (k != NULL && strstr(k, " (device ") == NULL)
 		abort();
 	free(k);

@@ -15,7 +15,7 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char why[256] = "";
-	json_t *r = stk_ras_parse((const char *)data, size, why, sizeof why);
+	json_t *r = ras_parse((const char *)data, size, why, sizeof why);
 	char *s;
 
 	if (r == NULL) {

@@ -255,8 +255,6 @@ int stk_worker(struct stk_args *a);
  */
 void stk_cuda_kernels(const pid_t *pids, const int *suspect, int n, double budget_s,
     char **kernels, char **why);
-/* cuda-gdb's "info cuda kernels" table as "name (device D, status)" joined by "; "; NULL none. */
-char *stk_cuda_parse(const char *out);
 
 /* frlive.c: a live job's flight recorder, asked for through PyTorch's dump pipe. */
 struct fr_set;

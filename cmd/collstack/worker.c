@@ -149,14 +149,14 @@ stk_ras_here(struct stk_worker *w, json_t *blob)
 	if (!want)
 		return;
 	if (addr == NULL)
-		addr = STK_RAS_DEFAULT;
+		addr = RAS_DEFAULT;
 	if (ms < 1000 || ms > 15000)
 		ms = ms < 1000 ? 1000 : 15000;
 	/* The service speaks for the job only from a socket one of its processes holds. */
 	job = xcalloc((size_t)w->loc.n + 1, sizeof *job);
 	for (int i = 0; i < w->loc.n; i++)
 		job[i] = w->loc.pi[i].pid;
-	if ((ras = stk_ras_query(addr, job, w->loc.n, ms, why, sizeof why)) == NULL) {
+	if ((ras = ras_query(addr, job, w->loc.n, ms, why, sizeof why)) == NULL) {
 		json_object_set_new(blob, "ras_skipped", json_string(why));
 		free(job);
 		return;
@@ -170,7 +170,7 @@ stk_ras_here(struct stk_worker *w, json_t *blob)
 		struct timespec pause = { 0, 300 * 1000000L };
 
 		nanosleep(&pause, NULL);
-		again = stk_ras_query(addr, job, w->loc.n, ms, why, sizeof why);
+		again = ras_query(addr, job, w->loc.n, ms, why, sizeof why);
 		if (again == NULL || !json_equal(json_object_get(ras, "comms"),
 		    json_object_get(again, "comms"))) {
 			json_object_set_new(blob, "ras_skipped", json_string(again == NULL ? why :

@@ -72,7 +72,7 @@ report_json(void **state)
 {
 	size_t len;
 	char *buf = slurp("verbose_status.json", &len), why[256];
-	json_t *r = stk_ras_parse(buf, len, why, sizeof why);
+	json_t *r = ras_parse(buf, len, why, sizeof why);
 
 	(void)state;
 	assert_non_null(r);
@@ -89,7 +89,7 @@ report_text(void **state)
 {
 	size_t len;
 	char *buf = slurp("verbose_status.txt", &len), why[256];
-	json_t *r = stk_ras_parse(buf, len, why, sizeof why);
+	json_t *r = ras_parse(buf, len, why, sizeof why);
 
 	(void)state;
 	assert_non_null(r);
@@ -108,7 +108,7 @@ report_refused(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		why[0] = '\0';
-		assert_null(stk_ras_parse(bad[i], strlen(bad[i]), why, sizeof why));
+		assert_null(ras_parse(bad[i], strlen(bad[i]), why, sizeof why));
 		assert_true(strstr(why, "NCCL RAS report") != NULL);
 	}
 }
@@ -122,7 +122,7 @@ report_odd_values(void **state)
 	    "{\"AllReduce\": \"x\", \"AllGather\": -4, \"Reduce\": 2}}], \"missing_ranks\": "
 	    "[2, {\"rank\": 1}, \"z\"]}]}";
 	char why[256];
-	json_t *r = stk_ras_parse(in, strlen(in), why, sizeof why), *c, *cnt;
+	json_t *r = ras_parse(in, strlen(in), why, sizeof why), *c, *cnt;
 
 	(void)state;
 	assert_non_null(r);
@@ -155,7 +155,7 @@ report_many_comms(void **state)
 	while (len + 40 < cap)
 		len += (size_t)sprintf(buf + len, "#0-0 (%016x) MISMATCH\n", n++);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	r = stk_ras_parse(buf, len, why, sizeof why);
+	r = ras_parse(buf, len, why, sizeof why);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	assert_non_null(r);
 	assert_int_equal(json_array_size(json_object_get(r, "comms")), n);
@@ -169,19 +169,19 @@ report_many_comms(void **state)
 static void
 report_over_bounds(void **state)
 {
-	size_t len = STK_RAS_MAX + 1, off;
+	size_t len = RAS_MAX + 1, off;
 	char *buf = malloc(len + 1), why[256];
 
 	(void)state;
 	memset(buf, ' ', len);
 	memcpy(buf, "NCCL version 2.28.9\n", 20);
-	assert_null(stk_ras_parse(buf, len, why, sizeof why));
+	assert_null(ras_parse(buf, len, why, sizeof why));
 	assert_string_equal(why, "the NCCL RAS report is over 8 MiB: not read");
 	off = (size_t)sprintf(buf, "NCCL version 2.28.9\n#0-0 (1) MISMATCH\n");
 	for (int i = 0; i < 65; i++)
 		off += (size_t)sprintf(buf + off, "  Communicator ranks have different Op%d "
 		    "operation counts\n", i);
-	assert_null(stk_ras_parse(buf, off, why, sizeof why));
+	assert_null(ras_parse(buf, off, why, sizeof why));
 	assert_string_equal(why, "the NCCL RAS report names 65 kinds of operation, more than "
 	    "NCCL has (64): not read");
 	free(buf);
@@ -277,7 +277,7 @@ real_listener(void **state)
 	assert_true(strstr(why, ", not to the job") != NULL);
 	/* The RAS client does not even connect to it: nothing waits in its queue. */
 	snprintf(addr, sizeof addr, "127.0.0.1:%d", ntohs(sa.sin_port));
-	assert_null(stk_ras_fetch(addr, &init, 1, 1000, why, sizeof why));
+	assert_null(ras_fetch(addr, &init, 1, 1000, why, sizeof why));
 	snprintf(want, sizeof want, "ignored: NCCL RAS on %s belongs to pid %d of user ", addr,
 	    (int)me);
 	assert_memory_equal(why, want, strlen(want));

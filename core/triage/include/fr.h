@@ -1,5 +1,6 @@
 /*
- * fr.c: PyTorch flight recorder dumps, matched across ranks (collstack --fr).
+ * PyTorch flight recorder dumps: read into a set by rank (fr.c), matched
+ * across ranks into a report and findings (fr_match.c).
  */
 #ifndef COLL_FR_H
 #define COLL_FR_H

@@ -6,8 +6,8 @@
  * table (/proc/net/tcp, tcp6) by address and port, and its inode looked
  * for among the processes' fds (/proc/PID/fd -> "socket:[INODE]").
  */
-#ifndef COLL_STACK_SOCKOWN_H
-#define COLL_STACK_SOCKOWN_H
+#ifndef COLL_TRIAGE_SOCKOWN_H
+#define COLL_TRIAGE_SOCKOWN_H
 
 #include <stddef.h>
 #include <sys/socket.h>

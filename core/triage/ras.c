@@ -23,10 +23,10 @@
 #include "sockown.h"
 #include "xmalloc.h"
 
-#define STK_RAS_LINE 256
-#define STK_RAS_OPS_MAX 64	/* kinds of operation (NCCL has about ten) */
+#define RAS_LINE 256
+#define RAS_OPS_MAX 64	/* kinds of operation (NCCL has about ten) */
 
-struct stk_ras_conn {
+struct ras_conn {
 	int fd;
 	uint64_t deadline;
 	char *buf;
@@ -36,7 +36,7 @@ struct stk_ras_conn {
 
 /* A word of the report we keep: printable ASCII only (jansson takes UTF-8 alone). */
 static int
-stk_ras_word(const char *s)
+ras_word(const char *s)
 {
 	for (; *s != '\0'; s++)
 		if ((unsigned char)*s < 0x21 || (unsigned char)*s > 0x7e)
@@ -46,12 +46,12 @@ stk_ras_word(const char *s)
 
 /* More bytes in; 0, or -1 at the deadline or an error (EOF sets eof). */
 static int
-stk_ras_more(struct stk_ras_conn *c)
+ras_more(struct ras_conn *c)
 {
 	ssize_t n;
 
 	if (c->len + 4096 > c->cap) {
-		if (c->cap >= STK_RAS_MAX)
+		if (c->cap >= RAS_MAX)
 			return -1;
 		c->cap = c->cap ? c->cap * 2 : 8192;
 		c->buf = xreallocarray(c->buf, c->cap + 1, 1);
@@ -70,14 +70,14 @@ stk_ras_more(struct stk_ras_conn *c)
 
 /* Send a command, read its one-line answer into line; -1 if none came. */
 static int
-stk_ras_ask(struct stk_ras_conn *c, const char *cmd, char *line, size_t len)
+ras_ask(struct ras_conn *c, const char *cmd, char *line, size_t len)
 {
 	char *nl;
 
 	if (io_send_all(c->fd, cmd, strlen(cmd), c->deadline, -1) != 0)
 		return -1;
 	while ((nl = c->len ? memchr(c->buf, '\n', c->len) : NULL) == NULL) {
-		if (c->eof || c->len > STK_RAS_LINE || stk_ras_more(c) != 0)
+		if (c->eof || c->len > RAS_LINE || ras_more(c) != 0)
 			return -1;
 	}
 	snprintf(line, len, "%.*s", (int)(nl - c->buf), c->buf);
@@ -92,7 +92,7 @@ stk_ras_ask(struct stk_ras_conn *c, const char *cmd, char *line, size_t len)
  * listener of another is not spoken to at all, and is said as ignored.
  */
 static int
-stk_ras_connect(const char *addr, const pid_t *job, int njob, uint64_t deadline, char *why,
+ras_connect(const char *addr, const pid_t *job, int njob, uint64_t deadline, char *why,
     size_t whylen)
 {
 	char host[256], *colon, whose[160] = "";
@@ -131,16 +131,16 @@ stk_ras_connect(const char *addr, const pid_t *job, int njob, uint64_t deadline,
 }
 
 char *
-stk_ras_fetch(const char *addr, const pid_t *job, int njob, int timeout_ms, char *why,
+ras_fetch(const char *addr, const pid_t *job, int njob, int timeout_ms, char *why,
     size_t whylen)
 {
-	struct stk_ras_conn c = { .deadline = clock_now_ms() + (uint64_t)timeout_ms };
-	char line[STK_RAS_LINE + 1], cmd[64];
+	struct ras_conn c = { .deadline = clock_now_ms() + (uint64_t)timeout_ms };
+	char line[RAS_LINE + 1], cmd[64];
 	int proto = 0;
 
-	if ((c.fd = stk_ras_connect(addr, job, njob, c.deadline, why, whylen)) < 0)
+	if ((c.fd = ras_connect(addr, job, njob, c.deadline, why, whylen)) < 0)
 		return NULL;
-	if (stk_ras_ask(&c, "CLIENT PROTOCOL 2\n", line, sizeof line) != 0 ||
+	if (ras_ask(&c, "CLIENT PROTOCOL 2\n", line, sizeof line) != 0 ||
 	    sscanf(line, "SERVER PROTOCOL %d", &proto) != 1) {
 		snprintf(why, whylen, "%s does not speak NCCL's RAS protocol", addr);
 		goto fail;
@@ -152,16 +152,16 @@ stk_ras_fetch(const char *addr, const pid_t *job, int njob, int timeout_ms, char
 	}
 	/* Its own wait for the other hosts' answers: within ours. */
 	snprintf(cmd, sizeof cmd, "TIMEOUT %d\n", timeout_ms > 4000 ? timeout_ms / 2000 : 1);
-	if (stk_ras_ask(&c, cmd, line, sizeof line) != 0)
+	if (ras_ask(&c, cmd, line, sizeof line) != 0)
 		goto lost;
 	/* An older server says ERROR: its text report is read instead. */
-	if (stk_ras_ask(&c, "SET FORMAT json\n", line, sizeof line) != 0)
+	if (ras_ask(&c, "SET FORMAT json\n", line, sizeof line) != 0)
 		goto lost;
 	if (io_send_all(c.fd, "VERBOSE STATUS\n", 15, c.deadline, -1) != 0)
 		goto lost;
 	while (!c.eof)
-		if (stk_ras_more(&c) != 0) {
-			snprintf(why, whylen, c.cap >= STK_RAS_MAX ? "the NCCL RAS report at %s "
+		if (ras_more(&c) != 0) {
+			snprintf(why, whylen, c.cap >= RAS_MAX ? "the NCCL RAS report at %s "
 			    "is over 8 MiB" : "the NCCL RAS service at %s did not finish its "
 			    "report in time", addr);
 			goto fail;
@@ -179,7 +179,7 @@ fail:
 }
 
 static json_t *
-stk_ras_int(json_t *o, const char *k)
+ras_int(json_t *o, const char *k)
 {
 	json_t *v = json_object_get(o, k);
 
@@ -188,7 +188,7 @@ stk_ras_int(json_t *o, const char *k)
 
 /* One rank of a JSON report, or NULL if it is not one; its ops' names into ops. */
 static json_t *
-stk_ras_rank(json_t *r, json_t *ops)
+ras_rank(json_t *r, json_t *ops)
 {
 	json_t *st = json_object_get(r, "status"), *cc = json_object_get(r, "collective_counts");
 	json_t *counts = json_object(), *out, *v;
@@ -199,18 +199,18 @@ stk_ras_rank(json_t *r, json_t *ops)
 		return NULL;
 	}
 	json_object_foreach(cc, op, v)
-		if (json_is_integer(v) && json_integer_value(v) >= 0 && stk_ras_word(op)) {
+		if (json_is_integer(v) && json_integer_value(v) >= 0 && ras_word(op)) {
 			json_object_set_new(counts, op, json_integer(json_integer_value(v)));
 			json_object_set_new(ops, op, json_true());
 		}
 	out = json_pack("{s:I, s:o}", "rank", json_integer_value(json_object_get(r, "rank")),
 	    "counts", counts);
-	if ((v = stk_ras_int(r, "pid")) != NULL)
+	if ((v = ras_int(r, "pid")) != NULL)
 		json_object_set_new(out, "pid", v);
 	if (json_is_string(json_object_get(r, "host")) &&
-	    stk_ras_word(json_string_value(json_object_get(r, "host"))))
+	    ras_word(json_string_value(json_object_get(r, "host"))))
 		json_object_set(out, "host", json_object_get(r, "host"));
-	if ((v = stk_ras_int(st, "async_error")) != NULL)
+	if ((v = ras_int(st, "async_error")) != NULL)
 		json_object_set_new(out, "async_error", v);
 	json_object_set_new(out, "abort", json_boolean(json_is_true(json_object_get(st,
 	    "abort_flag"))));
@@ -218,7 +218,7 @@ stk_ras_rank(json_t *r, json_t *ops)
 }
 
 static json_t *
-stk_ras_from_json(json_t *in, json_t *ops, char *why, size_t whylen)
+ras_from_json(json_t *in, json_t *ops, char *why, size_t whylen)
 {
 	json_t *comms = json_object_get(in, "communicators"), *out = json_array(), *c, *v;
 	size_t i;
@@ -233,7 +233,7 @@ stk_ras_from_json(json_t *in, json_t *ops, char *why, size_t whylen)
 		size_t k;
 
 		json_array_foreach(json_object_get(c, "ranks"), k, r)
-			if ((oc = stk_ras_rank(r, ops)) != NULL)
+			if ((oc = ras_rank(r, ops)) != NULL)
 				json_array_append_new(ranks, oc);
 		json_array_foreach(json_object_get(c, "missing_ranks"), k, r) {
 			json_t *m = json_is_integer(r) ? r : json_object_get(r, "rank");
@@ -243,7 +243,7 @@ stk_ras_from_json(json_t *in, json_t *ops, char *why, size_t whylen)
 		}
 		oc = json_pack("{s:o, s:o, s:s}", "ranks", ranks, "missing", miss, "hash",
 		    json_is_string(json_object_get(c, "hash")) &&
-		    stk_ras_word(json_string_value(json_object_get(c, "hash"))) ?
+		    ras_word(json_string_value(json_object_get(c, "hash"))) ?
 		    json_string_value(json_object_get(c, "hash")) : "?");
 		if (json_is_integer(json_object_get(c, "size")))
 			json_object_set(oc, "size", json_object_get(c, "size"));
@@ -251,7 +251,7 @@ stk_ras_from_json(json_t *in, json_t *ops, char *why, size_t whylen)
 	}
 	v = json_object_get(in, "nccl_version");
 	return json_pack("{s:s, s:o}", "version", json_is_string(v) &&
-	    stk_ras_word(json_string_value(v)) ? json_string_value(v) : "?", "comms", out);
+	    ras_word(json_string_value(v)) ? json_string_value(v) : "?", "comms", out);
 }
 
 /*
@@ -260,7 +260,7 @@ stk_ras_from_json(json_t *in, json_t *ops, char *why, size_t whylen)
  * cost its square).
  */
 static json_t *
-stk_ras_comm(json_t *comms, json_t *index, const char *hash)
+ras_comm(json_t *comms, json_t *index, const char *hash)
 {
 	json_t *c = json_object_get(index, hash);
 
@@ -277,7 +277,7 @@ stk_ras_comm(json_t *comms, json_t *index, const char *hash)
  * "#G-C (hash) MISMATCH" line and a "different OP operation counts" line.
  */
 static json_t *
-stk_ras_from_text(const char *buf, size_t len, json_t *ops, char *why, size_t whylen)
+ras_from_text(const char *buf, size_t len, json_t *ops, char *why, size_t whylen)
 {
 	json_t *comms = json_array(), *index = json_object(), *cur = NULL;
 	char ver[32] = "", op[32] = "", line[512];
@@ -293,7 +293,7 @@ stk_ras_from_text(const char *buf, size_t len, json_t *ops, char *why, size_t wh
 		snprintf(line, sizeof line, "%.*s", (int)(n < sizeof line ? n : sizeof line - 1), p);
 		p = nl ? nl + 1 : end;
 		if (ver[0] == '\0' && sscanf(line, "NCCL version %31s", ver) == 1) {
-			if (!stk_ras_word(ver))
+			if (!ras_word(ver))
 				ver[0] = '\0';
 			continue;
 		}
@@ -301,17 +301,17 @@ stk_ras_from_text(const char *buf, size_t len, json_t *ops, char *why, size_t wh
 			char h[32];
 
 			snprintf(h, sizeof h, "0x%s", hash);
-			cur = stk_ras_comm(comms, index, h);
+			cur = ras_comm(comms, index, h);
 			op[0] = '\0';
 		} else if (sscanf(line, " Communicator ranks have different %31s operation counts",
 		    op) == 1) {
-			if (!stk_ras_word(op))
+			if (!ras_word(op))
 				op[0] = '\0';
 			else
 				json_object_set_new(ops, op, json_true());
 		} else if (cur != NULL && op[0] != '\0' && sscanf(line, " Rank %d has launched up "
 		    "to operation %lld -- GPU %d managed by process %d on node %63s", &rank, &cnt,
-		    &g, &pid, host) == 5 && rank >= 0 && cnt >= 0 && stk_ras_word(host)) {
+		    &g, &pid, host) == 5 && rank >= 0 && cnt >= 0 && ras_word(host)) {
 			json_array_append_new(json_object_get(cur, "ranks"), json_pack("{s:i, s:i, "
 			    "s:s, s:b, s:{s:I}}", "rank", rank, "pid", pid, "host", host, "abort", 0,
 			    "counts", op, (json_int_t)cnt));
@@ -332,29 +332,29 @@ stk_ras_from_text(const char *buf, size_t len, json_t *ops, char *why, size_t wh
  * (for each op, each rank) stays linear too.
  */
 json_t *
-stk_ras_parse(const char *buf, size_t len, char *why, size_t whylen)
+ras_parse(const char *buf, size_t len, char *why, size_t whylen)
 {
 	json_t *in, *out = NULL, *ops = json_object();
 	size_t i = 0;
 
 	why[0] = '\0';
-	if (len > STK_RAS_MAX) {
-		snprintf(why, whylen, "the NCCL RAS report is over %u MiB: not read", STK_RAS_MAX >> 20);
+	if (len > RAS_MAX) {
+		snprintf(why, whylen, "the NCCL RAS report is over %u MiB: not read", RAS_MAX >> 20);
 		goto out;
 	}
 	while (i < len && (buf[i] == ' ' || buf[i] == '\n' || buf[i] == '\r' || buf[i] == '\t'))
 		i++;
 	if (i == len || buf[i] != '{') {
-		out = stk_ras_from_text(buf, len, ops, why, whylen);
+		out = ras_from_text(buf, len, ops, why, whylen);
 	} else if ((in = json_loadb(buf, len, JSON_REJECT_DUPLICATES, NULL)) == NULL) {
 		snprintf(why, whylen, "the NCCL RAS report is not valid JSON");
 	} else {
-		out = stk_ras_from_json(in, ops, why, whylen);
+		out = ras_from_json(in, ops, why, whylen);
 		json_decref(in);
 	}
-	if (out != NULL && json_object_size(ops) > STK_RAS_OPS_MAX) {
+	if (out != NULL && json_object_size(ops) > RAS_OPS_MAX) {
 		snprintf(why, whylen, "the NCCL RAS report names %zu kinds of operation, more than "
-		    "NCCL has (%d): not read", json_object_size(ops), STK_RAS_OPS_MAX);
+		    "NCCL has (%d): not read", json_object_size(ops), RAS_OPS_MAX);
 		json_decref(out);
 		out = NULL;
 	}
@@ -366,15 +366,15 @@ out:
 }
 
 json_t *
-stk_ras_query(const char *addr, const pid_t *job, int njob, int timeout_ms, char *why,
+ras_query(const char *addr, const pid_t *job, int njob, int timeout_ms, char *why,
     size_t whylen)
 {
-	char *rep = stk_ras_fetch(addr, job, njob, timeout_ms, why, whylen);
+	char *rep = ras_fetch(addr, job, njob, timeout_ms, why, whylen);
 	json_t *r;
 
 	if (rep == NULL)
 		return NULL;
-	r = stk_ras_parse(rep, strlen(rep), why, whylen);
+	r = ras_parse(rep, strlen(rep), why, whylen);
 	free(rep);
 	return r;
 }

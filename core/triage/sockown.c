@@ -18,8 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cmd.h"
 #include "sockown.h"
+#include "user.h"
 
 #define SOCKOWN_LISTEN 0x0A	/* TCP_LISTEN in the table's st column */
 #define SOCKOWN_FDS_MAX 200000	/* fds looked at for a foreign listener's holder */
@@ -236,7 +236,7 @@ sockown_whose(const struct sockown_listener *l, int ms, char *why, size_t whylen
 	snprintf(dir, sizeof dir, "/proc/%d", (int)pid);
 	if (pid > 0 && stat(dir, &sb) == 0)
 		uid = sb.st_uid;
-	cmd_user_name(uid, name, sizeof name);
+	user_name(uid, name, sizeof name);
 	if (pid > 0)
 		snprintf(why, whylen, "belongs to pid %d of user %s, not to the job", (int)pid,
 		    name);

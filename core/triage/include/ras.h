@@ -6,15 +6,15 @@
  * communicator, each rank's count of collectives launched, the ranks that
  * did not answer, and each rank's async error and abort flag.
  */
-#ifndef COLL_STACK_RAS_H
-#define COLL_STACK_RAS_H
+#ifndef COLL_TRIAGE_RAS_H
+#define COLL_TRIAGE_RAS_H
 
 #include <jansson.h>
 #include <stddef.h>
 #include <sys/types.h>
 
-#define STK_RAS_DEFAULT "localhost:28028"
-#define STK_RAS_MAX (8u << 20)	/* bytes of a report read */
+#define RAS_DEFAULT "localhost:28028"
+#define RAS_MAX (8u << 20)	/* bytes of a report read */
 
 /*
  * The report of the RAS service at addr ("host:port"), malloc'ed, NUL-
@@ -22,7 +22,7 @@
  * Only a listener held by one of the job's processes here (job, njob) is
  * asked: another's is not connected to, and why begins "ignored: ".
  */
-char *stk_ras_fetch(const char *addr, const pid_t *job, int njob, int timeout_ms, char *why,
+char *ras_fetch(const char *addr, const pid_t *job, int njob, int timeout_ms, char *why,
     size_t whylen);
 
 /*
@@ -30,10 +30,10 @@ char *stk_ras_fetch(const char *addr, const pid_t *job, int njob, int timeout_ms
  * "missing": [rank...], "ranks": [{"rank", "pid", "host", "async_error",
  * "abort", "counts": {op: n}}]}]}; NULL with why if it is neither.
  */
-json_t *stk_ras_parse(const char *buf, size_t len, char *why, size_t whylen);
+json_t *ras_parse(const char *buf, size_t len, char *why, size_t whylen);
 
 /* Fetch and parse: the report of the job's service at addr, or NULL with why. */
-json_t *stk_ras_query(const char *addr, const pid_t *job, int njob, int timeout_ms, char *why,
+json_t *ras_query(const char *addr, const pid_t *job, int njob, int timeout_ms, char *why,
     size_t whylen);
 
 #endif
