@@ -6,23 +6,28 @@
 # (probe, frames, SSH) against the link bandwidth collcheck links measures
 # between the same hosts. Prints a markdown table.
 #
-#   bench/colltop_overhead.sh [-b BUILD_DIR] [-k HOSTS] [-w SECONDS]
+#   bench/colltop_overhead.sh [-b BUILD_DIR] [-k HOSTS] [-w SECONDS] [-L]
+#
+# BUILD_DIR is relative to the tree or absolute. -L skips collcheck links (the
+# share of the link is then n/a; bench/compare.sh does not read it).
 #
 # Needs root (it builds a test bed with tests/netbed/netbed.sh and tears it
 # down however it ends). On a machine of 2 cores the K hosts share them: the
 # figures are each process's own CPU time, which sharing does not inflate.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-build=build k=8 w=60
+build=build k=8 w=60 links=1
 while [ $# -gt 0 ]; do
 	case $1 in
 	-b) build=$2; shift 2 ;;
 	-k) k=$2; shift 2 ;;
 	-w) w=$2; shift 2 ;;
-	*) echo "usage: $0 [-b BUILD_DIR] [-k HOSTS] [-w SECONDS]" >&2; exit 2 ;;
+	-L) links=0; shift ;;
+	*) echo "usage: $0 [-b BUILD_DIR] [-k HOSTS] [-w SECONDS] [-L]" >&2; exit 2 ;;
 	esac
 done
-BIN=$ROOT/$build/cmd
+case $build in /*) ;; *) build=$ROOT/$build ;; esac
+BIN=$build/cmd
 NB="$ROOT/tests/netbed/netbed.sh"
 BED=$(mktemp -d /tmp/coll-bench-bed.XXXXXX)
 export COLL_STATUS_DIR=$BED/shm COLL_JOB_DIR=$BED/jobs
@@ -38,8 +43,9 @@ ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 txb() { bash "$NB" exec "$BED" "$1" cat /sys/class/net/eth0/statistics/tx_bytes; }
 
 # The links between the hosts, as collcheck measures them (GB/s each way).
-"$BIN/collcheck" links -F "$CFG" -H "$HOSTS" --json >"$BED/links.json" 2>/dev/null || true
-link=$(python3 -c 'import json,sys,statistics as s
+link=nan
+[ "$links" = 0 ] || "$BIN/collcheck" links -F "$CFG" -H "$HOSTS" --json >"$BED/links.json" 2>/dev/null || true
+[ "$links" = 0 ] || link=$(python3 -c 'import json,sys,statistics as s
 d=json.load(open(sys.argv[1]))["links"]["bw_gbs"]
 print(s.median([v for i,row in enumerate(d) for j,v in enumerate(row) if i!=j and v and v>0]))' "$BED/links.json")
 
@@ -75,6 +81,8 @@ print("| what | colltop | top -b -d 1 (one host) | ratio |")
 print("|---|---:|---:|---:|")
 print(f"| worker CPU, % of one core (median of {len(wk)}) | {s.median(wk):.3f} | {top:.3f} | {s.median(wk) / top if top else float('nan'):.2f} |")
 print(f"| worker CPU, % of one core (max) | {max(wk):.3f} | | |")
+# The mean of all workers: one worker's ticks over a short window are few, their sum is not.
+print(f"| worker CPU, % of one core (mean of {len(wk)}) | {s.mean(wk):.3f} | | |")
 print(f"| dashboard CPU, % of one core | {front:.3f} | | |")
 print()
 print("| what | per host | link (collcheck links) | share of the link |")
