@@ -38,7 +38,7 @@ W=$(mktemp -d /tmp/coll-bench-stack.XXXXXX)
 export COLL_STATUS_DIR=$W/shm COLL_JOB_DIR=$W/jobs
 mkdir -p "$COLL_STATUS_DIR" "$COLL_JOB_DIR"
 pids=()
-trap 'kill "${pids[@]}" 2>/dev/null; rm -rf "$W"' EXIT
+trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$W"' EXIT
 start_targets() { # n: start n more targets, wait until all are ready
 	local n=$1
 	for _ in $(seq "$n"); do

@@ -33,7 +33,7 @@ BED=$(mktemp -d /tmp/coll-bench-bed.XXXXXX)
 export COLL_STATUS_DIR=$BED/shm COLL_JOB_DIR=$BED/jobs
 mkdir -p "$COLL_STATUS_DIR" "$COLL_JOB_DIR"
 pids=""
-trap 'for p in $pids; do kill $p 2>/dev/null; done; bash "$NB" down "$BED" >/dev/null 2>&1; rm -rf "$BED"' EXIT
+trap 'for p in $pids; do kill $p 2>/dev/null || true; done; bash "$NB" down "$BED" >/dev/null 2>&1 || true; rm -rf "$BED"' EXIT
 bash "$NB" up "$BED" "$k" cbt$$ >/dev/null
 HOSTS=$(printf 'node[01-%02d]' "$k")
 CFG=$BED/ssh_config
@@ -49,15 +49,27 @@ link=nan
 d=json.load(open(sys.argv[1]))["links"]["bw_gbs"]
 print(s.median([v for i,row in enumerate(d) for j,v in enumerate(row) if i!=j and v and v>0]))' "$BED/links.json")
 
-"$BIN/colltop" -F "$CFG" -H "$HOSTS" --no-gpu --json -d 1 --iterations $((w + 20)) \
+# More iterations than the window needs (the trap stops it): on a loaded machine the
+# setup before the window can take longer than it does on an idle one.
+"$BIN/colltop" -F "$CFG" -H "$HOSTS" --no-gpu --json -d 1 --iterations $((w + 60)) \
 	>"$BED/frames" 2>"$BED/err" &
 front=$!
 pids="$front"
 bash "$NB" exec "$BED" 1 top -b -d 1 >/dev/null &
 pids="$pids $!"
 sleep 8
-topp=$(pgrep -x top | head -1)
-workers=$(pgrep -x colltop | grep -vx "$front" | tr '\n' ' ')
+# Only this bed's processes: others may run colltop and top on the machine at the same time.
+declare -A bedns
+for i in $(seq 1 "$k"); do bedns[$(bash "$NB" exec "$BED" "$i" readlink /proc/self/ns/net)]=$i; done
+inbed() { # inbed PID...: those whose network namespace is one of the bed's hosts
+	local p n
+	for p in "$@"; do
+		n=$(readlink "/proc/$p/ns/net" 2>/dev/null) || continue
+		[ -z "${bedns[$n]:-}" ] || echo "$p"
+	done
+}
+topp=$(inbed $(pgrep -x top) | head -1)
+workers=$(inbed $(pgrep -x colltop | grep -vx "$front") | tr '\n' ' ')
 declare -A t0 b0
 for p in $front $topp $workers; do t0[$p]=$(ticks "$p"); done
 for i in $(seq 1 "$k"); do b0[$i]=$(txb "$i"); done

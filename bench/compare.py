@@ -141,7 +141,7 @@ def spread(v):
 
 
 def verdict(b, a, lower_better):
-    """Within noise when the two builds' ranges overlap; else which way it moved."""
+    """Whether the two builds' ranges overlap; if not, which way after moved."""
     if not b or not a:
         return "n/a"
     if len(b) < 2 or len(a) < 2:
@@ -158,7 +158,7 @@ def table(tsv):
         bench, metric, side, rep, value = line.rstrip("\n").split("\t")
         vals.setdefault((bench, metric, side), []).append(float(value))
     print("| benchmark | metric | unit | reference | before | after | after/before "
-          "| spread before | spread after | within noise |")
+          "| spread before | spread after | ranges overlap |")
     print("|---|---|---|---|---:|---:|---:|---|---|---|")
     for (bench, metric), (unit, lower, ref) in METRICS.items():
         b = vals.get((bench, metric, "before"), [])

@@ -47,7 +47,7 @@ done
 # Sizes: default fits 12 minutes on 2 idle cores, --quick about 3 (bench/README.md).
 if [ "$quick" = 1 ]; then
 	reps=${reps:-2}
-	LAUNCH_HOSTS=16 LAUNCH_RUNS=2 STACK_PROCS=8 STACK_REFS=1 TOP_HOSTS=4 TOP_WINDOW=8
+	LAUNCH_HOSTS=16 LAUNCH_RUNS=2 STACK_PROCS=8 STACK_REFS=1 TOP_HOSTS=6 TOP_WINDOW=10
 else
 	reps=${reps:-3}
 	LAUNCH_HOSTS=32 LAUNCH_RUNS=3 STACK_PROCS=16 STACK_REFS=2 TOP_HOSTS=8 TOP_WINDOW=20
@@ -123,8 +123,9 @@ echo "## Benchmarks, before and after ($mode mode)"
 echo
 echo "before: $BEFORE; after: $AFTER. $reps repetitions, interleaved (before/after swapped every"
 echo "repetition); before and after are medians over the repetitions, spread is min-max and"
-echo "(max-min)/median; \"within noise\": the two ranges overlap. Reference: the other tool, measured"
-echo "in the same calls (median of all of them)."
+echo "(max-min)/median; \"ranges overlap\": the two builds' ranges overlap (a loose test with few"
+echo "repetitions: read the spreads too). Reference: the other tool, measured in the same calls"
+echo "(median of all of them)."
 echo
 python3 "$HERE/compare.py" table "$TSV"
 echo
