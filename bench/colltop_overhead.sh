@@ -68,7 +68,9 @@ inbed() { # inbed PID...: those whose network namespace is one of the bed's host
 		[ -z "${bedns[$n]:-}" ] || echo "$p"
 	done
 }
+# shellcheck disable=SC2046  # pgrep's pids, one word each
 topp=$(inbed $(pgrep -x top) | head -1)
+# shellcheck disable=SC2046
 workers=$(inbed $(pgrep -x colltop | grep -vx "$front") | tr '\n' ' ')
 declare -A t0 b0
 for p in $front $topp $workers; do t0[$p]=$(ticks "$p"); done

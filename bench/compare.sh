@@ -24,7 +24,7 @@ usage() {
 	sed -n '7,8p' "$0" | sed 's/^#  */  /' >&2
 	exit 2
 }
-quick=0 reps= out= only="allreduce launch init collstack colltop"
+quick=0 reps='' out='' only="allreduce launch init collstack colltop"
 args=()
 while [ $# -gt 0 ]; do
 	case $1 in
