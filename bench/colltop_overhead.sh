@@ -6,29 +6,34 @@
 # (probe, frames, SSH) against the link bandwidth collcheck links measures
 # between the same hosts. Prints a markdown table.
 #
-#   bench/colltop_overhead.sh [-b BUILD_DIR] [-k HOSTS] [-w SECONDS]
+#   bench/colltop_overhead.sh [-b BUILD_DIR] [-k HOSTS] [-w SECONDS] [-L]
+#
+# BUILD_DIR is relative to the tree or absolute. -L skips collcheck links (the
+# share of the link is then n/a; bench/compare.sh does not read it).
 #
 # Needs root (it builds a test bed with tests/netbed/netbed.sh and tears it
 # down however it ends). On a machine of 2 cores the K hosts share them: the
 # figures are each process's own CPU time, which sharing does not inflate.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-build=build k=8 w=60
+build=build k=8 w=60 links=1
 while [ $# -gt 0 ]; do
 	case $1 in
 	-b) build=$2; shift 2 ;;
 	-k) k=$2; shift 2 ;;
 	-w) w=$2; shift 2 ;;
-	*) echo "usage: $0 [-b BUILD_DIR] [-k HOSTS] [-w SECONDS]" >&2; exit 2 ;;
+	-L) links=0; shift ;;
+	*) echo "usage: $0 [-b BUILD_DIR] [-k HOSTS] [-w SECONDS] [-L]" >&2; exit 2 ;;
 	esac
 done
-BIN=$ROOT/$build/cmd
+case $build in /*) ;; *) build=$ROOT/$build ;; esac
+BIN=$build/cmd
 NB="$ROOT/tests/netbed/netbed.sh"
 BED=$(mktemp -d /tmp/coll-bench-bed.XXXXXX)
 export COLL_STATUS_DIR=$BED/shm COLL_JOB_DIR=$BED/jobs
 mkdir -p "$COLL_STATUS_DIR" "$COLL_JOB_DIR"
 pids=""
-trap 'for p in $pids; do kill $p 2>/dev/null; done; bash "$NB" down "$BED" >/dev/null 2>&1; rm -rf "$BED"' EXIT
+trap 'for p in $pids; do kill $p 2>/dev/null || true; done; bash "$NB" down "$BED" >/dev/null 2>&1 || true; rm -rf "$BED"' EXIT
 bash "$NB" up "$BED" "$k" cbt$$ >/dev/null
 HOSTS=$(printf 'node[01-%02d]' "$k")
 CFG=$BED/ssh_config
@@ -38,20 +43,35 @@ ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 txb() { bash "$NB" exec "$BED" "$1" cat /sys/class/net/eth0/statistics/tx_bytes; }
 
 # The links between the hosts, as collcheck measures them (GB/s each way).
-"$BIN/collcheck" links -F "$CFG" -H "$HOSTS" --json >"$BED/links.json" 2>/dev/null || true
-link=$(python3 -c 'import json,sys,statistics as s
+link=nan
+[ "$links" = 0 ] || "$BIN/collcheck" links -F "$CFG" -H "$HOSTS" --json >"$BED/links.json" 2>/dev/null || true
+[ "$links" = 0 ] || link=$(python3 -c 'import json,sys,statistics as s
 d=json.load(open(sys.argv[1]))["links"]["bw_gbs"]
 print(s.median([v for i,row in enumerate(d) for j,v in enumerate(row) if i!=j and v and v>0]))' "$BED/links.json")
 
-"$BIN/colltop" -F "$CFG" -H "$HOSTS" --no-gpu --json -d 1 --iterations $((w + 20)) \
+# More iterations than the window needs (the trap stops it): on a loaded machine the
+# setup before the window can take longer than it does on an idle one.
+"$BIN/colltop" -F "$CFG" -H "$HOSTS" --no-gpu --json -d 1 --iterations $((w + 60)) \
 	>"$BED/frames" 2>"$BED/err" &
 front=$!
 pids="$front"
 bash "$NB" exec "$BED" 1 top -b -d 1 >/dev/null &
 pids="$pids $!"
 sleep 8
-topp=$(pgrep -x top | head -1)
-workers=$(pgrep -x colltop | grep -vx "$front" | tr '\n' ' ')
+# Only this bed's processes: others may run colltop and top on the machine at the same time.
+declare -A bedns
+for i in $(seq 1 "$k"); do bedns[$(bash "$NB" exec "$BED" "$i" readlink /proc/self/ns/net)]=$i; done
+inbed() { # inbed PID...: those whose network namespace is one of the bed's hosts
+	local p n
+	for p in "$@"; do
+		n=$(readlink "/proc/$p/ns/net" 2>/dev/null) || continue
+		[ -z "${bedns[$n]:-}" ] || echo "$p"
+	done
+}
+# shellcheck disable=SC2046  # pgrep's pids, one word each
+topp=$(inbed $(pgrep -x top) | head -1)
+# shellcheck disable=SC2046
+workers=$(inbed $(pgrep -x colltop | grep -vx "$front") | tr '\n' ' ')
 declare -A t0 b0
 for p in $front $topp $workers; do t0[$p]=$(ticks "$p"); done
 for i in $(seq 1 "$k"); do b0[$i]=$(txb "$i"); done
@@ -75,6 +95,8 @@ print("| what | colltop | top -b -d 1 (one host) | ratio |")
 print("|---|---:|---:|---:|")
 print(f"| worker CPU, % of one core (median of {len(wk)}) | {s.median(wk):.3f} | {top:.3f} | {s.median(wk) / top if top else float('nan'):.2f} |")
 print(f"| worker CPU, % of one core (max) | {max(wk):.3f} | | |")
+# The mean of all workers: one worker's ticks over a short window are few, their sum is not.
+print(f"| worker CPU, % of one core (mean of {len(wk)}) | {s.mean(wk):.3f} | | |")
 print(f"| dashboard CPU, % of one core | {front:.3f} | | |")
 print()
 print("| what | per host | link (collcheck links) | share of the link |")
