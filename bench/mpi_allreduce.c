@@ -319,6 +319,29 @@ print_row(size_t bytes, size_t count, const struct meas m[2])
 	fflush(stdout);
 }
 
+/* The summary after the last row: nccl-tests' two lines, or the JSON document's tail. */
+static void
+print_footer(const struct args *a, const char *lib, int yield_cvar, double avg, long long wrong_total)
+{
+	const char *yield = getenv("OMPI_MCA_mpi_yield_when_idle");
+
+	if (a->json) {
+		printf("\n  ],\n  \"avg_busbw\": %.6f,\n  \"wrong\": %lld,\n  \"library\": ",
+		    avg, wrong_total);
+		json_string(lib);
+		printf(",\n  \"yield_when_idle\": %d,\n  \"yield_when_idle_env\": ", yield_cvar);
+		if (yield)
+			json_string(yield);
+		else
+			printf("null");
+		printf("\n}\n");
+	} else {
+		printf("# Out of bounds values : %lld %s\n", wrong_total,
+		    wrong_total ? "FAILED" : "OK");
+		printf("# Avg bus bandwidth    : %g \n#\n", avg);
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -327,7 +350,6 @@ main(int argc, char **argv)
 	int rank, nranks, len, rows = 0, pr, yield_cvar;
 	long long wrong_total = 0;
 	double busbw_sum = 0, *all;
-	const char *yield;
 	float *send, *recv;
 	size_t cap;
 
@@ -341,7 +363,6 @@ main(int argc, char **argv)
 	}
 	MPI_Get_library_version(lib, &len);
 	lib[strcspn(lib, "\n")] = '\0';
-	yield = getenv("OMPI_MCA_mpi_yield_when_idle");
 	yield_cvar = cvar_int("mpi_yield_when_idle");
 
 	cap = a.maxb >= sizeof(float) ? a.maxb / sizeof(float) * sizeof(float) : sizeof(float);
@@ -393,21 +414,8 @@ main(int argc, char **argv)
 		s = next > s ? next : s + 1;
 	}
 
-	if (rank == 0 && a.json) {
-		printf("\n  ],\n  \"avg_busbw\": %.6f,\n  \"wrong\": %lld,\n  \"library\": ",
-		    rows ? busbw_sum / rows : 0, wrong_total);
-		json_string(lib);
-		printf(",\n  \"yield_when_idle\": %d,\n  \"yield_when_idle_env\": ", yield_cvar);
-		if (yield)
-			json_string(yield);
-		else
-			printf("null");
-		printf("\n}\n");
-	} else if (rank == 0) {
-		printf("# Out of bounds values : %lld %s\n", wrong_total,
-		    wrong_total ? "FAILED" : "OK");
-		printf("# Avg bus bandwidth    : %g \n#\n", rows ? busbw_sum / rows : 0);
-	}
+	if (rank == 0)
+		print_footer(&a, lib, yield_cvar, rows ? busbw_sum / rows : 0, wrong_total);
 	free(send);
 	free(recv);
 	free(all);

@@ -437,17 +437,12 @@ stk_cuda_suspects(struct stk_worker *w, struct stk_pageset *ps)
 	return s;
 }
 
-/* This host's stacks, tree and tasks (as the JSON blob rank 0 gathers). */
-static char *
-stk_local_work(struct stk_worker *w, size_t *len)
+/* Every process's stacks, each read within its share of -T. */
+static void
+stk_local_read(struct stk_worker *w, const pid_t *pids, uint64_t t)
 {
 	struct stack_opts o = { .max_frames = STACK_MAX_FRAMES, .stop_wait_ms = 500 };
-	pid_t *pids = xcalloc((size_t)w->loc.n + 1, sizeof *pids);
-	json_t *tasks = json_array(), *blob;
-	struct stk_pageset ps = { 0 };
-	uint64_t hits, misses, t = clock_now_ns();
-	double pmax = 0;
-	char *s, *hold = getenv("COLL_TEST_STACK_HOLD_MS"), **kernels, **kwhy;
+	char *hold = getenv("COLL_TEST_STACK_HOLD_MS");
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
 	o.hold_ms = hold ? atoi(hold) : 0;
@@ -459,11 +454,58 @@ stk_local_work(struct stk_worker *w, size_t *len)
 	o.budget_ms = (int)(w->a->timeout_s * 100);
 	o.budget_ms = o.budget_ms < 500 ? 500 : o.budget_ms > 10000 ? 10000 : o.budget_ms;
 	o.deadline_ns = t + (uint64_t)(w->a->timeout_s * 2e8);
-	for (int i = 0; i < w->loc.n; i++)
-		pids[i] = w->loc.pi[i].pid;
 	w->procs = xcalloc((size_t)w->loc.n + 1, sizeof *w->procs);
 	stack_read_many(w->sy, pids, w->loc.n, w->a->threads > 0 ? (int)w->a->threads :
 	    (int)(ncpu > 16 ? 16 : ncpu > 0 ? ncpu : 1), &o, w->procs);
+}
+
+/* Process i's threads into the tree and its task into tasks; it takes kernel and kwhy. */
+static void
+stk_local_task(struct stk_worker *w, int i, char *kernel, char *kwhy,
+    struct stk_pageset *ps, json_t *tasks)
+{
+	struct stk_task tk;
+	struct stack_thread none = { .err = "", .syscall = -1 };
+
+	stk_task_fill(w, i, &tk, ps);
+	tk.kernels = kernel;
+	tk.kernels_err = kwhy;
+	for (int k = 0; k < w->procs[i].nthreads; k++) {
+		struct stack_thread *th = &w->procs[i].threads[k];
+
+		/* Why a thread of a process that could not be read has no stack. */
+		if (th->nframes == 0 && th->err[0] == '\0' && tk.err != NULL)
+			snprintf(th->err, sizeof th->err, "%s", tk.err);
+		stack_tree_add(&w->tree, w->ids[i], th);
+	}
+	if (w->procs[i].nthreads == 0) {
+		snprintf(none.err, sizeof none.err, "%s", tk.err ? tk.err : "no threads");
+		stack_tree_add(&w->tree, w->ids[i], &none);
+	}
+	json_array_append_new(tasks, stk_task_json(&tk));
+	free(tk.err);
+	free(tk.where);
+	free(tk.stack);
+	free(tk.note);
+	free(tk.pages);
+	free(tk.kernels);
+	free(tk.kernels_err);
+}
+
+/* This host's stacks, tree and tasks (as the JSON blob rank 0 gathers). */
+static char *
+stk_local_work(struct stk_worker *w, size_t *len)
+{
+	pid_t *pids = xcalloc((size_t)w->loc.n + 1, sizeof *pids);
+	json_t *tasks = json_array(), *blob;
+	struct stk_pageset ps = { 0 };
+	uint64_t hits, misses, t = clock_now_ns();
+	double pmax = 0;
+	char *s, **kernels, **kwhy;
+
+	for (int i = 0; i < w->loc.n; i++)
+		pids[i] = w->loc.pi[i].pid;
+	stk_local_read(w, pids, t);
 	/* After our own snapshot: cuda-gdb attaches with ptrace too. */
 	kernels = xcalloc((size_t)w->loc.n + 1, sizeof *kernels);
 	kwhy = xcalloc((size_t)w->loc.n + 1, sizeof *kwhy);
@@ -474,33 +516,8 @@ stk_local_work(struct stk_worker *w, size_t *len)
 		free(suspect);
 	}
 	for (int i = 0; i < w->loc.n; i++) {
-		struct stk_task tk;
-		struct stack_thread none = { .err = "", .syscall = -1 };
-
-		stk_task_fill(w, i, &tk, &ps);
-		tk.kernels = kernels[i];
-		tk.kernels_err = kwhy[i];
-		for (int k = 0; k < w->procs[i].nthreads; k++) {
-			struct stack_thread *th = &w->procs[i].threads[k];
-
-			/* Why a thread of a process that could not be read has no stack. */
-			if (th->nframes == 0 && th->err[0] == '\0' && tk.err != NULL)
-				snprintf(th->err, sizeof th->err, "%s", tk.err);
-			stack_tree_add(&w->tree, w->ids[i], th);
-		}
-		if (w->procs[i].nthreads == 0) {
-			snprintf(none.err, sizeof none.err, "%s", tk.err ? tk.err : "no threads");
-			stack_tree_add(&w->tree, w->ids[i], &none);
-		}
+		stk_local_task(w, i, kernels[i], kwhy[i], &ps, tasks);
 		pmax = w->procs[i].pause_ms > pmax ? w->procs[i].pause_ms : pmax;
-		json_array_append_new(tasks, stk_task_json(&tk));
-		free(tk.err);
-		free(tk.where);
-		free(tk.stack);
-		free(tk.note);
-		free(tk.pages);
-		free(tk.kernels);
-		free(tk.kernels_err);
 	}
 	free(kernels);
 	free(kwhy);
