@@ -152,17 +152,3 @@ cmd_read_file(const char *what, const char *path, size_t max, char **text, char 
 		snprintf(err, len, "cannot open %s %s: %s", what, q, strerror(errno));
 	return -1;
 }
-
-void
-cmd_user_name(uid_t uid, char *buf, size_t len)
-{
-	struct passwd pw, *r = NULL;
-	char tmp[1024];
-
-	/* The reentrant call: colltop and collstack ask from several threads. */
-	if (getpwuid_r(uid, &pw, tmp, sizeof tmp, &r) == 0 && r != NULL)
-		snprintf(buf, len, "%s", r->pw_name);
-	else
-		snprintf(buf, len, "%u", (unsigned)uid);
-	msg_clean(buf);
-}

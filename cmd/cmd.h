@@ -58,11 +58,6 @@ void cmd_check_fds(void);
  * (free it), never blocking on a FIFO (a pipe, <(...), gets 5 s to be
  * written); -1 with one line in err naming the file and what to do.
  */
-/*
- * A user's name for messages, from the password database (not anything a
- * process says), made printable; the number when the user has no name.
- */
-void cmd_user_name(uid_t uid, char *buf, size_t len);
 int cmd_read_file(const char *what, const char *path, size_t max, char **text, char *err,
     size_t len);
 /* Multi-call main: run the tool's command (for collcheck, argv[1] names it). */

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "collstack.h"
+#include "user.h"
 #include "xmalloc.h"
 
 #define STK_IGNORED_MAX 8	/* listed per host; the rest are counted */
@@ -159,10 +160,10 @@ stk_evidence_check(const struct stk_evidence *e, const struct stk_args *a,
 	char user[48], owner[48];
 	int root_slurm = a->sel == SEL_SLURM && geteuid() == 0 && !e->named;
 
-	cmd_user_name(pi->uid, user, sizeof user);
-	cmd_user_name(e->owner, owner, sizeof owner);
+	user_name(pi->uid, user, sizeof user);
+	user_name(e->owner, owner, sizeof owner);
 	if (pi->ruid != pi->uid) {
-		cmd_user_name(pi->ruid, owner, sizeof owner);
+		user_name(pi->ruid, owner, sizeof owner);
 		snprintf(why, len, "pid %d runs as user %s but was started by user %s (a setuid "
 		    "program): it speaks for no one", (int)pi->pid, user, owner);
 		return why;

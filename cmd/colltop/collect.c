@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "kind.h"
+#include "user.h"
 #include "msg.h"
 #include "plat_file.h"
 #include "sample.h"
@@ -233,7 +234,7 @@ collect_page(const struct status_page *p, uid_t owner, const struct top_ident *i
 	char job[20], comm[20], st[2] = { state ? state : '?', '\0' }, user[64];
 	json_t *o;
 
-	cmd_user_name(owner, user, sizeof user);
+	user_name(owner, user, sizeof user);
 	snprintf(job, sizeof job, "%016" PRIx64, p->jobid);
 	snprintf(comm, sizeof comm, "%016" PRIx64, p->commid);
 	o = json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:i, s:I, s:I, s:I, s:s, s:s%, s:i, "

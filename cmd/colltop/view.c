@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "msg.h"
+#include "user.h"
 #include "top.h"
 #include "xmalloc.h"
 
@@ -325,7 +326,7 @@ view_stalled_job(const struct top_model *m)
 	 * The user's own first: another user's job stalled beside it (as root,
 	 * a stranger's fake one) must not take c from it by coming first.
 	 */
-	cmd_user_name(geteuid(), me, sizeof me);
+	user_name(geteuid(), me, sizeof me);
 	for (int j = 0; j < m->njobs; j++) {
 		if (!m->jobs[j].stalled)
 			continue;

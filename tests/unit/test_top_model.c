@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "top.h"
+#include "user.h"
 
 static struct top_args args = { .factor = 3, .slow_k = 3, .min_late_ms = 10, .warmup = 3,
 	.stall_s = 2, .interval_s = 1, .iters = 1, .bytes = 65536 };
@@ -256,7 +257,7 @@ test_stalled_own_first(void **state)
 	char me[64];
 
 	(void)state;
-	cmd_user_name(geteuid(), me, sizeof me);
+	user_name(geteuid(), me, sizeof me);
 	snprintf(jobs[0].user, sizeof jobs[0].user, "%.40s-not", me);
 	snprintf(jobs[1].user, sizeof jobs[1].user, "%s", me);
 	snprintf(jobs[2].user, sizeof jobs[2].user, "%s", me);

@@ -1,8 +1,8 @@
 /*
  * user.c: a user's name for a message about whose a file or socket is.
  */
-#ifndef COLL_TRIAGE_USER_H
-#define COLL_TRIAGE_USER_H
+#ifndef COLL_USER_H
+#define COLL_USER_H
 
 #include <stddef.h>
 #include <sys/types.h>
