@@ -11,29 +11,30 @@
  * port does.
  *
  * The front end's side never runs a handshake where the screen waits: a
- * control thread accepts (non-blocking) and hands each connection to a
- * thread of its own, which has CTL_ACCEPT_MS to prove it holds the secret;
- * at most CTL_SHAKES are in flight. Anyone who can reach the port can
- * connect and then say nothing, or half a header, or its own AUTH_FAIL: that
- * costs a thread for a while, never the screen or its keys, and its words
- * are printed only cleaned. Rank 0's proven connection is handed to the
- * screen's thread through ctl_server_take.
+ * control thread runs an event loop (loop.h) over the core's handshake pool
+ * (hspool.h), which gives each connection a thread of its own with
+ * CTL_ACCEPT_MS to prove it holds the secret, at most CTL_SHAKES in flight,
+ * and rests the listener when accept runs out of fds. Anyone who can reach
+ * the port can connect and then say nothing, or half a header, or its own
+ * AUTH_FAIL: that costs a thread for a while, never the screen or its keys,
+ * and its words are printed only cleaned. Rank 0's proven connection is
+ * handed to the screen's thread through ctl_server_take.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "auth.h"
 #include "clock.h"
 #include "err.h"
+#include "hspool.h"
 #include "ifsel.h"
+#include "loop.h"
 #include "msg.h"
 #include "net.h"
 #include "top.h"
@@ -43,32 +44,30 @@
 
 #define CTL_AUTH_MS 3000
 #define CTL_ACCEPT_MS 2000	/* a handshake's thread waits this long at most on a stranger */
-#define CTL_SHAKES 8		/* handshakes in flight */
+#define CTL_SHAKES 8		/* handshakes in flight (and as many cut off, still ending) */
 #define CTL_SHAKES_STR "8"
-#define CTL_THREADS (2 * CTL_SHAKES)	/* with those shut down and still ending */
+/*
+ * A newcomer cuts off the oldest handshake at once when all CTL_SHAKES are
+ * in flight (no grace): closing the newcomers instead would let a few silent
+ * connections, renewed as they time out, keep rank 0 out for good; this way
+ * a stranger must connect faster than rank 0 answers a challenge (one round
+ * trip) to keep it out.
+ */
+#define CTL_CUT_GRACE_MS 0
 #define CTL_BACKLOG 16
-#define CTL_BACKOFF_MS 100	/* out of fds: accept again after this */
 
 struct ctl_server {
-	pthread_mutex_t mu;
-	pthread_cond_t cv;	/* a handshake thread ended */
+	pthread_mutex_t mu;	/* stop, have_uid, ready, refused */
 	pthread_t thread;
-	int lfd, wake[2];
+	struct loop *loop;	/* the control thread's */
+	struct hspool hp;
+	int watched;		/* the pool's fd the loop watches, -1 none (control thread) */
+	int stop_fd[2];		/* readable once stopping: every handshake ends at once */
 	int stop;
 	int have_uid;
-	struct coll_uid uid;
-	struct {
-		int fd;		/* -1: free */
-		uint64_t since;
-	} slot[CTL_SHAKES];
-	int threads;		/* handshake threads alive */
+	struct coll_uid uid;	/* set once, before the listener is served */
 	int ready;		/* rank 0's authenticated connection, not taken yet; -1 none */
 	struct ctl_refused refused;
-};
-
-struct ctl_shake {
-	struct ctl_server *s;
-	int slot, fd;
 };
 
 /*
@@ -120,191 +119,130 @@ ctl_refuse(struct ctl_server *s, const char *why)
 	msg_clean(r->last);
 }
 
-/* A handshake's end: its slot back, its fd handed over or closed, and why if refused. */
-static void
-ctl_handshake_end(struct ctl_server *s, struct ctl_shake *h, int ok, const char *why)
+/* A handshake's end: fd handed over (1) or left to close, and why if refused. */
+static int
+ctl_handshake_end(struct ctl_server *s, int fd, int kept, int ok, const char *why)
 {
-	int evicted;
+	int taken = 0;
 
 	pthread_mutex_lock(&s->mu);
-	evicted = s->slot[h->slot].fd != h->fd;
-	if (!evicted)
-		s->slot[h->slot].fd = -1;
-	if (ok && !evicted && !s->stop) {
+	if (ok && kept && !s->stop) {
 		if (s->ready >= 0)
 			close(s->ready);	/* a newer rank 0 (after a shrink) wins */
-		s->ready = h->fd;
-		h->fd = -1;
+		s->ready = fd;
+		taken = 1;
 	} else if (!s->stop) {
-		ctl_refuse(s, evicted ? "closed to make room: more than " CTL_SHAKES_STR
+		ctl_refuse(s, !kept ? "closed to make room: more than " CTL_SHAKES_STR
 		    " connections at once waited to prove the job's secret" : why);
 	}
-	s->threads--;
-	pthread_cond_broadcast(&s->cv);
 	pthread_mutex_unlock(&s->mu);
+	return taken;
 }
 
-/* One connection's handshake, in a thread of its own: only it ever waits on the stranger. */
-static void *
-ctl_handshake(void *arg)
+/* One connection's handshake, in a thread of the pool's: only it ever waits on the stranger. */
+static void
+ctl_handshake(void *arg, int fd)
 {
-	struct ctl_shake *h = arg;
+	struct ctl_server *s = arg;
 	char err[256] = "";
 	uint8_t role = 0;
-	int r;
+	int r, kept;
 
-	r = auth_accept(h->fd, &h->s->uid, &role, clock_now_ms() + CTL_ACCEPT_MS, -1, err,
+	r = auth_accept(fd, &s->uid, &role, clock_now_ms() + CTL_ACCEPT_MS, s->stop_fd[0], err,
 	    sizeof err);
 	if (r == COLL_OK && role != WIRE_ROLE_CONTROL) {
 		snprintf(err, sizeof err, "a control connection asked for role %u", role);
 		r = COLL_EPROTO;
 	}
 	auth_thread_end();
-	ctl_handshake_end(h->s, h, r == COLL_OK, err);
-	if (h->fd >= 0)
-		close(h->fd);
-	free(h);
-	return NULL;
-}
-
-/*
- * A slot for a new connection: a free one, else the oldest handshake's,
- * which is shut down (its thread sees it and ends). Closing the newcomers
- * instead would let a few silent connections, renewed as they time out, keep
- * rank 0 out for good; this way a stranger must connect faster than rank 0
- * answers a challenge (one round trip) to keep it out. -1: too many threads
- * still ending, the newcomer is closed.
- */
-static int
-ctl_slot_take(struct ctl_server *s, int fd)
-{
-	int k = -1;
-
-	if (s->threads >= CTL_THREADS)
-		return -1;
-	for (int i = 0; i < CTL_SHAKES && k < 0; i++)
-		if (s->slot[i].fd < 0)
-			k = i;
-	if (k < 0) {
-		k = 0;
-		for (int i = 1; i < CTL_SHAKES; i++)
-			if (s->slot[i].since < s->slot[k].since)
-				k = i;
-		shutdown(s->slot[k].fd, SHUT_RDWR);
-	}
-	s->slot[k].fd = fd;
-	s->slot[k].since = clock_now_ns();
-	s->threads++;
-	return k;
+	/* Before fd is handed on or closed; 0: the pool cut it off for a newcomer. */
+	kept = hspool_settle(&s->hp, fd);
+	if (!ctl_handshake_end(s, fd, kept, r == COLL_OK, err))
+		close(fd);
 }
 
 static void
-ctl_admit(struct ctl_server *s, int fd)
+ctl_on_pool(struct loop *l, int fd, int events, void *arg)
 {
-	struct ctl_shake *h = xcalloc(1, sizeof *h);
-	pthread_attr_t at;
-	pthread_t t;
-	int k, r;
+	struct ctl_server *s = arg;
 
-	pthread_mutex_lock(&s->mu);
-	k = s->stop ? -1 : ctl_slot_take(s, fd);
-	if (k < 0 && !s->stop)
-		ctl_refuse(s, "closed at once: too many connections still ending");
-	pthread_mutex_unlock(&s->mu);
-	if (k < 0) {
-		close(fd);
-		free(h);
-		return;
-	}
-	*h = (struct ctl_shake){ s, k, fd };
-	pthread_attr_init(&at);
-	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&at, 256 * 1024);
-	r = pthread_create(&t, &at, ctl_handshake, h);
-	pthread_attr_destroy(&at);
-	if (r != 0) {
-		pthread_mutex_lock(&s->mu);
-		s->slot[k].fd = -1;
-		s->threads--;
-		pthread_mutex_unlock(&s->mu);
-		close(fd);
-		free(h);
-	}
+	(void)l;
+	(void)fd;
+	(void)events;
+	hspool_serve(&s->hp, clock_now_ms());
 }
 
-/* Every connection waiting; 1 when accept failed for want of fds (back off a while). */
+/*
+ * Watch the fd the pool asks for this round (the listener, its wake-up, or
+ * none while it rests; none at all until the job has an id); the longest
+ * wait it allows.
+ */
 static int
-ctl_accept_all(struct ctl_server *s)
+ctl_server_watch(struct ctl_server *s, int have_uid)
 {
-	int fd;
+	int wait = -1, fd = have_uid ? hspool_pollfd(&s->hp, clock_now_ms(), &wait) : -1;
 
-	for (;;) {
-		fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-		if (fd >= 0) {
-			ctl_admit(s, fd);
-			continue;
-		}
-		if (errno == EINTR || errno == ECONNABORTED)
-			continue;
-		return errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM;
-	}
+	if (fd == s->watched)
+		return wait;
+	loop_unwatch(s->loop, s->watched);
+	s->watched = -1;
+	if (fd >= 0 && loop_watch(s->loop, fd, LOOP_READ, ctl_on_pool, s) != COLL_OK)
+		return HSPOOL_BACKOFF_MS;	/* no memory for a watcher: try again soon */
+	s->watched = fd;
+	return wait;
 }
 
-/* The control thread: accepts, never waits on a peer; listens only once the job has an id. */
+/* The control thread: serves the pool, never waits on a peer; listens only once the job has an id. */
 static void *
 ctl_server_main(void *arg)
 {
 	struct ctl_server *s = arg;
-	int backoff = 0, n;
-	char b[16];
+	int stop, have_uid;
 
 	for (;;) {
-		struct pollfd p[2] = { { s->wake[0], POLLIN, 0 }, { s->lfd, POLLIN, 0 } };
-
 		pthread_mutex_lock(&s->mu);
-		n = s->stop ? 0 : s->have_uid && !backoff ? 2 : 1;
+		stop = s->stop;
+		have_uid = s->have_uid;
 		pthread_mutex_unlock(&s->mu);
-		if (n == 0)
+		if (stop || loop_once(s->loop, ctl_server_watch(s, have_uid)) < 0)
 			break;
-		backoff = 0;
-		if (poll(p, (nfds_t)n, n == 1 ? CTL_BACKOFF_MS : -1) < 0 && errno != EINTR)
-			break;
-		if (p[0].revents & POLLIN)
-			(void)!read(s->wake[0], b, sizeof b);
-		if (n == 2 && (p[1].revents & POLLIN))
-			backoff = ctl_accept_all(s);
 	}
 	return NULL;
+}
+
+/* Everything the server holds, once no thread uses it (the pool drained first). */
+static void
+ctl_server_free(struct ctl_server *s)
+{
+	hspool_free(&s->hp);
+	loop_free(s->loop);
+	for (int i = 0; i < 2; i++)
+		if (s->stop_fd[i] >= 0)
+			close(s->stop_fd[i]);
+	if (s->ready >= 0)
+		close(s->ready);
+	pthread_mutex_destroy(&s->mu);
+	free(s);
 }
 
 struct ctl_server *
 ctl_server_start(int lfd, char *err, size_t len)
 {
 	struct ctl_server *s = xcalloc(1, sizeof *s);
+	int r = 0;
 
-	*s = (struct ctl_server){ .lfd = lfd, .ready = -1 };
-	for (int i = 0; i < CTL_SHAKES; i++)
-		s->slot[i].fd = -1;
+	*s = (struct ctl_server){ .watched = -1, .stop_fd = { -1, -1 }, .ready = -1 };
 	pthread_mutex_init(&s->mu, NULL);
-	pthread_cond_init(&s->cv, NULL);
-	if (pipe2(s->wake, O_CLOEXEC | O_NONBLOCK) != 0 ||
-	    pthread_create(&s->thread, NULL, ctl_server_main, s) != 0) {
+	if (pipe2(s->stop_fd, O_CLOEXEC | O_NONBLOCK) != 0 || (s->loop = loop_new()) == NULL ||
+	    hspool_init(&s->hp, lfd, CTL_SHAKES, ctl_handshake, s, CTL_CUT_GRACE_MS,
+	    "control") != COLL_OK ||
+	    (r = pthread_create(&s->thread, NULL, ctl_server_main, s)) != 0) {
 		snprintf(err, len, "cannot start the control connection's thread: %s",
-		    strerror(errno));
-		if (s->wake[0] > 0) {
-			close(s->wake[0]);
-			close(s->wake[1]);
-		}
-		free(s);
+		    strerror(r != 0 ? r : errno));
+		ctl_server_free(s);
 		return NULL;
 	}
 	return s;
-}
-
-static void
-ctl_server_wake(struct ctl_server *s)
-{
-	(void)!write(s->wake[1], "", 1);
 }
 
 int
@@ -320,7 +258,7 @@ ctl_server_uid(struct ctl_server *s, const char *uidstr)
 		s->have_uid = 1;
 	}
 	pthread_mutex_unlock(&s->mu);
-	ctl_server_wake(s);
+	loop_wake(s->loop);
 	return 0;
 }
 
@@ -340,35 +278,15 @@ ctl_server_take(struct ctl_server *s, struct ctl_refused *r)
 void
 ctl_server_stop(struct ctl_server *s)
 {
-	struct timespec ts;
-	int left;
-
 	if (s == NULL)
 		return;
 	pthread_mutex_lock(&s->mu);
 	s->stop = 1;
 	pthread_mutex_unlock(&s->mu);
-	ctl_server_wake(s);
+	(void)!write(s->stop_fd[1], "", 1);	/* never read: stays readable */
+	loop_wake(s->loop);
 	pthread_join(s->thread, NULL);
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += CTL_ACCEPT_MS / 1000 + 1;
-	pthread_mutex_lock(&s->mu);
-	for (int i = 0; i < CTL_SHAKES; i++)
-		if (s->slot[i].fd >= 0)
-			shutdown(s->slot[i].fd, SHUT_RDWR);
-	while (s->threads > 0 && pthread_cond_timedwait(&s->cv, &s->mu, &ts) == 0)
-		;
-	left = s->threads;
-	pthread_mutex_unlock(&s->mu);
-	if (left > 0)
-		return;	/* a handshake thread still holds it: leave it to the exit */
-	if (s->ready >= 0)
-		close(s->ready);
-	close(s->wake[0]);
-	close(s->wake[1]);
-	pthread_mutex_destroy(&s->mu);
-	pthread_cond_destroy(&s->cv);
-	free(s);
+	ctl_server_free(s);	/* waits for the handshakes, which the stop ended */
 }
 
 int
