@@ -46,6 +46,7 @@
 #include "err.h"
 #include "hostlist.h"
 #include "linebuf.h"
+#include "loop.h"
 #include "net.h"
 #include "uid.h"
 
@@ -498,22 +499,82 @@ agent_note_signal(struct agent *a)
 }
 
 static void
+agent_on_pipe(struct loop *l, int fd, int events, void *arg)
+{
+	struct agent *a = arg;
+	int s = fd == a->pipe[1];
+
+	(void)events;
+	agent_forward(a, s);
+	if (a->pipe[s] < 0)
+		loop_unwatch(l, fd);
+}
+
+static void
+agent_on_stdin(struct loop *l, int fd, int events, void *arg)
+{
+	(void)l, (void)fd, (void)events;
+	agent_read_stdin(arg);
+}
+
+/* The pidfd only wakes the round: agent_reap looks after every round. */
+static void
+agent_on_end(struct loop *l, int fd, int events, void *arg)
+{
+	(void)l, (void)fd, (void)events, (void)arg;
+}
+
+/* Under srun: a SIGTERM counted in the loop, so none slips in just before the wait. */
+static void
+agent_on_term(struct loop *l, int signo, void *arg)
+{
+	(void)l, (void)signo, (void)arg;
+	agent_step_terms++;
+}
+
+/* Before each wait: the pidfd until the end is seen, stdin while it carries records. */
+static void
+agent_masks(struct loop *l, void *arg)
+{
+	const struct agent *a = arg;
+
+	if (a->pidfd >= 0)
+		loop_mask(l, a->pidfd, a->exited ? 0 : LOOP_READ);
+	loop_mask(l, STDIN_FILENO, a->stdin_open ? LOOP_READ : 0);
+}
+
+/* The program's pipes, its pidfd and (over SSH) stdin; NULL if no loop can be made. */
+static struct loop *
+agent_loop_new(struct agent *a)
+{
+	struct loop *l = loop_new();
+
+	if (l == NULL)
+		return NULL;
+	for (int s = 0; s < 2; s++)
+		if (a->pipe[s] >= 0)
+			loop_watch(l, a->pipe[s], LOOP_READ, agent_on_pipe, a);
+	if (a->pidfd >= 0)
+		loop_watch(l, a->pidfd, LOOP_READ, agent_on_end, a);
+	loop_watch(l, STDIN_FILENO, 0, agent_on_stdin, a);
+	if (a->slurm)
+		loop_signal(l, SIGTERM, agent_on_term, a);
+	loop_before(l, agent_masks, a);
+	return l;
+}
+
+static void
 agent_loop(struct agent *a)
 {
-	for (;;) {
-		struct pollfd pfd[4] = {
-			{ a->exited ? -1 : a->pidfd, POLLIN, 0 },
-			{ a->pipe[0], POLLIN, 0 }, { a->pipe[1], POLLIN, 0 },
-			{ a->stdin_open ? STDIN_FILENO : -1, POLLIN, 0 },
-		};
+	struct loop *l = agent_loop_new(a);
 
-		if (poll(pfd, 4, agent_wait_ms(a)) == -1 && errno != EINTR)
+	if (l == NULL) {
+		fprintf(stderr, "collrun --agent: cannot watch the program: %s\n", strerror(errno));
+		return;
+	}
+	for (;;) {
+		if (loop_once(l, agent_wait_ms(a)) < 0)
 			break;
-		for (int s = 0; s < 2; s++)
-			if (pfd[1 + s].revents)
-				agent_forward(a, s);
-		if (pfd[3].revents)
-			agent_read_stdin(a);
 		agent_note_signal(a);
 		agent_reap(a);
 		if (a->exited && ((a->pipe[0] < 0 && a->pipe[1] < 0) || a->gone ||
@@ -524,6 +585,7 @@ agent_loop(struct agent *a)
 			a->kill_at = 0;	/* once: the pidfd tells when it is gone */
 		}
 	}
+	loop_free(l);
 }
 
 static int

@@ -15,6 +15,7 @@
 #include "clock.h"
 #include "comm_impl.h"
 #include "log.h"
+#include "loop.h"
 #include "xmalloc.h"
 
 /* The root announced a failure, or vanished: record why and wake every waiter. */
@@ -147,48 +148,151 @@ service_on_root(struct comm *c, uint64_t *last_rx)
 		service_root_lost(c, "connection closed");
 }
 
+/* The service thread's loop and what its callbacks share. */
+struct service {
+	struct comm *c;
+	struct loop *l;
+	int stop;		/* the communicator is being torn down */
+	uint64_t last_rx;
+	int pool_fd;		/* the fd watched for the handshake pool, or -1 */
+	/* A block leader's watches (blocks.c), which hands them over as pollfds. */
+	struct pollfd *wpfd;
+	int *wfd;		/* the fd each entry is watched under, or -1 */
+	size_t nw;
+};
+
+static void
+service_on_abort(struct loop *l, int fd, int events, void *arg)
+{
+	(void)l, (void)fd, (void)events;
+	((struct service *)arg)->stop = 1;
+}
+
+static void
+service_on_pool(struct loop *l, int fd, int events, void *arg)
+{
+	struct service *sv = arg;
+
+	(void)l, (void)fd, (void)events;
+	if (!sv->stop)
+		hspool_serve(&sv->c->hs, clock_now_ms());
+}
+
+static void
+service_on_root_fd(struct loop *l, int fd, int events, void *arg)
+{
+	struct service *sv = arg;
+
+	(void)fd, (void)events;
+	if (sv->stop)
+		return;
+	service_on_root(sv->c, &sv->last_rx);
+	if (atomic_load(&sv->c->root_lost))
+		loop_mask(l, sv->c->root_fd, 0);
+}
+
+/* blocks_watch_serve reads the entries that came ready, and times out the others. */
+static void
+service_on_watch(struct loop *l, int fd, int events, void *arg)
+{
+	(void)l, (void)fd, (void)events;
+	((struct pollfd *)arg)->revents = POLLIN;
+}
+
+/*
+ * Before each wait: the pool's fd (the listener, its wake-up, or none while
+ * it rests; *wait lowered as hspool.h says), the root while it lives, and a
+ * leader's watches. A watch's fd, once closed, may come back as another
+ * thread's socket: it is unwatched before any fd is watched anew.
+ */
+static void
+service_sync(struct service *sv, int *wait)
+{
+	struct comm *c = sv->c;
+	int fd = hspool_pollfd(&c->hs, clock_now_ms(), wait);
+	size_t n;
+
+	if (fd != sv->pool_fd && sv->pool_fd >= 0)
+		loop_unwatch(sv->l, sv->pool_fd);
+	if (fd != sv->pool_fd && fd >= 0 &&
+	    loop_watch(sv->l, fd, LOOP_READ, service_on_pool, sv) != COLL_OK)
+		fd = -1;
+	sv->pool_fd = fd;
+	loop_mask(sv->l, c->root_fd, atomic_load(&c->root_lost) ? 0 : LOOP_READ);
+	n = blocks_watch_pollfds(c, sv->wpfd);
+	for (size_t i = 0; i < sv->nw; i++)
+		if (sv->wfd[i] >= 0 && (i >= n || sv->wpfd[i].fd != sv->wfd[i])) {
+			loop_unwatch(sv->l, sv->wfd[i]);
+			sv->wfd[i] = -1;
+		}
+	for (size_t i = 0; i < n; i++)
+		if (sv->wpfd[i].fd >= 0 && sv->wfd[i] != sv->wpfd[i].fd &&
+		    loop_watch(sv->l, sv->wpfd[i].fd, LOOP_READ, service_on_watch, &sv->wpfd[i]) == COLL_OK)
+			sv->wfd[i] = sv->wpfd[i].fd;
+	sv->nw = n;
+}
+
+/* The root heard from lately, and pinged each keep-alive interval. */
+static void
+service_keepalive(struct service *sv, uint64_t now, uint64_t *next_ping)
+{
+	struct comm *c = sv->c;
+	uint64_t limit = (uint64_t)c->ka_ms * (uint64_t)c->ka_limit;
+	char why[96];
+
+	if (atomic_load(&c->root_lost))
+		return;
+	if (now - sv->last_rx > limit) {
+		snprintf(why, sizeof why, "no keep-alive for %" PRIu64 " ms", now - sv->last_rx);
+		service_root_lost(c, why);
+	} else if (now >= *next_ping) {
+		(void)comm_root_send(c, WIRE_PING, NULL, 0);
+		*next_ping = now + (uint64_t)c->ka_ms;
+	}
+}
+
+static int
+service_open(struct service *sv, struct comm *c)
+{
+	*sv = (struct service){ .c = c, .last_rx = clock_now_ms(), .pool_fd = -1 };
+	/* A block leader (blocks.c) also hears the other blocks' roots. */
+	sv->wpfd = xcalloc(1 + (size_t)c->nroots, sizeof *sv->wpfd);
+	sv->wfd = xcalloc(1 + (size_t)c->nroots, sizeof *sv->wfd);
+	for (int i = 0; i <= c->nroots; i++)
+		sv->wfd[i] = -1;
+	if ((sv->l = loop_new()) != NULL &&
+	    loop_watch(sv->l, c->abort_fd, LOOP_READ, service_on_abort, sv) == COLL_OK &&
+	    loop_watch(sv->l, c->root_fd, LOOP_READ, service_on_root_fd, sv) == COLL_OK)
+		return COLL_OK;
+	loop_free(sv->l);
+	sv->l = NULL;
+	return COLL_ESYS;
+}
+
 void *
 comm_service(void *arg)
 {
+	struct service sv;
 	struct comm *c = arg;
-	uint64_t last_rx = clock_now_ms(), next_ping = last_rx, now;
-	uint64_t limit = (uint64_t)c->ka_ms * (uint64_t)c->ka_limit;
-	/* A block leader (blocks.c) also hears the other blocks' roots. */
-	struct pollfd *pfd = xcalloc(3 + (size_t)c->nroots, sizeof *pfd);
-	size_t watch;
-	char why[96];
-	int n, root, wait;
+	uint64_t next_ping = clock_now_ms(), now;
+	int wait, root;
 
 	wconn_init(&c->root_in, c->root_fd, WIRE_MAX_PAYLOAD);
-	for (;;) {
+	if (service_open(&sv, c) != COLL_OK)
+		service_root_lost(c, "the service thread could not start its loop");
+	while (sv.l != NULL && !sv.stop) {
 		root = !atomic_load(&c->root_lost);
-		pfd[0] = (struct pollfd){ c->abort_fd, POLLIN, 0 };
-		/* The listener, unless every handshake slot is taken or it rests (hspool.h). */
 		wait = c->ka_ms;
-		pfd[1] = (struct pollfd){ hspool_pollfd(&c->hs, clock_now_ms(), &wait), POLLIN, 0 };
-		pfd[2] = (struct pollfd){ root ? c->root_fd : -1, POLLIN, 0 };
-		watch = blocks_watch_pollfds(c, pfd + 3);
-		n = poll(pfd, (nfds_t)(3 + watch), wait);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1 || pfd[0].revents)
+		service_sync(&sv, &wait);
+		if (loop_once(sv.l, wait) < 0 || sv.stop)
 			break;
-		if (pfd[1].revents)
-			hspool_serve(&c->hs, clock_now_ms());
-		if (pfd[2].revents)
-			service_on_root(c, &last_rx);
 		now = clock_now_ms();
-		blocks_watch_serve(c, pfd + 3, watch, now);
-		if (!root || atomic_load(&c->root_lost))
-			continue;
-		if (now - last_rx > limit) {
-			snprintf(why, sizeof why, "no keep-alive for %" PRIu64 " ms", now - last_rx);
-			service_root_lost(c, why);
-		} else if (now >= next_ping) {
-			(void)comm_root_send(c, WIRE_PING, NULL, 0);
-			next_ping = now + (uint64_t)c->ka_ms;
-		}
+		blocks_watch_serve(c, sv.wpfd, sv.nw, now);
+		if (root)
+			service_keepalive(&sv, now, &next_ping);
 	}
-	free(pfd);
+	loop_free(sv.l);
+	free(sv.wpfd);
+	free(sv.wfd);
 	return NULL;
 }

@@ -354,6 +354,16 @@ xfer_intr(struct xfer *x, const struct xfer_ctl *ctl, int waiting)
 /*
  * Block until a side of the group can move, the data plane is interrupted,
  * another lane gives up, or the progress timeout passes.
+ *
+ * Not on the event loop (loop.h), unlike the other multi-fd loops: this is
+ * the data path, and its wait is not a loop's round. It is entered only when
+ * every side said EAGAIN, once per stall, with a set built from which sides
+ * are blocked (a socket's two sides folded into one entry or not, a send
+ * done but for its zero-copy notices waiting on POLLERR alone), and what
+ * comes back only marks sides ready for xfer_loop's own walk. A loop would
+ * add its pipe to every poll, rebuild its set from watchers, and need one
+ * loop per lane thread (loop.h: one thread per loop) kept across ops or
+ * made per op; none of that buys anything here.
  */
 static int
 xfer_poll(struct xfer_st *st, int n, const struct xfer_ctl *ctl, uint64_t last,

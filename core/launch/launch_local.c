@@ -1,12 +1,11 @@
 /*
  * The local launcher. Each rank runs in its own process group so that a
  * signal reaches everything it started; its exit is watched through a pidfd,
- * which poll(2) can wait on next to the output pipes, so no SIGCHLD handler
- * has to be installed in a library.
+ * which the event loop (loop.h) watches next to the output pipes, so no
+ * SIGCHLD handler has to be installed in a library.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,13 +17,21 @@
 #include "err.h"
 #include "launch.h"
 #include "linebuf.h"
+#include "loop.h"
 #include "xmalloc.h"
 
 extern char **environ;
 
+struct local_line_ctx {
+	struct launch *l;
+	int rank;
+	int stream;
+};
+
 struct local_stream {
 	int fd;
 	struct linebuf lb;
+	struct local_line_ctx ctx;	/* whose stream it is, for the loop's callback */
 };
 
 struct local_proc {
@@ -32,20 +39,15 @@ struct local_proc {
 	int pidfd;
 	int state;
 	int code;
+	int ended;		/* its pidfd was readable this round */
 	struct local_stream out[2];	/* stdout, stderr */
 };
 
 struct local {
+	struct launch *self;
 	int nranks;
 	struct local_proc *procs;
-	struct pollfd *pfd;
-	int *pmap;
-};
-
-struct local_line_ctx {
-	struct launch *l;
-	int rank;
-	int stream;
+	struct loop *loop;
 };
 
 /* Our environment less the variables we set, then those. */
@@ -151,6 +153,36 @@ local_pipes(int pout[2], int perr[2])
 	return COLL_OK;
 }
 
+static void local_read(struct local *lc, struct local_stream *st);
+
+static void
+local_on_stream(struct loop *lp, int fd, int events, void *arg)
+{
+	struct local_stream *st = arg;
+
+	(void)lp, (void)fd, (void)events;
+	local_read(st->ctx.l->impl, st);
+}
+
+/* Ends are only noted here: local_poll reaps them once every stream of the round is read. */
+static void
+local_on_end(struct loop *lp, int fd, int events, void *arg)
+{
+	(void)lp, (void)fd, (void)events;
+	((struct local_proc *)arg)->ended = 1;
+}
+
+static int
+local_watch(struct local *lc, struct local_proc *p)
+{
+	for (int s = 0; s < 2; s++)
+		if (loop_watch(lc->loop, p->out[s].fd, LOOP_READ, local_on_stream, &p->out[s]) != COLL_OK)
+			return COLL_ESYS;
+	if (p->pidfd >= 0 && loop_watch(lc->loop, p->pidfd, LOOP_READ, local_on_end, p) != COLL_OK)
+		return COLL_ESYS;
+	return COLL_OK;
+}
+
 static int
 local_one(struct local *lc, const struct launch_opts *o, int rank)
 {
@@ -176,11 +208,13 @@ local_one(struct local *lc, const struct launch_opts *o, int rank)
 	setpgid(pid, pid);	/* also here: no race with a signal sent right away */
 	p->pid = pid;
 	p->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	for (int s = 0; s < 2; s++)
+		p->out[s].ctx = (struct local_line_ctx){ lc->self, rank, s + 1 };
 	p->out[0].fd = pout[0];
 	p->out[1].fd = perr[0];
 	fcntl(pout[0], F_SETFL, O_NONBLOCK);
 	fcntl(perr[0], F_SETFL, O_NONBLOCK);
-	return COLL_OK;
+	return local_watch(lc, p);
 }
 
 static void local_signal(struct launch *l, int sig);
@@ -194,12 +228,13 @@ local_start(struct launch *l, const struct launch_opts *o)
 	int r = COLL_OK;
 
 	l->impl = lc;
+	lc->self = l;
 	lc->nranks = o->nranks;
 	lc->procs = xcalloc((size_t)o->nranks, sizeof *lc->procs);
-	lc->pfd = xcalloc((size_t)o->nranks * 3 + 1, sizeof *lc->pfd);
-	lc->pmap = xcalloc((size_t)o->nranks * 3 + 1, sizeof *lc->pmap);
 	for (int i = 0; i < o->nranks; i++)
 		lc->procs[i].pidfd = lc->procs[i].out[0].fd = lc->procs[i].out[1].fd = -1;
+	if ((lc->loop = loop_new()) == NULL)
+		r = COLL_ESYS;
 	for (int i = 0; i < o->nranks && r == COLL_OK; i++)
 		r = local_one(lc, o, i);
 	if (r != COLL_OK) {
@@ -223,11 +258,8 @@ local_line(void *arg, const char *line, size_t len)
 
 /* Read what a stream has; at EOF hand over the rest and close it. */
 static void
-local_read(struct launch *l, int rank, int stream)
+local_read(struct local *lc, struct local_stream *st)
 {
-	struct local *lc = l->impl;
-	struct local_stream *st = &lc->procs[rank].out[stream - 1];
-	struct local_line_ctx ctx = { l, rank, stream };
 	size_t room;
 	ssize_t n;
 	char *p;
@@ -236,14 +268,15 @@ local_read(struct launch *l, int rank, int stream)
 		p = linebuf_space(&st->lb, &room);
 		n = read(st->fd, p, room);
 		if (n > 0) {
-			linebuf_commit(&st->lb, (size_t)n, local_line, &ctx);
+			linebuf_commit(&st->lb, (size_t)n, local_line, &st->ctx);
 			continue;
 		}
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n == -1 && errno == EAGAIN)
 			return;
-		linebuf_flush(&st->lb, local_line, &ctx);
+		linebuf_flush(&st->lb, local_line, &st->ctx);
+		loop_unwatch(lc->loop, st->fd);
 		close(st->fd);
 		st->fd = -1;
 		return;
@@ -253,7 +286,8 @@ local_read(struct launch *l, int rank, int stream)
 static void
 local_reap(struct launch *l, int rank)
 {
-	struct local_proc *p = &((struct local *)l->impl)->procs[rank];
+	struct local *lc = l->impl;
+	struct local_proc *p = &lc->procs[rank];
 	int status;
 
 	if (p->state != LAUNCH_RUNNING || waitpid(p->pid, &status, WNOHANG) != p->pid)
@@ -265,39 +299,16 @@ local_reap(struct launch *l, int rank)
 		p->state = LAUNCH_EXITED;
 		p->code = WEXITSTATUS(status);
 	}
-	if (p->pidfd >= 0)
+	if (p->pidfd >= 0) {
+		loop_unwatch(lc->loop, p->pidfd);
 		close(p->pidfd);
+	}
 	p->pidfd = -1;
 	/* Deliver what the rank wrote before it ended, then the news of its end. */
 	for (int s = 0; s < 2; s++)
 		if (p->out[s].fd >= 0)
-			local_read(l, rank, s + 1);
+			local_read(lc, &p->out[s]);
 	l->cb.exited(l->cb.arg, rank, p->state, p->code);
-}
-
-static int
-local_fill(struct local *lc, int wake_fd)
-{
-	int n = 0;
-
-	if (wake_fd >= 0) {
-		lc->pmap[n] = -1;
-		lc->pfd[n++] = (struct pollfd){ wake_fd, POLLIN, 0 };
-	}
-	for (int i = 0; i < lc->nranks; i++) {
-		struct local_proc *p = &lc->procs[i];
-
-		for (int s = 0; s < 2; s++)
-			if (p->out[s].fd >= 0) {
-				lc->pmap[n] = i * 3 + s;
-				lc->pfd[n++] = (struct pollfd){ p->out[s].fd, POLLIN, 0 };
-			}
-		if (p->state == LAUNCH_RUNNING && p->pidfd >= 0) {
-			lc->pmap[n] = i * 3 + 2;
-			lc->pfd[n++] = (struct pollfd){ p->pidfd, POLLIN, 0 };
-		}
-	}
-	return n;
 }
 
 static int local_running(const struct launch *l);
@@ -314,30 +325,33 @@ local_killed(struct local *lc, int rank)
 	return si.si_pid != 0 && (si.si_code == CLD_KILLED || si.si_code == CLD_DUMPED);
 }
 
+static void
+local_on_wake(struct loop *lp, int fd, int events, void *arg)
+{
+	/* Nothing to do: the round ends, and the caller looks at what woke it. */
+	(void)lp, (void)fd, (void)events, (void)arg;
+}
+
 static int
 local_poll(struct launch *l, int timeout_ms, int wake_fd)
 {
 	struct local *lc = l->impl;
-	int n = local_fill(lc, wake_fd), r;
 
-	if (n == (wake_fd >= 0))
+	if (lc->loop == NULL || loop_count(lc->loop) == 0)
 		return local_running(l);
-	r = poll(lc->pfd, (nfds_t)n, timeout_ms);
-	for (int i = 0; r > 0 && i < n; i++) {
-		int rank = lc->pmap[i] / 3, what = lc->pmap[i] % 3;
-
-		if (lc->pmap[i] >= 0 && lc->pfd[i].revents && what < 2)
-			local_read(l, rank, what + 1);
-	}
+	if (wake_fd >= 0)
+		loop_watch(lc->loop, wake_fd, LOOP_READ, local_on_wake, NULL);
+	/* Every ready stream is read in the round; the ends wait for the passes below. */
+	loop_once(lc->loop, timeout_ms);
+	if (wake_fd >= 0)
+		loop_unwatch(lc->loop, wake_fd);
 	/* Ends seen together: a rank killed by a signal is more likely the cause. */
-	for (int pass = 0; r > 0 && pass < 2; pass++)
-		for (int i = 0; i < n; i++) {
-			int rank = lc->pmap[i] / 3;
-
-			if (lc->pmap[i] >= 0 && lc->pmap[i] % 3 == 2 && lc->pfd[i].revents &&
-			    local_killed(lc, rank) == !pass)
-				local_reap(l, rank);
-		}
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < lc->nranks; i++)
+			if (lc->procs[i].ended && local_killed(lc, i) == !pass)
+				local_reap(l, i);
+	for (int i = 0; i < lc->nranks; i++)
+		lc->procs[i].ended = 0;
 	/* Without pidfd support fall back to polling for exits. */
 	for (int i = 0; i < lc->nranks; i++)
 		if (lc->procs[i].pidfd < 0)
@@ -395,9 +409,8 @@ local_free(struct launch *l)
 		if (p->pidfd >= 0)
 			close(p->pidfd);
 	}
+	loop_free(lc->loop);
 	free(lc->procs);
-	free(lc->pfd);
-	free(lc->pmap);
 	free(lc);
 	l->impl = NULL;
 }

@@ -25,6 +25,7 @@
 #include "err.h"
 #include "launch.h"
 #include "linebuf.h"
+#include "loop.h"
 #include "shquote.h"
 #include "launch_ssh.h"
 #include "sshhost.h"
@@ -470,6 +471,7 @@ ssh_node_init(struct launch *l, struct ssh *sh, struct ssh_node *n, int host, co
 	int first = sh->host_first[host], own = sh->host_first[host + 1] - first;
 
 	n->host = host;
+	n->watched = -1;
 	sshhost_init(&n->h, o->hosts[host], o->ssh_config, o->accept_new);
 	/* The host's own ranks' channels, then the relay's, if it has one. */
 	n->nchan = own + (nsub > 0);
@@ -484,6 +486,8 @@ ssh_node_init(struct launch *l, struct ssh *sh, struct ssh_node *n, int host, co
 		sh->rx[r] = &n->chans[k].rx;
 	}
 }
+
+static void ssh_free(struct launch *l);
 
 static int
 ssh_start(struct launch *l, const struct launch_opts *o)
@@ -515,8 +519,14 @@ ssh_start(struct launch *l, const struct launch_opts *o)
 		if (sh->nodes[i].host == o->rank_host[0])
 			net_addr_host(&sh->nodes[i].h.addr, sh->master_addr, sizeof sh->master_addr);
 	sh->o.master_addr = sh->master_addr;
-	sh->pfd = xcalloc((size_t)sh->nnodes + 1, sizeof *sh->pfd);
 	free(used);
+	if ((sh->loop = loop_new()) == NULL) {
+		int e = errno;
+
+		ssh_free(l);
+		errno = e;
+		return COLL_ESYS;
+	}
 	return COLL_OK;
 }
 
@@ -539,26 +549,57 @@ ssh_wait_ms(struct ssh *sh, int timeout_ms)
 	return t;
 }
 
+/* The round only wakes: libssh2 needs every session driven after it anyway. */
+static void
+ssh_on_ready(struct loop *l, int fd, int events, void *arg)
+{
+	(void)l, (void)fd, (void)events, (void)arg;
+}
+
+/*
+ * Each live session's socket in the direction libssh2 waits for. A closed
+ * session's fd number may be a newer session's now: every stale watch goes
+ * before any new one is made.
+ */
+static void
+ssh_watch(struct ssh *sh)
+{
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < sh->nnodes; i++) {
+			struct ssh_node *n = &sh->nodes[i];
+			struct sshhost *h = &n->h;
+			int fd = h->fd >= 0 && h->state > SH_IDLE && h->state <= SH_READY ? h->fd : -1;
+			short ev = fd >= 0 ? sshhost_events(h) : 0;
+			int mask = ((ev & POLLIN) ? LOOP_READ : 0) | ((ev & POLLOUT) ? LOOP_WRITE : 0);
+
+			if (pass == 0 && n->watched >= 0 && n->watched != fd) {
+				loop_unwatch(sh->loop, n->watched);
+				n->watched = -1;
+			} else if (pass == 1 && fd >= 0 &&
+			    loop_watch(sh->loop, fd, mask, ssh_on_ready, n) == COLL_OK) {
+				n->watched = fd;
+			}
+		}
+}
+
 static int
 ssh_poll(struct launch *l, int timeout_ms, int wake_fd)
 {
 	struct ssh *sh = l->impl;
-	int moved = 0, n = 0;
+	int moved = 0, r;
 
 	ssh_start_more(sh);
 	for (int i = 0; i < sh->nnodes; i++)
 		moved |= ssh_node_drive(l, &sh->nodes[i]);
 	if (moved || ssh_running(l) == 0)
 		return ssh_running(l);
+	ssh_watch(sh);
 	if (wake_fd >= 0)
-		sh->pfd[n++] = (struct pollfd){ wake_fd, POLLIN, 0 };
-	for (int i = 0; i < sh->nnodes; i++) {
-		struct sshhost *h = &sh->nodes[i].h;
-
-		if (h->fd >= 0 && h->state > SH_IDLE && h->state <= SH_READY)
-			sh->pfd[n++] = (struct pollfd){ h->fd, sshhost_events(h), 0 };
-	}
-	if (poll(sh->pfd, (nfds_t)n, ssh_wait_ms(sh, timeout_ms)) == -1 && errno != EINTR)
+		loop_watch(sh->loop, wake_fd, LOOP_READ, ssh_on_ready, NULL);
+	r = loop_once(sh->loop, ssh_wait_ms(sh, timeout_ms));
+	if (wake_fd >= 0)
+		loop_unwatch(sh->loop, wake_fd);
+	if (r < 0)
 		return ssh_running(l);
 	for (int i = 0; i < sh->nnodes; i++)
 		ssh_node_drive(l, &sh->nodes[i]);
@@ -666,7 +707,7 @@ ssh_free(struct launch *l)
 	free(sh->host_via);
 	free(sh->host_first);
 	free(sh->host_ranks);
-	free(sh->pfd);
+	loop_free(sh->loop);
 	free(sh);
 	l->impl = NULL;
 }

@@ -43,6 +43,7 @@ struct ssh_node {
 	int host;		/* index into launch_opts.hosts */
 	int reported;
 	int stopped;		/* abandoned by a stop before it was ready */
+	int watched;		/* the session's fd as watched on the loop, or -1 */
 	int nchan;
 	struct ssh_chan *chans;
 };
@@ -64,7 +65,7 @@ struct ssh {
 	 */
 	int *host_first;
 	int *host_ranks;
-	struct pollfd *pfd;
+	struct loop *loop;	/* every session's socket, in the direction libssh2 asks for */
 };
 
 struct ssh_line_ctx {
