@@ -2,9 +2,9 @@
  * The root relay (proxy.h): one thread, one event loop (loop.h), its
  * newcomers' handshakes in a pool (hspool.h) as the root's. Each rank
  * connection below gets a channel number of our own on the upstream
- * connection; a relay
- * below already sends MUX frames, and each of its channels is mapped to one
- * of ours, so relays nest to any depth with one connection per hop.
+ * connection; a relay below already sends MUX frames, and each of its
+ * channels is mapped to one of ours, so relays nest to any depth with one
+ * connection per hop.
  *
  * A rank's frames go up whole inside MUX, and what comes down on a channel
  * goes to its rank as it came, with one exception: keep-alives. The relay
