@@ -561,8 +561,8 @@ proxy_on_stop(struct loop *l, int fd, int events, void *arg)
 	(void)l;
 	(void)fd;
 	(void)events;
-	if (p->end == PROXY_RUNNING)
-		p->end = PROXY_STOPPED;
+	/* A stop wins over a loss seen in the same round, as when it was polled first. */
+	p->end = PROXY_STOPPED;
 }
 
 static void
