@@ -11,6 +11,7 @@
 
 #include "auth.h"
 #include "err.h"
+#include "hspool.h"
 #include "msg.h"
 #include "net.h"
 #include "wire.h"
@@ -327,4 +328,22 @@ void
 auth_thread_end(void)
 {
 	OPENSSL_thread_stop();
+}
+
+int
+auth_accept_pooled(struct hspool *hp, int fd, const struct coll_uid *uid, uint8_t *role,
+    uint64_t dl, int afd, char *err, size_t errlen)
+{
+	int r = auth_accept(fd, uid, role, dl, afd, err, errlen);
+
+	/* Settled as soon as the peer proved the secret (or failed to), as peer.c does. */
+	if (!hspool_settle(hp, fd)) {
+		err[0] = '\0';
+		return COLL_EABORTED;
+	}
+	if (r == COLL_OK && *role != WIRE_ROLE_ROOT && *role != WIRE_ROLE_RELAY) {
+		snprintf(err, errlen, "it asked for role %u, not a rank's or a relay's", *role);
+		r = COLL_EPROTO;
+	}
+	return r;
 }

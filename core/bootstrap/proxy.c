@@ -1,8 +1,10 @@
 /*
- * The root relay (proxy.h): one thread, one poll loop. Each rank connection
- * below gets a channel number of our own on the upstream connection; a relay
- * below already sends MUX frames, and each of its channels is mapped to one
- * of ours, so relays nest to any depth with one connection per hop.
+ * The root relay (proxy.h): one thread, one event loop (loop.h), its
+ * newcomers' handshakes in a pool (hspool.h) as the root's. Each rank
+ * connection below gets a channel number of our own on the upstream
+ * connection; a relay below already sends MUX frames, and each of its
+ * channels is mapped to one of ours, so relays nest to any depth with one
+ * connection per hop.
  *
  * A rank's frames go up whole inside MUX, and what comes down on a channel
  * goes to its rank as it came, with one exception: keep-alives. The relay
@@ -18,8 +20,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <poll.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -33,20 +35,24 @@
 #include "auth.h"
 #include "clock.h"
 #include "err.h"
+#include "hspool.h"
 #include "linkka.h"
 #include "log.h"
+#include "loop.h"
 #include "proxy.h"
 #include "wconn.h"
 #include "wire.h"
 #include "xmalloc.h"
 
-#define PROXY_HANDSHAKE_MS 5000
-#define PROXY_HANDSHAKES 64
 #define PROXY_ENDED UINT32_MAX	/* a relay's channel that ended: late frames are dropped */
 #define PROXY_MAX_CH (1u << 24)	/* channels over a link's life: more is not a relay of ours */
 #define PROXY_DRAIN_MS 2000	/* at the end, for the last frames to leave */
+#define PROXY_WAIT_MS 1000	/* the longest wait between ticks */
+
+enum proxy_end { PROXY_RUNNING, PROXY_STOPPED, PROXY_LOST };
 
 struct pxlink {
+	struct proxy *p;
 	struct wconn w;
 	struct linkka ka;	/* with a rank: its own pace and limit */
 	int relay;		/* a relay below (MUX frames) or a rank (plain frames) */
@@ -73,8 +79,10 @@ struct proxy {
 	int stop_fd;
 	int hs[2];		/* finished handshakes: fd and role, from their threads */
 	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	int handshakes;
+	struct hspool pool;	/* the listener's handshakes */
+	struct loop *loop;	/* the thread's: every fd, the keep-alives' timer, a tick before each wait */
+	uint64_t ka_tm;		/* that timer */
+	int end;		/* the loop's: enum proxy_end */
 	struct pxlink *links;
 	int nlinks;
 	struct pxchan *chans;
@@ -85,24 +93,27 @@ struct proxy {
 };
 
 struct pxhs {
-	struct proxy *p;
 	int fd;
 	uint8_t role;
 };
 
-static void *
-proxy_handshake(void *arg)
+/* One newcomer's handshake, in a thread of the pool (hspool.h). */
+static void
+proxy_handshake(void *arg, int fd)
 {
-	struct pxhs *hs = arg;
-	struct proxy *p = hs->p;
+	struct proxy *p = arg;
 	char err[COLL_ERR_LEN];
+	struct pxhs *hs = NULL;
+	uint8_t role;
 
-	if (auth_accept(hs->fd, &p->uid, &hs->role, clock_now_ms() + PROXY_HANDSHAKE_MS,
-	    p->stop_fd, err, sizeof err) != COLL_OK) {
-		log_warn("root relay: refused a connection: %s", err);
-	} else if (hs->role != WIRE_ROLE_ROOT && hs->role != WIRE_ROLE_RELAY) {
-		log_warn("root relay: refused a connection that asked for role %u", hs->role);
+	if (auth_accept_pooled(&p->pool, fd, &p->uid, &role, clock_now_ms() +
+	    AUTH_ROOT_HANDSHAKE_MS, p->stop_fd, err, sizeof err) != COLL_OK) {
+		if (err[0] != '\0')
+			log_warn("root relay: refused a connection: %s", err);
+		close(fd);
 	} else {
+		hs = xcalloc(1, sizeof *hs);
+		*hs = (struct pxhs){ .fd = fd, .role = role };
 		/* Under the lock: an orphaned relay drains the pipe once, and nothing after. */
 		pthread_mutex_lock(&p->lock);
 		if (!atomic_load(&p->lost) && write(p->hs[1], &hs, sizeof hs) == (ssize_t)sizeof hs)
@@ -114,45 +125,6 @@ proxy_handshake(void *arg)
 		free(hs);
 	}
 	auth_thread_end();
-	pthread_mutex_lock(&p->lock);
-	p->handshakes--;
-	pthread_cond_broadcast(&p->cond);
-	pthread_mutex_unlock(&p->lock);
-	return NULL;
-}
-
-static void
-proxy_accept(struct proxy *p)
-{
-	pthread_attr_t attr;
-	struct pxhs *hs;
-	pthread_t t;
-	int fd;
-
-	pthread_mutex_lock(&p->lock);
-	if (p->handshakes >= PROXY_HANDSHAKES) {
-		pthread_mutex_unlock(&p->lock);
-		return;
-	}
-	pthread_mutex_unlock(&p->lock);
-	if ((fd = accept4(p->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) == -1)
-		return;
-	net_tune(fd);
-	hs = xcalloc(1, sizeof *hs);
-	*hs = (struct pxhs){ .p = p, .fd = fd };
-	pthread_mutex_lock(&p->lock);
-	p->handshakes++;
-	pthread_mutex_unlock(&p->lock);
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&t, &attr, proxy_handshake, hs) != 0) {
-		close(fd);
-		free(hs);
-		pthread_mutex_lock(&p->lock);
-		p->handshakes--;
-		pthread_mutex_unlock(&p->lock);
-	}
-	pthread_attr_destroy(&attr);
 }
 
 static uint32_t
@@ -168,6 +140,8 @@ proxy_chan_new(struct proxy *p, struct pxlink *lk, uint32_t sub)
 	return ch;
 }
 
+static void proxy_on_link(struct loop *l, int fd, int events, void *arg);
+
 /* A newcomer that passed the handshake: a rank gets its channel at once. */
 static void
 proxy_admit(struct proxy *p)
@@ -177,6 +151,13 @@ proxy_admit(struct proxy *p)
 	while (read(p->hs[0], &hs, sizeof hs) == (ssize_t)sizeof hs) {
 		struct pxlink *lk = xcalloc(1, sizeof *lk);
 
+		if (loop_watch(p->loop, hs->fd, LOOP_READ, proxy_on_link, lk) != COLL_OK) {
+			close(hs->fd);
+			free(hs);
+			free(lk);
+			continue;
+		}
+		lk->p = p;
 		lk->relay = hs->role == WIRE_ROLE_RELAY;
 		lk->rank = -1;
 		wconn_init(&lk->w, hs->fd, lk->relay ? WIRE_MAX_PAYLOAD :
@@ -221,6 +202,7 @@ proxy_link_drop(struct proxy *p, struct pxlink *lk, uint32_t silent_ms)
 		pp = &(*pp)->next;
 	*pp = lk->next;
 	p->nlinks--;
+	loop_unwatch(p->loop, lk->w.fd);
 	close(lk->w.fd);
 	wconn_free(&lk->w);
 	free(lk->map);
@@ -260,7 +242,7 @@ proxy_join_seen(struct proxy *p, struct pxlink *lk, const uint8_t *pl, uint32_t 
 
 /* Frames from below go up; 0 once the link must be dropped. */
 static int
-proxy_from_below(struct proxy *p, struct pxlink *lk, short revents)
+proxy_from_below(struct proxy *p, struct pxlink *lk, int events)
 {
 	const uint8_t *pl;
 	struct wire_hdr h;
@@ -268,9 +250,9 @@ proxy_from_below(struct proxy *p, struct pxlink *lk, short revents)
 	uint32_t sub, ch, silent;
 	int r = COLL_OK, n;
 
-	if (revents & POLLOUT)
+	if (events & LOOP_WRITE)
 		r = wconn_flush(&lk->w);
-	if (revents & (POLLIN | POLLHUP | POLLERR)) {
+	if (events & (LOOP_READ | LOOP_ERROR)) {
 		int f = wconn_fill(&lk->w);
 
 		if (r == COLL_OK)
@@ -354,15 +336,15 @@ proxy_from_up_one(struct proxy *p, const struct wire_hdr *h, const uint8_t *pl)
 
 /* 0 once upstream is lost or spoke something else than MUX. */
 static int
-proxy_from_up(struct proxy *p, short revents)
+proxy_from_up(struct proxy *p, int events)
 {
 	const uint8_t *pl;
 	struct wire_hdr h;
 	int r = COLL_OK, n;
 
-	if (revents & POLLOUT)
+	if (events & LOOP_WRITE)
 		r = wconn_flush(&p->up);
-	if (revents & (POLLIN | POLLHUP | POLLERR)) {
+	if (events & (LOOP_READ | LOOP_ERROR)) {
 		int f = wconn_fill(&p->up);
 
 		if (r == COLL_OK)
@@ -401,7 +383,7 @@ static void
 proxy_drain(struct proxy *p)
 {
 	for (struct pxlink *lk = p->links; lk != NULL; lk = lk->next)
-		(void)proxy_from_below(p, lk, POLLIN);
+		(void)proxy_from_below(p, lk, LOOP_READ);
 }
 
 /*
@@ -448,7 +430,7 @@ proxy_tick(struct proxy *p, uint64_t now)
 			continue;
 		}
 		/* Before giving it up, read what came since the poll. */
-		if (!proxy_from_below(p, lk, POLLIN)) {
+		if (!proxy_from_below(p, lk, LOOP_READ)) {
 			proxy_link_drop(p, lk, 0);
 			continue;
 		}
@@ -463,7 +445,7 @@ proxy_tick(struct proxy *p, uint64_t now)
 		proxy_link_drop(p, lk, silent > UINT32_MAX ? UINT32_MAX : (uint32_t)silent);
 	}
 	if (linkka_tick(&p->up_ka, &p->up, now) > 0) {
-		if (!proxy_from_up(p, POLLIN))
+		if (!proxy_from_up(p, LOOP_READ))
 			return 0;
 		if ((silent = linkka_tick(&p->up_ka, &p->up, now)) > 0) {
 			log_warn("root relay: the root was silent for %" PRIu64 " ms", silent);
@@ -473,80 +455,153 @@ proxy_tick(struct proxy *p, uint64_t now)
 	return 1;
 }
 
+/* Only wakes the loop: the tick runs in the hook, before the next wait. */
+static int
+proxy_on_ka(struct loop *l, uint64_t id, void *arg)
+{
+	struct proxy *p = arg;
+
+	(void)l;
+	if (p->ka_tm == id)
+		p->ka_tm = 0;
+	return -1;
+}
+
+/*
+ * Woken when the next keep-alive is due, up or down: sleeping a whole period
+ * from just before one was due sent it a period late, and gaps near twice
+ * the period tripped ranks with COLL_KEEPALIVE_LIMIT=2.
+ */
+static void
+proxy_arm(struct proxy *p, uint64_t now)
+{
+	uint64_t wait = linkka_wait(&p->up_ka, now);
+
+	(void)loop_mask(p->loop, p->up.fd, LOOP_READ | (wconn_pending(&p->up) ? LOOP_WRITE : 0));
+	for (struct pxlink *lk = p->links; lk != NULL; lk = lk->next) {
+		uint64_t w = linkka_wait(&lk->ka, now);
+
+		(void)loop_mask(p->loop, lk->w.fd, LOOP_READ |
+		    (wconn_pending(&lk->w) ? LOOP_WRITE : 0));
+		wait = w < wait ? w : wait;
+	}
+	if (p->ka_tm != 0)
+		loop_cancel(p->loop, p->ka_tm);
+	p->ka_tm = loop_timer(p->loop, wait < PROXY_WAIT_MS ? (int)wait : PROXY_WAIT_MS,
+	    proxy_on_ka, p);
+	(void)hspool_watch(&p->pool, p->loop, now);
+}
+
+/* What came in this round goes out now, not on the next wake-up; 0 once upstream is lost. */
+static int
+proxy_flush(struct proxy *p)
+{
+	if (wconn_flush(&p->up) != COLL_OK)
+		return 0;
+	for (struct pxlink *lk = p->links, *nx; lk != NULL; lk = nx) {
+		nx = lk->next;
+		/* A rank that said BYE and closed resets us: its BYE goes up first. */
+		if (wconn_flush(&lk->w) != COLL_OK)
+			(void)proxy_from_below(p, lk, LOOP_READ);
+		else if (!(lk->closing && wconn_pending(&lk->w) == 0))
+			continue;
+		proxy_link_drop(p, lk, 0);
+	}
+	return 1;
+}
+
+/* After each round, before the wait: closing ranks, keep-alives, the flush. */
+static void
+proxy_before(struct loop *l, void *arg)
+{
+	struct proxy *p = arg;
+
+	if (p->end != PROXY_RUNNING)
+		return;
+	for (struct pxlink *lk = p->links, *nx; lk != NULL; lk = nx) {
+		nx = lk->next;
+		if (lk->closing && !proxy_from_below(p, lk, 0))
+			proxy_link_drop(p, lk, 0);
+	}
+	if (!proxy_tick(p, clock_now_ms()) || !proxy_flush(p)) {
+		p->end = PROXY_LOST;
+		loop_wake(l);
+		return;
+	}
+	proxy_arm(p, clock_now_ms());
+}
+
+static void
+proxy_on_link(struct loop *l, int fd, int events, void *arg)
+{
+	struct pxlink *lk = arg;
+
+	(void)l;
+	(void)fd;
+	if (lk->p->end == PROXY_RUNNING && !proxy_from_below(lk->p, lk, events))
+		proxy_link_drop(lk->p, lk, 0);
+}
+
+static void
+proxy_on_up(struct loop *l, int fd, int events, void *arg)
+{
+	struct proxy *p = arg;
+
+	(void)l;
+	(void)fd;
+	if (p->end == PROXY_RUNNING && !proxy_from_up(p, events))
+		p->end = PROXY_LOST;
+}
+
+static void
+proxy_on_stop(struct loop *l, int fd, int events, void *arg)
+{
+	struct proxy *p = arg;
+
+	(void)l;
+	(void)fd;
+	(void)events;
+	/* A stop wins over a loss seen in the same round, as when it was polled first. */
+	p->end = PROXY_STOPPED;
+}
+
+static void
+proxy_on_hs(struct loop *l, int fd, int events, void *arg)
+{
+	(void)l;
+	(void)fd;
+	(void)events;
+	proxy_admit(arg);
+}
+
+/* The loop's fixed watchers and hook; links are watched as they come. */
+static int
+proxy_loop_init(struct proxy *p)
+{
+	struct loop *l = p->loop = loop_new();
+
+	if (l == NULL)
+		return COLL_ESYS;
+	if (hspool_init(&p->pool, p->listen_fd, AUTH_ROOT_HANDSHAKES, proxy_handshake, p,
+	    AUTH_ROOT_CUT_GRACE_MS, "root relay") != COLL_OK ||
+	    loop_watch(l, p->stop_fd, LOOP_READ, proxy_on_stop, p) != COLL_OK ||
+	    loop_watch(l, p->hs[0], LOOP_READ, proxy_on_hs, p) != COLL_OK ||
+	    loop_watch(l, p->up.fd, LOOP_READ, proxy_on_up, p) != COLL_OK)
+		return COLL_ESYS;
+	loop_before(l, proxy_before, p);
+	return COLL_OK;
+}
+
 static void *
 proxy_main(void *arg)
 {
 	struct proxy *p = arg;
-	struct pollfd *pfd = NULL;
-	struct pxlink **at = NULL;
-	size_t cap = 0;
-	int stopped = 0;
 
-	for (;;) {
-		size_t n = 0, need = 4 + (size_t)p->nlinks;
-		uint64_t now = clock_now_ms(), wait = linkka_wait(&p->up_ka, now);
-		int busy;
-
-		if (need > cap) {
-			cap = need * 2;
-			pfd = xreallocarray(pfd, cap, sizeof *pfd);
-			at = xreallocarray(at, cap, sizeof *at);
-		}
-		pthread_mutex_lock(&p->lock);
-		busy = p->handshakes >= PROXY_HANDSHAKES;
-		pthread_mutex_unlock(&p->lock);
-		pfd[n++] = (struct pollfd){ p->stop_fd, POLLIN, 0 };
-		pfd[n++] = (struct pollfd){ p->hs[0], POLLIN, 0 };
-		pfd[n++] = (struct pollfd){ busy ? -1 : p->listen_fd, POLLIN, 0 };
-		pfd[n++] = (struct pollfd){ p->up.fd,
-		    (short)(POLLIN | (wconn_pending(&p->up) ? POLLOUT : 0)), 0 };
-		for (struct pxlink *lk = p->links; lk != NULL; lk = lk->next) {
-			uint64_t w = linkka_wait(&lk->ka, now);
-
-			at[n] = lk;
-			pfd[n++] = (struct pollfd){ lk->w.fd,
-			    (short)(POLLIN | (wconn_pending(&lk->w) ? POLLOUT : 0)), 0 };
-			wait = w < wait ? w : wait;
-		}
-		/*
-		 * Woken when the next keep-alive is due, up or down: sleeping a whole
-		 * period from just before one was due sent it a period late, and gaps
-		 * near twice the period tripped ranks with COLL_KEEPALIVE_LIMIT=2.
-		 */
-		if (poll(pfd, (nfds_t)n, wait < 1000 ? (int)wait : 1000) < 0 && errno != EINTR)
+	while (p->end == PROXY_RUNNING)
+		if (loop_once(p->loop, -1) < 0)
 			break;
-		if (pfd[0].revents) {
-			stopped = 1;
-			break;
-		}
-		if (pfd[3].revents && !proxy_from_up(p, pfd[3].revents))
-			break;
-		/* Links are dropped only here, by this pass, so at[] stays valid for it. */
-		for (size_t i = 4; i < n; i++)
-			if ((pfd[i].revents || at[i]->closing) && !proxy_from_below(p, at[i],
-			    pfd[i].revents))
-				proxy_link_drop(p, at[i], 0);
-		if (!proxy_tick(p, clock_now_ms()))
-			break;
-		if (pfd[1].revents)
-			proxy_admit(p);
-		if (pfd[2].revents)
-			for (int k = 0; k < PROXY_HANDSHAKES; k++)
-				proxy_accept(p);
-		/* What came in this round goes out now, not on the next wake-up. */
-		if (wconn_flush(&p->up) != COLL_OK)
-			break;
-		for (struct pxlink *lk = p->links, *nx; lk != NULL; lk = nx) {
-			nx = lk->next;
-			/* A rank that said BYE and closed resets us: its BYE goes up first. */
-			if (wconn_flush(&lk->w) != COLL_OK)
-				(void)proxy_from_below(p, lk, POLLIN);
-			else if (!(lk->closing && wconn_pending(&lk->w) == 0))
-				continue;
-			proxy_link_drop(p, lk, 0);
-		}
-	}
-	if (stopped)
+	hspool_unwatch(&p->pool);
+	if (p->end == PROXY_STOPPED)
 		proxy_drain(p);
 	else
 		proxy_orphan(p);
@@ -554,8 +609,6 @@ proxy_main(void *arg)
 	while (p->links != NULL)
 		proxy_link_drop(p, p->links, 0);
 	(void)proxy_flush_up(p, clock_now_ms() + PROXY_DRAIN_MS);
-	free(pfd);
-	free(at);
 	return NULL;
 }
 
@@ -597,7 +650,6 @@ proxy_start(struct proxy **out, const struct coll_uid *uid, const struct net_add
 	p->listen_fd = p->stop_fd = p->hs[0] = p->hs[1] = -1;
 	p->up.fd = -1;
 	pthread_mutex_init(&p->lock, NULL);
-	pthread_cond_init(&p->cond, NULL);
 	if ((r = net_listen(at, NET_BACKLOG, &p->listen_fd)) != COLL_OK) {
 		snprintf(err, errlen, "cannot listen for ranks: %s", strerror(errno));
 		goto fail;
@@ -609,6 +661,7 @@ proxy_start(struct proxy **out, const struct coll_uid *uid, const struct net_add
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	if (p->stop_fd != -1 && pipe2(p->hs, O_CLOEXEC | O_NONBLOCK) == 0 &&
+	    proxy_loop_init(p) == COLL_OK &&
 	    (r = pthread_create(&p->thread, NULL, proxy_main, p)) == 0)
 		started = 1;
 	else if (r == 0)
@@ -632,8 +685,9 @@ fail:
 	for (int i = 0; i < 2; i++)
 		if (p->hs[i] >= 0)
 			close(p->hs[i]);
+	hspool_free(&p->pool);
+	loop_free(p->loop);
 	pthread_mutex_destroy(&p->lock);
-	pthread_cond_destroy(&p->cond);
 	free(p);
 	return r;
 }
@@ -656,10 +710,7 @@ proxy_stop(struct proxy *p)
 		log_warn("root relay: cannot signal stop");
 	pthread_join(p->thread, NULL);
 	/* Handshake threads see stop_fd and end within their deadline. */
-	pthread_mutex_lock(&p->lock);
-	while (p->handshakes > 0)
-		pthread_cond_wait(&p->cond, &p->lock);
-	pthread_mutex_unlock(&p->lock);
+	hspool_drain(&p->pool);
 	while (read(p->hs[0], &hs, sizeof hs) == (ssize_t)sizeof hs) {
 		close(hs->fd);
 		free(hs);
@@ -672,7 +723,8 @@ proxy_stop(struct proxy *p)
 	close(p->up.fd);
 	wconn_free(&p->up);
 	free(p->chans);
+	hspool_free(&p->pool);
+	loop_free(p->loop);
 	pthread_mutex_destroy(&p->lock);
-	pthread_cond_destroy(&p->cond);
 	free(p);
 }

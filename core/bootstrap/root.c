@@ -1,9 +1,9 @@
 /*
- * Root service: one poll loop over the listener and every rank's connection,
- * of every communicator made from one unique id (the first, and those that
- * shrink and split derive from it). Nothing in the loop blocks: connections
- * are read into buffers and written from queues (wconn.h), and the handshake
- * of a newcomer runs in a short thread of its own.
+ * Root service: one event loop (loop.h) over the listener and every rank's
+ * connection, of every communicator made from one unique id (the first, and
+ * those that shrink and split derive from it). Nothing in the loop blocks:
+ * connections are read into buffers and written from queues (wconn.h), and
+ * the handshake of a newcomer runs in a thread of the pool (hspool.h).
  *
  * Scalable start: the root sends the address book to rank 0 only, O(n)
  * bytes; the ranks pass it down a binomial tree among themselves (join.c).
@@ -16,12 +16,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,10 +32,8 @@
 #include "root_impl.h"
 #include "xmalloc.h"
 
-#define ROOT_HANDSHAKE_MS 5000
 /* Keep-alives passed over before an entry; more is not a rank. */
 #define ROOT_HANDSHAKE_PINGS 16
-#define ROOT_HANDSHAKES 64
 #define ROOT_TICK_MS 50
 
 void
@@ -103,6 +99,7 @@ root_conn_close(struct root *root, struct root_conn *rc)
 		root_link_drop(rc);
 	} else {
 		atomic_fetch_add(&root->bytes_sent, rc->w.bytes_sent);
+		loop_unwatch(root->loop, rc->w.fd);
 		close(rc->w.fd);
 	}
 	wconn_free(&rc->w);
@@ -175,6 +172,7 @@ root_fail_all(struct root *root, struct root_group *g, int code, const char *msg
 
 static void root_doom_children(struct root *root, struct root_group *g, int rank,
     const char *msg);
+static void root_on_conn(struct loop *l, int fd, int events, void *arg);
 
 /*
  * A member died: recorded, its notice sent to each other joined rank
@@ -339,132 +337,100 @@ root_send_book(struct root *root, struct root_group *g)
 
 /* A connection that passed authentication and sent its JOIN, for the root's loop. */
 struct root_hs {
-	struct root *root;
 	int fd;
 	int relay;		/* a root relay (proxy.c): no JOIN, it carries many */
 	struct wire_join j;
 };
 
 /*
- * Authenticate one connection and read its JOIN, in a thread of its own, so
- * that a silent or slow stranger never holds up the root's loop. Bounded: at
- * most ROOT_HANDSHAKES at once.
+ * A rank's first frame after the handshake: its entry, or a leader's fetch.
+ * A few keep-alives before it are passed over: a rank's thread sends them
+ * once it runs, which join.c puts after the entry, but the root need not
+ * rely on it. COLL_OK with *h and *p (the caller frees it), else logged.
  */
-static void *
-root_handshake(void *arg)
+static int
+root_first_frame(struct root *root, int fd, uint64_t dl, struct wire_hdr *h, uint8_t **p)
 {
-	struct root_hs *hs = arg;
-	struct root *root = hs->root;
-	uint64_t dl = clock_now_ms() + ROOT_HANDSHAKE_MS;
-	char err[COLL_ERR_LEN];
-	struct wire_hdr h;
-	uint8_t role, *p = NULL;
-	int ok = 0, got = 0, r;
+	int pings = 0, r;
 
-	if (auth_accept(hs->fd, &root->uid, &role, dl, root->stop_fd, err, sizeof err) != COLL_OK) {
-		log_warn("root: refused a connection: %s", err);
-	} else if (role == WIRE_ROLE_RELAY) {
-		ok = hs->relay = 1;
-	} else if (role != WIRE_ROLE_ROOT) {
-		log_warn("root: refused a connection that asked for role %u, not the root's", role);
-	} else {
-		/*
-		 * Its entry, or a leader's fetch. A few keep-alives before it are
-		 * passed over: a rank's thread sends them once it runs, which
-		 * join.c puts after the entry, but the root need not rely on it.
-		 */
-		int pings = 0;
-
-		while ((r = wire_recv(hs->fd, &h, &p, 1024, dl, root->stop_fd)) == COLL_OK &&
-		    h.type == WIRE_PING && pings < ROOT_HANDSHAKE_PINGS) {
-			free(p);
-			p = NULL;
-			pings++;
-		}
-		if (r == COLL_OK && h.type == WIRE_PING)
-			log_warn("root: refused a peer that sent %d keep-alives and no entry",
-			    pings + 1);
-		else if (r == COLL_OK)
-			got = 1;
-		else if (r != COLL_EABORTED)
-			log_warn("root: a peer that authenticated sent no entry: %s",
-			    coll_strerror(r));
+	while ((r = wire_recv(fd, h, p, 1024, dl, root->stop_fd)) == COLL_OK &&
+	    h->type == WIRE_PING && pings < ROOT_HANDSHAKE_PINGS) {
+		free(*p);
+		*p = NULL;
+		pings++;
 	}
-	if (got && h.type == WIRE_JOIN) {
-		if (!(ok = wire_join_decode(p, h.len, &hs->j) == COLL_OK))
+	if (r == COLL_OK && h->type == WIRE_PING) {
+		log_warn("root: refused a peer that sent %d keep-alives and no entry", pings + 1);
+		r = COLL_EPROTO;
+	} else if (r != COLL_OK && r != COLL_EABORTED) {
+		log_warn("root: a peer that authenticated sent no entry: %s", coll_strerror(r));
+	}
+	return r;
+}
+
+/* A rank's entry for the loop, or NULL (fd closed, or a leader's fetch that took it). */
+static struct root_hs *
+root_entry(struct root *root, int fd, uint64_t dl)
+{
+	struct root_hs *hs = NULL;
+	struct wire_hdr h;
+	uint8_t *p = NULL;
+
+	if (root_first_frame(root, fd, dl, &h, &p) != COLL_OK) {
+		/* Refused: logged. */
+	} else if (h.type == WIRE_JOIN) {
+		hs = xcalloc(1, sizeof *hs);
+		*hs = (struct root_hs){ .fd = fd };
+		if (wire_join_decode(p, h.len, &hs->j) != COLL_OK) {
 			log_warn("root: refused an entry that does not decode");
-	} else if (got && h.type == WIRE_FETCH) {
-		/* A leader of another block waits for our book: not in a handshake slot. */
-		pthread_mutex_lock(&root->lock);
-		root->handshakes--;
-		root->fetchers++;
-		pthread_cond_broadcast(&root->cond);
-		pthread_mutex_unlock(&root->lock);
-		root_fetch_serve(root, hs->fd, p, h.len);
-		free(p);
-		free(hs);
-		auth_thread_end();
-		pthread_mutex_lock(&root->lock);
-		root->fetchers--;
-		pthread_cond_broadcast(&root->cond);
-		pthread_mutex_unlock(&root->lock);
+			free(hs);
+			hs = NULL;
+		}
+	} else if (h.type == WIRE_FETCH) {
+		/* A leader of another block waits for our book: in a thread of its own. */
+		root_fetch_start(root, fd, p, h.len);
 		return NULL;
-	} else if (got) {
+	} else {
 		log_warn("root: refused a first frame of type %u, not an entry or a fetch",
 		    h.type);
 	}
 	free(p);
-	if (ok && write(root->joins[1], &hs, sizeof hs) == (ssize_t)sizeof hs)
+	if (hs == NULL)
+		close(fd);
+	return hs;
+}
+
+/*
+ * Authenticate one connection and read its JOIN, in a thread of the pool
+ * (hspool.h), so that a silent or slow stranger never holds up the loop.
+ */
+static void
+root_handshake(void *arg, int fd)
+{
+	struct root *root = arg;
+	uint64_t dl = clock_now_ms() + AUTH_ROOT_HANDSHAKE_MS;
+	char err[COLL_ERR_LEN];
+	struct root_hs *hs = NULL;
+	uint8_t role;
+
+	if (auth_accept_pooled(&root->hs, fd, &root->uid, &role, dl, root->stop_fd, err,
+	    sizeof err) != COLL_OK) {
+		if (err[0] != '\0')
+			log_warn("root: refused a connection: %s", err);
+		close(fd);
+	} else if (role == WIRE_ROLE_RELAY) {
+		hs = xcalloc(1, sizeof *hs);
+		*hs = (struct root_hs){ .fd = fd, .relay = 1 };
+	} else {
+		hs = root_entry(root, fd, dl);
+	}
+	if (hs != NULL && write(root->joins[1], &hs, sizeof hs) == (ssize_t)sizeof hs)
 		hs = NULL;	/* the loop owns it now */
 	if (hs != NULL) {
 		close(hs->fd);
 		free(hs);
 	}
 	auth_thread_end();
-	pthread_mutex_lock(&root->lock);
-	root->handshakes--;
-	pthread_cond_broadcast(&root->cond);
-	pthread_mutex_unlock(&root->lock);
-	return NULL;
-}
-
-/* Accept one newcomer and start its handshake; 0 when none is waiting or no slot is free. */
-static int
-root_accept_one(struct root *root)
-{
-	struct root_hs *hs;
-	pthread_attr_t attr;
-	pthread_t t;
-	int fd, busy;
-
-	pthread_mutex_lock(&root->lock);
-	busy = root->handshakes >= ROOT_HANDSHAKES;
-	pthread_mutex_unlock(&root->lock);
-	if (busy)
-		return 0;
-	fd = accept4(root->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	if (fd == -1) {
-		if (errno == EMFILE || errno == ENFILE)
-			log_warn("root: out of file descriptors: raise the limit (ulimit -n)");
-		return 0;
-	}
-	net_tune(fd);
-	pthread_mutex_lock(&root->lock);
-	root->handshakes++;
-	pthread_mutex_unlock(&root->lock);
-	hs = xcalloc(1, sizeof *hs);
-	*hs = (struct root_hs){ .root = root, .fd = fd };
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&t, &attr, root_handshake, hs) != 0) {
-		close(fd);
-		free(hs);
-		pthread_mutex_lock(&root->lock);
-		root->handshakes--;
-		pthread_mutex_unlock(&root->lock);
-	}
-	pthread_attr_destroy(&attr);
-	return 1;
 }
 
 struct root_group *
@@ -511,6 +477,7 @@ root_admit_member(struct root *root, struct root_group *g, struct root_conn *rc,
 {
 	int r = (int)j->e.rank;
 
+	rc->root = root;
 	rc->g = g;
 	rc->rank = r;
 	rc->ka_ms = j->keepalive_ms;
@@ -528,6 +495,10 @@ root_admit_member(struct root *root, struct root_group *g, struct root_conn *rc,
 		}
 	}
 	g->m[r] = (struct root_member){ .state = RM_JOINED, .conn = rc, .e = j->e };
+	/* Its own socket joins the loop (a relay's channel is served by its link's). */
+	if (rc->link == NULL && loop_watch(root->loop, rc->w.fd, LOOP_READ, root_on_conn, rc) !=
+	    COLL_OK)
+		log_warn("root: cannot watch rank %d's connection: out of memory", r);
 	g->joined++;
 	g->live++;
 	if (g == root->first)
@@ -636,7 +607,7 @@ root_on_member_frame(struct root *root, struct root_conn *rc, const struct wire_
 
 /* A rank's connection became readable: frames, a BYE, or its death. */
 static void
-root_on_rank(struct root *root, struct root_conn *rc, short revents)
+root_on_rank(struct root *root, struct root_conn *rc, int events)
 {
 	struct root_group *g = rc->g;
 	int rank = rc->rank, r = COLL_OK, n;
@@ -644,13 +615,13 @@ root_on_rank(struct root *root, struct root_conn *rc, short revents)
 	const uint8_t *p;
 	struct wire_hdr h;
 
-	if (revents & POLLOUT)
+	if (events & LOOP_WRITE)
 		r = wconn_flush(&rc->w);
 	/*
 	 * Read even after a failed write: a rank that said BYE and closed with our
 	 * last PING unread resets the connection, and its BYE waits behind that.
 	 */
-	if ((revents & (POLLIN | POLLHUP | POLLERR)) || r != COLL_OK) {
+	if ((events & (LOOP_READ | LOOP_ERROR)) || r != COLL_OK) {
 		int f = wconn_fill(&rc->w);
 
 		if (r == COLL_OK)
@@ -670,6 +641,23 @@ root_on_rank(struct root *root, struct root_conn *rc, short revents)
 		root_member_dead(root, g, rank, "died or lost its connection");
 }
 
+/* The loop's callback for a rank's own socket (watched while it is a member's). */
+static void
+root_on_conn(struct loop *l, int fd, int events, void *arg)
+{
+	struct root_conn *rc = arg;
+
+	(void)l;
+	(void)fd;
+	root_on_rank(rc->root, rc, events);
+}
+
+void
+root_arm(struct root *root, const struct wconn *w)
+{
+	(void)loop_mask(root->loop, w->fd, LOOP_READ | (wconn_pending(w) ? LOOP_WRITE : 0));
+}
+
 /* Keep-alives out, silent ranks declared dead, join and coordination deadlines. */
 static void
 root_tick(struct root *root, uint64_t now)
@@ -685,7 +673,7 @@ root_tick(struct root *root, uint64_t now)
 				continue;
 			/* Before calling it dead, read what may have come in since the poll. */
 			if (now - rc->last_rx > (uint64_t)rc->ka_ms * rc->ka_limit) {
-				root_on_rank(root, rc, POLLIN);
+				root_on_rank(root, rc, LOOP_READ);
 				if (g->m[i].conn != rc || rc->last_rx >= now || now - rc->last_rx <=
 				    (uint64_t)rc->ka_ms * rc->ka_limit)
 					continue;
@@ -734,124 +722,112 @@ root_reap_groups(struct root *root)
 	}
 }
 
-struct root_poll {
-	struct pollfd *pfd;
-	struct root_conn **conn;
-	struct root_group **grp;	/* conn's group and rank, to test it is still held */
-	int *rank;			/* without touching conn, which serving others may free */
-	size_t cap;
-};
-
-static int
-root_poll_once(struct root *root, struct root_poll *rp)
+/* Queued frames go out after every round, not only when poll says the socket is writable. */
+static void
+root_flush_all(struct root *root)
 {
-	size_t n = 0, need = 4 + (size_t)root->nwatchers + (size_t)root->nlinks, members, watch,
-	    links;
-	int r, busy;
-
-	for (struct root_group *g = root->groups; g != NULL; g = g->next)
-		need += (size_t)g->live;
-	if (need > rp->cap) {
-		rp->cap = need * 2;
-		rp->pfd = xreallocarray(rp->pfd, rp->cap, sizeof *rp->pfd);
-		rp->conn = xreallocarray(rp->conn, rp->cap, sizeof *rp->conn);
-		rp->grp = xreallocarray(rp->grp, rp->cap, sizeof *rp->grp);
-		rp->rank = xreallocarray(rp->rank, rp->cap, sizeof *rp->rank);
-	}
-	/* While ROOT_HANDSHAKES are running, newcomers wait in the listen backlog. */
-	pthread_mutex_lock(&root->lock);
-	busy = root->handshakes >= ROOT_HANDSHAKES;
-	pthread_mutex_unlock(&root->lock);
-	rp->pfd[n++] = (struct pollfd){ root->stop_fd, POLLIN, 0 };
-	rp->pfd[n++] = (struct pollfd){ root->joins[0], POLLIN, 0 };
-	rp->pfd[n++] = (struct pollfd){ busy ? -1 : root->listen_fd, POLLIN, 0 };
-	rp->pfd[n++] = (struct pollfd){ root->watch[0], POLLIN, 0 };
 	for (struct root_group *g = root->groups; g != NULL; g = g->next)
 		for (int i = 0; i < g->nranks; i++) {
 			struct root_conn *rc = g->m[i].conn;
 
 			if (g->m[i].state != RM_JOINED || rc->link != NULL)
 				continue;
-			rp->conn[n] = rc;
-			rp->grp[n] = g;
-			rp->rank[n] = i;
-			rp->pfd[n++] = (struct pollfd){ rc->w.fd,
-			    (short)(POLLIN | (wconn_pending(&rc->w) ? POLLOUT : 0)), 0 };
+			if (wconn_pending(&rc->w) && wconn_flush(&rc->w) != COLL_OK)
+				/* Its BYE may be waiting: read it before calling the rank dead. */
+				root_on_rank(root, rc, LOOP_ERROR);
+			else
+				root_arm(root, &rc->w);
 		}
-	members = n;
-	watch = root_watch_pollfds(root, rp->pfd + n);
-	n += watch;
-	links = root_link_pollfds(root, rp->pfd + n);
-	n += links;
-	r = poll(rp->pfd, (nfds_t)n, ROOT_TICK_MS);
-	if (r == -1 && errno != EINTR)
-		return COLL_ESYS;
-	if (r > 0 && rp->pfd[0].revents)
-		return COLL_EABORTED;
-	if (r > 0 && watch > 0)
-		root_watch_serve(root, rp->pfd + members);
-	if (r > 0 && links > 0)
-		root_link_serve(root, rp->pfd + members + watch, links);
-	if (r > 0 && rp->pfd[3].revents)
-		root_watch_admit(root);
-	/* A connection is served only while its rank still holds it. */
-	for (size_t i = 4; r > 0 && i < members; i++)
-		if (rp->pfd[i].revents && rp->grp[i]->m[rp->rank[i]].conn == rp->conn[i])
-			root_on_rank(root, rp->conn[i], rp->pfd[i].revents);
-	if (r > 0 && rp->pfd[1].revents)
-		root_admit(root);
-	/* Take every waiting newcomer now, up to the free handshake slots. */
-	for (int k = 0; r > 0 && rp->pfd[2].revents && k < ROOT_HANDSHAKES; k++)
-		if (!root_accept_one(root))
-			break;
-	return COLL_OK;
+	root_link_flush(root);
 }
 
-/* Queued frames go out after every round, not only when poll says the socket is writable. */
-static void
-root_flush_all(struct root *root)
+/* Keep-alives, deadlines and silences need no finer grain than a tick. */
+static int
+root_on_tick(struct loop *l, uint64_t id, void *arg)
 {
+	struct root *root = arg;
+
+	(void)l;
+	(void)id;
+	root_flush_all(root);
+	root_tick(root, clock_now_ms());
+	root_watch_tick(root, clock_now_ms());
+	root_link_tick(root, clock_now_ms());
+	return ROOT_TICK_MS;
+}
+
+/* Before each wait: what the round queued goes out, ended groups go, the pool looks again. */
+static void
+root_before(struct loop *l, void *arg)
+{
+	struct root *root = arg;
+	int live = 0;
+
+	root_flush_all(root);
+	root_watch_arm(root);
+	root_reap_groups(root);
 	for (struct root_group *g = root->groups; g != NULL; g = g->next)
-		for (int i = 0; i < g->nranks; i++)
-			if (g->m[i].state == RM_JOINED && g->m[i].conn->link == NULL &&
-			    wconn_pending(&g->m[i].conn->w) &&
-			    wconn_flush(&g->m[i].conn->w) != COLL_OK)
-				/* Its BYE may be waiting: read it before calling the rank dead. */
-				root_on_rank(root, g->m[i].conn, POLLERR);
-	root_link_flush(root);
+		live += g->live;
+	atomic_store(&root->live, live);
+	(void)hspool_watch(&root->hs, l, clock_now_ms());
+}
+
+static void
+root_on_stop(struct loop *l, int fd, int events, void *arg)
+{
+	struct root *root = arg;
+
+	(void)l;
+	(void)fd;
+	(void)events;
+	root->done = 1;
+}
+
+static void
+root_on_joins(struct loop *l, int fd, int events, void *arg)
+{
+	(void)l;
+	(void)fd;
+	(void)events;
+	root_admit(arg);
+}
+
+static void
+root_on_watch(struct loop *l, int fd, int events, void *arg)
+{
+	(void)l;
+	(void)fd;
+	(void)events;
+	root_watch_admit(arg);
+}
+
+/* The loop's fixed watchers, timer and hook; a rank's socket is watched as it joins. */
+static int
+root_loop_init(struct root *root)
+{
+	struct loop *l = root->loop = loop_new();
+
+	if (l == NULL)
+		return COLL_ESYS;
+	if (hspool_init(&root->hs, root->listen_fd, AUTH_ROOT_HANDSHAKES, root_handshake, root,
+	    AUTH_ROOT_CUT_GRACE_MS, "root") != COLL_OK ||
+	    loop_watch(l, root->stop_fd, LOOP_READ, root_on_stop, root) != COLL_OK ||
+	    loop_watch(l, root->joins[0], LOOP_READ, root_on_joins, root) != COLL_OK ||
+	    loop_watch(l, root->watch[0], LOOP_READ, root_on_watch, root) != COLL_OK ||
+	    loop_timer(l, ROOT_TICK_MS, root_on_tick, root) == 0)
+		return COLL_ESYS;
+	loop_before(l, root_before, root);
+	return COLL_OK;
 }
 
 static void *
 root_main(void *arg)
 {
 	struct root *root = arg;
-	struct root_poll rp = { 0 };
-	uint64_t next_tick = 0;
 
-	for (;;) {
-		if (root_poll_once(root, &rp) != COLL_OK)
+	while (!root->done)
+		if (loop_once(root->loop, -1) < 0)
 			break;
-		root_flush_all(root);
-		/* The timers need no finer grain than a tick: not on every wake-up. */
-		if (clock_now_ms() >= next_tick) {
-			root_tick(root, clock_now_ms());
-			root_watch_tick(root, clock_now_ms());
-			root_link_tick(root, clock_now_ms());
-			root_flush_all(root);
-			next_tick = clock_now_ms() + ROOT_TICK_MS;
-		}
-		root_reap_groups(root);
-		{
-			int live = 0;
-			for (struct root_group *g = root->groups; g != NULL; g = g->next)
-				live += g->live;
-			atomic_store(&root->live, live);
-		}
-	}
-	free(rp.pfd);
-	free(rp.conn);
-	free(rp.grp);
-	free(rp.rank);
 	return NULL;
 }
 
@@ -883,7 +859,8 @@ root_start(struct root **out, const struct net_addr *addr, int nranks, int join_
 		r = COLL_ESYS;
 		goto fail;
 	}
-	if (pthread_create(&root->thread, NULL, root_main, root) != 0) {
+	if ((r = root_loop_init(root)) != COLL_OK ||
+	    pthread_create(&root->thread, NULL, root_main, root) != 0) {
 		r = COLL_ESYS;
 		goto fail;
 	}
@@ -891,6 +868,7 @@ root_start(struct root **out, const struct net_addr *addr, int nranks, int join_
 	*out = root;
 	return COLL_OK;
 fail:
+	hspool_free(&root->hs);
 	if (root->listen_fd >= 0)
 		close(root->listen_fd);
 	if (root->stop_fd >= 0)
@@ -906,6 +884,7 @@ fail:
 		root->groups = g->next;
 		root_group_free(root, g);
 	}
+	loop_free(root->loop);
 	free(root);
 	return r;
 }
@@ -960,9 +939,10 @@ root_stop(struct root *root)
 	pthread_mutex_lock(&root->lock);
 	root->stopping = 1;
 	pthread_cond_broadcast(&root->cond);
-	while (root->handshakes > 0 || root->fetchers > 0)
-		pthread_cond_wait(&root->cond, &root->lock);
 	pthread_mutex_unlock(&root->lock);
+	hspool_unwatch(&root->hs);
+	hspool_drain(&root->hs);
+	root_fetch_drain(root);
 	while (read(root->joins[0], &hs, sizeof hs) == (ssize_t)sizeof hs) {
 		close(hs->fd);
 		free(hs);
@@ -980,6 +960,8 @@ root_stop(struct root *root)
 		root_group_free(root, g);
 	}
 	root_link_close_all(root);
+	hspool_free(&root->hs);
+	loop_free(root->loop);
 	close(root->listen_fd);
 	close(root->stop_fd);
 	free(root->book);

@@ -7,8 +7,8 @@
  * against n from the single root of comm_init, but the connections and the
  * joins are spread over B hosts.
  *
- * A fetch waits, in the thread that took its handshake (out of the handshake
- * slots, so that fetchers never keep the block's own ranks from joining), for
+ * A fetch waits, in a thread of its own (out of the handshake pool, so that
+ * fetchers never keep the block's own ranks from joining), for
  * the first group to start or to fail, then sends the book or the reason and
  * closes. The loop publishes both under root->lock.
  */
@@ -172,7 +172,7 @@ fetch_wait(struct root *root, uint32_t base, uint32_t want, struct wire_entry **
 	return r;
 }
 
-void
+static void
 root_fetch_serve(struct root *root, int fd, const uint8_t *p, uint32_t len)
 {
 	uint64_t dl = clock_now_ms() + (uint64_t)root->join_timeout_ms + FETCH_SLACK_MS;
@@ -212,6 +212,109 @@ root_fetch_serve(struct root *root, int fd, const uint8_t *p, uint32_t len)
 	close(fd);
 }
 
+struct root_fetch {
+	struct root *root;
+	int fd;
+	uint8_t *p;
+	uint32_t len;
+};
+
+static void *
+root_fetch_thread(void *arg)
+{
+	struct root_fetch *f = arg;
+	struct root *root = f->root;
+
+	root_fetch_serve(root, f->fd, f->p, f->len);
+	free(f->p);
+	free(f);
+	pthread_mutex_lock(&root->lock);
+	root->fetchers--;
+	pthread_cond_broadcast(&root->cond);
+	pthread_mutex_unlock(&root->lock);
+	return NULL;
+}
+
+/*
+ * Out of the handshake pool: a fetch waits for the whole block to join, and
+ * fetchers in the pool's threads would keep the block's own ranks out.
+ */
+void
+root_fetch_start(struct root *root, int fd, uint8_t *p, uint32_t len)
+{
+	struct root_fetch *f = xmalloc(sizeof *f);
+	pthread_attr_t attr;
+	pthread_t t;
+	int r;
+
+	*f = (struct root_fetch){ root, fd, p, len };
+	pthread_mutex_lock(&root->lock);
+	root->fetchers++;
+	pthread_mutex_unlock(&root->lock);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	r = pthread_create(&t, &attr, root_fetch_thread, f);
+	pthread_attr_destroy(&attr);
+	if (r == 0)
+		return;
+	log_warn("root: cannot serve a block leader's fetch: %s", strerror(r));
+	close(fd);
+	free(p);
+	free(f);
+	pthread_mutex_lock(&root->lock);
+	root->fetchers--;
+	pthread_cond_broadcast(&root->cond);
+	pthread_mutex_unlock(&root->lock);
+}
+
+void
+root_fetch_drain(struct root *root)
+{
+	pthread_mutex_lock(&root->lock);
+	while (root->fetchers > 0)
+		pthread_cond_wait(&root->cond, &root->lock);
+	pthread_mutex_unlock(&root->lock);
+}
+
+static void
+root_watch_drop(struct root *root, int i)
+{
+	struct root_conn *rc = root->watchers[i];
+
+	atomic_fetch_add(&root->bytes_sent, rc->w.bytes_sent);
+	loop_unwatch(root->loop, rc->w.fd);
+	close(rc->w.fd);
+	wconn_free(&rc->w);
+	free(rc);
+	root->watchers[i] = root->watchers[--root->nwatchers];
+}
+
+/* A leader has nothing to say: bytes or an end both mean it is done with us. */
+static void
+root_watch_on(struct loop *l, int fd, int events, void *arg)
+{
+	struct root_conn *rc = arg;
+	struct root *root = rc->root;
+	int r = COLL_OK, i = 0;
+
+	(void)l;
+	(void)fd;
+	if (events & LOOP_WRITE)
+		r = wconn_flush(&rc->w);
+	if (r == COLL_OK && !(events & (LOOP_READ | LOOP_ERROR)))
+		return;
+	while (root->watchers[i] != rc)
+		i++;
+	root_watch_drop(root, i);
+}
+
+void
+root_watch_arm(struct root *root)
+{
+	for (int i = 0; i < root->nwatchers; i++)
+		root_arm(root, &root->watchers[i]->w);
+}
+
 void
 root_watch_admit(struct root *root)
 {
@@ -222,8 +325,15 @@ root_watch_admit(struct root *root)
 		rc = xcalloc(1, sizeof *rc);
 		/* Leaders send nothing here: a small buffer is enough to see them go. */
 		wconn_init(&rc->w, (int)v[0], 4096);
+		rc->root = root;
 		rc->rank = -1;
 		rc->ka_ms = (uint32_t)v[1];
+		if (loop_watch(root->loop, rc->w.fd, LOOP_READ, root_watch_on, rc) != COLL_OK) {
+			close(rc->w.fd);
+			wconn_free(&rc->w);
+			free(rc);
+			continue;
+		}
 		rc->next_ping = clock_now_ms() + rc->ka_ms;
 		root->watchers = xreallocarray(root->watchers, (size_t)root->nwatchers + 1,
 		    sizeof *root->watchers);
@@ -246,43 +356,6 @@ root_watch_notify(struct root *root, struct root_group *g, int rank, const char 
 	for (int i = 0; i < root->nwatchers; i++)
 		root_send_note(root->watchers[i], WIRE_FAILED, COLL_ERANKDEAD, (int)g->base + rank,
 		    msg);
-}
-
-size_t
-root_watch_pollfds(struct root *root, struct pollfd *pfd)
-{
-	for (int i = 0; i < root->nwatchers; i++)
-		pfd[i] = (struct pollfd){ root->watchers[i]->w.fd,
-		    (short)(POLLIN | (wconn_pending(&root->watchers[i]->w) ? POLLOUT : 0)), 0 };
-	return (size_t)root->nwatchers;
-}
-
-static void
-root_watch_drop(struct root *root, int i)
-{
-	struct root_conn *rc = root->watchers[i];
-
-	atomic_fetch_add(&root->bytes_sent, rc->w.bytes_sent);
-	close(rc->w.fd);
-	wconn_free(&rc->w);
-	free(rc);
-	root->watchers[i] = root->watchers[--root->nwatchers];
-}
-
-/* pfd: the entries root_watch_pollfds filled, in its order, before anything changed it. */
-void
-root_watch_serve(struct root *root, const struct pollfd *pfd)
-{
-	for (int i = root->nwatchers - 1; i >= 0; i--) {
-		struct root_conn *rc = root->watchers[i];
-		int r = COLL_OK;
-
-		if (pfd[i].revents & POLLOUT)
-			r = wconn_flush(&rc->w);
-		/* A leader has nothing to say: bytes or an end both mean it is done with us. */
-		if (r != COLL_OK || (pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
-			root_watch_drop(root, i);
-	}
 }
 
 void

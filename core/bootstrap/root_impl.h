@@ -6,11 +6,12 @@
 #ifndef COLL_ROOT_IMPL_H
 #define COLL_ROOT_IMPL_H
 
-#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "hspool.h"
+#include "loop.h"
 #include "root.h"
 #include "wconn.h"
 #include "wire.h"
@@ -21,6 +22,7 @@
 enum root_member_state { RM_ABSENT, RM_JOINED, RM_LEFT, RM_DEAD };
 
 struct root_conn {
+	struct root *root;
 	struct wconn w;		/* its own socket; unused (fd -1) on a relay's channel */
 	struct root_link *link;	/* or the relay that carries it (root_link.c), and */
 	uint32_t ch;		/* its channel there */
@@ -83,7 +85,9 @@ struct root {
 	int listen_fd;
 	int stop_fd;
 	int joins[2];		/* finished handshakes, from their threads */
-	int handshakes;		/* threads running one, under lock */
+	struct hspool hs;	/* the listener's handshakes (hspool.h) */
+	struct loop *loop;	/* the one thread's: every fd below, a tick, a flush before each wait */
+	int done;		/* the loop's: stop_fd fired */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	struct root_group *groups;
@@ -129,18 +133,21 @@ void root_send_all(struct root_group *g, uint8_t type, const void *p, uint32_t l
 /* root_fetch.c: the first group started (book out) or never will (code, msg). */
 void root_fetch_publish(struct root *root, struct root_group *g);
 void root_fetch_fail(struct root *root, struct root_group *g, int code, const char *msg);
-/* root_fetch.c: serve a FETCH on fd (a thread's, after the handshake); closes fd. */
-void root_fetch_serve(struct root *root, int fd, const uint8_t *p, uint32_t len);
+/* root_fetch.c: serve a FETCH (payload p, now its) on fd in a thread of its own; closes fd. */
+void root_fetch_start(struct root *root, int fd, uint8_t *p, uint32_t len);
+/* root_fetch.c: wait for every fetch thread to end (the root is stopping). */
+void root_fetch_drain(struct root *root);
 /* root_fetch.c, the loop's: take new watchers; tell them a rank of g died. */
 void root_watch_admit(struct root *root);
 void root_watch_notify(struct root *root, struct root_group *g, int rank, const char *msg);
-/* root_fetch.c, the loop's: poll entries (POLLIN, POLLOUT when queued) and their service. */
-size_t root_watch_pollfds(struct root *root, struct pollfd *pfd);
-void root_watch_serve(struct root *root, const struct pollfd *pfd);
+/* root_fetch.c, the loop's: watch the leaders' sockets for writing while frames wait. */
+void root_watch_arm(struct root *root);
 /* root_fetch.c, the loop's: keep-alives out, frames flushed; at the end, BYE and close. */
 void root_watch_tick(struct root *root, uint64_t now);
 void root_watch_close(struct root *root);
 
+/* root.c, for root_fetch.c and root_link.c: watch w for reading, and writing while queued. */
+void root_arm(struct root *root, const struct wconn *w);
 /* root.c, for root_link.c */
 /*
  * The group a JOIN may join, or NULL with the reason in msg (to be sent to
@@ -161,8 +168,7 @@ void root_members_dead(struct root *root, struct root_group *g, const int *ranks
 
 /* root_link.c: relays' connections (WIRE_ROLE_RELAY), each many members' channels. */
 void root_link_admit(struct root *root, int fd);
-size_t root_link_pollfds(struct root *root, struct pollfd *pfd);
-void root_link_serve(struct root *root, const struct pollfd *pfd, size_t n);
+/* Queued frames out, and each link watched for writing while some wait. */
 void root_link_flush(struct root *root);
 /* Keep-alives to the relays, and relays gone silent declared lost. */
 void root_link_tick(struct root *root, uint64_t now);

@@ -11,7 +11,6 @@
  * it: each is declared dead, and the message names the relay.
  */
 #include <inttypes.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +28,7 @@
 #define ROOT_LINK_MAX_CH (1u << 24)
 
 struct root_link {
+	struct root *root;
 	struct wconn w;
 	struct root_conn **ch;	/* by channel: its member, NULL (none yet) or &root_link_ended */
 	uint32_t nch;
@@ -49,6 +49,8 @@ struct root_link {
 /* A channel that ended: frames still on their way for it are dropped. */
 static struct root_conn root_link_ended;
 
+static void root_link_on(struct loop *l, int fd, int events, void *arg);
+
 void
 root_link_admit(struct root *root, int fd)
 {
@@ -58,12 +60,19 @@ root_link_admit(struct root *root, int fd)
 	struct net_addr a = { 0 };
 
 	wconn_init(&lk->w, fd, WIRE_MAX_PAYLOAD);
+	lk->root = root;
 	lk->ka.last_rx = clock_now_ms();
 	snprintf(lk->where, sizeof lk->where, "?");
 	if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0 && sl <= sizeof a.ss) {
 		memcpy(&a.ss, &ss, sl);
 		a.len = sl;
 		net_addr_format(&a, lk->where, sizeof lk->where);
+	}
+	if (loop_watch(root->loop, fd, LOOP_READ, root_link_on, lk) != COLL_OK) {
+		close(fd);
+		wconn_free(&lk->w);
+		free(lk);
+		return;
 	}
 	lk->next = root->links;
 	root->links = lk;
@@ -262,22 +271,12 @@ root_link_lost(struct root *root, struct root_link *lk, const char *why, int clo
 	*pp = lk->next;
 	root->nlinks--;
 	atomic_fetch_add(&root->bytes_sent, lk->w.bytes_sent);
+	loop_unwatch(root->loop, lk->w.fd);
 	close(lk->w.fd);
 	wconn_free(&lk->w);
 	free(lk->ch);
 	free(lk->end_ranks);
 	free(lk);
-}
-
-size_t
-root_link_pollfds(struct root *root, struct pollfd *pfd)
-{
-	size_t n = 0;
-
-	for (struct root_link *lk = root->links; lk != NULL; lk = lk->next)
-		pfd[n++] = (struct pollfd){ lk->w.fd,
-		    (short)(POLLIN | (wconn_pending(&lk->w) ? POLLOUT : 0)), 0 };
-	return n;
 }
 
 /*
@@ -286,13 +285,13 @@ root_link_pollfds(struct root *root, struct pollfd *pfd)
  * the link is lost (and freed).
  */
 static int
-root_link_read(struct root *root, struct root_link *lk, short revents, int r)
+root_link_read(struct root *root, struct root_link *lk, int events, int r)
 {
 	const uint8_t *p;
 	struct wire_hdr h;
 	int k;
 
-	if (revents & (POLLIN | POLLHUP | POLLERR) || r != COLL_OK) {
+	if (events & (LOOP_READ | LOOP_ERROR) || r != COLL_OK) {
 		int f = wconn_fill(&lk->w);
 
 		if (r == COLL_OK)
@@ -311,18 +310,15 @@ root_link_read(struct root *root, struct root_link *lk, short revents, int r)
 	return 0;
 }
 
-/* The links polled, in the order root_link_pollfds gave them (none was added since). */
-void
-root_link_serve(struct root *root, const struct pollfd *pfd, size_t n)
+static void
+root_link_on(struct loop *l, int fd, int events, void *arg)
 {
-	struct root_link *lk = root->links, *next;
+	struct root_link *lk = arg;
 
-	for (size_t i = 0; i < n && lk != NULL; i++, lk = next) {
-		next = lk->next;
-		if (pfd[i].revents != 0)
-			(void)root_link_read(root, lk, pfd[i].revents, (pfd[i].revents & POLLOUT) ?
-			    wconn_flush(&lk->w) : COLL_OK);
-	}
+	(void)l;
+	(void)fd;
+	(void)root_link_read(lk->root, lk, events, (events & LOOP_WRITE) ?
+	    wconn_flush(&lk->w) : COLL_OK);
 }
 
 void
@@ -336,7 +332,7 @@ root_link_tick(struct root *root, uint64_t now)
 		if (linkka_tick(&lk->ka, &lk->w, now) == 0)
 			continue;
 		/* Before calling it lost, read what came since the poll. */
-		if (!root_link_read(root, lk, POLLIN, COLL_OK) ||
+		if (!root_link_read(root, lk, LOOP_READ, COLL_OK) ||
 		    (silent = linkka_tick(&lk->ka, &lk->w, now)) == 0)
 			continue;
 		snprintf(why, sizeof why, "stopped answering: no keep-alive for %" PRIu64 " ms",
@@ -353,7 +349,9 @@ root_link_flush(struct root *root)
 
 		next = lk->next;
 		if (wconn_pending(&lk->w) && (r = wconn_flush(&lk->w)) != COLL_OK)
-			(void)root_link_read(root, lk, POLLERR, r);
+			(void)root_link_read(root, lk, LOOP_ERROR, r);
+		else
+			root_arm(root, &lk->w);
 	}
 }
 
@@ -367,6 +365,7 @@ root_link_close_all(struct root *root)
 		root->links = lk->next;
 		(void)wconn_flush(&lk->w);
 		atomic_fetch_add(&root->bytes_sent, lk->w.bytes_sent);
+		loop_unwatch(root->loop, lk->w.fd);
 		close(lk->w.fd);
 		wconn_free(&lk->w);
 		free(lk->ch);

@@ -7,9 +7,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "err.h"
 #include "hspool.h"
 #include "log.h"
+#include "loop.h"
 #include "net.h"
 #include "xmalloc.h"
 
@@ -24,7 +26,7 @@ hspool_init(struct hspool *hp, int listen_fd, int cap, hspool_fn fn, void *arg,
     int grace_ms, const char *name)
 {
 	*hp = (struct hspool){ .listen_fd = listen_fd, .cap = cap > 0 ? cap : 1, .fn = fn,
-	    .arg = arg, .grace_ms = grace_ms > 0 ? grace_ms : 0, .name = name };
+	    .arg = arg, .grace_ms = grace_ms > 0 ? grace_ms : 0, .name = name, .loop_fd = -1 };
 	hp->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (hp->wake_fd == -1)
 		return COLL_ESYS;
@@ -245,6 +247,60 @@ hspool_serve(struct hspool *hp, uint64_t now)
 		if (!hspool_start(hp, fd, now))
 			hspool_rest(hp, now, errno);
 	}
+}
+
+static void
+hspool_on_ready(struct loop *l, int fd, int events, void *arg)
+{
+	(void)l;
+	(void)fd;
+	(void)events;
+	hspool_serve(arg, clock_now_ms());
+}
+
+/* Only wakes the loop: the next hspool_watch looks again. */
+static int
+hspool_on_timer(struct loop *l, uint64_t id, void *arg)
+{
+	struct hspool *hp = arg;
+
+	(void)l;
+	if (hp->loop_tm == id)
+		hp->loop_tm = 0;
+	return -1;
+}
+
+int
+hspool_watch(struct hspool *hp, struct loop *l, uint64_t now)
+{
+	int timeout = -1, fd = hspool_pollfd(hp, now, &timeout), r = COLL_OK;
+
+	if (hp->loop != l)
+		hspool_unwatch(hp);
+	hp->loop = l;
+	if (fd != hp->loop_fd && hp->loop_fd >= 0)
+		loop_unwatch(l, hp->loop_fd);
+	if (fd != hp->loop_fd && fd >= 0)
+		r = loop_watch(l, fd, LOOP_READ, hspool_on_ready, hp);
+	hp->loop_fd = r == COLL_OK ? fd : -1;
+	if (hp->loop_tm != 0)
+		loop_cancel(l, hp->loop_tm);
+	hp->loop_tm = timeout >= 0 ? loop_timer(l, timeout, hspool_on_timer, hp) : 0;
+	return r;
+}
+
+void
+hspool_unwatch(struct hspool *hp)
+{
+	if (hp->loop == NULL)
+		return;
+	if (hp->loop_fd >= 0)
+		loop_unwatch(hp->loop, hp->loop_fd);
+	if (hp->loop_tm != 0)
+		loop_cancel(hp->loop, hp->loop_tm);
+	hp->loop_fd = -1;
+	hp->loop_tm = 0;
+	hp->loop = NULL;
 }
 
 void

@@ -23,6 +23,9 @@
  *	if (revents of fd)
  *		hspool_serve(&hp, clock_now_ms());
  *
+ * or, on an event loop (loop.h), hspool_watch from the loop's before-hook:
+ * it keeps that one fd watched (and a timer for the rest's end) itself.
+ *
  * The handshake hands its result back to the owner itself (a pipe, a slot
  * under the owner's lock) and owns the fd it is given: the pool only ever
  * shuts it down, never closes it. So that a shutdown never hits an fd the
@@ -48,6 +51,8 @@ struct hspool_slot {
 	uint64_t id;		/* its job's, to find it again */
 };
 
+struct loop;
+
 struct hspool {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -66,6 +71,10 @@ struct hspool {
 	hspool_fn fn;
 	void *arg;
 	const char *name;	/* for the log: "rank", "root relay" */
+	/* The loop form (hspool_watch), the owner's thread only. */
+	struct loop *loop;
+	int loop_fd;		/* the fd watched there, or -1 */
+	uint64_t loop_tm;	/* the timer that ends a rest or a wait for a cut, or 0 */
 };
 
 /*
@@ -78,6 +87,15 @@ int hspool_init(struct hspool *hp, int listen_fd, int cap, hspool_fn fn, void *a
     int grace_ms, const char *name);
 /* The fd the owner polls for POLLIN (or -1), and *timeout_ms lowered to the rest's end. */
 int hspool_pollfd(struct hspool *hp, uint64_t now, int *timeout_ms);
+/*
+ * On loop l: watch the fd hspool_pollfd would give (its callback serves
+ * the pool), and time the end of a rest or of a wait to cut one off. Call it
+ * before each wait (the loop's before-hook); the loop must outlive the pool's
+ * use of it, and the pool is left by hspool_unwatch.
+ */
+int hspool_watch(struct hspool *hp, struct loop *l, uint64_t now);
+/* Take the pool's fd and timer off its loop (harmless if none). */
+void hspool_unwatch(struct hspool *hp);
 /* The polled fd was readable: accept newcomers, cutting off the oldest when all slots are taken. */
 void hspool_serve(struct hspool *hp, uint64_t now);
 /*
