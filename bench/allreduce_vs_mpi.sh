@@ -154,7 +154,7 @@ def human(b):
     return "%d B" % b
 
 def grid(minb, maxb, factor):
-    # Same sequence as collcheck (ar_next_size) and mpi_allreduce.
+    # Same sequence as collcheck (perf_next_size) and mpi_allreduce.
     out, s = [], minb
     while s <= maxb:
         if s // 4 > 0:

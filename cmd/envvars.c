@@ -15,9 +15,9 @@ const struct envvar envvar_table[] = {
 	    "comm_init_env() joins the job it names; collcheck runs as a rank when it is set and "
 	    "as the front end otherwise. It holds a secret: collrun hands it to remote ranks on "
 	    "their standard input, never on a command line.", ENV_RANK | ENV_CORE },
-	{ "COLL_ROOT_VIA", NULL, "ADDR:PORT of a root relay that carries this rank's root "
+	{ "COLL_ROOT_VIA", NULL, "ADDR:PORT of a root proxy that carries this rank's root "
 	    "connection, set by collrun's tree launch (--tree) for the ranks below its first layer "
-	    "of hosts: each relay passes the connections of the hosts it started up to the relay "
+	    "of hosts: each relay's proxy passes the connections of the hosts it started up to the proxy "
 	    "above it, so the root holds one connection per first-layer relay, not one per rank. "
 	    "It applies to the job's own id (COLL_UNIQUE_ID, and its shrinks and splits); an "
 	    "unreadable value is ignored and the root is reached directly.", ENV_RANK | ENV_CORE },

@@ -17,14 +17,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct wire_auth a;
 	struct wire_note n;
 	struct wire_data_hdr d;
-	struct wbuf b;
+	struct wire_buf b;
 	uint32_t nranks;
 
 	if (size >= WIRE_HDR_LEN)
 		(void)wire_hdr_decode(&h, data);
 	if (size >= WIRE_DATA_HDR_LEN)
 		(void)wire_data_hdr_decode(&d, data);
-	wbuf_init(&b, (void *)data, size);
+	wire_buf_init(&b, (void *)data, size);
 	(void)wire_entry_decode(&b, &e);
 	for (uint8_t t = WIRE_AUTH_HELLO; t <= WIRE_AUTH_PROOF; t++)
 		(void)wire_auth_decode(data, size, t, &a);
@@ -42,7 +42,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				end = (uint64_t)f.first[i] + f.count[i] + 1;
 			}
 	}
-	/* A relay's frames: the inner frame must lie within the outer one. */
+	/* A proxy's frames: the inner frame must lie within the outer one. */
 	{
 		struct wire_mux m;
 		uint32_t ch, ms;

@@ -42,15 +42,15 @@
 #include "xmalloc.h"
 
 /* How long a failed op waits for the root to name the dead, beyond the core's own wait. */
-#define AR_VERDICT_WAIT_MS 1000
+#define PERF_VERDICT_WAIT_MS 1000
 
 enum { O_MIN = 1, O_MAX, O_FACTOR, O_STEP, O_ITERS, O_WARMUP, O_CHECK, O_DTYPE, O_OP, O_RANKS,
 	O_TIMEOUT, O_ON_FAILURE, O_JSON, O_ROOT, O_ENGINE };
 
-enum ar_on_failure { AR_STOP, AR_SHRINK };
-enum ar_engine { AR_AUTO, AR_COLL, AR_NCCL, AR_CUDA };
+enum perf_on_failure { PERF_STOP, PERF_SHRINK };
+enum perf_engine { PERF_AUTO, PERF_COLL, PERF_NCCL, PERF_CUDA };
 
-static const struct opt ar_opts[] = {
+static const struct opt perf_opts[] = {
 	{ O_MIN, 'b', "minbytes", OPT_VALUE, "SIZE", "smallest size (default 8)", NULL },
 	{ O_MAX, 'e', "maxbytes", OPT_VALUE, "SIZE", "largest size (default 32M)", NULL },
 	{ O_FACTOR, 'f', "stepfactor", OPT_VALUE, "F", "multiply the size by F each step "
@@ -84,55 +84,55 @@ static const struct opt ar_opts[] = {
 	OPT_END_TABLE,
 };
 
-static int ar_run(enum probe_coll k, int argc, char **argv);
+static int perf_run(enum probe_coll k, int argc, char **argv);
 
-#define AR_USAGE(nm, extra) "collcheck " nm " [-N RANKS] [-b MIN] [-e MAX] [-f F | -i STEP] " \
+#define PERF_USAGE(nm, extra) "collcheck " nm " [-N RANKS] [-b MIN] [-e MAX] [-f F | -i STEP] " \
 	"[-n ITERS] [-w WARMUP] [-c 0|1] [-d TYPE]" extra " [--engine auto|coll|nccl|cuda] " \
 	"[--on-failure stop|shrink] [--json]"
-#define AR_SUMMARY(what) "Sweep " what " sizes like nccl-tests and report time, algbw, busbw " \
+#define PERF_SUMMARY(what) "Sweep " what " sizes like nccl-tests and report time, algbw, busbw " \
 	"and #wrong per size,\nwith the slowest rank. Run under collrun, or alone with -N local ranks."
-#define AR_CMD(var, fn, k, nm, extra, what) \
-	static int fn(int argc, char **argv) { return ar_run(k, argc, argv); } \
+#define PERF_CMD(var, fn, k, nm, extra, what) \
+	static int fn(int argc, char **argv) { return perf_run(k, argc, argv); } \
 	const struct cmd var = { .tool = "collcheck", .name = nm, \
-	    .usage = AR_USAGE(nm, extra), .summary = AR_SUMMARY(what), .opts = ar_opts, .run = fn }
+	    .usage = PERF_USAGE(nm, extra), .summary = PERF_SUMMARY(what), .opts = perf_opts, .run = fn }
 
-AR_CMD(cmd_collcheck_allreduce, ar_run_allreduce, PROBE_ALLREDUCE, "allreduce", " [-o OP]",
+PERF_CMD(cmd_collcheck_allreduce, perf_run_allreduce, PROBE_ALLREDUCE, "allreduce", " [-o OP]",
     "all-reduce");
-AR_CMD(cmd_collcheck_allgather, ar_run_allgather, PROBE_ALLGATHER, "allgather", "",
+PERF_CMD(cmd_collcheck_allgather, perf_run_allgather, PROBE_ALLGATHER, "allgather", "",
     "all-gather");
-AR_CMD(cmd_collcheck_reducescatter, ar_run_reducescatter, PROBE_REDUCE_SCATTER,
+PERF_CMD(cmd_collcheck_reducescatter, perf_run_reducescatter, PROBE_REDUCE_SCATTER,
     "reducescatter", " [-o OP]", "reduce-scatter");
-AR_CMD(cmd_collcheck_broadcast, ar_run_broadcast, PROBE_BROADCAST, "broadcast", " [-r ROOT]",
+PERF_CMD(cmd_collcheck_broadcast, perf_run_broadcast, PROBE_BROADCAST, "broadcast", " [-r ROOT]",
     "broadcast");
-AR_CMD(cmd_collcheck_reduce, ar_run_reduce, PROBE_REDUCE, "reduce", " [-o OP] [-r ROOT]",
+PERF_CMD(cmd_collcheck_reduce, perf_run_reduce, PROBE_REDUCE, "reduce", " [-o OP] [-r ROOT]",
     "reduce");
-AR_CMD(cmd_collcheck_alltoall, ar_run_alltoall, PROBE_ALLTOALL, "alltoall", "", "all-to-all");
+PERF_CMD(cmd_collcheck_alltoall, perf_run_alltoall, PROBE_ALLTOALL, "alltoall", "", "all-to-all");
 
-static const struct cmd *const ar_cmds[PROBE_NCOLL] = {
+static const struct cmd *const perf_cmds[PROBE_NCOLL] = {
 	[PROBE_ALLREDUCE] = &cmd_collcheck_allreduce, [PROBE_ALLGATHER] = &cmd_collcheck_allgather,
 	[PROBE_REDUCE_SCATTER] = &cmd_collcheck_reducescatter,
 	[PROBE_BROADCAST] = &cmd_collcheck_broadcast, [PROBE_REDUCE] = &cmd_collcheck_reduce,
 	[PROBE_ALLTOALL] = &cmd_collcheck_alltoall,
 };
 
-struct ar_args {
+struct perf_args {
 	enum probe_coll coll;
 	const struct cmd *cmd;
-	enum ar_engine engine;
+	enum perf_engine engine;
 	size_t minb, maxb, step;
 	double factor;
 	long iters, warmup, check, ranks, root;
 	double timeout_s;
 	int dt_all, op_all, json;
-	enum ar_on_failure on_failure;
+	enum perf_on_failure on_failure;
 	enum dtype dt;
 	enum redop op;
 };
 
 static int
-ar_parse_one(void *args, int id, const char *val, char *err, size_t len)
+perf_parse_one(void *args, int id, const char *val, char *err, size_t len)
 {
-	struct ar_args *a = args;
+	struct perf_args *a = args;
 	int v;
 
 	switch (id) {
@@ -148,8 +148,8 @@ ar_parse_one(void *args, int id, const char *val, char *err, size_t len)
 	case O_ENGINE:
 		if (strcmp(val, "auto") == 0 || strcmp(val, "coll") == 0 || strcmp(val, "nccl") == 0 ||
 		    strcmp(val, "cuda") == 0) {
-			a->engine = val[0] == 'a' ? AR_AUTO : val[1] == 'o' ? AR_COLL :
-			    val[0] == 'n' ? AR_NCCL : AR_CUDA;
+			a->engine = val[0] == 'a' ? PERF_AUTO : val[1] == 'o' ? PERF_COLL :
+			    val[0] == 'n' ? PERF_NCCL : PERF_CUDA;
 			return 0;
 		}
 		snprintf(err, len, "unknown --engine '%s': use auto, coll, nccl or cuda", val);
@@ -158,7 +158,7 @@ ar_parse_one(void *args, int id, const char *val, char *err, size_t len)
 	case O_JSON: a->json = 1; return 0;
 	case O_ON_FAILURE:
 		if (strcmp(val, "stop") == 0 || strcmp(val, "shrink") == 0) {
-			a->on_failure = strcmp(val, "shrink") == 0 ? AR_SHRINK : AR_STOP;
+			a->on_failure = strcmp(val, "shrink") == 0 ? PERF_SHRINK : PERF_STOP;
 			return 0;
 		}
 		snprintf(err, len, "unknown --on-failure '%s': use stop or shrink", val);
@@ -183,34 +183,34 @@ ar_parse_one(void *args, int id, const char *val, char *err, size_t len)
 }
 
 static int
-ar_parse(struct ar_args *a, enum probe_coll k, int argc, char **argv)
+perf_parse(struct perf_args *a, enum probe_coll k, int argc, char **argv)
 {
-	const struct cmd *cmd = ar_cmds[k];
-	const struct opt_parser p = { .cmd = cmd, .value = ar_parse_one, .args = a,
+	const struct cmd *cmd = perf_cmds[k];
+	const struct opt_parser p = { .cmd = cmd, .value = perf_parse_one, .args = a,
 	    .operands = OPT_OPERANDS_NONE };
 	int code;
 
-	*a = (struct ar_args){ .coll = k, .cmd = cmd, .minb = 8, .maxb = 32u << 20, .factor = 2,
+	*a = (struct perf_args){ .coll = k, .cmd = cmd, .minb = 8, .maxb = 32u << 20, .factor = 2,
 	    .iters = 20, .warmup = 5, .check = 1, .ranks = 1, .dt = DT_FLOAT32, .op = OP_SUM };
 	if ((code = opt_parse(&p, argc, argv, NULL)) != EXIT_OK)
 		return code;
 	if (a->minb > a->maxb)
 		return cmd_usage_error(cmd, "-b must not be larger than -e");
-	if (a->engine == AR_NCCL && a->on_failure == AR_SHRINK)
+	if (a->engine == PERF_NCCL && a->on_failure == PERF_SHRINK)
 		return cmd_usage_error(cmd, "--on-failure shrink needs --engine coll: an NCCL "
 		    "communicator is aborted, not shrunk, when a rank dies");
-	if (a->engine == AR_CUDA && a->on_failure == AR_SHRINK)
+	if (a->engine == PERF_CUDA && a->on_failure == PERF_SHRINK)
 		return cmd_usage_error(cmd, "--on-failure shrink needs --engine coll: the CUDA "
 		    "engine's ranks map each other's memory and stop, not shrink, when one dies");
-	if (a->engine == AR_AUTO && a->on_failure == AR_SHRINK)
-		a->engine = AR_COLL;
+	if (a->engine == PERF_AUTO && a->on_failure == PERF_SHRINK)
+		a->engine = PERF_COLL;
 	if (a->factor <= 1 && a->step == 0)
 		a->step = 1u << 20;
 	return EXIT_OK;
 }
 
 static size_t
-ar_next_size(const struct ar_args *a, size_t s)
+perf_next_size(const struct perf_args *a, size_t s)
 {
 	size_t n = a->step ? s + a->step : (size_t)((double)s * a->factor);
 
@@ -219,7 +219,7 @@ ar_next_size(const struct ar_args *a, size_t s)
 
 /* where: each rank's engine, as it describes its buffers and links; note: why not NCCL. */
 static void
-ar_print_header(struct comm *c, const struct ar_args *a, const char *engine,
+perf_print_header(struct comm *c, const struct perf_args *a, const char *engine,
     const struct coll_blobs *where, const char *note)
 {
 	printf("# collcheck %s: %d ranks, engine %s, minBytes %zu maxBytes %zu step: %g(%s) "
@@ -245,19 +245,19 @@ ar_print_header(struct comm *c, const struct ar_args *a, const char *engine,
 
 /* nccl-tests prints "none" for the op of a collective that does not reduce, -1 for no root. */
 static const char *
-ar_op_name(const struct ar_args *a, enum redop op)
+perf_op_name(const struct perf_args *a, enum redop op)
 {
 	return probe_coll_reduces(a->coll) ? redop_name(op) : "none";
 }
 
 static int
-ar_root(const struct ar_args *a)
+perf_root(const struct perf_args *a)
 {
 	return probe_coll_rooted(a->coll) ? (int)a->root : -1;
 }
 
 static void
-ar_print_row(const struct ar_args *a, const struct probe_result *r, enum dtype dt,
+perf_print_row(const struct perf_args *a, const struct probe_result *r, enum dtype dt,
     enum redop op)
 {
 	const struct probe_meas *slow = r->m[1].slow_us > r->m[0].slow_us ? &r->m[1] : &r->m[0];
@@ -270,7 +270,7 @@ ar_print_row(const struct ar_args *a, const struct probe_result *r, enum dtype d
 			snprintf(w[i], sizeof w[i], "%" PRId64, r->m[i].wrong);
 	}
 	printf("%12zu  %12zu  %8s  %6s  %6d  %7.2f  %6.2f  %6.2f  %6s  %7.2f  %6.2f  %6.2f  %6s  "
-	    "%5d  %7.2f\n", r->bytes, r->count, dtype_name(dt), ar_op_name(a, op), ar_root(a),
+	    "%5d  %7.2f\n", r->bytes, r->count, dtype_name(dt), perf_op_name(a, op), perf_root(a),
 	    r->m[0].time_us,
 	    r->m[0].algbw, r->m[0].busbw, w[0], r->m[1].time_us, r->m[1].algbw, r->m[1].busbw, w[1],
 	    slow->slow_rank, slow->slow_us);
@@ -278,7 +278,7 @@ ar_print_row(const struct ar_args *a, const struct probe_result *r, enum dtype d
 }
 
 static json_t *
-ar_json_meas(const struct probe_meas *m)
+perf_json_meas(const struct probe_meas *m)
 {
 	return json_pack("{s:f, s:f, s:f, s:I, s:i, s:f}", "time_us", m->time_us, "algbw",
 	    m->algbw, "busbw", m->busbw, "wrong", (json_int_t)m->wrong, "slowest_rank",
@@ -286,17 +286,17 @@ ar_json_meas(const struct probe_meas *m)
 }
 
 static json_t *
-ar_json_row(const struct ar_args *a, const struct probe_result *r, enum dtype dt,
+perf_json_row(const struct perf_args *a, const struct probe_result *r, enum dtype dt,
     enum redop op, int nranks)
 {
 	return json_pack("{s:I, s:I, s:s, s:s, s:i, s:i, s:o, s:o}", "size",
 	    (json_int_t)r->bytes, "count", (json_int_t)r->count, "type", dtype_name(dt), "redop",
-	    ar_op_name(a, op), "root", ar_root(a), "nranks", nranks, "out_of_place",
-	    ar_json_meas(&r->m[0]), "in_place", ar_json_meas(&r->m[1]));
+	    perf_op_name(a, op), "root", perf_root(a), "nranks", nranks, "out_of_place",
+	    perf_json_meas(&r->m[0]), "in_place", perf_json_meas(&r->m[1]));
 }
 
 /* Sums over the rows kept; the last row's share, so that a redone size can take it back. */
-struct ar_totals {
+struct perf_totals {
 	double busbw_sum;
 	int rows;
 	int64_t wrong;
@@ -307,14 +307,14 @@ struct ar_totals {
 };
 
 /* A point of the sweep: datatype, op and size. */
-struct ar_cursor {
+struct perf_cursor {
 	int d, o;
 	size_t s;
 };
 
 /* One rank's sweep. */
-struct ar_state {
-	const struct ar_args *a;
+struct perf_state {
+	const struct perf_args *a;
 	struct comm *c;
 	struct probe p;
 	struct probe_engine eng;	/* NCCL's or the CUDA one's, when it runs the collectives */
@@ -322,19 +322,19 @@ struct ar_state {
 	int n0;				/* ranks at the start */
 	int me0;			/* this rank at the start */
 	int *orig;			/* current rank -> rank at the start */
-	struct ar_cursor cur, prev;	/* the step under way, and the one before */
+	struct perf_cursor cur, prev;	/* the step under way, and the one before */
 	int64_t step;			/* cur's index in the sweep */
 	uint64_t own_ops;		/* collectives of ours on c, besides the probe's */
-	struct ar_totals t;
+	struct perf_totals t;
 	char err[COLL_ERR_LEN + 128];	/* why it stopped, when comm_last_error(c) cannot say */
 };
 
 /* Where a rank was when its op failed; every survivor sends its own. */
-enum { AR_ORIG, AR_STEP, AR_SEQ, AR_PHASE, AR_ITER, AR_INPLACE, AR_POS_N };
+enum { PERF_ORIG, PERF_STEP, PERF_SEQ, PERF_PHASE, PERF_ITER, PERF_INPLACE, PERF_POS_N };
 
 /* Whether a size gives each of n ranks at least one element, as the collective splits it. */
 static int
-ar_size_holds(const struct ar_args *a, size_t s, enum dtype dt, int n)
+perf_size_holds(const struct perf_args *a, size_t s, enum dtype dt, int n)
 {
 	struct probe_shape sh;
 
@@ -344,16 +344,16 @@ ar_size_holds(const struct ar_args *a, size_t s, enum dtype dt, int n)
 
 /* The ops to sweep: one (printed "none") for a collective that does not reduce. */
 static int
-ar_op_first(const struct ar_args *a)
+perf_op_first(const struct perf_args *a)
 {
 	return a->op_all || !probe_coll_reduces(a->coll) ? 0 : (int)a->op;
 }
 
 /* Datatypes, then ops, then sizes; sizes that hold no element are skipped. */
 static int
-ar_cursor_valid(const struct ar_args *a, struct ar_cursor *k, int n)
+perf_cursor_valid(const struct perf_args *a, struct perf_cursor *k, int n)
 {
-	int o0 = ar_op_first(a);
+	int o0 = perf_op_first(a);
 	int o1 = a->op_all && probe_coll_reduces(a->coll) ? OP_COUNT : o0 + 1;
 	int d1 = a->dt_all ? DT_COUNT : (int)a->dt + 1;
 
@@ -364,8 +364,8 @@ ar_cursor_valid(const struct ar_args *a, struct ar_cursor *k, int n)
 				k->o = o0;
 				k->d++;
 			}
-		} else if (!ar_size_holds(a, k->s, (enum dtype)k->d, n)) {
-			k->s = ar_next_size(a, k->s);
+		} else if (!perf_size_holds(a, k->s, (enum dtype)k->d, n)) {
+			k->s = perf_next_size(a, k->s);
 		} else {
 			return 1;
 		}
@@ -374,22 +374,22 @@ ar_cursor_valid(const struct ar_args *a, struct ar_cursor *k, int n)
 }
 
 static int
-ar_cursor_first(const struct ar_args *a, struct ar_cursor *k, int n)
+perf_cursor_first(const struct perf_args *a, struct perf_cursor *k, int n)
 {
-	*k = (struct ar_cursor){ a->dt_all ? 0 : (int)a->dt, ar_op_first(a), a->minb };
-	return ar_cursor_valid(a, k, n);
+	*k = (struct perf_cursor){ a->dt_all ? 0 : (int)a->dt, perf_op_first(a), a->minb };
+	return perf_cursor_valid(a, k, n);
 }
 
 static int
-ar_cursor_next(const struct ar_args *a, struct ar_cursor *k, int n)
+perf_cursor_next(const struct perf_args *a, struct perf_cursor *k, int n)
 {
-	k->s = ar_next_size(a, k->s);
-	return ar_cursor_valid(a, k, n);
+	k->s = perf_next_size(a, k->s);
+	return perf_cursor_valid(a, k, n);
 }
 
 /* The bytes of the larger buffer at this point, as the row's size column says. */
 static size_t
-ar_cursor_bytes(const struct ar_args *a, const struct ar_cursor *k, int n)
+perf_cursor_bytes(const struct perf_args *a, const struct perf_cursor *k, int n)
 {
 	size_t esz = dtype_size((enum dtype)k->d);
 	struct probe_shape sh;
@@ -399,9 +399,9 @@ ar_cursor_bytes(const struct ar_args *a, const struct ar_cursor *k, int n)
 }
 
 static void
-ar_record(struct ar_state *st, const struct probe_result *res)
+perf_record(struct perf_state *st, const struct probe_result *res)
 {
-	struct ar_totals *t = &st->t;
+	struct perf_totals *t = &st->t;
 	enum dtype dt = (enum dtype)st->cur.d;
 	enum redop op = (enum redop)st->cur.o;
 
@@ -412,14 +412,14 @@ ar_record(struct ar_state *st, const struct probe_result *res)
 	t->busbw_sum += t->last_busbw;
 	t->wrong += t->last_wrong;
 	t->rows++;
-	json_array_append_new(t->rows_json, ar_json_row(st->a, res, dt, op, comm_size(st->c)));
+	json_array_append_new(t->rows_json, perf_json_row(st->a, res, dt, op, comm_size(st->c)));
 	if (comm_rank(st->c) == 0 && !st->a->json)
-		ar_print_row(st->a, res, dt, op);
+		perf_print_row(st->a, res, dt, op);
 }
 
 /* Take back the last row: its size is being redone. */
 static void
-ar_unrecord(struct ar_totals *t)
+perf_unrecord(struct perf_totals *t)
 {
 	if (t->rows == 0)
 		return;
@@ -430,7 +430,7 @@ ar_unrecord(struct ar_totals *t)
 }
 
 static int
-ar_step(struct ar_state *st)
+perf_step(struct perf_state *st)
 {
 	struct probe_result res;
 	int rc;
@@ -438,13 +438,13 @@ ar_step(struct ar_state *st)
 	st->p.o.dt = (enum dtype)st->cur.d;
 	st->p.o.op = (enum redop)st->cur.o;
 	if ((rc = probe_run(&st->p, st->cur.s, &res)) == COLL_OK)
-		ar_record(st, &res);
+		perf_record(st, &res);
 	return rc;
 }
 
 /* Stop with this message instead of the communicator's. */
 static int
-ar_stop(struct ar_state *st, int rc, const char *msg)
+perf_stop(struct perf_state *st, int rc, const char *msg)
 {
 	snprintf(st->err, sizeof st->err, "%s", msg);
 	return rc;
@@ -452,15 +452,15 @@ ar_stop(struct ar_state *st, int rc, const char *msg)
 
 /* The survivors of c, with the root's agreement, in *nc; anything but dead ranks stops. */
 static int
-ar_shrink(struct ar_state *st, struct comm *c, int rc, struct comm **nc)
+perf_shrink(struct perf_state *st, struct comm *c, int rc, struct comm **nc)
 {
 	int *failed = NULL, n, r;
 	char msg[COLL_ERR_LEN + 64];
 
 	*nc = NULL;
 	if (rc == COLL_EROOTLOST || comm_get_async_error(c) == COLL_EROOTLOST ||
-	    (n = comm_wait_failed(c, AR_VERDICT_WAIT_MS, &failed)) == 0)
-		return ar_stop(st, rc, comm_last_error(c));
+	    (n = comm_wait_failed(c, PERF_VERDICT_WAIT_MS, &failed)) == 0)
+		return perf_stop(st, rc, comm_last_error(c));
 	r = comm_shrink(c, failed, n, nc, NULL, COLL_SHRINK_ABORT);
 	free(failed);
 	if (r != COLL_OK) {
@@ -468,12 +468,12 @@ ar_shrink(struct ar_state *st, struct comm *c, int rc, struct comm **nc)
 		    comm_last_error(*nc != NULL ? *nc : c));
 		comm_destroy(*nc);
 		*nc = NULL;
-		return ar_stop(st, r, msg);
+		return perf_stop(st, r, msg);
 	}
 	if (*nc == NULL) {
 		snprintf(msg, sizeof msg, "rank %d was left out of the shrink, counted among the "
 		    "failed: %s", st->me0, comm_last_error(c));
-		return ar_stop(st, COLL_ERANKDEAD, msg);
+		return perf_stop(st, COLL_ERANKDEAD, msg);
 	}
 	return COLL_OK;
 }
@@ -483,14 +483,14 @@ ar_shrink(struct ar_state *st, struct comm *c, int rc, struct comm **nc)
  * and in it the furthest op, the one the dead never joined. Its index.
  */
 static int
-ar_pick(const int64_t *all, int n)
+perf_pick(const int64_t *all, int n)
 {
 	int best = 0;
 
 	for (int j = 1; j < n; j++) {
-		const int64_t *a = &all[j * AR_POS_N], *b = &all[best * AR_POS_N];
+		const int64_t *a = &all[j * PERF_POS_N], *b = &all[best * PERF_POS_N];
 
-		if (a[AR_STEP] < b[AR_STEP] || (a[AR_STEP] == b[AR_STEP] && a[AR_SEQ] > b[AR_SEQ]))
+		if (a[PERF_STEP] < b[PERF_STEP] || (a[PERF_STEP] == b[PERF_STEP] && a[PERF_SEQ] > b[PERF_SEQ]))
 			best = j;
 	}
 	return best;
@@ -498,13 +498,13 @@ ar_pick(const int64_t *all, int n)
 
 /* Where in a size an op failed ("in-place iteration 12"); the op's name. */
 static const char *
-ar_where(const struct ar_args *a, const int64_t *pos, char *buf, size_t len)
+perf_where(const struct perf_args *a, const int64_t *pos, char *buf, size_t len)
 {
-	const char *half = pos[AR_INPLACE] ? "in-place" : "out-of-place";
+	const char *half = pos[PERF_INPLACE] ? "in-place" : "out-of-place";
 	const char *name = probe_coll_name(a->coll);
-	int it = (int)pos[AR_ITER];
+	int it = (int)pos[PERF_ITER];
 
-	switch (pos[AR_PHASE]) {
+	switch (pos[PERF_PHASE]) {
 	case PROBE_CHECK: snprintf(buf, len, "%s result check", half); return name;
 	case PROBE_WARMUP: snprintf(buf, len, "%s warm-up iteration %d", half, it); return name;
 	case PROBE_BARRIER: snprintf(buf, len, "%s barrier before timing", half); return "barrier";
@@ -521,7 +521,7 @@ ar_where(const struct ar_args *a, const int64_t *pos, char *buf, size_t len)
  * what this rank was doing; or, where the error does not carry it, the news.
  */
 static void
-ar_reason(struct ar_state *st, struct comm *base, int first_left, char *buf, size_t len)
+perf_reason(struct perf_state *st, struct comm *base, int first_left, char *buf, size_t len)
 {
 	const char *e = comm_last_error(base), *end = strstr(e, "; rank "), *rest;
 	char *after;
@@ -543,11 +543,11 @@ ar_reason(struct ar_state *st, struct comm *base, int first_left, char *buf, siz
 
 /* The line new rank 0 prints: who left, where, why, and how many go on. */
 static void
-ar_print_event(struct ar_state *st, struct comm *base, const int *leftb, int nleft,
+perf_print_event(struct perf_state *st, struct comm *base, const int *leftb, int nleft,
     const int64_t *pos, const char *reason, int after)
 {
 	char who[1024] = "", item[384], where[96];
-	const char *opname = ar_where(st->a, pos, where, sizeof where);
+	const char *opname = perf_where(st->a, pos, where, sizeof where);
 	size_t off = 0, len;
 
 	for (int i = 0; i < nleft; i++) {
@@ -563,14 +563,14 @@ ar_print_event(struct ar_state *st, struct comm *base, const int *leftb, int nle
 	}
 	fprintf(st->a->json ? stderr : stdout, "# rank%s %s left at size %zu, %s (%s seq %" PRId64
 	    "): %s; continuing with %d ranks\n", nleft > 1 ? "s" : "", who,
-	    ar_cursor_bytes(st->a, &st->cur, comm_size(base)), where, opname, pos[AR_SEQ],
+	    perf_cursor_bytes(st->a, &st->cur, comm_size(base)), where, opname, pos[PERF_SEQ],
 	    reason, after);
 	fflush(st->a->json ? stderr : stdout);
 }
 
 /* Record who left between base and cur (all: cur's positions), and tell of it once. */
 static void
-ar_event(struct ar_state *st, struct comm *base, struct comm *cur, const int64_t *all,
+perf_event(struct perf_state *st, struct comm *base, struct comm *cur, const int64_t *all,
     int pick)
 {
 	int nb = comm_size(base), n = comm_size(cur), nleft = 0;
@@ -580,43 +580,43 @@ ar_event(struct ar_state *st, struct comm *base, struct comm *cur, const int64_t
 	char reason[COLL_ERR_LEN + 32];
 
 	for (int j = 0; j < n; j++)
-		if (all[j * AR_POS_N + AR_ORIG] >= 0 && all[j * AR_POS_N + AR_ORIG] < st->n0)
-			stays[all[j * AR_POS_N + AR_ORIG]] = 1;
+		if (all[j * PERF_POS_N + PERF_ORIG] >= 0 && all[j * PERF_POS_N + PERF_ORIG] < st->n0)
+			stays[all[j * PERF_POS_N + PERF_ORIG]] = 1;
 	for (int b = 0; b < nb; b++)
 		if (!stays[st->orig[b]]) {
 			leftb[nleft++] = b;
 			json_array_append_new(left, json_integer(st->orig[b]));
 		}
-	ar_reason(st, base, nleft ? leftb[0] : 0, reason, sizeof reason);
+	perf_reason(st, base, nleft ? leftb[0] : 0, reason, sizeof reason);
 	json_array_append_new(st->t.events, json_pack("{s:I, s:o, s:i, s:s}", "size",
-	    (json_int_t)ar_cursor_bytes(st->a, &st->cur, comm_size(base)), "left", left,
+	    (json_int_t)perf_cursor_bytes(st->a, &st->cur, comm_size(base)), "left", left,
 	    "ranks_after", n, "reason", reason));
 	if (comm_rank(cur) == 0)
-		ar_print_event(st, base, leftb, nleft, &all[pick * AR_POS_N], reason, n);
+		perf_print_event(st, base, leftb, nleft, &all[pick * PERF_POS_N], reason, n);
 	free(stays);
 	free(leftb);
 }
 
 /* Agree where to go on (redo the earliest step any survivor was in), then go on over cur. */
 static int
-ar_resume(struct ar_state *st, struct comm *base, struct comm *cur, const int64_t *all)
+perf_resume(struct perf_state *st, struct comm *base, struct comm *cur, const int64_t *all)
 {
-	int n = comm_size(cur), pick = ar_pick(all, n), *orig;
-	int64_t redo = all[pick * AR_POS_N + AR_STEP];
+	int n = comm_size(cur), pick = perf_pick(all, n), *orig;
+	int64_t redo = all[pick * PERF_POS_N + PERF_STEP];
 
 	if (st->step == redo + 1) {
 		st->cur = st->prev;	/* finished here, cut off elsewhere: measure it again */
 		st->step--;
-		ar_unrecord(&st->t);
+		perf_unrecord(&st->t);
 	} else if (st->step != redo) {
 		comm_destroy(cur);
-		return ar_stop(st, COLL_EMISMATCH, "the survivors disagree on where the sweep "
+		return perf_stop(st, COLL_EMISMATCH, "the survivors disagree on where the sweep "
 		    "stopped: start it again");
 	}
-	ar_event(st, base, cur, all, pick);
+	perf_event(st, base, cur, all, pick);
 	orig = xcalloc((size_t)n, sizeof *orig);
 	for (int j = 0; j < n; j++)
-		orig[j] = (int)all[j * AR_POS_N + AR_ORIG];
+		orig[j] = (int)all[j * PERF_POS_N + PERF_ORIG];
 	free(st->orig);
 	st->orig = orig;
 	comm_destroy(base);
@@ -628,23 +628,23 @@ ar_resume(struct ar_state *st, struct comm *base, struct comm *cur, const int64_
 
 /* Ops failed because ranks died: shrink to the survivors (again, if more die meanwhile). */
 static int
-ar_recover(struct ar_state *st, int rc)
+perf_recover(struct perf_state *st, int rc)
 {
 	struct comm *base = st->c, *cur = base, *nc;
-	int64_t mine[AR_POS_N] = { st->me0, st->step, (int64_t)(st->p.pos.ops + st->own_ops),
+	int64_t mine[PERF_POS_N] = { st->me0, st->step, (int64_t)(st->p.pos.ops + st->own_ops),
 	    st->p.pos.phase, st->p.pos.iter, st->p.pos.inplace };
 	int64_t *all = NULL;
 
 	for (;;) {
-		rc = ar_shrink(st, cur, rc, &nc);
+		rc = perf_shrink(st, cur, rc, &nc);
 		if (cur != base)
 			comm_destroy(cur);
 		if (rc != COLL_OK)
 			break;
 		cur = nc;
-		all = xreallocarray(all, (size_t)comm_size(cur) * AR_POS_N, sizeof *all);
-		if ((rc = coll_allgather(cur, mine, all, AR_POS_N, DT_INT64)) == COLL_OK) {
-			rc = ar_resume(st, base, cur, all);
+		all = xreallocarray(all, (size_t)comm_size(cur) * PERF_POS_N, sizeof *all);
+		if ((rc = coll_allgather(cur, mine, all, PERF_POS_N, DT_INT64)) == COLL_OK) {
+			rc = perf_resume(st, base, cur, all);
 			break;
 		}
 	}
@@ -653,16 +653,16 @@ ar_recover(struct ar_state *st, int rc)
 }
 
 static int
-ar_sweep(struct ar_state *st)
+perf_sweep(struct perf_state *st)
 {
-	int rc = COLL_OK, more = ar_cursor_first(st->a, &st->cur, comm_size(st->c));
+	int rc = COLL_OK, more = perf_cursor_first(st->a, &st->cur, comm_size(st->c));
 
 	while (more) {
-		if ((rc = ar_step(st)) == COLL_OK) {
+		if ((rc = perf_step(st)) == COLL_OK) {
 			st->prev = st->cur;
 			st->step++;
-			more = ar_cursor_next(st->a, &st->cur, comm_size(st->c));
-		} else if (st->a->on_failure != AR_SHRINK || (rc = ar_recover(st, rc)) != COLL_OK) {
+			more = perf_cursor_next(st->a, &st->cur, comm_size(st->c));
+		} else if (st->a->on_failure != PERF_SHRINK || (rc = perf_recover(st, rc)) != COLL_OK) {
 			break;
 		}
 	}
@@ -670,9 +670,9 @@ ar_sweep(struct ar_state *st)
 }
 
 static void
-ar_print_footer(const struct ar_state *st)
+perf_print_footer(const struct perf_state *st)
 {
-	const struct ar_totals *t = &st->t;
+	const struct perf_totals *t = &st->t;
 	double avg = t->rows ? t->busbw_sum / t->rows : 0;
 
 	if (st->a->json) {
@@ -689,7 +689,7 @@ ar_print_footer(const struct ar_state *st)
 }
 
 static int
-ar_join(struct ar_state *st)
+perf_join(struct perf_state *st)
 {
 	struct coll_config cfg = COLL_CONFIG_INIT;
 	int rc;
@@ -712,7 +712,7 @@ ar_join(struct ar_state *st)
 
 /* coll's own CUDA kernels, asked for by name: when they cannot be had the sweep stops. */
 static int
-ar_engine_cuda(struct ar_state *st, struct probe_opts *po)
+perf_engine_cuda(struct perf_state *st, struct probe_opts *po)
 {
 	struct cuda_engine_opts co = { -1, st->a->timeout_s > 0 ? (int)(st->a->timeout_s *
 	    1000) : 0 };
@@ -734,7 +734,7 @@ ar_engine_cuda(struct ar_state *st, struct probe_opts *po)
  * own, and says why in *note; nccl or cuda that cannot be had stops the sweep.
  */
 static int
-ar_engine(struct ar_state *st, struct probe_opts *po, char *note, size_t len)
+perf_engine(struct perf_state *st, struct probe_opts *po, char *note, size_t len)
 {
 	struct nccl_engine_opts no = { -1, st->a->timeout_s > 0 ? (int)(st->a->timeout_s *
 	    1000) : 0 };
@@ -742,10 +742,10 @@ ar_engine(struct ar_state *st, struct probe_opts *po, char *note, size_t len)
 	int rc;
 
 	st->engine = "coll";
-	if (st->a->engine == AR_COLL)
+	if (st->a->engine == PERF_COLL)
 		return COLL_OK;
-	if (st->a->engine == AR_CUDA)
-		return ar_engine_cuda(st, po);
+	if (st->a->engine == PERF_CUDA)
+		return perf_engine_cuda(st, po);
 	if ((rc = nccl_engine_open(&st->eng, st->c, &no, err, sizeof err)) == COLL_OK) {
 		po->engine = &st->eng;
 		st->engine = "nccl";
@@ -753,7 +753,7 @@ ar_engine(struct ar_state *st, struct probe_opts *po, char *note, size_t len)
 	}
 	if (comm_get_async_error(st->c) != COLL_OK)
 		return rc;	/* the communicator itself failed: nothing to fall back on */
-	if (st->a->engine == AR_NCCL) {
+	if (st->a->engine == PERF_NCCL) {
 		fprintf(stderr, "collcheck: cannot run on NCCL: %s\n", err);
 		return rc;
 	}
@@ -763,7 +763,7 @@ ar_engine(struct ar_state *st, struct probe_opts *po, char *note, size_t len)
 
 /* Every rank's engine as it describes itself, at rank 0, for the header. */
 static int
-ar_header(struct ar_state *st, const char *note)
+perf_header(struct perf_state *st, const char *note)
 {
 	struct coll_blobs where = { 0 };
 	const char *w = st->p.e->where;
@@ -773,22 +773,22 @@ ar_header(struct ar_state *st, const char *note)
 	if ((rc = coll_gatherv(st->c, w, strlen(w), 0, &where)) != COLL_OK)
 		return rc;
 	if (comm_rank(st->c) == 0 && !st->a->json)
-		ar_print_header(st->c, st->a, st->engine, &where, note[0] ? note : NULL);
+		perf_print_header(st->c, st->a, st->engine, &where, note[0] ? note : NULL);
 	coll_blobs_free(&where);
 	return COLL_OK;
 }
 
 static int
-ar_worker(const struct ar_args *a)
+perf_worker(const struct perf_args *a)
 {
-	struct ar_state st = { .a = a, .t = { .rows_json = json_array(), .events = json_array() } };
+	struct perf_state st = { .a = a, .t = { .rows_json = json_array(), .events = json_array() } };
 	struct probe_opts po = { .iters = (int)a->iters, .warmup = (int)a->warmup,
 	    .check = (int)a->check, .dt = a->dt, .op = a->op, .coll = a->coll,
 	    .root = (int)a->root };
 	char note[640] = "";
 	int rc, code = EXIT_CANNOT;
 
-	if (ar_join(&st) != COLL_OK)
+	if (perf_join(&st) != COLL_OK)
 		goto out;
 	if (probe_coll_rooted(a->coll) && a->root >= comm_size(st.c)) {
 		if (comm_rank(st.c) == 0)
@@ -797,7 +797,7 @@ ar_worker(const struct ar_args *a)
 		code = EXIT_USAGE;
 		goto out;
 	}
-	if ((rc = ar_engine(&st, &po, note, sizeof note)) != COLL_OK) {
+	if ((rc = perf_engine(&st, &po, note, sizeof note)) != COLL_OK) {
 		if (comm_get_async_error(st.c) != COLL_OK)
 			fprintf(stderr, "collcheck: %s\n", comm_last_error(st.c));
 		goto out;
@@ -810,13 +810,13 @@ ar_worker(const struct ar_args *a)
 			fprintf(stderr, "collcheck: %s\n", st.p.err);
 		goto out;
 	}
-	rc = ar_header(&st, note);
+	rc = perf_header(&st, note);
 	if (rc == COLL_OK)
-		rc = ar_sweep(&st);
+		rc = perf_sweep(&st);
 	if (rc != COLL_OK)
 		fprintf(stderr, "collcheck: %s\n", st.err[0] ? st.err : probe_error(&st.p));
 	else if (comm_rank(st.c) == 0)
-		ar_print_footer(&st);
+		perf_print_footer(&st);
 	if (rc == COLL_OK)
 		code = cmd_finish_stdout(st.t.wrong ? EXIT_PROBLEMS : EXIT_OK);
 out:
@@ -832,12 +832,12 @@ out:
 
 /* Alone: be the front end and start the ranks as copies of this program. */
 static int
-ar_front(const struct ar_args *a, int argc, char **argv)
+perf_front(const struct perf_args *a, int argc, char **argv)
 {
 	char *self = cmd_self(), **wargv = calloc((size_t)argc + 2, sizeof *wargv);
 	struct job_opts jo = { .tool = "collcheck", .nranks = (int)a->ranks, .label = 1,
 	    .rank0_stdout_only = 1, .grace_s = 3, .join_timeout_ms = comm_env_timeout_ms(),
-	    .keep_going = a->on_failure == AR_SHRINK };
+	    .keep_going = a->on_failure == PERF_SHRINK };
 	int code;
 
 	if (self == NULL || wargv == NULL) {
@@ -858,14 +858,14 @@ ar_front(const struct ar_args *a, int argc, char **argv)
 }
 
 static int
-ar_run(enum probe_coll k, int argc, char **argv)
+perf_run(enum probe_coll k, int argc, char **argv)
 {
-	struct ar_args a;
-	int r = ar_parse(&a, k, argc, argv);
+	struct perf_args a;
+	int r = perf_parse(&a, k, argc, argv);
 
 	if (r != EXIT_OK)
 		return r < 0 ? cmd_finish_stdout(EXIT_OK) : r;
 	if (getenv("COLL_UNIQUE_ID") == NULL)
-		return ar_front(&a, argc, argv);
-	return ar_worker(&a);
+		return perf_front(&a, argc, argv);
+	return perf_worker(&a);
 }

@@ -58,16 +58,16 @@ auth_mac(const struct coll_uid *uid, enum auth_side side, uint8_t role, const ui
 {
 	uint8_t msg[sizeof AUTH_LABEL - 1 + 1 + 8 + 1 + 2 * WIRE_NONCE_LEN];
 	unsigned int len = 0;
-	struct wbuf b;
+	struct wire_buf b;
 
 	pthread_once(&auth_once, auth_init);
-	wbuf_init(&b, msg, sizeof msg);
-	wbuf_put_bytes(&b, AUTH_LABEL, sizeof AUTH_LABEL - 1);
-	wbuf_put_u8(&b, (uint8_t)side);
-	wbuf_put_u64(&b, uid->jobid);
-	wbuf_put_u8(&b, role);
-	wbuf_put_bytes(&b, nonce_c, WIRE_NONCE_LEN);
-	wbuf_put_bytes(&b, nonce_a, WIRE_NONCE_LEN);
+	wire_buf_init(&b, msg, sizeof msg);
+	wire_put_bytes(&b, AUTH_LABEL, sizeof AUTH_LABEL - 1);
+	wire_put_u8(&b, (uint8_t)side);
+	wire_put_u64(&b, uid->jobid);
+	wire_put_u8(&b, role);
+	wire_put_bytes(&b, nonce_c, WIRE_NONCE_LEN);
+	wire_put_bytes(&b, nonce_a, WIRE_NONCE_LEN);
 	if (b.err || b.off != sizeof msg)
 		return COLL_EINVAL;
 	/* Busy first, then look: the exit handler either sees us or we see it. */
@@ -100,24 +100,24 @@ auth_commid(const struct coll_uid *uid, uint64_t parent, uint64_t n, int32_t col
 {
 	uint8_t msg[sizeof AUTH_COMMID_LABEL - 1 + 8 + 8 + 8 + 4], mac[WIRE_MAC_LEN];
 	unsigned int len = 0;
-	struct wbuf b;
+	struct wire_buf b;
 	int r = COLL_ESYS;
 
 	pthread_once(&auth_once, auth_init);
-	wbuf_init(&b, msg, sizeof msg);
-	wbuf_put_bytes(&b, AUTH_COMMID_LABEL, sizeof AUTH_COMMID_LABEL - 1);
-	wbuf_put_u64(&b, uid->jobid);
-	wbuf_put_u64(&b, parent);
-	wbuf_put_u64(&b, n);
-	wbuf_put_u32(&b, (uint32_t)color);
+	wire_buf_init(&b, msg, sizeof msg);
+	wire_put_bytes(&b, AUTH_COMMID_LABEL, sizeof AUTH_COMMID_LABEL - 1);
+	wire_put_u64(&b, uid->jobid);
+	wire_put_u64(&b, parent);
+	wire_put_u64(&b, n);
+	wire_put_u32(&b, (uint32_t)color);
 	if (b.err || b.off != sizeof msg)
 		return COLL_EINVAL;
 	atomic_fetch_add(&auth_busy, 1);
 	if (!atomic_load(&auth_closing) &&
 	    HMAC(EVP_sha256(), uid->secret, UID_SECRET_LEN, msg, sizeof msg, mac, &len) != NULL &&
 	    len == WIRE_MAC_LEN) {
-		wbuf_init(&b, mac, sizeof mac);
-		*out = wbuf_get_u64(&b);
+		wire_buf_init(&b, mac, sizeof mac);
+		*out = wire_get_u64(&b);
 		r = COLL_OK;
 	}
 	atomic_fetch_sub(&auth_busy, 1);
@@ -135,9 +135,9 @@ static int
 auth_send(int fd, uint8_t type, const struct wire_auth *a, uint64_t dl, int afd)
 {
 	uint8_t buf[64];
-	struct wbuf b;
+	struct wire_buf b;
 
-	wbuf_init(&b, buf, sizeof buf);
+	wire_buf_init(&b, buf, sizeof buf);
 	wire_auth_encode(&b, type, a);
 	return wire_send(fd, type, buf, (uint32_t)b.off, dl, afd);
 }
@@ -208,10 +208,10 @@ auth_refuse(int fd, const char *why, uint64_t dl, int afd)
 {
 	struct wire_note note = { .code = COLL_EAUTH, .rank = -1 };
 	uint8_t buf[WIRE_MSG_LEN + 16];
-	struct wbuf b;
+	struct wire_buf b;
 
 	snprintf(note.msg, sizeof note.msg, "%s", why);
-	wbuf_init(&b, buf, sizeof buf);
+	wire_buf_init(&b, buf, sizeof buf);
 	wire_note_encode(&b, &note);
 	(void)wire_send(fd, WIRE_AUTH_FAIL, buf, (uint32_t)b.off, dl, afd);
 }
@@ -341,8 +341,8 @@ auth_accept_pooled(struct hspool *hp, int fd, const struct coll_uid *uid, uint8_
 		err[0] = '\0';
 		return COLL_EABORTED;
 	}
-	if (r == COLL_OK && *role != WIRE_ROLE_ROOT && *role != WIRE_ROLE_RELAY) {
-		snprintf(err, errlen, "it asked for role %u, not a rank's or a relay's", *role);
+	if (r == COLL_OK && *role != WIRE_ROLE_ROOT && *role != WIRE_ROLE_PROXY) {
+		snprintf(err, errlen, "it asked for role %u, not a rank's or a proxy's", *role);
 		r = COLL_EPROTO;
 	}
 	return r;

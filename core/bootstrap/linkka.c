@@ -1,4 +1,4 @@
-/* Keep-alives of a relay's link, the same at both its ends (linkka.h). */
+/* Keep-alives of a proxy's link, the same at both its ends (linkka.h). */
 #include "linkka.h"
 
 void

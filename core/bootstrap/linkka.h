@@ -1,6 +1,6 @@
 /*
  * Keep-alives of one connection that carries many ranks' root connections
- * (a relay's link: proxy.c on the relay's side, root_link.c on the root's).
+ * (a proxy's link: proxy.c on the proxy's side, root_link.c on the root's).
  * Each end pings at the fastest pace of the JOINs the link carried and
  * takes the link for silent after the longest of their limits, so the two
  * ends, which see the same JOINs, agree. Private to the bootstrap module.

@@ -1,16 +1,16 @@
 /*
- * The root relay (proxy.h): one thread, one event loop (loop.h), its
+ * The root proxy (proxy.h): one thread, one event loop (loop.h), its
  * newcomers' handshakes in a pool (hspool.h) as the root's. Each rank
  * connection below gets a channel number of our own on the upstream
- * connection; a relay below already sends MUX frames, and each of its
- * channels is mapped to one of ours, so relays nest to any depth with one
+ * connection; a proxy below already sends MUX frames, and each of its
+ * channels is mapped to one of ours, so proxies nest to any depth with one
  * connection per hop.
  *
  * A rank's frames go up whole inside MUX, and what comes down on a channel
- * goes to its rank as it came, with one exception: keep-alives. The relay
+ * goes to its rank as it came, with one exception: keep-alives. The proxy
  * answers its ranks' PINGs itself and gives up a rank that goes silent for
  * the limit its JOIN named (MUX_END with how long), so the root is not
- * woken by every rank every second; only the relay's own PINGs cross each
+ * woken by every rank every second; only the proxy's own PINGs cross each
  * link, both ways, at its fastest rank's pace, and a link silent for its
  * slowest rank's limit is lost. A channel ends with a MUX_END either way: up
  * when a rank's connection closes, down when the root closes it (after its
@@ -44,8 +44,8 @@
 #include "wire.h"
 #include "xmalloc.h"
 
-#define PROXY_ENDED UINT32_MAX	/* a relay's channel that ended: late frames are dropped */
-#define PROXY_MAX_CH (1u << 24)	/* channels over a link's life: more is not a relay of ours */
+#define PROXY_ENDED UINT32_MAX	/* a proxy's channel that ended: late frames are dropped */
+#define PROXY_MAX_CH (1u << 24)	/* channels over a link's life: more is not a proxy of ours */
 #define PROXY_DRAIN_MS 2000	/* at the end, for the last frames to leave */
 #define PROXY_WAIT_MS 1000	/* the longest wait between ticks */
 
@@ -55,17 +55,17 @@ struct pxlink {
 	struct proxy *p;
 	struct wconn w;
 	struct linkka ka;	/* with a rank: its own pace and limit */
-	int relay;		/* a relay below (MUX frames) or a rank (plain frames) */
+	int proxy;		/* a proxy below (MUX frames) or a rank (plain frames) */
 	int rank;		/* a rank's, from its JOIN (-1 not yet), for messages */
 	int framed;		/* a rank's first frame went up: only that one can be its JOIN */
 	uint32_t ch;		/* a rank's: its channel upstream */
-	uint32_t *map;		/* a relay's: its channel -> ours (0: not yet) */
+	uint32_t *map;		/* a proxy's: its channel -> ours (0: not yet) */
 	uint32_t nmap;
 	int closing;		/* the root closed the rank's channel: close once flushed */
 	struct pxlink *next;
 };
 
-/* Our channel upstream: the link below it, and that link's channel if a relay. */
+/* Our channel upstream: the link below it, and that link's channel if a proxy. */
 struct pxchan {
 	struct pxlink *lk;
 	uint32_t sub;
@@ -109,12 +109,12 @@ proxy_handshake(void *arg, int fd)
 	if (auth_accept_pooled(&p->pool, fd, &p->uid, &role, clock_now_ms() +
 	    AUTH_ROOT_HANDSHAKE_MS, p->stop_fd, err, sizeof err) != COLL_OK) {
 		if (err[0] != '\0')
-			log_warn("root relay: refused a connection: %s", err);
+			log_warn("root proxy: refused a connection: %s", err);
 		close(fd);
 	} else {
 		hs = xcalloc(1, sizeof *hs);
 		*hs = (struct pxhs){ .fd = fd, .role = role };
-		/* Under the lock: an orphaned relay drains the pipe once, and nothing after. */
+		/* Under the lock: an orphaned proxy drains the pipe once, and nothing after. */
 		pthread_mutex_lock(&p->lock);
 		if (!atomic_load(&p->lost) && write(p->hs[1], &hs, sizeof hs) == (ssize_t)sizeof hs)
 			hs = NULL;	/* the loop's now */
@@ -158,11 +158,11 @@ proxy_admit(struct proxy *p)
 			continue;
 		}
 		lk->p = p;
-		lk->relay = hs->role == WIRE_ROLE_RELAY;
+		lk->proxy = hs->role == WIRE_ROLE_PROXY;
 		lk->rank = -1;
-		wconn_init(&lk->w, hs->fd, lk->relay ? WIRE_MAX_PAYLOAD :
+		wconn_init(&lk->w, hs->fd, lk->proxy ? WIRE_MAX_PAYLOAD :
 		    WIRE_MAX_PAYLOAD - WIRE_MUX_HDR_LEN);
-		if (!lk->relay)
+		if (!lk->proxy)
 			lk->ch = proxy_chan_new(p, lk, 0);
 		lk->next = p->links;
 		p->links = lk;
@@ -173,7 +173,7 @@ proxy_admit(struct proxy *p)
 
 /*
  * Our channel ch ended: forget it; tell upstream too when the end came from
- * below (silent_ms > 0: its rank, or the relay that carried it, went silent).
+ * below (silent_ms > 0: its rank, or the proxy that carried it, went silent).
  */
 static void
 proxy_chan_end(struct proxy *p, uint32_t ch, int tell_up, uint32_t silent_ms)
@@ -191,7 +191,7 @@ proxy_link_drop(struct proxy *p, struct pxlink *lk, uint32_t silent_ms)
 {
 	struct pxlink **pp = &p->links;
 
-	if (lk->relay) {
+	if (lk->proxy) {
 		for (uint32_t c = 0; c < lk->nmap; c++)
 			if (lk->map[c] != 0 && lk->map[c] != PROXY_ENDED)
 				proxy_chan_end(p, lk->map[c], 1, silent_ms);
@@ -209,7 +209,7 @@ proxy_link_drop(struct proxy *p, struct pxlink *lk, uint32_t silent_ms)
 	free(lk);
 }
 
-/* A relay below sent a frame on its channel sub (< PROXY_MAX_CH): ours for it (made on its first). */
+/* A proxy below sent a frame on its channel sub (< PROXY_MAX_CH): ours for it (made on its first). */
 static uint32_t
 proxy_map(struct proxy *p, struct pxlink *lk, uint32_t sub)
 {
@@ -262,10 +262,10 @@ proxy_from_below(struct proxy *p, struct pxlink *lk, int events)
 		/* Keep-alives stop here: we answer them (proxy_tick). */
 		if (h.type == WIRE_PING)
 			continue;
-		if (!lk->relay) {
+		if (!lk->proxy) {
 			/* A rank's root traffic only: anything else would cost the others their link. */
 			if (!wire_mux_carries(h.type)) {
-				log_warn("root relay: a rank sent message type %u: dropped it", h.type);
+				log_warn("root proxy: a rank sent message type %u: dropped it", h.type);
 				return 0;
 			}
 			/* The root takes a channel's first frame as its JOIN, and only that: so do we. */
@@ -288,18 +288,18 @@ proxy_from_below(struct proxy *p, struct pxlink *lk, int events)
 			if (sub < lk->nmap)
 				lk->map[sub] = PROXY_ENDED;
 		} else {
-			log_warn("root relay: a relay below sent a frame that is not MUX: dropped it");
+			log_warn("root proxy: a proxy below sent a frame that is not MUX: dropped it");
 			return 0;
 		}
 	}
 	if (lk->closing)
 		return wconn_pending(&lk->w) > 0 && r == COLL_OK;
 	if (n != COLL_EINPROGRESS)
-		log_warn("root relay: a connection below sent bytes that are not a coll frame");
+		log_warn("root proxy: a connection below sent bytes that are not a coll frame");
 	return n == COLL_EINPROGRESS && r == COLL_OK;
 }
 
-/* One frame from upstream: to its rank, or to the relay below that carries it. */
+/* One frame from upstream: to its rank, or to the proxy below that carries it. */
 static int
 proxy_from_up_one(struct proxy *p, const struct wire_hdr *h, const uint8_t *pl)
 {
@@ -314,7 +314,7 @@ proxy_from_up_one(struct proxy *p, const struct wire_hdr *h, const uint8_t *pl)
 			return -1;
 		if (ch > p->nchans || (lk = p->chans[ch].lk) == NULL)
 			return 0;
-		if (lk->relay) {
+		if (lk->proxy) {
 			wconn_queue_mux_end(&lk->w, p->chans[ch].sub, 0);
 			lk->map[p->chans[ch].sub] = PROXY_ENDED;
 		} else {
@@ -327,7 +327,7 @@ proxy_from_up_one(struct proxy *p, const struct wire_hdr *h, const uint8_t *pl)
 		return -1;
 	if (m.ch > p->nchans || (lk = p->chans[m.ch].lk) == NULL)
 		return 0;	/* its rank left already */
-	if (lk->relay)
+	if (lk->proxy)
 		wconn_queue_mux(&lk->w, p->chans[m.ch].sub, m.type, m.p, m.len);
 	else
 		wconn_queue(&lk->w, m.type, m.p, m.len);
@@ -352,7 +352,7 @@ proxy_from_up(struct proxy *p, int events)
 	}
 	while ((n = wconn_next(&p->up, &h, &pl)) == COLL_OK)
 		if (proxy_from_up_one(p, &h, pl) != 0) {
-			log_warn("root relay: the root sent a frame that is not MUX or PING");
+			log_warn("root proxy: the root sent a frame that is not MUX or PING");
 			return 0;
 		}
 	return n == COLL_EINPROGRESS && r == COLL_OK;
@@ -374,9 +374,9 @@ proxy_flush_up(struct proxy *p, uint64_t dl)
 }
 
 /*
- * Stopped (every rank below ended, as far as the relay knows): what they sent
+ * Stopped (every rank below ended, as far as the proxy knows): what they sent
  * last, a BYE above all, may still wait in our sockets, since their ends
- * reached the relay another way. It goes up before the channels end, or the
+ * reached the proxy another way. It goes up before the channels end, or the
  * root would take ranks that left for dead.
  */
 static void
@@ -408,7 +408,7 @@ proxy_orphan(struct proxy *p)
 }
 
 /*
- * Keep-alives due, both ways; a rank or relay below that went silent is
+ * Keep-alives due, both ways; a rank or proxy below that went silent is
  * given up (its channels end upstream saying how long). 0 once upstream
  * itself went silent.
  */
@@ -436,11 +436,11 @@ proxy_tick(struct proxy *p, uint64_t now)
 		}
 		if ((silent = linkka_tick(&lk->ka, &lk->w, now)) == 0)
 			continue;
-		if (lk->relay)
-			log_warn("root relay: a relay below went silent for %" PRIu64 " ms: gave up "
+		if (lk->proxy)
+			log_warn("root proxy: a proxy below went silent for %" PRIu64 " ms: gave up "
 			    "its ranks", silent);
 		else
-			log_warn("root relay: rank %d went silent for %" PRIu64 " ms: gave it up",
+			log_warn("root proxy: rank %d went silent for %" PRIu64 " ms: gave it up",
 			    lk->rank, silent);
 		proxy_link_drop(p, lk, silent > UINT32_MAX ? UINT32_MAX : (uint32_t)silent);
 	}
@@ -448,7 +448,7 @@ proxy_tick(struct proxy *p, uint64_t now)
 		if (!proxy_from_up(p, LOOP_READ))
 			return 0;
 		if ((silent = linkka_tick(&p->up_ka, &p->up, now)) > 0) {
-			log_warn("root relay: the root was silent for %" PRIu64 " ms", silent);
+			log_warn("root proxy: the root was silent for %" PRIu64 " ms", silent);
 			return 0;
 		}
 	}
@@ -583,7 +583,7 @@ proxy_loop_init(struct proxy *p)
 	if (l == NULL)
 		return COLL_ESYS;
 	if (hspool_init(&p->pool, p->listen_fd, AUTH_ROOT_HANDSHAKES, proxy_handshake, p,
-	    AUTH_ROOT_CUT_GRACE_MS, "root relay") != COLL_OK ||
+	    AUTH_ROOT_CUT_GRACE_MS, "root proxy") != COLL_OK ||
 	    loop_watch(l, p->stop_fd, LOOP_READ, proxy_on_stop, p) != COLL_OK ||
 	    loop_watch(l, p->hs[0], LOOP_READ, proxy_on_hs, p) != COLL_OK ||
 	    loop_watch(l, p->up.fd, LOOP_READ, proxy_on_up, p) != COLL_OK)
@@ -625,9 +625,9 @@ proxy_connect(struct proxy *p, const struct net_addr *upstream, int timeout_ms, 
 		snprintf(err, errlen, "cannot reach the root at %s: %s", where, strerror(errno));
 		return COLL_EPEER;
 	}
-	if ((r = auth_connect(fd, &p->uid, WIRE_ROLE_RELAY, dl, -1, why, sizeof why)) !=
+	if ((r = auth_connect(fd, &p->uid, WIRE_ROLE_PROXY, dl, -1, why, sizeof why)) !=
 	    COLL_OK) {
-		snprintf(err, errlen, "the root at %s refused the relay: %s", where, why);
+		snprintf(err, errlen, "the root at %s refused the proxy: %s", where, why);
 		close(fd);
 		return r;
 	}
@@ -668,7 +668,7 @@ proxy_start(struct proxy **out, const struct coll_uid *uid, const struct net_add
 		r = errno;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!started) {
-		snprintf(err, errlen, "cannot start the relay's thread: %s", strerror(r));
+		snprintf(err, errlen, "cannot start the proxy's thread: %s", strerror(r));
 		r = COLL_ESYS;
 		goto fail;
 	}
@@ -707,7 +707,7 @@ proxy_stop(struct proxy *p)
 	if (p == NULL)
 		return;
 	if (write(p->stop_fd, &one, sizeof one) < 0)
-		log_warn("root relay: cannot signal stop");
+		log_warn("root proxy: cannot signal stop");
 	pthread_join(p->thread, NULL);
 	/* Handshake threads see stop_fd and end within their deadline. */
 	hspool_drain(&p->pool);

@@ -50,10 +50,10 @@ root_send_note(struct root_conn *rc, uint8_t type, int code, int rank, const cha
 {
 	struct wire_note note = { .code = code, .rank = rank };
 	uint8_t buf[WIRE_MSG_LEN + 16];
-	struct wbuf b;
+	struct wire_buf b;
 
 	snprintf(note.msg, sizeof note.msg, "%.*s", (int)sizeof note.msg - 1, msg);
-	wbuf_init(&b, buf, sizeof buf);
+	wire_buf_init(&b, buf, sizeof buf);
 	wire_note_encode(&b, &note);
 	root_send(rc, type, buf, (uint32_t)b.off);
 }
@@ -236,7 +236,7 @@ root_send_failed_set(struct root_group *g, const struct rankset *dead, const cha
 	struct wire_failed_set *f = xcalloc(1, sizeof *f);
 	size_t cap = 16 + WIRE_MSG_LEN + 8 + (size_t)WIRE_SET_MAX_RANGES * 8;
 	uint8_t *buf = xmalloc(cap);
-	struct wbuf b;
+	struct wire_buf b;
 
 	for (int i = 0; i < dead->n;) {
 		f->n = 0;
@@ -247,7 +247,7 @@ root_send_failed_set(struct root_group *g, const struct rankset *dead, const cha
 			f->first[f->n] = (uint32_t)((int)g->base + dead->r[i][0]);
 			f->count[f->n] = (uint32_t)(dead->r[i][1] - dead->r[i][0] + 1);
 		}
-		wbuf_init(&b, buf, cap);
+		wire_buf_init(&b, buf, cap);
 		wire_failed_set_encode(&b, f);
 		for (int r = 0; r < g->nranks; r++)
 			if (g->m[r].state == RM_JOINED && !rankset_has(dead, r))
@@ -317,13 +317,13 @@ root_send_book(struct root *root, struct root_group *g)
 	struct wire_entry *book = xcalloc((size_t)g->nranks, sizeof *book);
 	uint32_t n = (uint32_t)g->nranks, first, count;
 	uint8_t *buf = xmalloc(wire_book_cap(WIRE_BOOK_CHUNK));
-	struct wbuf b;
+	struct wire_buf b;
 
 	for (int i = 0; i < g->nranks; i++)
 		book[i] = g->m[i].e;
 	for (first = 0; first < n; first += count) {
 		count = n - first < WIRE_BOOK_CHUNK ? n - first : WIRE_BOOK_CHUNK;
-		wbuf_init(&b, buf, wire_book_cap(WIRE_BOOK_CHUNK));
+		wire_buf_init(&b, buf, wire_book_cap(WIRE_BOOK_CHUNK));
 		wire_book_encode(&b, n, first, count, book);
 		root_send(g->m[0].conn, WIRE_BOOK, buf, (uint32_t)b.off);
 	}
@@ -338,7 +338,7 @@ root_send_book(struct root *root, struct root_group *g)
 /* A connection that passed authentication and sent its JOIN, for the root's loop. */
 struct root_hs {
 	int fd;
-	int relay;		/* a root relay (proxy.c): no JOIN, it carries many */
+	int proxy;		/* a root proxy (proxy.c): no JOIN, it carries many */
 	struct wire_join j;
 };
 
@@ -418,9 +418,9 @@ root_handshake(void *arg, int fd)
 		if (err[0] != '\0')
 			log_warn("root: refused a connection: %s", err);
 		close(fd);
-	} else if (role == WIRE_ROLE_RELAY) {
+	} else if (role == WIRE_ROLE_PROXY) {
 		hs = xcalloc(1, sizeof *hs);
-		*hs = (struct root_hs){ .fd = fd, .relay = 1 };
+		*hs = (struct root_hs){ .fd = fd, .proxy = 1 };
 	} else {
 		hs = root_entry(root, fd, dl);
 	}
@@ -470,7 +470,7 @@ root_check_join(struct root *root, const struct wire_join *j, char *msg, size_t 
 	return NULL;
 }
 
-/* Make rank j->e.rank of g a member on rc (its own socket, or a relay's channel). */
+/* Make rank j->e.rank of g a member on rc (its own socket, or a proxy's channel). */
 void
 root_admit_member(struct root *root, struct root_group *g, struct root_conn *rc,
     const struct wire_join *j)
@@ -495,7 +495,7 @@ root_admit_member(struct root *root, struct root_group *g, struct root_conn *rc,
 		}
 	}
 	g->m[r] = (struct root_member){ .state = RM_JOINED, .conn = rc, .e = j->e };
-	/* Its own socket joins the loop (a relay's channel is served by its link's). */
+	/* Its own socket joins the loop (a proxy's channel is served by its link's). */
 	if (rc->link == NULL && loop_watch(root->loop, rc->w.fd, LOOP_READ, root_on_conn, rc) !=
 	    COLL_OK)
 		log_warn("root: cannot watch rank %d's connection: out of memory", r);
@@ -509,7 +509,7 @@ root_admit_member(struct root *root, struct root_group *g, struct root_conn *rc,
 		root_send_book(root, g);
 }
 
-/* A handshake finished: admit the rank (or relay), or tell it why not. */
+/* A handshake finished: admit the rank (or proxy), or tell it why not. */
 static void
 root_admit(struct root *root)
 {
@@ -519,7 +519,7 @@ root_admit(struct root *root)
 	struct root_hs *hs;
 
 	while (read(root->joins[0], &hs, sizeof hs) == (ssize_t)sizeof hs) {
-		if (hs->relay) {
+		if (hs->proxy) {
 			root_link_admit(root, hs->fd);
 			free(hs);
 			continue;
@@ -553,7 +553,7 @@ root_on_report(struct root_conn *rc, uint8_t type, const uint8_t *p, uint32_t le
 	struct root_group *g = rc->g;
 	struct wire_note note;
 
-	/* Only a block's leader relays, and only the failures it can have seen. */
+	/* Only a block's leader passes failures on, and only those it can have seen. */
 	if (g->nroots <= 1 || rc->rank != 0 || wire_note_decode(p, len, &note) != COLL_OK ||
 	    note.code >= 0 || note.code == COLL_EINPROGRESS || note.code == COLL_ERETRY) {
 		log_warn("root: rank %d sent a report the root does not take from it",
@@ -668,7 +668,7 @@ root_tick(struct root *root, uint64_t now)
 		for (int i = 0; i < g->nranks; i++) {
 			struct root_conn *rc = g->m[i].conn;
 
-			/* A relay keeps its ranks alive, and root_link_tick the relay. */
+			/* A proxy keeps its ranks alive, and root_link_tick the proxy. */
 			if (g->m[i].state != RM_JOINED || rc->link != NULL)
 				continue;
 			/* Before calling it dead, read what may have come in since the poll. */
@@ -919,9 +919,9 @@ root_bytes_sent(struct root *root)
 }
 
 uint64_t
-root_relayed_in(struct root *root)
+root_proxied_in(struct root *root)
 {
-	return atomic_load(&root->relayed_in);
+	return atomic_load(&root->proxied_in);
 }
 
 void

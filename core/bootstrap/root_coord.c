@@ -35,9 +35,9 @@ root_regroup_reply(struct root_member *m, const struct wire_regroup_done *d)
 {
 	size_t cap = 64 + WIRE_MSG_LEN + (size_t)d->nexcl * 4;
 	uint8_t *buf = xmalloc(cap);
-	struct wbuf b;
+	struct wire_buf b;
 
-	wbuf_init(&b, buf, cap);
+	wire_buf_init(&b, buf, cap);
 	wire_regroup_done_encode(&b, d);
 	root_send(m->conn, WIRE_REGROUP_DONE, buf, (uint32_t)b.off);
 	free(buf);
@@ -192,11 +192,11 @@ root_retry_refuse(struct root_group *g, int code, int rank, const char *msg)
 {
 	struct wire_note note = { .code = code, .rank = rank };
 	uint8_t buf[WIRE_MSG_LEN + 32];
-	struct wbuf b;
+	struct wire_buf b;
 
 	snprintf(note.msg, sizeof note.msg, "%s", msg);
-	wbuf_init(&b, buf, sizeof buf);
-	wbuf_put_u64(&b, g->rt_seq);
+	wire_buf_init(&b, buf, sizeof buf);
+	wire_put_u64(&b, g->rt_seq);
 	wire_note_encode(&b, &note);
 	root_send_all(g, WIRE_RETRY_REFUSE, buf, (uint32_t)b.off);
 	log_warn("root: %s", msg);
@@ -209,11 +209,11 @@ static void
 root_retry_send(struct root_group *g, uint8_t type)
 {
 	uint8_t buf[12];
-	struct wbuf b;
+	struct wire_buf b;
 
-	wbuf_init(&b, buf, sizeof buf);
-	wbuf_put_u64(&b, g->rt_seq);
-	wbuf_put_u32(&b, g->rt_epoch);
+	wire_buf_init(&b, buf, sizeof buf);
+	wire_put_u64(&b, g->rt_seq);
+	wire_put_u32(&b, g->rt_epoch);
 	root_send_all(g, type, buf, (uint32_t)b.off);
 }
 
@@ -242,14 +242,14 @@ root_on_retry_req(struct root *root, struct root_conn *rc, const uint8_t *p, uin
 	char msg[WIRE_MSG_LEN];
 	uint32_t epoch, tries, max;
 	uint64_t seq;
-	struct wbuf b;
+	struct wire_buf b;
 
 	(void)root;
-	wbuf_init(&b, (void *)p, len);
-	seq = wbuf_get_u64(&b);
-	epoch = wbuf_get_u32(&b);
-	tries = wbuf_get_u32(&b);
-	max = wbuf_get_u32(&b);
+	wire_buf_init(&b, (void *)p, len);
+	seq = wire_get_u64(&b);
+	epoch = wire_get_u32(&b);
+	tries = wire_get_u32(&b);
+	max = wire_get_u32(&b);
 	if (b.err || b.off != len || !g->started)
 		return;
 	if ((g->rt_active && g->rt_seq == seq) || (g->rt_refused && seq <= g->rt_refused))
@@ -302,13 +302,13 @@ root_on_retry_state(struct root *root, struct root_conn *rc, const uint8_t *p, u
 	int32_t state;
 	uint64_t seq;
 	uint32_t epoch;
-	struct wbuf b;
+	struct wire_buf b;
 
 	(void)root;
-	wbuf_init(&b, (void *)p, len);
-	seq = wbuf_get_u64(&b);
-	epoch = wbuf_get_u32(&b);
-	state = (int32_t)wbuf_get_u32(&b);
+	wire_buf_init(&b, (void *)p, len);
+	seq = wire_get_u64(&b);
+	epoch = wire_get_u32(&b);
+	state = (int32_t)wire_get_u32(&b);
 	if (b.err || b.off != len || !g->rt_active || seq != g->rt_seq || epoch != g->rt_epoch)
 		return;
 	if (state != 0) {

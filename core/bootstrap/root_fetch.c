@@ -80,10 +80,10 @@ fetch_refuse(struct root *root, int fd, int code, const char *msg, uint64_t dl)
 {
 	struct wire_note note = { .code = code, .rank = -1 };
 	uint8_t buf[WIRE_MSG_LEN + 16];
-	struct wbuf b;
+	struct wire_buf b;
 
 	snprintf(note.msg, sizeof note.msg, "%s", msg);
-	wbuf_init(&b, buf, sizeof buf);
+	wire_buf_init(&b, buf, sizeof buf);
 	wire_note_encode(&b, &note);
 	(void)fetch_send(root, fd, WIRE_ERROR, buf, (uint32_t)b.off, dl);
 	log_warn("root: refused a fetch of the book: %s", msg);
@@ -95,12 +95,12 @@ fetch_send_book(struct root *root, int fd, const struct wire_entry *book, uint32
 {
 	uint8_t *buf = xmalloc(wire_book_cap(WIRE_BOOK_CHUNK));
 	uint32_t first, count;
-	struct wbuf b;
+	struct wire_buf b;
 	int r = COLL_OK;
 
 	for (first = 0; r == COLL_OK && first < n; first += count) {
 		count = n - first < WIRE_BOOK_CHUNK ? n - first : WIRE_BOOK_CHUNK;
-		wbuf_init(&b, buf, wire_book_cap(WIRE_BOOK_CHUNK));
+		wire_buf_init(&b, buf, wire_book_cap(WIRE_BOOK_CHUNK));
 		wire_book_encode(&b, n, first, count, book);
 		r = fetch_send(root, fd, WIRE_BOOK, buf, (uint32_t)b.off, dl);
 	}
@@ -181,14 +181,14 @@ root_fetch_serve(struct root *root, int fd, const uint8_t *p, uint32_t len)
 	uint32_t n = 0;
 	uint64_t commid;
 	uint32_t ka_ms, base, want;
-	struct wbuf b;
+	struct wire_buf b;
 	int many, r;
 
-	wbuf_init(&b, (void *)p, len);
-	commid = wbuf_get_u64(&b);
-	ka_ms = wbuf_get_u32(&b);
-	base = wbuf_get_u32(&b);
-	want = wbuf_get_u32(&b);
+	wire_buf_init(&b, (void *)p, len);
+	commid = wire_get_u64(&b);
+	ka_ms = wire_get_u32(&b);
+	base = wire_get_u32(&b);
+	want = wire_get_u32(&b);
 	pthread_mutex_lock(&root->lock);
 	many = root->fetchers > FETCH_MAX;
 	pthread_mutex_unlock(&root->lock);

@@ -23,8 +23,8 @@ enum root_member_state { RM_ABSENT, RM_JOINED, RM_LEFT, RM_DEAD };
 
 struct root_conn {
 	struct root *root;
-	struct wconn w;		/* its own socket; unused (fd -1) on a relay's channel */
-	struct root_link *link;	/* or the relay that carries it (root_link.c), and */
+	struct wconn w;		/* its own socket; unused (fd -1) on a proxy's channel */
+	struct root_link *link;	/* or the proxy that carries it (root_link.c), and */
 	uint32_t ch;		/* its channel there */
 	struct root_group *g;
 	int rank;
@@ -96,7 +96,7 @@ struct root {
 	atomic_int live;		/* ranks connected, of every group, after the last round */
 	atomic_int first_dead;
 	atomic_uint_fast64_t bytes_sent;
-	atomic_uint_fast64_t relayed_in;	/* frames read on relays' channels */
+	atomic_uint_fast64_t proxied_in;	/* frames read on proxies' channels */
 	pthread_t thread;
 	/* For leaders of other blocks (root_fetch.c), under lock: the first group's book. */
 	struct wire_entry *book;
@@ -115,7 +115,7 @@ struct root {
 	 * hand the sockets to the loop through a pipe; the loop owns the rest.
 	 */
 	int watch[2];
-	struct root_link *links;	/* the loop's: relays carrying ranks (root_link.c) */
+	struct root_link *links;	/* the loop's: proxies carrying ranks (root_link.c) */
 	int nlinks;
 	struct root_conn **watchers;
 	int nwatchers;
@@ -152,7 +152,7 @@ void root_arm(struct root *root, const struct wconn *w);
 /*
  * The group a JOIN may join, or NULL with the reason in msg (to be sent to
  * it as an ERROR note); then make its member, on conn (a socket's, or a
- * relay's channel).
+ * proxy's channel).
  */
 struct root_group *root_check_join(struct root *root, const struct wire_join *j, char *msg,
     size_t len);
@@ -166,11 +166,11 @@ void root_member_dead(struct root *root, struct root_group *g, int rank, const c
 void root_members_dead(struct root *root, struct root_group *g, const int *ranks, int n,
     const char *why);
 
-/* root_link.c: relays' connections (WIRE_ROLE_RELAY), each many members' channels. */
+/* root_link.c: proxies' connections (WIRE_ROLE_PROXY), each many members' channels. */
 void root_link_admit(struct root *root, int fd);
 /* Queued frames out, and each link watched for writing while some wait. */
 void root_link_flush(struct root *root);
-/* Keep-alives to the relays, and relays gone silent declared lost. */
+/* Keep-alives to the proxies, and proxies gone silent declared lost. */
 void root_link_tick(struct root *root, uint64_t now);
 /* A member on a channel: queue a frame to it; close its channel. */
 void root_link_send(struct root_conn *rc, uint8_t type, const void *p, uint32_t len);

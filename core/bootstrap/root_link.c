@@ -1,14 +1,14 @@
 /*
- * The root's side of its relays (proxy.c): one connection carries the root
+ * The root's side of its proxies (proxy.c): one connection carries the root
  * connections of many ranks, each a channel of MUX frames. A channel's first
  * frame is its rank's JOIN; from then on its member is served as if it had
  * a socket of its own (root_send queues MUX frames; a BYE or a MUX_END ends
- * it), so shrink, split and retry agree here exactly as without relays. Its
- * keep-alives are the relay's business: the relay answers them and ends the
- * channel saying how long its rank was silent, and only the relay's own
- * PINGs cross the link, so the root's keep-alive work is per relay, not per
- * rank. A relay that is lost (or silent) takes the ranks it carried with
- * it: each is declared dead, and the message names the relay.
+ * it), so shrink, split and retry agree here exactly as without proxies. Its
+ * keep-alives are the proxy's business: the proxy answers them and ends the
+ * channel saying how long its rank was silent, and only the proxy's own
+ * PINGs cross the link, so the root's keep-alive work is per proxy, not per
+ * rank. A proxy that is lost (or silent) takes the ranks it carried with
+ * it: each is declared dead, and the message names the proxy.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -24,7 +24,7 @@
 #include "root_impl.h"
 #include "xmalloc.h"
 
-/* Channels over a relay's life: relays number them in turn; more is not one of ours. */
+/* Channels over a proxy's life: proxies number them in turn; more is not one of ours. */
 #define ROOT_LINK_MAX_CH (1u << 24)
 
 struct root_link {
@@ -36,8 +36,8 @@ struct root_link {
 	struct linkka ka;
 	char where[NET_ADDRSTR_LEN];
 	/*
-	 * MUX_ENDs read in a row for one communicator and one reason: a relay
-	 * below gave up a whole relay under it, a channel each. They die together
+	 * MUX_ENDs read in a row for one communicator and one reason: a proxy
+	 * below gave up a whole proxy under it, a channel each. They die together
 	 * (root_members_dead: one notice per survivor), before any other frame.
 	 */
 	struct root_group *end_g;
@@ -77,7 +77,7 @@ root_link_admit(struct root *root, int fd)
 	lk->next = root->links;
 	root->links = lk;
 	root->nlinks++;
-	log_info("root: a relay at %s carries ranks' connections", lk->where);
+	log_info("root: a proxy at %s carries ranks' connections", lk->where);
 }
 
 void
@@ -112,7 +112,7 @@ root_link_join(struct root *root, struct root_link *lk, uint32_t ch, const struc
 	rc->ch = ch;
 	lk->ch[ch] = rc;
 	if (m->type != WIRE_JOIN || wire_join_decode(m->p, m->len, &j) != COLL_OK) {
-		snprintf(msg, sizeof msg, "a rank through the relay at %s sent no valid JOIN",
+		snprintf(msg, sizeof msg, "a rank through the proxy at %s sent no valid JOIN",
 		    lk->where);
 		log_warn("root: %s", msg);
 	} else {
@@ -121,7 +121,7 @@ root_link_join(struct root *root, struct root_link *lk, uint32_t ch, const struc
 		if ((g = root_check_join(root, &j, msg, sizeof msg)) != NULL)
 			root_admit_member(root, g, rc, &j);
 	}
-	/* Every JOIN the relay passed counts, refused or not: it counts them all too. */
+	/* Every JOIN the proxy passed counts, refused or not: it counts them all too. */
 	if (rank >= 0)
 		linkka_join(&lk->ka, &j, clock_now_ms());
 	if (g == NULL) {
@@ -152,8 +152,8 @@ root_link_ends(struct root *root, struct root_link *lk)
 	if (lk->nend == 0)
 		return;
 	if (lk->end_silent > 0)
-		snprintf(msg, sizeof msg, "stopped answering: it, or a relay on its way, sent "
-		    "no keep-alive for %" PRIu32 " ms, said the relay at %s", lk->end_silent,
+		snprintf(msg, sizeof msg, "stopped answering: it, or a proxy on its way, sent "
+		    "no keep-alive for %" PRIu32 " ms, said the proxy at %s", lk->end_silent,
 		    lk->where);
 	else
 		snprintf(msg, sizeof msg, "died or lost its connection");
@@ -162,7 +162,7 @@ root_link_ends(struct root *root, struct root_link *lk)
 	lk->end_g = NULL;
 }
 
-/* One frame of the relay's: 0 when it is not one of ours (the relay is then dropped). */
+/* One frame of the proxy's: 0 when it is not one of ours (the proxy is then dropped). */
 static int
 root_link_frame(struct root *root, struct root_link *lk, const struct wire_hdr *h,
     const uint8_t *p)
@@ -214,7 +214,7 @@ root_link_frame(struct root *root, struct root_link *lk, const struct wire_hdr *
 	if ((rc = root_link_member(lk, m.ch)) == NULL)
 		return 1;
 	rc->last_rx = clock_now_ms();
-	atomic_fetch_add(&root->relayed_in, 1);
+	atomic_fetch_add(&root->proxied_in, 1);
 	if (m.len > ROOT_MAX_FRAME) {
 		root_member_dead(root, rc->g, rc->rank, "sent a frame larger than the root takes");
 		return 1;
@@ -225,8 +225,8 @@ root_link_frame(struct root *root, struct root_link *lk, const struct wire_hdr *
 }
 
 /*
- * The relay is gone: so is every rank it carried, as far as the root can
- * tell. closed: it just ended, which is how a relay whose ranks all left ends.
+ * The proxy is gone: so is every rank it carried, as far as the root can
+ * tell. closed: it just ended, which is how a proxy whose ranks all left ends.
  */
 static void
 root_link_lost(struct root *root, struct root_link *lk, const char *why, int closed)
@@ -236,7 +236,7 @@ root_link_lost(struct root *root, struct root_link *lk, const char *why, int clo
 	int lost = 0, *ranks;
 
 	lk->dead = 1;
-	snprintf(msg, sizeof msg, "lost its connection: its relay at %s %s", lk->where, why);
+	snprintf(msg, sizeof msg, "lost its connection: its proxy at %s %s", lk->where, why);
 	/*
 	 * A communicator's ranks on the link die together: one notice to each
 	 * survivor names them all (root_members_dead), not one per death.
@@ -261,11 +261,11 @@ root_link_lost(struct root *root, struct root_link *lk, const char *why, int clo
 		lost += n;
 	}
 	free(ranks);
-	/* A relay whose ranks had all left ended as it should. */
+	/* A proxy whose ranks had all left ended as it should. */
 	if (lost > 0 || !closed)
-		log_warn("root: the relay at %s %s, with %d ranks", lk->where, why, lost);
+		log_warn("root: the proxy at %s %s, with %d ranks", lk->where, why, lost);
 	else
-		log_info("root: the relay at %s closed", lk->where);
+		log_info("root: the proxy at %s closed", lk->where);
 	while (*pp != lk)
 		pp = &(*pp)->next;
 	*pp = lk->next;
@@ -302,7 +302,7 @@ root_link_read(struct root *root, struct root_link *lk, int events, int r)
 			break;
 	root_link_ends(root, lk);
 	if (k == COLL_OK || (k != COLL_EINPROGRESS))
-		root_link_lost(root, lk, "sent bytes that are not a relay's frames", 0);
+		root_link_lost(root, lk, "sent bytes that are not a proxy's frames", 0);
 	else if (r != COLL_OK)
 		root_link_lost(root, lk, "ended or lost its connection", r == COLL_EPEER);
 	else

@@ -41,14 +41,14 @@ static int
 gv_recv_child(struct comm *c, int child, struct gv_buf *b)
 {
 	uint8_t lenbuf[8];
-	struct wbuf w;
+	struct wire_buf w;
 	uint64_t len;
 	int rc;
 
 	if ((rc = xfer_sendrecv(c, GV_TAG_LEN, -1, NULL, 0, child, lenbuf, 8)) != COLL_OK)
 		return rc;
-	wbuf_init(&w, lenbuf, 8);
-	len = wbuf_get_u64(&w);
+	wire_buf_init(&w, lenbuf, 8);
+	len = wire_get_u64(&w);
 	if (len > COLL_GATHERV_MAX || b->len + len > COLL_GATHERV_MAX)
 		return comm_fail(c, COLL_ETOOBIG, "rank %d sent %llu bytes to gather, over the "
 		    "%u-byte bound", child, (unsigned long long)len, COLL_GATHERV_MAX);
@@ -66,11 +66,11 @@ static int
 gv_send_parent(struct comm *c, int parent, const struct gv_buf *b)
 {
 	uint8_t lenbuf[8];
-	struct wbuf w;
+	struct wire_buf w;
 	int rc;
 
-	wbuf_init(&w, lenbuf, 8);
-	wbuf_put_u64(&w, b->len);
+	wire_buf_init(&w, lenbuf, 8);
+	wire_put_u64(&w, b->len);
 	rc = xfer_sendrecv(c, GV_TAG_LEN, parent, lenbuf, 8, -1, NULL, 0);
 	if (rc == COLL_OK)
 		rc = xfer_sendrecv(c, GV_TAG_DATA, parent, b->p, b->len, -1, NULL, 0);
@@ -81,7 +81,7 @@ gv_send_parent(struct comm *c, int parent, const struct gv_buf *b)
 static int
 gv_unpack(struct comm *c, struct gv_buf *b, struct coll_blobs *out)
 {
-	struct wbuf w;
+	struct wire_buf w;
 	int n = c->nranks;
 
 	out->n = n;
@@ -89,10 +89,10 @@ gv_unpack(struct comm *c, struct gv_buf *b, struct coll_blobs *out)
 	out->len = xcalloc((size_t)n, sizeof *out->len);
 	for (int i = 0; i < n; i++)
 		out->off[i] = SIZE_MAX;
-	wbuf_init(&w, b->p, b->len);
+	wire_buf_init(&w, b->p, b->len);
 	for (int i = 0; i < n; i++) {
-		uint32_t rank = wbuf_get_u32(&w);
-		uint64_t len = wbuf_get_u64(&w);
+		uint32_t rank = wire_get_u32(&w);
+		uint64_t len = wire_get_u64(&w);
 
 		if (w.err || rank >= (uint32_t)n || out->off[rank] != SIZE_MAX ||
 		    len > b->len - w.off)
@@ -115,11 +115,11 @@ gatherv_tree(struct comm *c, const void *buf, size_t len, int root, struct coll_
 	int n = c->nranks, v = (c->rank - root + n) % n, rc = COLL_OK;
 	struct gv_buf b = { 0 };
 	uint8_t hdr[GV_REC_HDR];
-	struct wbuf w;
+	struct wire_buf w;
 
-	wbuf_init(&w, hdr, sizeof hdr);
-	wbuf_put_u32(&w, (uint32_t)c->rank);
-	wbuf_put_u64(&w, len);
+	wire_buf_init(&w, hdr, sizeof hdr);
+	wire_put_u32(&w, (uint32_t)c->rank);
+	wire_put_u64(&w, len);
 	gv_append(&b, hdr, sizeof hdr);
 	gv_append(&b, buf, len);
 	for (int mask = 1; mask < n && rc == COLL_OK; mask <<= 1) {

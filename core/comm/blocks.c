@@ -58,13 +58,13 @@ blocks_report(struct comm *c, int verdict, uint8_t type, int code, int rank, con
 {
 	struct wire_note note = { .code = code, .rank = rank };
 	uint8_t buf[WIRE_MSG_LEN + 16];
-	struct wbuf b;
+	struct wire_buf b;
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(note.msg, sizeof note.msg, fmt, ap);
 	va_end(ap);
-	wbuf_init(&b, buf, sizeof buf);
+	wire_buf_init(&b, buf, sizeof buf);
 	wire_note_encode(&b, &note);
 	(void)comm_root_send(c, type, buf, (uint32_t)b.off);
 	if (verdict) {
@@ -108,7 +108,7 @@ blocks_fetch_one(struct comm *c, int j, int fd, uint64_t dl)
 	struct wire_note note;
 	struct wire_hdr h;
 	uint8_t req[20], *p = NULL;
-	struct wbuf b;
+	struct wire_buf b;
 
 	net_addr_format(&c->roots[j].root, where, sizeof where);
 	blocks_name(c, j, who, sizeof who);
@@ -117,11 +117,11 @@ blocks_fetch_one(struct comm *c, int j, int fd, uint64_t dl)
 	    sizeof err)) != COLL_OK)
 		return r == COLL_EABORTED ? r : blocks_fail(c, r, "rank %d: the root of %s at %s "
 		    "refused it: %s", c->rank, who, where, err);
-	wbuf_init(&b, req, sizeof req);
-	wbuf_put_u64(&b, c->roots[j].jobid);
-	wbuf_put_u32(&b, (uint32_t)c->ka_ms);
-	wbuf_put_u32(&b, (uint32_t)base);
-	wbuf_put_u32(&b, (uint32_t)n);
+	wire_buf_init(&b, req, sizeof req);
+	wire_put_u64(&b, c->roots[j].jobid);
+	wire_put_u32(&b, (uint32_t)c->ka_ms);
+	wire_put_u32(&b, (uint32_t)base);
+	wire_put_u32(&b, (uint32_t)n);
 	r = wire_send(fd, WIRE_FETCH, req, (uint32_t)b.off, dl, c->intr_fd);
 	while (r == COLL_OK && c->book_have - before < n) {
 		if ((r = wire_recv(fd, &h, &p, WIRE_MAX_PAYLOAD, dl, c->intr_fd)) != COLL_OK)
@@ -132,7 +132,7 @@ blocks_fetch_one(struct comm *c, int j, int fd, uint64_t dl)
 			    where, note.msg);
 		}
 		pthread_mutex_lock(&c->lock);
-		if (h.type != WIRE_BOOK || bootstrap_take_chunk(c, p, h.len, base, n) != COLL_OK)
+		if (h.type != WIRE_BOOK || join_take_chunk(c, p, h.len, base, n) != COLL_OK)
 			r = COLL_EPROTO;
 		pthread_mutex_unlock(&c->lock);
 		free(p);
@@ -158,7 +158,7 @@ blocks_fetch(struct comm *c, uint64_t dl)
 	for (int j = 0; j < c->nroots && r == COLL_OK; j++) {
 		if (j == c->block)
 			continue;
-		if ((r = bootstrap_connect(c, &c->roots[j].root, dl, c->intr_fd, &fd)) != COLL_OK) {
+		if ((r = join_connect(c, &c->roots[j].root, dl, c->intr_fd, &fd)) != COLL_OK) {
 			/* Its block waits for us in the tree: tell it why we cannot go on. */
 			if (r != COLL_EABORTED)
 				blocks_fail(c, r, "%s", c->err);
@@ -304,7 +304,7 @@ comm_init_scalable(struct comm **out, int nranks, const struct coll_uid *uids, i
 	c->nroots = nuids;
 	c->block = b;
 	c->root_uid = uids[b];
-	/* A root relay serves a job of one id: each block reaches its own root. */
+	/* A root proxy serves a job of one id: each block reaches its own root. */
 	memset(&c->root_via, 0, sizeof c->root_via);
 	c->block_base = blocks_base(nranks, nuids, b);
 	c->block_n = blocks_base(nranks, nuids, b + 1) - c->block_base;

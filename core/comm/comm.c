@@ -211,7 +211,7 @@ comm_init_run(struct comm *c)
 {
 	int r, expect = COLL_EINPROGRESS;
 
-	r = bootstrap_join(c);
+	r = join_run(c);
 	if (r == COLL_OK) {
 		status_set_state(&c->status, STATUS_IDLE, NULL);
 		log_info("rank %d of %d joined communicator %016" PRIx64, c->rank, c->nranks,
@@ -310,7 +310,7 @@ comm_new(const struct coll_uid *uid, uint64_t commid, int rank, int nranks,
 	comm_env_load(c);
 	comm_env_via(c);
 	lanes_config(c);
-	zc_config(c);
+	zcopy_config(c);
 	sockbuf_config(c);
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_mutex_init(&c->err_lock, NULL);
@@ -341,7 +341,7 @@ comm_env_check(struct comm *c)
 
 	if (fault_load(c->rank, err, sizeof err) != COLL_OK)
 		return comm_fail(c, COLL_EINVAL, "COLL_FAULT: %s", err);
-	if (lanes_check(err, sizeof err) != COLL_OK || zc_check(err, sizeof err) != COLL_OK ||
+	if (lanes_check(err, sizeof err) != COLL_OK || zcopy_check(err, sizeof err) != COLL_OK ||
 	    sockbuf_check(err, sizeof err) != COLL_OK)
 		return comm_fail(c, COLL_EINVAL, "rank %d: %s", c->rank, err);
 	/* Read by coll_allreduce_algo, which takes anything else for unset. */
@@ -499,7 +499,7 @@ comm_finalize(struct comm *c)
 	leave = atomic_load(&c->state) == COLL_OK || c->regrouped;
 	pthread_mutex_unlock(&c->lock);
 	if (leave && c->root_fd >= 0 && !atomic_load(&c->root_lost))
-		bootstrap_leave(c);
+		join_leave(c);
 	atomic_compare_exchange_strong(&c->state, &expect, COLL_OK);
 	return COLL_OK;
 }

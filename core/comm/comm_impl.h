@@ -54,7 +54,7 @@ struct blocks_watch {
 struct comm {
 	struct coll_uid uid;		/* the communicator's: peers authenticate with it */
 	struct coll_uid root_uid;	/* the root we join: uid, or our block's of several */
-	struct net_addr root_via;	/* a root relay to reach it through (len 0: none) */
+	struct net_addr root_via;	/* a root proxy to reach it through (len 0: none) */
 	struct coll_uid *roots;		/* init from several ids (blocks.c): all, else NULL */
 	int nroots;
 	int block;			/* our block: its root, first rank and size */
@@ -91,8 +91,8 @@ struct comm {
 	uint32_t nlane_min;		/* the largest lane_min any rank has */
 	struct lanes *lanes;		/* the lane workers, made by the first striped op */
 	unsigned ar_algos_logged;	/* bit k: an all-reduce by COLL_AR_RING + k was logged */
-	int zc_mode;			/* COLL_ZEROCOPY (zcopy.h) */
-	size_t zc_min;			/* sends of a transfer below this copy */
+	int zcopy_mode;			/* COLL_ZEROCOPY (zcopy.h) */
+	size_t zcopy_min;			/* sends of a transfer below this copy */
 	long sndbuf;			/* COLL_SNDBUF (sockbuf.h) */
 	pthread_mutex_t err_lock;	/* lanes may fail at once: one writer of err */
 	uint32_t epoch;			/* retries of ops so far: connections of older ones are dead */
@@ -212,15 +212,15 @@ void comm_setup(struct comm *c, uint64_t commid, int rank, int nranks);
 int comm_start(struct comm *c, int background);
 
 /* join.c: connect to the root, join, receive the address book. */
-int bootstrap_join(struct comm *c);
+int join_run(struct comm *c);
 /* join.c: tell the root we leave cleanly. */
-void bootstrap_leave(struct comm *c);
+void join_leave(struct comm *c);
 /* join.c: rank 0 got a chunk of the book from the root (service thread). */
-void bootstrap_on_book(struct comm *c, const uint8_t *p, uint32_t len);
+void join_on_book(struct comm *c, const uint8_t *p, uint32_t len);
 /* join.c: a chunk of the book of ranks base .. base + n - 1 (n: the chunk's own count). */
-int bootstrap_take_chunk(struct comm *c, const uint8_t *p, uint32_t len, int base, int n);
+int join_take_chunk(struct comm *c, const uint8_t *p, uint32_t len, int base, int n);
 /* join.c: connect to a root at addr, retrying until it listens or the deadline. */
-int bootstrap_connect(struct comm *c, const struct net_addr *addr, uint64_t dl, int wake_fd,
+int join_connect(struct comm *c, const struct net_addr *addr, uint64_t dl, int wake_fd,
     int *fd);
 
 /* blocks.c: the first rank of block b of nroots over nranks. */

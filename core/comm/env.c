@@ -63,11 +63,11 @@ comm_env_load(struct comm *c)
 }
 
 /*
- * COLL_ROOT_VIA: the root relay (proxy.h) that carries the job's root
+ * COLL_ROOT_VIA: the root proxy (proxy.h) that carries the job's root
  * connections, which the launch tree's relays hand their ranks. It applies
  * to the communicators of the job's own id only (COLL_UNIQUE_ID, and the
  * shrinks and splits of it, which keep its job id): another id's root does
- * not know that relay. An unreadable value is ignored, as above: the root
+ * not know that proxy. An unreadable value is ignored, as above: the root
  * is then reached directly, which works, only with more connections on it.
  */
 void

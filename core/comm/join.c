@@ -27,7 +27,7 @@
 #include "xmalloc.h"
 
 int
-bootstrap_connect(struct comm *c, const struct net_addr *addr, uint64_t dl, int wake_fd, int *fd)
+join_connect(struct comm *c, const struct net_addr *addr, uint64_t dl, int wake_fd, int *fd)
 {
 	struct timespec pause = { 0, 50 * 1000000 };
 	char where[NET_ADDRSTR_LEN];
@@ -49,12 +49,12 @@ bootstrap_connect(struct comm *c, const struct net_addr *addr, uint64_t dl, int 
 	}
 	return comm_fail(c, COLL_ETIMEDOUT, "rank %d cannot reach the root%s at %s within %d s%s%s: "
 	    "check that the launcher (or the rank that made the unique id) is running and "
-	    "reachable", c->rank, addr == &c->root_via ? "'s relay (COLL_ROOT_VIA)" : "", where,
+	    "reachable", c->rank, addr == &c->root_via ? "'s proxy (COLL_ROOT_VIA)" : "", where,
 	    c->timeout_ms / 1000, r == COLL_ESYS ? ": " : "", r == COLL_ESYS ? strerror(e) : "");
 }
 
 static int
-bootstrap_listen(struct comm *c)
+join_listen(struct comm *c)
 {
 	struct net_addr addr;
 	char ifname[64];
@@ -81,21 +81,21 @@ bootstrap_listen(struct comm *c)
 }
 
 static int
-bootstrap_send_join(struct comm *c)
+join_send_entry(struct comm *c)
 {
 	/* Our block's root knows the communicator by its own id, and our rank from the block's start. */
 	struct wire_join j = { .commid = c->nroots > 1 ? c->root_uid.jobid : c->commid,
 	    .keepalive_ms = (uint32_t)c->ka_ms, .keepalive_limit = (uint32_t)c->ka_limit,
 	    .base = (uint32_t)c->block_base, .nroots = (uint32_t)(c->nroots > 1 ? c->nroots : 1) };
 	uint8_t buf[256];
-	struct wbuf b;
+	struct wire_buf b;
 
 	j.e = (struct wire_entry){ .rank = (uint32_t)(c->rank - c->block_base),
 	    .nranks = (uint32_t)c->block_n, .pid = (uint32_t)getpid(),
 	    .lanes = (uint8_t)c->lanes_wish, .lane_min = c->lane_min };
 	net_local_addr(c->listen_fd, &j.e.addr);
 	snprintf(j.e.host, sizeof j.e.host, "%s", c->host);
-	wbuf_init(&b, buf, sizeof buf);
+	wire_buf_init(&b, buf, sizeof buf);
 	wire_join_encode(&b, &j);
 	return comm_root_send(c, WIRE_JOIN, buf, (uint32_t)b.off);
 }
@@ -106,7 +106,7 @@ bootstrap_send_join(struct comm *c)
  * Entries say the rank they had at their root: make it the communicator's.
  */
 int
-bootstrap_take_chunk(struct comm *c, const uint8_t *p, uint32_t len, int base, int n)
+join_take_chunk(struct comm *c, const uint8_t *p, uint32_t len, int base, int n)
 {
 	uint32_t first, count;
 
@@ -123,12 +123,12 @@ bootstrap_take_chunk(struct comm *c, const uint8_t *p, uint32_t len, int base, i
 }
 
 void
-bootstrap_on_book(struct comm *c, const uint8_t *p, uint32_t len)
+join_on_book(struct comm *c, const uint8_t *p, uint32_t len)
 {
 	int r;
 
 	pthread_mutex_lock(&c->lock);
-	r = c->rank == c->block_base ? bootstrap_take_chunk(c, p, len, c->block_base,
+	r = c->rank == c->block_base ? join_take_chunk(c, p, len, c->block_base,
 	    c->block_n) : COLL_EPROTO;
 	pthread_cond_broadcast(&c->cond);
 	pthread_mutex_unlock(&c->lock);
@@ -137,7 +137,7 @@ bootstrap_on_book(struct comm *c, const uint8_t *p, uint32_t len)
 }
 
 static int
-bootstrap_book_done(struct comm *c)
+join_book_done(struct comm *c)
 {
 	return c->book_have >= c->block_n || atomic_load(&c->failed);
 }
@@ -147,7 +147,7 @@ bootstrap_book_done(struct comm *c)
  * the block's first rank; one block of all ranks with one root).
  */
 static int
-bootstrap_parent(const struct comm *c)
+join_parent(const struct comm *c)
 {
 	int me = c->rank - c->block_base, bit = 1;
 
@@ -157,9 +157,9 @@ bootstrap_parent(const struct comm *c)
 }
 
 static int
-bootstrap_from_parent(struct comm *c, uint64_t dl)
+join_from_parent(struct comm *c, uint64_t dl)
 {
-	int parent = bootstrap_parent(c), fd, r = COLL_OK;
+	int parent = join_parent(c), fd, r = COLL_OK;
 	struct wire_hdr h;
 	uint8_t *p = NULL;
 
@@ -168,7 +168,7 @@ bootstrap_from_parent(struct comm *c, uint64_t dl)
 	while (r == COLL_OK && c->book_have < c->nranks) {
 		r = wire_recv(fd, &h, &p, WIRE_MAX_PAYLOAD, dl, c->intr_fd);
 		if (r == COLL_OK && (h.type != WIRE_BOOK ||
-		    bootstrap_take_chunk(c, p, h.len, 0, c->nranks)))
+		    join_take_chunk(c, p, h.len, 0, c->nranks)))
 			r = comm_fail(c, COLL_EPROTO, "rank %d: rank %d sent a malformed address book",
 			    c->rank, parent);
 		else if (r != COLL_OK)
@@ -181,12 +181,12 @@ bootstrap_from_parent(struct comm *c, uint64_t dl)
 
 /* Pass the book to our children in the tree, largest subtree first. */
 static int
-bootstrap_to_children(struct comm *c, uint64_t dl)
+join_to_children(struct comm *c, uint64_t dl)
 {
 	uint8_t *buf = xmalloc(wire_book_cap(WIRE_BOOK_CHUNK));
 	int bit = 1, fd, r = COLL_OK, me = c->rank - c->block_base, size = c->block_n;
 	uint32_t first, count, n = (uint32_t)c->nranks;
-	struct wbuf b;
+	struct wire_buf b;
 
 	while (bit <= me)
 		bit <<= 1;
@@ -201,7 +201,7 @@ bootstrap_to_children(struct comm *c, uint64_t dl)
 			break;
 		for (first = 0; r == COLL_OK && first < n; first += count) {
 			count = n - first < WIRE_BOOK_CHUNK ? n - first : WIRE_BOOK_CHUNK;
-			wbuf_init(&b, buf, wire_book_cap(WIRE_BOOK_CHUNK));
+			wire_buf_init(&b, buf, wire_book_cap(WIRE_BOOK_CHUNK));
 			wire_book_encode(&b, n, first, count, c->book);
 			r = wire_send(fd, WIRE_BOOK, buf, (uint32_t)b.off, dl, c->intr_fd);
 			if (r != COLL_OK)
@@ -213,7 +213,7 @@ bootstrap_to_children(struct comm *c, uint64_t dl)
 }
 
 static int
-bootstrap_join_failed(struct comm *c, int r)
+join_failed(struct comm *c, int r)
 {
 	char msg[COLL_ERR_LEN];
 
@@ -231,21 +231,21 @@ bootstrap_join_failed(struct comm *c, int r)
 }
 
 int
-bootstrap_join(struct comm *c)
+join_run(struct comm *c)
 {
 	uint64_t dl = comm_deadline(c);
 	char err[COLL_ERR_LEN];
 	int r;
 
-	/* A relay of the launch tree carries our root connection when one is named. */
-	if ((r = bootstrap_connect(c, c->root_via.len > 0 ? &c->root_via : &c->root_uid.root, dl,
+	/* A root proxy (on a relay of the launch tree) carries our root connection when one is named. */
+	if ((r = join_connect(c, c->root_via.len > 0 ? &c->root_via : &c->root_uid.root, dl,
 	    c->abort_fd, &c->root_fd)) != COLL_OK)
 		return r;
 	if ((r = auth_connect(c->root_fd, &c->root_uid, WIRE_ROLE_ROOT, dl, c->abort_fd, err,
 	    sizeof err)) != COLL_OK)
 		return comm_fail(c, r, "rank %d: root refused or failed authentication: %s",
 		    c->rank, err);
-	if ((r = bootstrap_listen(c)) != COLL_OK)
+	if ((r = join_listen(c)) != COLL_OK)
 		return r;
 	/*
 	 * The entry goes first, then the thread: its first keep-alive leaves a
@@ -253,7 +253,7 @@ bootstrap_join(struct comm *c)
 	 * thread held up that long on a loaded host) would be the root's first
 	 * frame from us.
 	 */
-	if ((r = bootstrap_send_join(c)) != COLL_OK)
+	if ((r = join_send_entry(c)) != COLL_OK)
 		return comm_fail(c, r, "rank %d cannot send its entry to the root: %s", c->rank,
 		    coll_strerror(r));
 	if (pthread_create(&c->service, NULL, comm_service, c) != 0)
@@ -262,21 +262,21 @@ bootstrap_join(struct comm *c)
 	/* The root waits up to the join timeout for the others: give it a little more. */
 	dl += 5000;
 	if (c->rank == c->block_base) {
-		r = comm_wait(c, bootstrap_book_done, dl);
+		r = comm_wait(c, join_book_done, dl);
 		/* A failed fetch says which block and why: nothing to add. */
 		if (r == COLL_OK && !atomic_load(&c->failed) && c->nroots > 1 &&
 		    (r = blocks_fetch(c, dl)) != COLL_OK && !atomic_load(&c->failed))
 			return r;
 	} else {
-		r = bootstrap_from_parent(c, dl);
+		r = join_from_parent(c, dl);
 	}
 	if (r != COLL_OK || atomic_load(&c->failed))
-		return bootstrap_join_failed(c, r);
-	return bootstrap_to_children(c, dl);
+		return join_failed(c, r);
+	return join_to_children(c, dl);
 }
 
 void
-bootstrap_leave(struct comm *c)
+join_leave(struct comm *c)
 {
 	if (c->root_fd >= 0)
 		(void)comm_root_send(c, WIRE_BYE, NULL, 0);

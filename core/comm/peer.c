@@ -38,13 +38,13 @@ static int
 peer_send_hello(struct comm *c, int lane, int fd, uint64_t dl)
 {
 	uint8_t buf[PEER_HELLO_LEN];
-	struct wbuf b;
+	struct wire_buf b;
 
-	wbuf_init(&b, buf, sizeof buf);
-	wbuf_put_u32(&b, (uint32_t)c->rank);
-	wbuf_put_u64(&b, c->commid);
-	wbuf_put_u32(&b, c->epoch);
-	wbuf_put_u32(&b, (uint32_t)lane);
+	wire_buf_init(&b, buf, sizeof buf);
+	wire_put_u32(&b, (uint32_t)c->rank);
+	wire_put_u64(&b, c->commid);
+	wire_put_u32(&b, c->epoch);
+	wire_put_u32(&b, (uint32_t)lane);
 	return wire_send(fd, WIRE_PEER_HELLO, buf, (uint32_t)b.off, dl, c->intr_fd);
 }
 
@@ -52,7 +52,7 @@ peer_send_hello(struct comm *c, int lane, int fd, uint64_t dl)
 static void
 peer_sock_init(const struct comm *c, int fd)
 {
-	zc_sock_init(c, fd);
+	zcopy_sock_init(c, fd);
 	sockbuf_init(c, fd);
 }
 
@@ -65,7 +65,7 @@ peer_handshake(void *arg, int fd)
 	char err[COLL_ERR_LEN];
 	struct wire_hdr h;
 	uint8_t role, *p = NULL;
-	struct wbuf b;
+	struct wire_buf b;
 	uint32_t rank = 0, epoch = 0, lane = 0;
 	int ok = 0, slot = 0, authed, kept;
 
@@ -80,11 +80,11 @@ peer_handshake(void *arg, int fd)
 	if (kept && authed && role == WIRE_ROLE_PEER &&
 	    wire_recv(fd, &h, &p, 64, dl, c->abort_fd) == COLL_OK &&
 	    h.type == WIRE_PEER_HELLO && h.len == PEER_HELLO_LEN) {
-		wbuf_init(&b, p, h.len);
-		rank = wbuf_get_u32(&b);
-		commid = wbuf_get_u64(&b);
-		epoch = wbuf_get_u32(&b);
-		lane = wbuf_get_u32(&b);
+		wire_buf_init(&b, p, h.len);
+		rank = wire_get_u32(&b);
+		commid = wire_get_u64(&b);
+		epoch = wire_get_u32(&b);
+		lane = wire_get_u32(&b);
 		ok = commid == c->commid && rank < (uint32_t)c->rank &&
 		    lane < (uint32_t)c->lanes_wish;
 		if (ok)

@@ -41,13 +41,13 @@ regroup_ask(struct comm *old, struct comm *c, const struct wire_regroup *req,
 	uint64_t dl;
 	size_t cap = 32 + (size_t)req->nexcl * 4;
 	uint8_t *buf = xmalloc(cap);
-	struct wbuf b;
+	struct wire_buf b;
 	int r;
 
 	pthread_mutex_lock(&old->lock);
 	old->rg.have = 0;
 	pthread_mutex_unlock(&old->lock);
-	wbuf_init(&b, buf, cap);
+	wire_buf_init(&b, buf, cap);
 	wire_regroup_encode(&b, req);
 	r = comm_root_send(old, WIRE_REGROUP, buf, (uint32_t)b.off);
 	free(buf);

@@ -24,12 +24,12 @@ static void
 retry_send(struct comm *c, uint8_t type, uint64_t seq, int n, const uint32_t *v)
 {
 	uint8_t buf[32];
-	struct wbuf w;
+	struct wire_buf w;
 
-	wbuf_init(&w, buf, sizeof buf);
-	wbuf_put_u64(&w, seq);
+	wire_buf_init(&w, buf, sizeof buf);
+	wire_put_u64(&w, seq);
 	for (int i = 0; i < n; i++)
-		wbuf_put_u32(&w, v[i]);
+		wire_put_u32(&w, v[i]);
 	(void)comm_root_send(c, type, buf, (uint32_t)w.off);
 }
 
@@ -38,15 +38,15 @@ void
 retry_on_root(struct comm *c, uint8_t type, const uint8_t *p, uint32_t len)
 {
 	struct wire_note note;
-	struct wbuf b;
+	struct wire_buf b;
 	uint64_t seq;
 	uint32_t epoch = 0;
 	int completed = 0, past_refused = 0;
 
-	wbuf_init(&b, (void *)p, len);
-	seq = wbuf_get_u64(&b);
+	wire_buf_init(&b, (void *)p, len);
+	seq = wire_get_u64(&b);
 	if (type != WIRE_RETRY_REFUSE)
-		epoch = wbuf_get_u32(&b);
+		epoch = wire_get_u32(&b);
 	if (b.err || (type == WIRE_RETRY_REFUSE ?
 	    wire_note_decode(p + 8, len - 8, &note) != COLL_OK : b.off != len)) {
 		log_warn("the root sent a malformed retry message");

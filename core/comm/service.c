@@ -56,7 +56,7 @@ service_on_regroup(struct comm *c, const uint8_t *p, uint32_t len)
 	pthread_mutex_unlock(&c->lock);
 }
 
-/* Several ranks failed at once (a relay and its subtree): every one is dead here. */
+/* Several ranks failed at once (a proxy and the ranks it carried): every one is dead here. */
 static void
 service_on_failed_set(struct comm *c, const uint8_t *p, uint32_t len)
 {
@@ -83,7 +83,7 @@ service_on_frame(struct comm *c, const struct wire_hdr *h, const uint8_t *p)
 	case WIRE_PING:
 		break;
 	case WIRE_BOOK:
-		bootstrap_on_book(c, p, h->len);
+		join_on_book(c, p, h->len);
 		break;
 	case WIRE_ERROR:
 	case WIRE_FAILED:
@@ -119,8 +119,8 @@ service_root_lost(struct comm *c, const char *why)
 		char where[NET_ADDRSTR_LEN];
 
 		net_addr_format(&c->root_via, where, sizeof where);
-		snprintf(msg, sizeof msg, "lost the root service (%s) through its relay at %s: "
-		    "the relay's host, or the launcher, died or is cut off", why, where);
+		snprintf(msg, sizeof msg, "lost the root service (%s) through its proxy at %s: "
+		    "the proxy's host, or the launcher, died or is cut off", why, where);
 	} else {
 		snprintf(msg, sizeof msg, "lost the root service (%s): the launcher, or the rank "
 		    "that made the unique id, died or is cut off", why);

@@ -41,7 +41,7 @@ struct xfer_side {
 	size_t fill;		/* staged bytes not yet reduced */
 	int ready;		/* not known to be blocked in the kernel */
 	int done;
-	struct zc_side zc;	/* send: its MSG_ZEROCOPY calls (zcopy.h) */
+	struct zcopy_side zc;	/* send: its MSG_ZEROCOPY calls (zcopy.h) */
 };
 
 static size_t
@@ -100,7 +100,7 @@ xfer_sendmsg(struct xfer_side *s, const struct msghdr *msg, size_t len)
 {
 	ssize_t n;
 
-	if (s->zc.on && len >= ZC_CALL_MIN) {
+	if (s->zc.on && len >= ZCOPY_CALL_MIN) {
 		n = sendmsg(s->fd, msg, MSG_NOSIGNAL | MSG_DONTWAIT | MSG_ZEROCOPY);
 		if (n > 0) {
 			s->zc.pending++;
@@ -151,14 +151,14 @@ xfer_send_some(struct xfer *x, struct xfer_side *s, const struct xfer_side *r, i
 	ssize_t n;
 	size_t avail;
 
-	if (s->zc.notice && zc_reap(x->c, s->fd, &s->zc, moved) != 0)
+	if (s->zc.notice && zcopy_reap(x->c, s->fd, &s->zc, moved) != 0)
 		return xfer_errno(x, x->send_peer, "sending to");
 	while (s->ready && !s->done) {
 		if (s->hdr_off < WIRE_DATA_HDR_LEN) {
 			n = xfer_send_hdr(x, s, r);
 		} else if (s->seg == x->nsend) {
 			/* The bytes may not change before the kernel gives the pages back. */
-			if (s->zc.pending > 0 && zc_reap(x->c, s->fd, &s->zc, moved) != 0)
+			if (s->zc.pending > 0 && zcopy_reap(x->c, s->fd, &s->zc, moved) != 0)
 				return xfer_errno(x, x->send_peer, "sending to");
 			if (s->zc.pending > 0) {
 				s->ready = 0;
@@ -459,7 +459,7 @@ xfer_open(struct xfer_st *t, struct xfer *x, const struct xfer_ctl *ctl, int fir
 		return rc;
 	wire_data_hdr_encode(t->s.hdr, &h);
 	if (t->s.fd >= 0)
-		t->s.zc.on = zc_begin(x->c, t->s.fd, h.len);
+		t->s.zc.on = zcopy_begin(x->c, t->s.fd, h.len);
 	/* COLL_FAULT's faults act on the op's first connection only. */
 	if (ctl->main && first && t->s.fd >= 0)
 		return fault_in_xfer(x->c, t->s.fd, t->s.hdr);

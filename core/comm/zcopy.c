@@ -29,35 +29,35 @@
 
 /* -1: not a mode. */
 static int
-zc_parse(const char *s)
+zcopy_parse(const char *s)
 {
 	if (s == NULL || *s == '\0' || strcmp(s, "auto") == 0)
-		return ZC_AUTO;
+		return ZCOPY_AUTO;
 	if (strcmp(s, "1") == 0 || strcmp(s, "on") == 0)
-		return ZC_ON;
+		return ZCOPY_ON;
 	if (strcmp(s, "0") == 0 || strcmp(s, "off") == 0)
-		return ZC_OFF;
+		return ZCOPY_OFF;
 	return -1;
 }
 
 void
-zc_config(struct comm *c)
+zcopy_config(struct comm *c)
 {
 	long v;
-	int m = zc_parse(getenv("COLL_ZEROCOPY"));
+	int m = zcopy_parse(getenv("COLL_ZEROCOPY"));
 
-	c->zc_mode = m < 0 ? ZC_AUTO : m;
+	c->zcopy_mode = m < 0 ? ZCOPY_AUTO : m;
 	if (comm_env_parse("COLL_ZEROCOPY_MIN_BYTES", 1, 1L << 40, &v) != COLL_OK)
-		v = ZC_MIN_BYTES_DEFAULT;
-	c->zc_min = (size_t)v;
+		v = ZCOPY_MIN_BYTES_DEFAULT;
+	c->zcopy_min = (size_t)v;
 }
 
 int
-zc_check(char *err, size_t len)
+zcopy_check(char *err, size_t len)
 {
 	long v;
 
-	if (zc_parse(getenv("COLL_ZEROCOPY")) < 0) {
+	if (zcopy_parse(getenv("COLL_ZEROCOPY")) < 0) {
 		snprintf(err, len, "COLL_ZEROCOPY=%s is not auto, 1 or 0: set one of them, or "
 		    "unset it for auto", getenv("COLL_ZEROCOPY"));
 		return COLL_EINVAL;
@@ -65,30 +65,30 @@ zc_check(char *err, size_t len)
 	if (comm_env_parse("COLL_ZEROCOPY_MIN_BYTES", 1, 1L << 40, &v) == COLL_EINVAL) {
 		snprintf(err, len, "COLL_ZEROCOPY_MIN_BYTES=%s is not a byte count in 1..2^40: "
 		    "set one, or unset it for %d", getenv("COLL_ZEROCOPY_MIN_BYTES"),
-		    ZC_MIN_BYTES_DEFAULT);
+		    ZCOPY_MIN_BYTES_DEFAULT);
 		return COLL_EINVAL;
 	}
 	return COLL_OK;
 }
 
 void
-zc_sock_init(const struct comm *c, int fd)
+zcopy_sock_init(const struct comm *c, int fd)
 {
 	int one = 1;
 
 	/* A kernel before 4.14 refuses: the sends then copy, as they always did. */
-	if (c->zc_mode != ZC_OFF)
+	if (c->zcopy_mode != ZCOPY_OFF)
 		(void)setsockopt(fd, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof one);
 }
 
 int
-zc_begin(const struct comm *c, int fd, size_t total)
+zcopy_begin(const struct comm *c, int fd, size_t total)
 {
 	int on = 0;
 	socklen_t len = sizeof on;
 
-	/* "auto" turned it off on this connection when the kernel copied (zc_reap). */
-	if (c->zc_mode == ZC_OFF || total < c->zc_min ||
+	/* "auto" turned it off on this connection when the kernel copied (zcopy_reap). */
+	if (c->zcopy_mode == ZCOPY_OFF || total < c->zcopy_min ||
 	    getsockopt(fd, SOL_SOCKET, SO_ZEROCOPY, &on, &len) != 0)
 		return 0;
 	return on;
@@ -96,7 +96,7 @@ zc_begin(const struct comm *c, int fd, size_t total)
 
 /* One notice: a range of calls the kernel is done with. */
 static void
-zc_notice(const struct comm *c, int fd, const struct sock_extended_err *e, struct zc_side *z)
+zcopy_notice(const struct comm *c, int fd, const struct sock_extended_err *e, struct zcopy_side *z)
 {
 	uint32_t n = e->ee_data - e->ee_info + 1;
 	int off = 0;
@@ -107,7 +107,7 @@ zc_notice(const struct comm *c, int fd, const struct sock_extended_err *e, struc
 	if (!(e->ee_code & SO_EE_CODE_ZEROCOPY_COPIED))
 		return;
 	z->copied = 1;
-	if (c->zc_mode == ZC_AUTO && z->on) {
+	if (c->zcopy_mode == ZCOPY_AUTO && z->on) {
 		/* The rest of this transfer, and every later one on fd, copy. */
 		z->on = 0;
 		(void)setsockopt(fd, SOL_SOCKET, SO_ZEROCOPY, &off, sizeof off);
@@ -117,7 +117,7 @@ zc_notice(const struct comm *c, int fd, const struct sock_extended_err *e, struc
 }
 
 int
-zc_reap(const struct comm *c, int fd, struct zc_side *z, int *moved)
+zcopy_reap(const struct comm *c, int fd, struct zcopy_side *z, int *moved)
 {
 	char ctl[CMSG_SPACE(sizeof(struct sock_extended_err)) * 4];
 	struct msghdr msg;
@@ -141,7 +141,7 @@ zc_reap(const struct comm *c, int fd, struct zc_side *z, int *moved)
 				struct sock_extended_err e;
 
 				memcpy(&e, CMSG_DATA(cm), sizeof e);
-				zc_notice(c, fd, &e, z);
+				zcopy_notice(c, fd, &e, z);
 				*moved = 1;
 			}
 	}

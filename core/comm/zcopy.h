@@ -15,14 +15,14 @@
 
 struct comm;
 
-enum zc_mode { ZC_OFF, ZC_AUTO, ZC_ON };
+enum zcopy_mode { ZCOPY_OFF, ZCOPY_AUTO, ZCOPY_ON };
 
 /* Calls that move fewer bytes than this copy: pinning costs more than copying them. */
-#define ZC_CALL_MIN (32 * 1024)
-#define ZC_MIN_BYTES_DEFAULT (1024 * 1024)
+#define ZCOPY_CALL_MIN (32 * 1024)
+#define ZCOPY_MIN_BYTES_DEFAULT (1024 * 1024)
 
 /* One sending side's account of its zero-copy sends. */
-struct zc_side {
+struct zcopy_side {
 	int on;			/* large sends of this transfer use MSG_ZEROCOPY */
 	uint32_t pending;	/* sent that way, not yet given back by the kernel */
 	uint32_t sent;		/* calls sent that way, all told */
@@ -31,13 +31,13 @@ struct zc_side {
 };
 
 /* COLL_ZEROCOPY (auto, 1, 0) and COLL_ZEROCOPY_MIN_BYTES into c. */
-void zc_config(struct comm *c);
-int zc_check(char *err, size_t len);
+void zcopy_config(struct comm *c);
+int zcopy_check(char *err, size_t len);
 /* Lets a new peer connection take MSG_ZEROCOPY, unless it is off. */
-void zc_sock_init(const struct comm *c, int fd);
+void zcopy_sock_init(const struct comm *c, int fd);
 /* Whether a transfer sending total bytes on fd uses MSG_ZEROCOPY for its large calls. */
-int zc_begin(const struct comm *c, int fd, size_t total);
+int zcopy_begin(const struct comm *c, int fd, size_t total);
 /* Takes the kernel's notices off fd's error queue; 0, or -1 with errno. */
-int zc_reap(const struct comm *c, int fd, struct zc_side *z, int *moved);
+int zcopy_reap(const struct comm *c, int fd, struct zcopy_side *z, int *moved);
 
 #endif

@@ -34,7 +34,7 @@
 static int ssh_inited;
 
 void
-ssh_command_head(const struct ssh *sh, struct shbuf *b, const char *mode)
+launch_ssh_command_head(const struct ssh *sh, struct shbuf *b, const char *mode)
 {
 	/* Start where collrun was started when that directory exists there too. */
 	if (sh->o.cwd != NULL) {
@@ -60,7 +60,7 @@ ssh_command_head(const struct ssh *sh, struct shbuf *b, const char *mode)
 
 /* Rank's place among its host's ranks, from the index (ascending: a binary search). */
 static void
-ssh_place(const struct ssh *sh, int rank, int *lrank, int *lsize)
+launch_ssh_place(const struct ssh *sh, int rank, int *lrank, int *lsize)
 {
 	int h = sh->o.rank_host[rank], lo = sh->host_first[h], hi = sh->host_first[h + 1];
 
@@ -77,16 +77,16 @@ ssh_place(const struct ssh *sh, int rank, int *lrank, int *lsize)
 }
 
 static char *
-ssh_command(const struct ssh *sh, int rank, const char *uidstr, const char *via)
+launch_ssh_command(const struct ssh *sh, int rank, const char *uidstr, const char *via)
 {
 	struct shbuf b = { 0 };
 	int lrank, lsize;
 	char **env;
 
-	ssh_place(sh, rank, &lrank, &lsize);
+	launch_ssh_place(sh, rank, &lrank, &lsize);
 	env = launch_env_vars(&sh->o, rank, lrank, lsize, uidstr);
 
-	ssh_command_head(sh, &b, "--agent");
+	launch_ssh_command_head(sh, &b, "--agent");
 	if (via != NULL) {
 		char var[NET_ADDRSTR_LEN + 16];
 
@@ -108,7 +108,7 @@ ssh_command(const struct ssh *sh, int rank, const char *uidstr, const char *via)
 }
 
 void
-ssh_report_rank(struct launch *l, int rank, int state, int code)
+launch_ssh_report_rank(struct launch *l, int rank, int state, int code)
 {
 	struct ssh *sh = l->impl;
 
@@ -119,12 +119,12 @@ ssh_report_rank(struct launch *l, int rank, int state, int code)
 }
 
 static void
-ssh_line(void *arg, const char *line, size_t len)
+launch_ssh_line(void *arg, const char *line, size_t len)
 {
 	struct ssh_line_ctx *x = arg;
 
 	if (x->c->relay != NULL) {
-		ssh_relay_line(x->l, x->c, x->stream, line, len);
+		launch_sshtree_relay_line(x->l, x->c, x->stream, line, len);
 		return;
 	}
 	if (x->stream == LAUNCH_STDERR) {
@@ -136,7 +136,7 @@ ssh_line(void *arg, const char *line, size_t len)
 
 /* Drain both streams; returns 1 if bytes moved, -1 if the session broke. */
 static int
-ssh_chan_read(struct launch *l, struct ssh_node *n, struct ssh_chan *c)
+launch_ssh_chan_read(struct launch *l, struct ssh_node *n, struct ssh_chan *c)
 {
 	char buf[32768];
 	int moved = 0;
@@ -146,7 +146,7 @@ ssh_chan_read(struct launch *l, struct ssh_node *n, struct ssh_chan *c)
 		ssize_t r;
 
 		while ((r = libssh2_channel_read_ex(c->ch, s, buf, sizeof buf)) > 0) {
-			linebuf_feed(&c->lb[s], buf, (size_t)r, ssh_line, &ctx);
+			linebuf_feed(&c->lb[s], buf, (size_t)r, launch_ssh_line, &ctx);
 			moved = 1;
 		}
 		if (r < 0 && r != LIBSSH2_ERROR_EAGAIN) {
@@ -159,7 +159,7 @@ ssh_chan_read(struct launch *l, struct ssh_node *n, struct ssh_chan *c)
 }
 
 static int
-ssh_signum(const char *name)
+launch_ssh_signum(const char *name)
 {
 	for (int s = 1; s < 65; s++)
 		if (sigabbrev_np(s) != NULL && strcmp(sigabbrev_np(s), name) == 0)
@@ -169,14 +169,14 @@ ssh_signum(const char *name)
 
 /* The channel closed: its exit status or signal ends the rank. */
 static void
-ssh_chan_finish(struct launch *l, struct ssh_node *n, struct ssh_chan *c)
+launch_ssh_chan_finish(struct launch *l, struct ssh_node *n, struct ssh_chan *c)
 {
 	char *sig = NULL;
 	size_t siglen = 0;
 
 	for (int s = 0; s < 2; s++) {
 		struct ssh_line_ctx ctx = { l, c, s + 1 };
-		linebuf_flush(&c->lb[s], ssh_line, &ctx);
+		linebuf_flush(&c->lb[s], launch_ssh_line, &ctx);
 	}
 	agentrx_flush(&c->rx);
 	/* The agent's word first; sshd's when the agent itself was killed. */
@@ -189,13 +189,13 @@ ssh_chan_finish(struct launch *l, struct ssh_node *n, struct ssh_chan *c)
 		else
 			snprintf(why, sizeof why, "exited with code %d before its ranks ended",
 			    libssh2_channel_get_exit_status(c->ch));
-		ssh_relay_lose(l, n, c, why);
+		launch_sshtree_relay_lose(l, n, c, why);
 	} else if (c->rx.ended)
-		ssh_report_rank(l, c->rank, c->rx.state, c->rx.code);
+		launch_ssh_report_rank(l, c->rank, c->rx.state, c->rx.code);
 	else if (sig != NULL && siglen > 0)
-		ssh_report_rank(l, c->rank, LAUNCH_SIGNALED, ssh_signum(sig));
+		launch_ssh_report_rank(l, c->rank, LAUNCH_SIGNALED, launch_ssh_signum(sig));
 	else
-		ssh_report_rank(l, c->rank, LAUNCH_EXITED, libssh2_channel_get_exit_status(c->ch));
+		launch_ssh_report_rank(l, c->rank, LAUNCH_EXITED, libssh2_channel_get_exit_status(c->ch));
 	free(sig);
 	libssh2_channel_free(c->ch);
 	c->ch = NULL;
@@ -203,7 +203,7 @@ ssh_chan_finish(struct launch *l, struct ssh_node *n, struct ssh_chan *c)
 }
 
 static int
-ssh_chan_start(struct launch *l, struct ssh_node *n, struct ssh_chan *c)
+launch_ssh_chan_start(struct launch *l, struct ssh_node *n, struct ssh_chan *c)
 {
 	LIBSSH2_SESSION *s = n->h.s;
 	int r;
@@ -218,9 +218,9 @@ ssh_chan_start(struct launch *l, struct ssh_node *n, struct ssh_chan *c)
 			    "channel for a rank: raise sshd's MaxSessions (10 by default) for many "
 			    "ranks per host");
 			if (c->relay != NULL)
-				ssh_relay_lose(l, n, c, "could not be started");
+				launch_sshtree_relay_lose(l, n, c, "could not be started");
 			else
-				ssh_report_rank(l, c->rank, LAUNCH_FAILED, 255);
+				launch_ssh_report_rank(l, c->rank, LAUNCH_FAILED, 255);
 			c->st = CH_DONE;
 			return 1;
 		}
@@ -238,12 +238,12 @@ ssh_chan_start(struct launch *l, struct ssh_node *n, struct ssh_chan *c)
 }
 
 static int
-ssh_chan_drive(struct launch *l, struct ssh_node *n, struct ssh_chan *c)
+launch_ssh_chan_drive(struct launch *l, struct ssh_node *n, struct ssh_chan *c)
 {
 	int moved = 0, r;
 
 	if (c->st == CH_OPEN || c->st == CH_EXEC)
-		moved = ssh_chan_start(l, n, c);
+		moved = launch_ssh_chan_start(l, n, c);
 	if (c->st == CH_RUN && c->input_off < c->input_len) {
 		ssize_t w = libssh2_channel_write(c->ch, c->input + c->input_off,
 		    c->input_len - c->input_off);
@@ -257,7 +257,7 @@ ssh_chan_drive(struct launch *l, struct ssh_node *n, struct ssh_chan *c)
 		if (c->want_eof && c->input_off == c->input_len &&
 		    libssh2_channel_send_eof(c->ch) != LIBSSH2_ERROR_EAGAIN)
 			c->want_eof = 0;
-		if ((r = ssh_chan_read(l, n, c)) < 0)
+		if ((r = launch_ssh_chan_read(l, n, c)) < 0)
 			return 1;
 		moved |= r;
 		if (libssh2_channel_eof(c->ch))
@@ -267,7 +267,7 @@ ssh_chan_drive(struct launch *l, struct ssh_node *n, struct ssh_chan *c)
 		c->st = CH_WAITCLOSE;
 	if (c->st == CH_WAITCLOSE &&
 	    (r = libssh2_channel_wait_closed(c->ch)) != LIBSSH2_ERROR_EAGAIN) {
-		ssh_chan_finish(l, n, c);
+		launch_ssh_chan_finish(l, n, c);
 		moved = 1;
 	}
 	return moved;
@@ -275,7 +275,7 @@ ssh_chan_drive(struct launch *l, struct ssh_node *n, struct ssh_chan *c)
 
 /* Channel handles belong to the session: let go of them before it goes. */
 static void
-ssh_node_drop_channels(struct ssh_node *n)
+launch_ssh_node_drop_channels(struct ssh_node *n)
 {
 	sshhost_block(&n->h);
 	for (int i = 0; i < n->nchan; i++) {
@@ -290,7 +290,7 @@ ssh_node_drop_channels(struct ssh_node *n)
 
 /* A host failed: say why once, and end every rank it had. */
 static void
-ssh_node_report(struct launch *l, struct ssh_node *n)
+launch_ssh_node_report(struct launch *l, struct ssh_node *n)
 {
 	if (n->reported)
 		return;
@@ -300,19 +300,19 @@ ssh_node_report(struct launch *l, struct ssh_node *n)
 		l->cb.host_failed(l->cb.arg, n->host, n->h.why);
 	for (int i = 0; i < n->nchan; i++) {
 		if (n->chans[i].relay == NULL)
-			ssh_report_rank(l, n->chans[i].rank, LAUNCH_FAILED, 255);
+			launch_ssh_report_rank(l, n->chans[i].rank, LAUNCH_FAILED, 255);
 		else if (!n->stopped)
-			ssh_relay_lose(l, n, &n->chans[i], n->chans[i].st >= CH_RUN ?
+			launch_sshtree_relay_lose(l, n, &n->chans[i], n->chans[i].st >= CH_RUN ?
 			    "lost its connection" : "could not be used");
 		else
-			ssh_relay_lose(l, n, &n->chans[i], NULL);
+			launch_sshtree_relay_lose(l, n, &n->chans[i], NULL);
 	}
-	ssh_node_drop_channels(n);
+	launch_ssh_node_drop_channels(n);
 	sshhost_close(&n->h);
 }
 
 static void
-ssh_node_ready(struct ssh *sh, struct ssh_node *n)
+launch_ssh_node_ready(struct ssh *sh, struct ssh_node *n)
 {
 	struct coll_uid uid = *sh->o.uid;
 	char uidstr[UID_STR_LEN], buf[NET_ADDRSTR_LEN];
@@ -328,7 +328,7 @@ ssh_node_ready(struct ssh *sh, struct ssh_node *n)
 		net_addr_set_port(&uid.root, net_addr_port(&sh->o.uid->root));
 	}
 	uid_format(&uid, uidstr, sizeof uidstr);
-	/* Our root relay, likewise: at the address that reached this host. */
+	/* Our root proxy, likewise: at the address that reached this host. */
 	if (sh->o.root_via_port > 0) {
 		at = n->h.local;
 		net_addr_set_port(&at, (uint16_t)sh->o.root_via_port);
@@ -340,10 +340,10 @@ ssh_node_ready(struct ssh *sh, struct ssh_node *n)
 		char *pending = c->input;	/* signal records queued before the host was ready */
 
 		if (c->relay != NULL) {
-			ssh_relay_ready(sh, c, uidstr, via);
+			launch_sshtree_relay_ready(sh, c, uidstr, via);
 			continue;
 		}
-		c->cmd = ssh_command(sh, c->rank, uidstr, via);
+		c->cmd = launch_ssh_command(sh, c->rank, uidstr, via);
 		c->input = xasprintf("%s\n%.*s", uidstr, (int)c->input_len, pending ? pending : "");
 		c->input_len = strlen(c->input);
 		free(pending);
@@ -351,12 +351,12 @@ ssh_node_ready(struct ssh *sh, struct ssh_node *n)
 }
 
 static int
-ssh_node_run(struct launch *l, struct ssh_node *n)
+launch_ssh_node_run(struct launch *l, struct ssh_node *n)
 {
 	int moved = 0, live = 0, next;
 
 	for (int i = 0; i < n->nchan && n->h.state == SH_READY; i++) {
-		moved |= ssh_chan_drive(l, n, &n->chans[i]);
+		moved |= launch_ssh_chan_drive(l, n, &n->chans[i]);
 		live += n->chans[i].st != CH_DONE;
 	}
 	if (n->h.state == SH_READY)
@@ -370,7 +370,7 @@ ssh_node_run(struct launch *l, struct ssh_node *n)
 }
 
 static int
-ssh_node_drive(struct launch *l, struct ssh_node *n)
+launch_ssh_node_drive(struct launch *l, struct ssh_node *n)
 {
 	struct ssh *sh = l->impl;
 	int moved = 0;
@@ -378,18 +378,18 @@ ssh_node_drive(struct launch *l, struct ssh_node *n)
 	while (n->h.state > SH_IDLE && n->h.state < SH_READY && sshhost_step(&n->h))
 		moved = 1;
 	if (moved && n->h.state == SH_READY)
-		ssh_node_ready(sh, n);
+		launch_ssh_node_ready(sh, n);
 	if (n->h.state == SH_READY)
-		moved |= ssh_node_run(l, n);
+		moved |= launch_ssh_node_run(l, n);
 	if (n->h.state == SH_FAILED && !n->reported) {
-		ssh_node_report(l, n);
+		launch_ssh_node_report(l, n);
 		moved = 1;
 	}
 	return moved;
 }
 
 static void
-ssh_start_more(struct ssh *sh)
+launch_ssh_start_more(struct ssh *sh)
 {
 	int connecting = 0;
 
@@ -404,7 +404,7 @@ ssh_start_more(struct ssh *sh)
 }
 
 int
-ssh_int_cmp(const void *a, const void *b)
+launch_ssh_int_cmp(const void *a, const void *b)
 {
 	int x = *(const int *)a, y = *(const int *)b;
 
@@ -413,7 +413,7 @@ ssh_int_cmp(const void *a, const void *b)
 
 /* Each host's ranks, ascending, in one pass over the ranks (a counting sort). */
 static void
-ssh_index_hosts(struct ssh *sh)
+launch_ssh_index_hosts(struct ssh *sh)
 {
 	const struct launch_opts *o = &sh->o;
 	int *at;
@@ -435,7 +435,7 @@ ssh_index_hosts(struct ssh *sh)
 
 /* A node's relay channel c for the hosts sub below it: their ranks' records come up c. */
 static void
-ssh_relay_init(struct launch *l, struct ssh *sh, struct ssh_chan *c, const int *sub, int nsub)
+launch_ssh_relay_init(struct launch *l, struct ssh *sh, struct ssh_chan *c, const int *sub, int nsub)
 {
 	struct ssh_relay *rl = xcalloc(1, sizeof *rl);
 
@@ -452,8 +452,8 @@ ssh_relay_init(struct launch *l, struct ssh *sh, struct ssh_chan *c, const int *
 	for (int i = 0, k = 0; i < nsub; i++)
 		for (int j = sh->host_first[sub[i]]; j < sh->host_first[sub[i] + 1]; j++)
 			rl->ranks[k++] = sh->host_ranks[j];
-	/* In rank order: ssh_relay_rx finds a rank's records by bsearch. */
-	qsort(rl->ranks, (size_t)rl->nranks, sizeof *rl->ranks, ssh_int_cmp);
+	/* In rank order: launch_sshtree_relay_rx finds a rank's records by bsearch. */
+	qsort(rl->ranks, (size_t)rl->nranks, sizeof *rl->ranks, launch_ssh_int_cmp);
 	for (int k = 0; k < rl->nranks; k++) {
 		int r = rl->ranks[k];
 
@@ -464,7 +464,7 @@ ssh_relay_init(struct launch *l, struct ssh *sh, struct ssh_chan *c, const int *
 }
 
 void
-ssh_node_init(struct launch *l, struct ssh *sh, struct ssh_node *n, int host, const int *sub,
+launch_ssh_node_init(struct launch *l, struct ssh *sh, struct ssh_node *n, int host, const int *sub,
     int nsub)
 {
 	const struct launch_opts *o = &sh->o;
@@ -477,7 +477,7 @@ ssh_node_init(struct launch *l, struct ssh *sh, struct ssh_node *n, int host, co
 	n->nchan = own + (nsub > 0);
 	n->chans = xcalloc((size_t)n->nchan, sizeof *n->chans);
 	if (nsub > 0)
-		ssh_relay_init(l, sh, &n->chans[own], sub, nsub);
+		launch_ssh_relay_init(l, sh, &n->chans[own], sub, nsub);
 	for (int k = 0; k < own; k++) {
 		int r = sh->host_ranks[first + k];
 
@@ -487,10 +487,10 @@ ssh_node_init(struct launch *l, struct ssh *sh, struct ssh_node *n, int host, co
 	}
 }
 
-static void ssh_free(struct launch *l);
+static void launch_ssh_free(struct launch *l);
 
 static int
-ssh_start(struct launch *l, const struct launch_opts *o)
+launch_ssh_start(struct launch *l, const struct launch_opts *o)
 {
 	struct ssh *sh = xcalloc(1, sizeof *sh);
 	int *used = xcalloc((size_t)o->nhosts, sizeof *used), nused = 0;
@@ -503,7 +503,7 @@ ssh_start(struct launch *l, const struct launch_opts *o)
 	sh->rx = xcalloc((size_t)o->nranks, sizeof *sh->rx);
 	sh->via = xcalloc((size_t)o->nranks, sizeof *sh->via);
 	sh->host_via = xcalloc((size_t)o->nhosts, sizeof *sh->host_via);
-	ssh_index_hosts(sh);
+	launch_ssh_index_hosts(sh);
 	/* A relay knows only its subtree's ranks: the others are no business of its. */
 	for (int r = 0; r < o->nranks; r++)
 		sh->done[r] = o->rank_host[r] < 0;
@@ -511,7 +511,7 @@ ssh_start(struct launch *l, const struct launch_opts *o)
 		if (sh->host_first[h + 1] > sh->host_first[h])
 			used[nused++] = h;
 	sh->nodes = xcalloc((size_t)nused, sizeof *sh->nodes);
-	ssh_tree_plan(l, sh, used, nused);
+	launch_sshtree_plan(l, sh, used, nused);
 	/* torchrun's MASTER_ADDR: where rank 0's host was reached (a relay is told). */
 	snprintf(sh->master_addr, sizeof sh->master_addr, "%s", o->master_addr ? o->master_addr :
 	    "");
@@ -523,18 +523,18 @@ ssh_start(struct launch *l, const struct launch_opts *o)
 	if ((sh->loop = loop_new()) == NULL) {
 		int e = errno;
 
-		ssh_free(l);
+		launch_ssh_free(l);
 		errno = e;
 		return COLL_ESYS;
 	}
 	return COLL_OK;
 }
 
-static int ssh_running(const struct launch *l);
+static int launch_ssh_running(const struct launch *l);
 
 /* How long poll may sleep: the caller's limit, the nearest connect deadline, keepalives. */
 static int
-ssh_wait_ms(struct ssh *sh, int timeout_ms)
+launch_ssh_wait_ms(struct ssh *sh, int timeout_ms)
 {
 	uint64_t now = clock_now_ms();
 	int t = timeout_ms < 0 || timeout_ms > 1000 ? 1000 : timeout_ms;
@@ -551,7 +551,7 @@ ssh_wait_ms(struct ssh *sh, int timeout_ms)
 
 /* The round only wakes: libssh2 needs every session driven after it anyway. */
 static void
-ssh_on_ready(struct loop *l, int fd, int events, void *arg)
+launch_ssh_on_ready(struct loop *l, int fd, int events, void *arg)
 {
 	(void)l, (void)fd, (void)events, (void)arg;
 }
@@ -562,7 +562,7 @@ ssh_on_ready(struct loop *l, int fd, int events, void *arg)
  * before any new one is made.
  */
 static void
-ssh_watch(struct ssh *sh)
+launch_ssh_watch(struct ssh *sh)
 {
 	for (int pass = 0; pass < 2; pass++)
 		for (int i = 0; i < sh->nnodes; i++) {
@@ -576,39 +576,39 @@ ssh_watch(struct ssh *sh)
 				loop_unwatch(sh->loop, n->watched);
 				n->watched = -1;
 			} else if (pass == 1 && fd >= 0 &&
-			    loop_watch(sh->loop, fd, mask, ssh_on_ready, n) == COLL_OK) {
+			    loop_watch(sh->loop, fd, mask, launch_ssh_on_ready, n) == COLL_OK) {
 				n->watched = fd;
 			}
 		}
 }
 
 static int
-ssh_poll(struct launch *l, int timeout_ms, int wake_fd)
+launch_ssh_poll(struct launch *l, int timeout_ms, int wake_fd)
 {
 	struct ssh *sh = l->impl;
 	int moved = 0, r;
 
-	ssh_start_more(sh);
+	launch_ssh_start_more(sh);
 	for (int i = 0; i < sh->nnodes; i++)
-		moved |= ssh_node_drive(l, &sh->nodes[i]);
-	if (moved || ssh_running(l) == 0)
-		return ssh_running(l);
-	ssh_watch(sh);
+		moved |= launch_ssh_node_drive(l, &sh->nodes[i]);
+	if (moved || launch_ssh_running(l) == 0)
+		return launch_ssh_running(l);
+	launch_ssh_watch(sh);
 	if (wake_fd >= 0)
-		loop_watch(sh->loop, wake_fd, LOOP_READ, ssh_on_ready, NULL);
-	r = loop_once(sh->loop, ssh_wait_ms(sh, timeout_ms));
+		loop_watch(sh->loop, wake_fd, LOOP_READ, launch_ssh_on_ready, NULL);
+	r = loop_once(sh->loop, launch_ssh_wait_ms(sh, timeout_ms));
 	if (wake_fd >= 0)
 		loop_unwatch(sh->loop, wake_fd);
 	if (r < 0)
-		return ssh_running(l);
+		return launch_ssh_running(l);
 	for (int i = 0; i < sh->nnodes; i++)
-		ssh_node_drive(l, &sh->nodes[i]);
-	return ssh_running(l);
+		launch_ssh_node_drive(l, &sh->nodes[i]);
+	return launch_ssh_running(l);
 }
 
 /* Queue a signal record for the rank's agent, which signals its own group. */
 static void
-ssh_queue_signal(struct ssh_chan *c, int sig)
+launch_ssh_queue_signal(struct ssh_chan *c, int sig)
 {
 	char rec[AGENTPROTO_LINE];
 	size_t n = agentproto_encode_number(rec, AGENTPROTO_KILL, sig);
@@ -619,7 +619,7 @@ ssh_queue_signal(struct ssh_chan *c, int sig)
 }
 
 static void
-ssh_signal(struct launch *l, int sig)
+launch_ssh_signal(struct launch *l, int sig)
 {
 	struct ssh *sh = l->impl;
 	int stop = sig == SIGTERM || sig == SIGKILL;
@@ -632,7 +632,7 @@ ssh_signal(struct launch *l, int sig)
 			n->stopped = 1;
 			sshhost_fail(&n->h, "not started: the job was stopped first");
 		}
-		/* A host still connecting gets the record after its id (ssh_node_ready). */
+		/* A host still connecting gets the record after its id (launch_ssh_node_ready). */
 		if (n->h.state > SH_READY)
 			continue;
 		for (int k = 0; k < n->nchan; k++) {
@@ -642,7 +642,7 @@ ssh_signal(struct launch *l, int sig)
 			if (c->st != CH_DONE && sig > 0 && sig < 65 && !c->signalled[sig] &&
 			    sig != SIGTERM) {
 				c->signalled[sig] = 1;
-				ssh_queue_signal(c, sig);
+				launch_ssh_queue_signal(c, sig);
 			}
 			/*
 			 * Closing stdin makes the agent end the group whatever it was
@@ -655,7 +655,7 @@ ssh_signal(struct launch *l, int sig)
 }
 
 static int
-ssh_running(const struct launch *l)
+launch_ssh_running(const struct launch *l)
 {
 	const struct ssh *sh = l->impl;
 	int n = 0;
@@ -666,7 +666,7 @@ ssh_running(const struct launch *l)
 }
 
 static pid_t
-ssh_pid(const struct launch *l, int rank)
+launch_ssh_pid(const struct launch *l, int rank)
 {
 	const struct agentrx *rx = ((const struct ssh *)l->impl)->rx[rank];
 
@@ -674,7 +674,7 @@ ssh_pid(const struct launch *l, int rank)
 }
 
 static void
-ssh_free_chans(struct ssh_chan *c, int n)
+launch_ssh_free_chans(struct ssh_chan *c, int n)
 {
 	for (int i = 0; i < n; i++) {
 		linebuf_free(&c[i].lb[0]);
@@ -687,18 +687,18 @@ ssh_free_chans(struct ssh_chan *c, int n)
 }
 
 static void
-ssh_free(struct launch *l)
+launch_ssh_free(struct launch *l)
 {
 	struct ssh *sh = l->impl;
 
 	for (int i = 0; i < sh->nnodes; i++) {
 		struct ssh_node *n = &sh->nodes[i];
 
-		ssh_node_drop_channels(n);
+		launch_ssh_node_drop_channels(n);
 		sshhost_close(&n->h);
 		for (int k = 0; k < n->nchan; k++)
-			ssh_relay_free(n->chans[k].relay);
-		ssh_free_chans(n->chans, n->nchan);
+			launch_sshtree_relay_free(n->chans[k].relay);
+		launch_ssh_free_chans(n->chans, n->nchan);
 	}
 	free(sh->nodes);
 	free(sh->done);
@@ -713,5 +713,5 @@ ssh_free(struct launch *l)
 }
 
 const struct launch_ops launch_ssh_ops = {
-	ssh_start, ssh_poll, ssh_signal, ssh_running, ssh_pid, ssh_free,
+	launch_ssh_start, launch_ssh_poll, launch_ssh_signal, launch_ssh_running, launch_ssh_pid, launch_ssh_free,
 };

@@ -75,23 +75,23 @@ struct ssh_line_ctx {
 };
 
 /* launch_ssh.c */
-void ssh_report_rank(struct launch *l, int rank, int state, int code);
+void launch_ssh_report_rank(struct launch *l, int rank, int state, int code);
 /* "cd CWD; exec AGENT MODE --uid-stdin [--path BIN] [--libpath LIB]" */
-void ssh_command_head(const struct ssh *sh, struct shbuf *b, const char *mode);
-void ssh_node_init(struct launch *l, struct ssh *sh, struct ssh_node *n, int host,
+void launch_ssh_command_head(const struct ssh *sh, struct shbuf *b, const char *mode);
+void launch_ssh_node_init(struct launch *l, struct ssh *sh, struct ssh_node *n, int host,
     const int *sub, int nsub);
 /* qsort's order of ints. */
-int ssh_int_cmp(const void *a, const void *b);
+int launch_ssh_int_cmp(const void *a, const void *b);
 
 /* launch_sshtree.c */
 /* The nodes the front end talks to: all used hosts, or a first layer of o->tree. */
-void ssh_tree_plan(struct launch *l, struct ssh *sh, const int *used, int nused);
+void launch_sshtree_plan(struct launch *l, struct ssh *sh, const int *used, int nused);
 /* The relay channel's command line and its stdin (uid, plan, queued signals). */
-void ssh_relay_ready(struct ssh *sh, struct ssh_chan *c, const char *uidstr, const char *via);
-void ssh_relay_line(struct launch *l, struct ssh_chan *c, int stream, const char *line,
+void launch_sshtree_relay_ready(struct ssh *sh, struct ssh_chan *c, const char *uidstr, const char *via);
+void launch_sshtree_relay_line(struct launch *l, struct ssh_chan *c, int stream, const char *line,
     size_t len);
 /* The relay ended, or never ran: every rank it did not report is lost, named with why. */
-void ssh_relay_lose(struct launch *l, struct ssh_node *n, struct ssh_chan *c, const char *why);
-void ssh_relay_free(struct ssh_relay *r);
+void launch_sshtree_relay_lose(struct launch *l, struct ssh_node *n, struct ssh_chan *c, const char *why);
+void launch_sshtree_relay_free(struct ssh_relay *r);
 
 #endif

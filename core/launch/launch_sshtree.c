@@ -28,13 +28,13 @@
 #include "xmalloc.h"
 
 void
-ssh_tree_plan(struct launch *l, struct ssh *sh, const int *used, int nused)
+launch_sshtree_plan(struct launch *l, struct ssh *sh, const int *used, int nused)
 {
 	int k = sh->o.tree, r0 = sh->o.rank_host[0], *sub;
 
 	if (k <= 0 || nused <= k) {
 		for (int i = 0; i < nused; i++)
-			ssh_node_init(l, sh, &sh->nodes[sh->nnodes++], used[i], NULL, 0);
+			launch_ssh_node_init(l, sh, &sh->nodes[sh->nnodes++], used[i], NULL, 0);
 		return;
 	}
 	sub = xcalloc((size_t)nused, sizeof *sub);
@@ -49,13 +49,13 @@ ssh_tree_plan(struct launch *l, struct ssh *sh, const int *used, int nused)
 		for (int i = lo; i < hi; i++)
 			if (used[i] != relay)
 				sub[ns++] = used[i];
-		ssh_node_init(l, sh, &sh->nodes[sh->nnodes++], relay, sub, ns);
+		launch_ssh_node_init(l, sh, &sh->nodes[sh->nnodes++], relay, sub, ns);
 	}
 	free(sub);
 }
 
 static void
-ssh_relay_word_int(struct shbuf *b, const char *opt, long v)
+launch_sshtree_relay_word_int(struct shbuf *b, const char *opt, long v)
 {
 	char num[24];
 
@@ -65,19 +65,19 @@ ssh_relay_word_int(struct shbuf *b, const char *opt, long v)
 }
 
 void
-ssh_relay_ready(struct ssh *sh, struct ssh_chan *c, const char *uidstr, const char *via)
+launch_sshtree_relay_ready(struct ssh *sh, struct ssh_chan *c, const char *uidstr, const char *via)
 {
 	const struct launch_opts *o = &sh->o;
 	struct ssh_relay *rl = c->relay;
 	struct shbuf b = { 0 }, in = { 0 };
 
-	ssh_command_head(sh, &b, "--relay");
-	ssh_relay_word_int(&b, "--nranks", o->nranks);
-	ssh_relay_word_int(&b, "--nhosts", o->nhosts);
-	ssh_relay_word_int(&b, "--tree", o->tree);
-	ssh_relay_word_int(&b, "--fanout", o->fanout);
-	ssh_relay_word_int(&b, "--connect-timeout-ms", o->connect_timeout_ms);
-	ssh_relay_word_int(&b, "--master-port", o->master_port);
+	launch_ssh_command_head(sh, &b, "--relay");
+	launch_sshtree_relay_word_int(&b, "--nranks", o->nranks);
+	launch_sshtree_relay_word_int(&b, "--nhosts", o->nhosts);
+	launch_sshtree_relay_word_int(&b, "--tree", o->tree);
+	launch_sshtree_relay_word_int(&b, "--fanout", o->fanout);
+	launch_sshtree_relay_word_int(&b, "--connect-timeout-ms", o->connect_timeout_ms);
+	launch_sshtree_relay_word_int(&b, "--master-port", o->master_port);
 	shquote_word(&b, "--master");
 	shquote_word(&b, o->master_addr);
 	if (via != NULL) {
@@ -124,15 +124,15 @@ ssh_relay_ready(struct ssh *sh, struct ssh_chan *c, const char *uidstr, const ch
 
 /* The rank's records under this relay (its ranks are in order). */
 static struct agentrx *
-ssh_relay_rx(struct ssh_relay *rl, int rank)
+launch_sshtree_relay_rx(struct ssh_relay *rl, int rank)
 {
-	int *at = bsearch(&rank, rl->ranks, (size_t)rl->nranks, sizeof *rl->ranks, ssh_int_cmp);
+	int *at = bsearch(&rank, rl->ranks, (size_t)rl->nranks, sizeof *rl->ranks, launch_ssh_int_cmp);
 
 	return at != NULL ? &rl->rx[at - rl->ranks] : NULL;
 }
 
 void
-ssh_relay_line(struct launch *l, struct ssh_chan *c, int stream, const char *line, size_t len)
+launch_sshtree_relay_line(struct launch *l, struct ssh_chan *c, int stream, const char *line, size_t len)
 {
 	struct ssh *sh = l->impl;
 	struct ssh_relay *rl = c->relay;
@@ -159,20 +159,20 @@ ssh_relay_line(struct launch *l, struct ssh_chan *c, int stream, const char *lin
 		l->cb.host_failed(l->cb.arg, u.host, why);
 		return;
 	}
-	if (sh->done[u.rank] || (rx = ssh_relay_rx(rl, u.rank)) == NULL)
+	if (sh->done[u.rank] || (rx = launch_sshtree_relay_rx(rl, u.rank)) == NULL)
 		return;
 	if (u.kind == TREEPROTO_RECORD)
 		agentrx_line(rx, u.text, u.len);
 	if (u.kind != TREEPROTO_RECORD || rx->ended) {
 		agentrx_flush(rx);
-		ssh_report_rank(l, u.rank, u.kind == TREEPROTO_FAILED ? LAUNCH_FAILED :
+		launch_ssh_report_rank(l, u.rank, u.kind == TREEPROTO_FAILED ? LAUNCH_FAILED :
 		    u.kind == TREEPROTO_LOST ? LAUNCH_LOST : rx->state,
 		    u.kind == TREEPROTO_RECORD ? rx->code : 255);
 	}
 }
 
 void
-ssh_relay_lose(struct launch *l, struct ssh_node *n, struct ssh_chan *c, const char *why)
+launch_sshtree_relay_lose(struct launch *l, struct ssh_node *n, struct ssh_chan *c, const char *why)
 {
 	struct ssh *sh = l->impl;
 	struct ssh_relay *rl = c->relay;
@@ -193,13 +193,13 @@ ssh_relay_lose(struct launch *l, struct ssh_node *n, struct ssh_chan *c, const c
 			l->cb.host_failed(l->cb.arg, h, text);
 		}
 		agentrx_flush(&rl->rx[k]);
-		ssh_report_rank(l, r, LAUNCH_FAILED, 255);
+		launch_ssh_report_rank(l, r, LAUNCH_FAILED, 255);
 	}
 	free(named);
 }
 
 void
-ssh_relay_free(struct ssh_relay *rl)
+launch_sshtree_relay_free(struct ssh_relay *rl)
 {
 	if (rl == NULL)
 		return;

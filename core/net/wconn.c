@@ -120,11 +120,11 @@ void
 wconn_queue_mux(struct wconn *w, uint32_t ch, uint8_t type, const void *payload, uint32_t len)
 {
 	uint8_t head[WIRE_MUX_HDR_LEN];
-	struct wbuf b;
+	struct wire_buf b;
 
-	wbuf_init(&b, head, sizeof head);
-	wbuf_put_u32(&b, ch);
-	wbuf_put_u8(&b, type);
+	wire_buf_init(&b, head, sizeof head);
+	wire_put_u32(&b, ch);
+	wire_put_u8(&b, type);
 	wconn_queue_parts(w, WIRE_MUX, head, sizeof head, payload, len);
 }
 
@@ -132,12 +132,12 @@ void
 wconn_queue_mux_end(struct wconn *w, uint32_t ch, uint32_t silent_ms)
 {
 	uint8_t buf[8];
-	struct wbuf b;
+	struct wire_buf b;
 
-	wbuf_init(&b, buf, sizeof buf);
-	wbuf_put_u32(&b, ch);
+	wire_buf_init(&b, buf, sizeof buf);
+	wire_put_u32(&b, ch);
 	if (silent_ms > 0)
-		wbuf_put_u32(&b, silent_ms);
+		wire_put_u32(&b, silent_ms);
 	wconn_queue(w, WIRE_MUX_END, buf, (uint32_t)b.off);
 }
 

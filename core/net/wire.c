@@ -10,7 +10,7 @@
 #include "xmalloc.h"
 
 void
-wbuf_init(struct wbuf *b, void *p, size_t len)
+wire_buf_init(struct wire_buf *b, void *p, size_t len)
 {
 	b->p = p;
 	b->len = len;
@@ -19,7 +19,7 @@ wbuf_init(struct wbuf *b, void *p, size_t len)
 }
 
 void
-wbuf_put_bytes(struct wbuf *b, const void *p, size_t n)
+wire_put_bytes(struct wire_buf *b, const void *p, size_t n)
 {
 	if (b->err || b->len - b->off < n) {
 		b->err = 1;
@@ -30,7 +30,7 @@ wbuf_put_bytes(struct wbuf *b, const void *p, size_t n)
 }
 
 void
-wbuf_get_bytes(struct wbuf *b, void *p, size_t n)
+wire_get_bytes(struct wire_buf *b, void *p, size_t n)
 {
 	if (b->err || b->len - b->off < n) {
 		b->err = 1;
@@ -42,92 +42,92 @@ wbuf_get_bytes(struct wbuf *b, void *p, size_t n)
 }
 
 void
-wbuf_put_u8(struct wbuf *b, uint8_t v)
+wire_put_u8(struct wire_buf *b, uint8_t v)
 {
-	wbuf_put_bytes(b, &v, 1);
+	wire_put_bytes(b, &v, 1);
 }
 
 void
-wbuf_put_u16(struct wbuf *b, uint16_t v)
+wire_put_u16(struct wire_buf *b, uint16_t v)
 {
 	uint8_t x[2] = { (uint8_t)v, (uint8_t)(v >> 8) };
 
-	wbuf_put_bytes(b, x, 2);
+	wire_put_bytes(b, x, 2);
 }
 
 void
-wbuf_put_u32(struct wbuf *b, uint32_t v)
+wire_put_u32(struct wire_buf *b, uint32_t v)
 {
-	wbuf_put_u16(b, (uint16_t)v);
-	wbuf_put_u16(b, (uint16_t)(v >> 16));
+	wire_put_u16(b, (uint16_t)v);
+	wire_put_u16(b, (uint16_t)(v >> 16));
 }
 
 void
-wbuf_put_u64(struct wbuf *b, uint64_t v)
+wire_put_u64(struct wire_buf *b, uint64_t v)
 {
-	wbuf_put_u32(b, (uint32_t)v);
-	wbuf_put_u32(b, (uint32_t)(v >> 32));
+	wire_put_u32(b, (uint32_t)v);
+	wire_put_u32(b, (uint32_t)(v >> 32));
 }
 
 uint8_t
-wbuf_get_u8(struct wbuf *b)
+wire_get_u8(struct wire_buf *b)
 {
 	uint8_t v;
 
-	wbuf_get_bytes(b, &v, 1);
+	wire_get_bytes(b, &v, 1);
 	return v;
 }
 
 uint16_t
-wbuf_get_u16(struct wbuf *b)
+wire_get_u16(struct wire_buf *b)
 {
 	uint8_t x[2];
 
-	wbuf_get_bytes(b, x, 2);
+	wire_get_bytes(b, x, 2);
 	return (uint16_t)(x[0] | x[1] << 8);
 }
 
 uint32_t
-wbuf_get_u32(struct wbuf *b)
+wire_get_u32(struct wire_buf *b)
 {
-	uint32_t lo = wbuf_get_u16(b);
+	uint32_t lo = wire_get_u16(b);
 
-	return lo | (uint32_t)wbuf_get_u16(b) << 16;
+	return lo | (uint32_t)wire_get_u16(b) << 16;
 }
 
 uint64_t
-wbuf_get_u64(struct wbuf *b)
+wire_get_u64(struct wire_buf *b)
 {
-	uint64_t lo = wbuf_get_u32(b);
+	uint64_t lo = wire_get_u32(b);
 
-	return lo | (uint64_t)wbuf_get_u32(b) << 32;
+	return lo | (uint64_t)wire_get_u32(b) << 32;
 }
 
 void
 wire_hdr_encode(uint8_t out[WIRE_HDR_LEN], uint8_t type, uint32_t len)
 {
-	struct wbuf b;
+	struct wire_buf b;
 
-	wbuf_init(&b, out, WIRE_HDR_LEN);
-	wbuf_put_u32(&b, WIRE_MAGIC);
-	wbuf_put_u8(&b, WIRE_VERSION);
-	wbuf_put_u8(&b, type);
-	wbuf_put_u16(&b, 0);
-	wbuf_put_u32(&b, len);
+	wire_buf_init(&b, out, WIRE_HDR_LEN);
+	wire_put_u32(&b, WIRE_MAGIC);
+	wire_put_u8(&b, WIRE_VERSION);
+	wire_put_u8(&b, type);
+	wire_put_u16(&b, 0);
+	wire_put_u32(&b, len);
 }
 
 int
 wire_hdr_decode(struct wire_hdr *h, const uint8_t in[WIRE_HDR_LEN])
 {
-	struct wbuf b;
+	struct wire_buf b;
 
-	wbuf_init(&b, (void *)in, WIRE_HDR_LEN);
-	if (wbuf_get_u32(&b) != WIRE_MAGIC)
+	wire_buf_init(&b, (void *)in, WIRE_HDR_LEN);
+	if (wire_get_u32(&b) != WIRE_MAGIC)
 		return COLL_EPROTO;
-	h->version = wbuf_get_u8(&b);
-	h->type = wbuf_get_u8(&b);
-	(void)wbuf_get_u16(&b);
-	h->len = wbuf_get_u32(&b);
+	h->version = wire_get_u8(&b);
+	h->type = wire_get_u8(&b);
+	(void)wire_get_u16(&b);
+	h->len = wire_get_u32(&b);
 	if (h->version != WIRE_VERSION)
 		return COLL_EVERSION;
 	if (h->type == 0 || h->type >= WIRE_TYPE_MAX || h->len > WIRE_MAX_PAYLOAD)
@@ -136,7 +136,7 @@ wire_hdr_decode(struct wire_hdr *h, const uint8_t in[WIRE_HDR_LEN])
 }
 
 static void
-wire_addr_encode(struct wbuf *b, const struct net_addr *a)
+wire_addr_encode(struct wire_buf *b, const struct net_addr *a)
 {
 	uint8_t raw[16] = { 0 };
 
@@ -144,18 +144,18 @@ wire_addr_encode(struct wbuf *b, const struct net_addr *a)
 		memcpy(raw, &((const struct sockaddr_in6 *)&a->ss)->sin6_addr, 16);
 	else
 		memcpy(raw, &((const struct sockaddr_in *)&a->ss)->sin_addr, 4);
-	wbuf_put_u8(b, a->ss.ss_family == AF_INET6 ? 6 : 4);
-	wbuf_put_u16(b, net_addr_port(a));
-	wbuf_put_bytes(b, raw, 16);
+	wire_put_u8(b, a->ss.ss_family == AF_INET6 ? 6 : 4);
+	wire_put_u16(b, net_addr_port(a));
+	wire_put_bytes(b, raw, 16);
 }
 
 static int
-wire_addr_decode(struct wbuf *b, struct net_addr *a)
+wire_addr_decode(struct wire_buf *b, struct net_addr *a)
 {
-	uint8_t fam = wbuf_get_u8(b), raw[16];
-	uint16_t port = wbuf_get_u16(b);
+	uint8_t fam = wire_get_u8(b), raw[16];
+	uint16_t port = wire_get_u16(b);
 
-	wbuf_get_bytes(b, raw, 16);
+	wire_get_bytes(b, raw, 16);
 	memset(a, 0, sizeof *a);
 	if (fam == 4) {
 		struct sockaddr_in *in = (struct sockaddr_in *)&a->ss;
@@ -176,49 +176,49 @@ wire_addr_decode(struct wbuf *b, struct net_addr *a)
 
 /* A length-prefixed string; the decoder refuses embedded NULs and over-long ones. */
 static void
-wire_str_encode(struct wbuf *b, const char *s, size_t max)
+wire_str_encode(struct wire_buf *b, const char *s, size_t max)
 {
 	size_t n = strnlen(s, max);
 
-	wbuf_put_u16(b, (uint16_t)n);
-	wbuf_put_bytes(b, s, n);
+	wire_put_u16(b, (uint16_t)n);
+	wire_put_bytes(b, s, n);
 }
 
 static int
-wire_str_decode(struct wbuf *b, char *s, size_t max)
+wire_str_decode(struct wire_buf *b, char *s, size_t max)
 {
-	uint16_t n = wbuf_get_u16(b);
+	uint16_t n = wire_get_u16(b);
 
 	if (b->err || n > max || b->len - b->off < n)
 		return COLL_EPROTO;
-	wbuf_get_bytes(b, s, n);
+	wire_get_bytes(b, s, n);
 	s[n] = '\0';
 	return strlen(s) == n ? COLL_OK : COLL_EPROTO;
 }
 
 size_t
-wire_entry_encode(struct wbuf *b, const struct wire_entry *e)
+wire_entry_encode(struct wire_buf *b, const struct wire_entry *e)
 {
 	size_t start = b->off;
 
-	wbuf_put_u32(b, e->rank);
-	wbuf_put_u32(b, e->nranks);
-	wbuf_put_u32(b, e->pid);
-	wbuf_put_u8(b, e->lanes);
-	wbuf_put_u32(b, e->lane_min);
+	wire_put_u32(b, e->rank);
+	wire_put_u32(b, e->nranks);
+	wire_put_u32(b, e->pid);
+	wire_put_u8(b, e->lanes);
+	wire_put_u32(b, e->lane_min);
 	wire_addr_encode(b, &e->addr);
 	wire_str_encode(b, e->host, WIRE_HOST_LEN);
 	return b->off - start;
 }
 
 int
-wire_entry_decode(struct wbuf *b, struct wire_entry *e)
+wire_entry_decode(struct wire_buf *b, struct wire_entry *e)
 {
-	e->rank = wbuf_get_u32(b);
-	e->nranks = wbuf_get_u32(b);
-	e->pid = wbuf_get_u32(b);
-	e->lanes = wbuf_get_u8(b);
-	e->lane_min = wbuf_get_u32(b);
+	e->rank = wire_get_u32(b);
+	e->nranks = wire_get_u32(b);
+	e->pid = wire_get_u32(b);
+	e->lanes = wire_get_u8(b);
+	e->lane_min = wire_get_u32(b);
 	if (wire_addr_decode(b, &e->addr) != COLL_OK)
 		return COLL_EPROTO;
 	if (wire_str_decode(b, e->host, WIRE_HOST_LEN) != COLL_OK)
@@ -230,38 +230,38 @@ wire_entry_decode(struct wbuf *b, struct wire_entry *e)
 }
 
 void
-wire_auth_encode(struct wbuf *b, uint8_t type, const struct wire_auth *a)
+wire_auth_encode(struct wire_buf *b, uint8_t type, const struct wire_auth *a)
 {
 	if (type == WIRE_AUTH_HELLO) {
-		wbuf_put_u64(b, a->jobid);
-		wbuf_put_u8(b, a->role);
-		wbuf_put_bytes(b, a->nonce, WIRE_NONCE_LEN);
+		wire_put_u64(b, a->jobid);
+		wire_put_u8(b, a->role);
+		wire_put_bytes(b, a->nonce, WIRE_NONCE_LEN);
 	} else if (type == WIRE_AUTH_CHALLENGE) {
-		wbuf_put_bytes(b, a->nonce, WIRE_NONCE_LEN);
-		wbuf_put_bytes(b, a->mac, WIRE_MAC_LEN);
+		wire_put_bytes(b, a->nonce, WIRE_NONCE_LEN);
+		wire_put_bytes(b, a->mac, WIRE_MAC_LEN);
 	} else {
-		wbuf_put_bytes(b, a->mac, WIRE_MAC_LEN);
+		wire_put_bytes(b, a->mac, WIRE_MAC_LEN);
 	}
 }
 
 int
 wire_auth_decode(const uint8_t *p, size_t len, uint8_t type, struct wire_auth *a)
 {
-	struct wbuf b;
+	struct wire_buf b;
 
-	wbuf_init(&b, (void *)p, len);
+	wire_buf_init(&b, (void *)p, len);
 	memset(a, 0, sizeof *a);
 	if (type == WIRE_AUTH_HELLO) {
-		a->jobid = wbuf_get_u64(&b);
-		a->role = wbuf_get_u8(&b);
-		wbuf_get_bytes(&b, a->nonce, WIRE_NONCE_LEN);
-		if (a->role < WIRE_ROLE_ROOT || a->role > WIRE_ROLE_RELAY)
+		a->jobid = wire_get_u64(&b);
+		a->role = wire_get_u8(&b);
+		wire_get_bytes(&b, a->nonce, WIRE_NONCE_LEN);
+		if (a->role < WIRE_ROLE_ROOT || a->role > WIRE_ROLE_PROXY)
 			return COLL_EPROTO;
 	} else if (type == WIRE_AUTH_CHALLENGE) {
-		wbuf_get_bytes(&b, a->nonce, WIRE_NONCE_LEN);
-		wbuf_get_bytes(&b, a->mac, WIRE_MAC_LEN);
+		wire_get_bytes(&b, a->nonce, WIRE_NONCE_LEN);
+		wire_get_bytes(&b, a->mac, WIRE_MAC_LEN);
 	} else if (type == WIRE_AUTH_PROOF) {
-		wbuf_get_bytes(&b, a->mac, WIRE_MAC_LEN);
+		wire_get_bytes(&b, a->mac, WIRE_MAC_LEN);
 	} else {
 		return COLL_EPROTO;
 	}
@@ -278,14 +278,14 @@ wire_mux_carries(uint8_t type)
 int
 wire_mux_decode(const uint8_t *p, uint32_t len, struct wire_mux *m)
 {
-	struct wbuf b;
+	struct wire_buf b;
 
 	memset(m, 0, sizeof *m);
 	if (len < WIRE_MUX_HDR_LEN)
 		return COLL_EPROTO;
-	wbuf_init(&b, (void *)p, len);
-	m->ch = wbuf_get_u32(&b);
-	m->type = wbuf_get_u8(&b);
+	wire_buf_init(&b, (void *)p, len);
+	m->ch = wire_get_u32(&b);
+	m->type = wire_get_u8(&b);
 	if (!wire_mux_carries(m->type) || m->ch == 0)
 		return COLL_EPROTO;
 	m->p = p + WIRE_MUX_HDR_LEN;
@@ -296,32 +296,32 @@ wire_mux_decode(const uint8_t *p, uint32_t len, struct wire_mux *m)
 int
 wire_mux_end_decode(const uint8_t *p, uint32_t len, uint32_t *ch, uint32_t *silent_ms)
 {
-	struct wbuf b;
+	struct wire_buf b;
 
 	*ch = *silent_ms = 0;
 	if (len != 4 && len != 8)
 		return COLL_EPROTO;
-	wbuf_init(&b, (void *)p, len);
-	*ch = wbuf_get_u32(&b);
-	if (len == 8 && (*silent_ms = wbuf_get_u32(&b)) == 0)
+	wire_buf_init(&b, (void *)p, len);
+	*ch = wire_get_u32(&b);
+	if (len == 8 && (*silent_ms = wire_get_u32(&b)) == 0)
 		return COLL_EPROTO;
 	return *ch == 0 ? COLL_EPROTO : COLL_OK;
 }
 
 void
-wire_note_encode(struct wbuf *b, const struct wire_note *n)
+wire_note_encode(struct wire_buf *b, const struct wire_note *n)
 {
-	wbuf_put_u32(b, (uint32_t)n->code);
-	wbuf_put_u32(b, (uint32_t)n->rank);
+	wire_put_u32(b, (uint32_t)n->code);
+	wire_put_u32(b, (uint32_t)n->rank);
 	wire_str_encode(b, n->msg, WIRE_MSG_LEN);
 }
 
 /* A note at b's place (FAILED_SET starts with one). */
 static int
-wire_note_get(struct wbuf *b, struct wire_note *n)
+wire_note_get(struct wire_buf *b, struct wire_note *n)
 {
-	n->code = (int32_t)wbuf_get_u32(b);
-	n->rank = (int32_t)wbuf_get_u32(b);
+	n->code = (int32_t)wire_get_u32(b);
+	n->rank = (int32_t)wire_get_u32(b);
 	if (wire_str_decode(b, n->msg, WIRE_MSG_LEN) != COLL_OK)
 		return COLL_EPROTO;
 	/* Codes are ours, negative; anything else from the wire is a lie. */
@@ -333,20 +333,20 @@ wire_note_get(struct wbuf *b, struct wire_note *n)
 int
 wire_note_decode(const uint8_t *p, size_t len, struct wire_note *n)
 {
-	struct wbuf b;
+	struct wire_buf b;
 
-	wbuf_init(&b, (void *)p, len);
+	wire_buf_init(&b, (void *)p, len);
 	return wire_note_get(&b, n) == COLL_OK && b.off == len ? COLL_OK : COLL_EPROTO;
 }
 
 void
-wire_failed_set_encode(struct wbuf *b, const struct wire_failed_set *f)
+wire_failed_set_encode(struct wire_buf *b, const struct wire_failed_set *f)
 {
 	wire_note_encode(b, &f->note);
-	wbuf_put_u32(b, f->n);
+	wire_put_u32(b, f->n);
 	for (uint32_t i = 0; i < f->n; i++) {
-		wbuf_put_u32(b, f->first[i]);
-		wbuf_put_u32(b, f->count[i]);
+		wire_put_u32(b, f->first[i]);
+		wire_put_u32(b, f->count[i]);
 	}
 }
 
@@ -354,18 +354,18 @@ int
 wire_failed_set_decode(const uint8_t *p, size_t len, uint32_t nranks,
     struct wire_failed_set *f)
 {
-	struct wbuf b;
+	struct wire_buf b;
 	uint64_t end = 0;
 
-	wbuf_init(&b, (void *)p, len);
+	wire_buf_init(&b, (void *)p, len);
 	if (wire_note_get(&b, &f->note) != COLL_OK)
 		return COLL_EPROTO;
-	f->n = wbuf_get_u32(&b);
+	f->n = wire_get_u32(&b);
 	if (b.err || f->n == 0 || f->n > WIRE_SET_MAX_RANGES || len - b.off != (size_t)f->n * 8)
 		return COLL_EPROTO;
 	for (uint32_t i = 0; i < f->n; i++) {
-		f->first[i] = wbuf_get_u32(&b);
-		f->count[i] = wbuf_get_u32(&b);
+		f->first[i] = wire_get_u32(&b);
+		f->count[i] = wire_get_u32(&b);
 		if (f->count[i] == 0 || f->first[i] < end ||
 		    (uint64_t)f->first[i] + f->count[i] > nranks)
 			return COLL_EPROTO;
@@ -377,27 +377,27 @@ wire_failed_set_decode(const uint8_t *p, size_t len, uint32_t nranks,
 }
 
 void
-wire_join_encode(struct wbuf *b, const struct wire_join *j)
+wire_join_encode(struct wire_buf *b, const struct wire_join *j)
 {
-	wbuf_put_u64(b, j->commid);
-	wbuf_put_u32(b, j->keepalive_ms);
-	wbuf_put_u32(b, j->keepalive_limit);
-	wbuf_put_u32(b, j->base);
-	wbuf_put_u32(b, j->nroots);
+	wire_put_u64(b, j->commid);
+	wire_put_u32(b, j->keepalive_ms);
+	wire_put_u32(b, j->keepalive_limit);
+	wire_put_u32(b, j->base);
+	wire_put_u32(b, j->nroots);
 	wire_entry_encode(b, &j->e);
 }
 
 int
 wire_join_decode(const uint8_t *p, size_t len, struct wire_join *j)
 {
-	struct wbuf b;
+	struct wire_buf b;
 
-	wbuf_init(&b, (void *)p, len);
-	j->commid = wbuf_get_u64(&b);
-	j->keepalive_ms = wbuf_get_u32(&b);
-	j->keepalive_limit = wbuf_get_u32(&b);
-	j->base = wbuf_get_u32(&b);
-	j->nroots = wbuf_get_u32(&b);
+	wire_buf_init(&b, (void *)p, len);
+	j->commid = wire_get_u64(&b);
+	j->keepalive_ms = wire_get_u32(&b);
+	j->keepalive_limit = wire_get_u32(&b);
+	j->base = wire_get_u32(&b);
+	j->nroots = wire_get_u32(&b);
 	if (wire_entry_decode(&b, &j->e) != COLL_OK || b.off != len)
 		return COLL_EPROTO;
 	if (j->e.nranks > WIRE_MAX_RANKS || j->base > WIRE_MAX_RANKS - j->e.nranks ||
@@ -414,12 +414,12 @@ wire_book_cap(uint32_t count)
 }
 
 void
-wire_book_encode(struct wbuf *b, uint32_t nranks, uint32_t first, uint32_t count,
+wire_book_encode(struct wire_buf *b, uint32_t nranks, uint32_t first, uint32_t count,
     const struct wire_entry *book)
 {
-	wbuf_put_u32(b, nranks);
-	wbuf_put_u32(b, first);
-	wbuf_put_u32(b, count);
+	wire_put_u32(b, nranks);
+	wire_put_u32(b, first);
+	wire_put_u32(b, count);
 	for (uint32_t i = first; i < first + count; i++)
 		wire_entry_encode(b, &book[i]);
 }
@@ -428,14 +428,14 @@ int
 wire_book_decode(const uint8_t *p, size_t len, uint32_t nranks, struct wire_entry *book,
     uint32_t *first, uint32_t *count)
 {
-	struct wbuf b;
+	struct wire_buf b;
 	uint32_t f, n;
 
-	wbuf_init(&b, (void *)p, len);
-	if (wbuf_get_u32(&b) != nranks)
+	wire_buf_init(&b, (void *)p, len);
+	if (wire_get_u32(&b) != nranks)
 		return COLL_EPROTO;
-	f = wbuf_get_u32(&b);
-	n = wbuf_get_u32(&b);
+	f = wire_get_u32(&b);
+	n = wire_get_u32(&b);
 	if (b.err || n > WIRE_BOOK_CHUNK || f > nranks || n > nranks - f)
 		return COLL_EPROTO;
 	for (uint32_t i = f; i < f + n; i++) {
@@ -450,46 +450,46 @@ wire_book_decode(const uint8_t *p, size_t len, uint32_t nranks, struct wire_entr
 }
 
 static void
-wire_ranks_encode(struct wbuf *b, uint32_t n, const uint32_t *v)
+wire_ranks_encode(struct wire_buf *b, uint32_t n, const uint32_t *v)
 {
-	wbuf_put_u32(b, n);
+	wire_put_u32(b, n);
 	for (uint32_t i = 0; i < n; i++)
-		wbuf_put_u32(b, v[i]);
+		wire_put_u32(b, v[i]);
 }
 
 /* A rank list: bounded by what is left of the payload and by nranks. */
 static int
-wire_ranks_decode(struct wbuf *b, uint32_t nranks, uint32_t *n, uint32_t **v)
+wire_ranks_decode(struct wire_buf *b, uint32_t nranks, uint32_t *n, uint32_t **v)
 {
-	*n = wbuf_get_u32(b);
+	*n = wire_get_u32(b);
 	*v = NULL;
 	if (b->err || *n > nranks || (size_t)*n * 4 > b->len - b->off)
 		return COLL_EPROTO;
 	*v = xcalloc(*n ? *n : 1, sizeof **v);
 	for (uint32_t i = 0; i < *n; i++)
-		if (((*v)[i] = wbuf_get_u32(b)) >= nranks)
+		if (((*v)[i] = wire_get_u32(b)) >= nranks)
 			return COLL_EPROTO;
 	return b->err ? COLL_EPROTO : COLL_OK;
 }
 
 void
-wire_regroup_encode(struct wbuf *b, const struct wire_regroup *r)
+wire_regroup_encode(struct wire_buf *b, const struct wire_regroup *r)
 {
-	wbuf_put_u32(b, r->kind);
-	wbuf_put_u32(b, (uint32_t)r->color);
-	wbuf_put_u32(b, (uint32_t)r->key);
+	wire_put_u32(b, r->kind);
+	wire_put_u32(b, (uint32_t)r->color);
+	wire_put_u32(b, (uint32_t)r->key);
 	wire_ranks_encode(b, r->nexcl, r->excl);
 }
 
 int
 wire_regroup_decode(const uint8_t *p, size_t len, uint32_t nranks, struct wire_regroup *r)
 {
-	struct wbuf b;
+	struct wire_buf b;
 
-	wbuf_init(&b, (void *)p, len);
-	r->kind = wbuf_get_u32(&b);
-	r->color = (int32_t)wbuf_get_u32(&b);
-	r->key = (int32_t)wbuf_get_u32(&b);
+	wire_buf_init(&b, (void *)p, len);
+	r->kind = wire_get_u32(&b);
+	r->color = (int32_t)wire_get_u32(&b);
+	r->key = (int32_t)wire_get_u32(&b);
 	if (wire_ranks_decode(&b, nranks, &r->nexcl, &r->excl) != COLL_OK || b.off != len)
 		return COLL_EPROTO;
 	if (r->kind != WIRE_RG_SHRINK && r->kind != WIRE_RG_SPLIT)
@@ -500,12 +500,12 @@ wire_regroup_decode(const uint8_t *p, size_t len, uint32_t nranks, struct wire_r
 }
 
 void
-wire_regroup_done_encode(struct wbuf *b, const struct wire_regroup_done *d)
+wire_regroup_done_encode(struct wire_buf *b, const struct wire_regroup_done *d)
 {
-	wbuf_put_u32(b, (uint32_t)d->code);
-	wbuf_put_u64(b, d->commid);
-	wbuf_put_u32(b, (uint32_t)d->rank);
-	wbuf_put_u32(b, d->nranks);
+	wire_put_u32(b, (uint32_t)d->code);
+	wire_put_u64(b, d->commid);
+	wire_put_u32(b, (uint32_t)d->rank);
+	wire_put_u32(b, d->nranks);
 	wire_ranks_encode(b, d->nexcl, d->excl);
 	wire_str_encode(b, d->msg, WIRE_MSG_LEN);
 }
@@ -514,13 +514,13 @@ int
 wire_regroup_done_decode(const uint8_t *p, size_t len, uint32_t nranks,
     struct wire_regroup_done *d)
 {
-	struct wbuf b;
+	struct wire_buf b;
 
-	wbuf_init(&b, (void *)p, len);
-	d->code = (int32_t)wbuf_get_u32(&b);
-	d->commid = wbuf_get_u64(&b);
-	d->rank = (int32_t)wbuf_get_u32(&b);
-	d->nranks = wbuf_get_u32(&b);
+	wire_buf_init(&b, (void *)p, len);
+	d->code = (int32_t)wire_get_u32(&b);
+	d->commid = wire_get_u64(&b);
+	d->rank = (int32_t)wire_get_u32(&b);
+	d->nranks = wire_get_u32(&b);
 	if (wire_ranks_decode(&b, nranks, &d->nexcl, &d->excl) != COLL_OK ||
 	    wire_str_decode(&b, d->msg, WIRE_MSG_LEN) != COLL_OK || b.off != len)
 		return COLL_EPROTO;
@@ -533,30 +533,30 @@ wire_regroup_done_decode(const uint8_t *p, size_t len, uint32_t nranks,
 void
 wire_data_hdr_encode(uint8_t out[WIRE_DATA_HDR_LEN], const struct wire_data_hdr *h)
 {
-	struct wbuf b;
+	struct wire_buf b;
 
-	wbuf_init(&b, out, WIRE_DATA_HDR_LEN);
-	wbuf_put_u32(&b, WIRE_DATA_MAGIC);
-	wbuf_put_u8(&b, h->kind);
-	wbuf_put_u8(&b, h->tag);
-	wbuf_put_u16(&b, 0);
-	wbuf_put_u64(&b, h->seq);
-	wbuf_put_u64(&b, h->len);
+	wire_buf_init(&b, out, WIRE_DATA_HDR_LEN);
+	wire_put_u32(&b, WIRE_DATA_MAGIC);
+	wire_put_u8(&b, h->kind);
+	wire_put_u8(&b, h->tag);
+	wire_put_u16(&b, 0);
+	wire_put_u64(&b, h->seq);
+	wire_put_u64(&b, h->len);
 }
 
 int
 wire_data_hdr_decode(struct wire_data_hdr *h, const uint8_t in[WIRE_DATA_HDR_LEN])
 {
-	struct wbuf b;
+	struct wire_buf b;
 
-	wbuf_init(&b, (void *)in, WIRE_DATA_HDR_LEN);
-	if (wbuf_get_u32(&b) != WIRE_DATA_MAGIC)
+	wire_buf_init(&b, (void *)in, WIRE_DATA_HDR_LEN);
+	if (wire_get_u32(&b) != WIRE_DATA_MAGIC)
 		return COLL_EPROTO;
-	h->kind = wbuf_get_u8(&b);
-	h->tag = wbuf_get_u8(&b);
-	(void)wbuf_get_u16(&b);
-	h->seq = wbuf_get_u64(&b);
-	h->len = wbuf_get_u64(&b);
+	h->kind = wire_get_u8(&b);
+	h->tag = wire_get_u8(&b);
+	(void)wire_get_u16(&b);
+	h->seq = wire_get_u64(&b);
+	h->len = wire_get_u64(&b);
 	return COLL_OK;
 }
 

@@ -105,9 +105,9 @@ static void
 script_send(int fd, uint8_t type, const struct wire_auth *a)
 {
 	uint8_t buf[64];
-	struct wbuf b;
+	struct wire_buf b;
 
-	wbuf_init(&b, buf, sizeof buf);
+	wire_buf_init(&b, buf, sizeof buf);
 	wire_auth_encode(&b, type, a);
 	assert_false(b.err);
 	assert_int_equal(wire_send(fd, type, buf, (uint32_t)b.off, deadline(), -1), COLL_OK);

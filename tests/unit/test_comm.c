@@ -709,7 +709,7 @@ test_pings_before_entry_join(void **state)
 	struct wire_join j = { 0 };
 	struct wire_hdr h = { 0 };
 	uint8_t buf[256], *p = NULL;
-	struct wbuf b;
+	struct wire_buf b;
 	uint64_t dl;
 	int fd, lfd, r;
 
@@ -725,7 +725,7 @@ test_pings_before_entry_join(void **state)
 	    .lane_min = 65536 };
 	assert_int_equal(net_local_addr(lfd, &j.e.addr), COLL_OK);
 	snprintf(j.e.host, sizeof j.e.host, "slow");
-	wbuf_init(&b, buf, sizeof buf);
+	wire_buf_init(&b, buf, sizeof buf);
 	wire_join_encode(&b, &j);
 	assert_int_equal(wire_send(fd, WIRE_JOIN, buf, (uint32_t)b.off, clock_now_ms() + 1000, -1),
 	    COLL_OK);

@@ -1,9 +1,9 @@
 /*
- * Root relays (proxy.h): ranks whose COLL_ROOT_VIA names a relay reach the
- * root through it, relays nest, and the root sees one connection per relay
- * of the first layer. Relays keep their ranks alive themselves: no rank's
- * keep-alive reaches the root, a silent rank is given up by its relay, and a
- * silent root by its relays. Every rank, relay and the root is a process of
+ * Root proxies (proxy.h): ranks whose COLL_ROOT_VIA names a proxy reach the
+ * root through it, proxies nest, and the root sees one connection per proxy
+ * of the first layer. Proxies keep their ranks alive themselves: no rank's
+ * keep-alive reaches the root, a silent rank is given up by its proxy, and a
+ * silent root by its proxies. Every rank, proxy and the root is a process of
  * its own on loopback, so that one can be killed or stopped as a crashed or
  * hung host would be; ranks record what they saw in a shared page and the
  * test process asserts.
@@ -40,7 +40,7 @@
 struct seen {
 	int joined;		/* the root's count of joined ranks */
 	int first_dead;		/* the root's first rank declared dead */
-	uint64_t relayed;	/* the root's count of frames read on relays' channels */
+	uint64_t proxied;	/* the root's count of frames read on proxies' channels */
 	int init_rc[NR];
 	int sum[NR];		/* the first all-reduce of rank + 1 */
 	int ready[NR];		/* the first op is done */
@@ -82,7 +82,7 @@ root_child(int n, struct coll_uid *uid)
 		for (;;) {
 			s->joined = root_joined(root);
 			s->first_dead = root_first_dead(root);
-			s->relayed = root_relayed_in(root);
+			s->proxied = root_proxied_in(root);
 			pause_ms(5);
 		}
 	}
@@ -92,18 +92,18 @@ root_child(int n, struct coll_uid *uid)
 	return pid;
 }
 
-static volatile sig_atomic_t relay_term;
+static volatile sig_atomic_t proxy_term;
 
 static void
-relay_on_term(int sig)
+proxy_on_term(int sig)
 {
 	(void)sig;
-	relay_term = 1;
+	proxy_term = 1;
 }
 
-/* A relay in a child process to upstream; *at gets where it listens. SIGTERM: proxy_stop. */
+/* A proxy in a child process to upstream; *at gets where it listens. SIGTERM: proxy_stop. */
 static pid_t
-relay_child(const struct coll_uid *uid, const struct net_addr *upstream, struct net_addr *at)
+proxy_child(const struct coll_uid *uid, const struct net_addr *upstream, struct net_addr *at)
 {
 	int fds[2];
 	pid_t pid;
@@ -116,12 +116,12 @@ relay_child(const struct coll_uid *uid, const struct net_addr *upstream, struct 
 		char err[COLL_ERR_LEN];
 
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		signal(SIGTERM, relay_on_term);
+		signal(SIGTERM, proxy_on_term);
 		if (net_addr_parse(at, "127.0.0.1", 0) != COLL_OK ||
 		    proxy_start(&p, uid, upstream, at, 5000, err, sizeof err) != COLL_OK ||
 		    write(fds[1], at, sizeof *at) != (ssize_t)sizeof *at)
 			_exit(1);
-		while (!relay_term)
+		while (!proxy_term)
 			pause_ms(10);
 		proxy_stop(p);
 		_exit(0);
@@ -211,7 +211,7 @@ rank_child(const struct coll_uid *uid, int me, int n, const struct net_addr *via
 			snprintf(s->err[me], COLL_ERR_LEN, "%s", comm_last_error(c));
 		comm_destroy(nc);
 	} else if (sc == SC_LOST) {
-		/* The test killed the relay: wait for this communicator's verdict. */
+		/* The test killed the proxy: wait for this communicator's verdict. */
 		uint64_t end = clock_now_ms() + WAIT_MS;
 
 		while ((s->after_rc[me] = comm_get_async_error(c)) == COLL_OK &&
@@ -280,7 +280,7 @@ teardown(void **state)
 	return 0;
 }
 
-/* The root, relay A on it, B below A; rank 0 straight, 1 through A, 2-3 through B. */
+/* The root, proxy A on it, B below A; rank 0 straight, 1 through A, 2-3 through B. */
 struct nest {
 	struct coll_uid uid;
 	struct net_addr a, b;
@@ -291,15 +291,15 @@ static void
 nest_start(struct nest *w, enum scen sc)
 {
 	w->root = root_child(NR, &w->uid);
-	w->ra = relay_child(&w->uid, &w->uid.root, &w->a);
-	w->rb = relay_child(&w->uid, &w->a, &w->b);
+	w->ra = proxy_child(&w->uid, &w->uid.root, &w->a);
+	w->rb = proxy_child(&w->uid, &w->a, &w->b);
 	w->rk[0] = rank_child(&w->uid, 0, NR, NULL, sc);
 	w->rk[1] = rank_child(&w->uid, 1, NR, &w->a, sc);
 	w->rk[2] = rank_child(&w->uid, 2, NR, &w->b, sc);
 	w->rk[3] = rank_child(&w->uid, 3, NR, &w->b, sc);
 }
 
-/* The relays and the root (the ranks are each test's). */
+/* The proxies and the root (the ranks are each test's). */
 static void
 nest_stop(struct nest *w)
 {
@@ -316,7 +316,7 @@ knew_dead(int me, int r)
 	return 0;
 }
 
-/* Ranks through one and two relays: the root holds 2 connections, not 4. */
+/* Ranks through one and two proxies: the root holds 2 connections, not 4. */
 static void
 test_proxy_nested(void **state)
 {
@@ -333,7 +333,7 @@ test_proxy_nested(void **state)
 	}
 	/* The root's count is sampled every 5 ms. */
 	assert_true(wait_for(&s->joined, NR));
-	/* Rank 0's connection and relay A's: not one per rank. */
+	/* Rank 0's connection and proxy A's: not one per rank. */
 	assert_int_equal(established_on(net_addr_port(&w.uid.root)), 2);
 	s->go = 1;
 	for (int i = 0; i < NR; i++) {
@@ -343,13 +343,13 @@ test_proxy_nested(void **state)
 		assert_int_equal(waitpid(rk[i], &st, 0), rk[i]);
 		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	}
-	/* Everyone said BYE through the relays: nobody was declared dead. */
+	/* Everyone said BYE through the proxies: nobody was declared dead. */
 	pause_ms(200);
 	assert_int_equal(s->first_dead, -1);
 	nest_stop(&w);
 }
 
-/* Rank 3 (below two relays) is killed: the survivors agree on a shrink through them. */
+/* Rank 3 (below two proxies) is killed: the survivors agree on a shrink through them. */
 static void
 test_proxy_shrink(void **state)
 {
@@ -363,7 +363,7 @@ test_proxy_shrink(void **state)
 	kill(rk[3], SIGKILL);
 	waitpid(rk[3], NULL, 0);
 	rk[3] = -1;
-	/* Its relay tells the root the channel closed: the root names it dead. */
+	/* Its proxy tells the root the channel closed: the root names it dead. */
 	assert_true(wait_for(&s->first_dead, 3));
 	s->go = 1;
 	for (int i = 0; i < NR - 1; i++) {
@@ -376,7 +376,7 @@ test_proxy_shrink(void **state)
 	nest_stop(&w);
 }
 
-/* Relay A is killed: the root names its ranks dead, the one it reached directly hears so. */
+/* Proxy A is killed: the root names its ranks dead, the one it reached directly hears so. */
 static void
 test_proxy_lost(void **state)
 {
@@ -386,7 +386,7 @@ test_proxy_lost(void **state)
 
 	(void)state;
 	root = root_child(3, &uid);
-	ra = relay_child(&uid, &uid.root, &a);
+	ra = proxy_child(&uid, &uid.root, &a);
 	rk[0] = rank_child(&uid, 0, 3, NULL, SC_LOST);
 	rk[1] = rank_child(&uid, 1, 3, &a, SC_LOST);
 	rk[2] = rank_child(&uid, 2, 3, &a, SC_LOST);
@@ -398,17 +398,17 @@ test_proxy_lost(void **state)
 	for (int i = 0; i < 3; i++) {
 		assert_true(wait_for(&s->done[i], 1));
 		if (s->after_rc[i] == COLL_OK)
-			fail_msg("rank %d saw no failure after its relay died", i);
+			fail_msg("rank %d saw no failure after its proxy died", i);
 	}
 	assert_true(first_dead() == 1 || s->first_dead == 2);
 	/*
-	 * The rank that reached the root directly is told which relay went, and
+	 * The rank that reached the root directly is told which proxy went, and
 	 * in one notice that both its ranks died (FAILED_SET): both are dead the
 	 * moment its verdict is.
 	 */
-	if (strstr(s->err[0], "its relay at 127.0.0.1:") == NULL ||
+	if (strstr(s->err[0], "its proxy at 127.0.0.1:") == NULL ||
 	    strstr(s->err[0], "and 1 more") == NULL)
-		fail_msg("rank 0's error does not name the relay and both ranks: %s", s->err[0]);
+		fail_msg("rank 0's error does not name the proxy and both ranks: %s", s->err[0]);
 	if (!knew_dead(0, 1) || !knew_dead(0, 2))
 		fail_msg("rank 0 did not know ranks 1 and 2 dead at its verdict");
 	reap(rk, 3);
@@ -433,10 +433,10 @@ exit_within(pid_t pid)
 }
 
 /*
- * Relay A stops (proxy_stop) as its ranks leave: it was held stopped while
+ * Proxy A stops (proxy_stop) as its ranks leave: it was held stopped while
  * they said BYE and exited, so their BYEs wait in its sockets when the stop
  * comes. It passes them up before their channels end: they left, and nobody
- * is declared dead; the relay exits on its own.
+ * is declared dead; the proxy exits on its own.
  */
 static void
 test_proxy_stop(void **state)
@@ -444,11 +444,11 @@ test_proxy_stop(void **state)
 	struct coll_uid uid;
 	struct net_addr a;
 	pid_t root, ra, rk[3];
-	int left[3], relay;
+	int left[3], proxy;
 
 	(void)state;
 	root = root_child(3, &uid);
-	ra = relay_child(&uid, &uid.root, &a);
+	ra = proxy_child(&uid, &uid.root, &a);
 	rk[0] = rank_child(&uid, 0, 3, NULL, SC_LEAVE);
 	rk[1] = rank_child(&uid, 1, 3, &a, SC_LEAVE);
 	rk[2] = rank_child(&uid, 2, 3, &a, SC_LEAVE);
@@ -457,18 +457,18 @@ test_proxy_stop(void **state)
 	assert_true(wait_for(&s->joined, 3));
 	kill(ra, SIGSTOP);
 	s->go = 1;
-	/* Nothing asserted while the relay is stopped: it must be let go first. */
+	/* Nothing asserted while the proxy is stopped: it must be let go first. */
 	for (int i = 1; i < 3; i++)
 		left[i] = exit_within(rk[i]);
 	kill(ra, SIGTERM);
 	kill(ra, SIGCONT);
-	relay = exit_within(ra);
+	proxy = exit_within(ra);
 	left[0] = exit_within(rk[0]);
 	for (int i = 0; i < 3; i++)
 		if (left[i] != 0)
 			fail_msg("rank %d ended with %d, not 0", i, left[i]);
-	if (relay != 0)
-		fail_msg("the relay did not stop cleanly (%d)", relay);
+	if (proxy != 0)
+		fail_msg("the proxy did not stop cleanly (%d)", proxy);
 	pause_ms(200);
 	assert_int_equal(s->first_dead, -1);
 	reap((pid_t[]){ root }, 1);
@@ -486,9 +486,9 @@ fast_keepalive(void)
 }
 
 /*
- * No relayed rank's keep-alive reaches the root (its relay answers it), and
- * rank 3, stopped two relays deep, is given up by its relay: the root names
- * it with the relay's word for how long it was silent.
+ * No proxied rank's keep-alive reaches the root (its proxy answers it), and
+ * rank 3, stopped two proxies deep, is given up by its proxy: the root names
+ * it with the proxy's word for how long it was silent.
  */
 static void
 test_proxy_silent_rank(void **state)
@@ -502,13 +502,13 @@ test_proxy_silent_rank(void **state)
 	for (int i = 0; i < NR; i++)
 		assert_true(wait_for(&s->ready[i], 1));
 	assert_true(wait_for(&s->joined, NR));
-	/* 15 keep-alive rounds of 3 relayed ranks: none of it on a channel. */
+	/* 15 keep-alive rounds of 3 proxied ranks: none of it on a channel. */
 	pause_ms(100);
-	before = s->relayed;
+	before = s->proxied;
 	pause_ms(1500);
-	if (s->relayed != before)
-		fail_msg("the root read %" PRIu64 " frames on relays' channels while the ranks "
-		    "idled", s->relayed - before);
+	if (s->proxied != before)
+		fail_msg("the root read %" PRIu64 " frames on proxies' channels while the ranks "
+		    "idled", s->proxied - before);
 	kill(w.rk[3], SIGSTOP);
 	s->go = 1;
 	for (int i = 0; i < NR - 1; i++) {
@@ -518,14 +518,14 @@ test_proxy_silent_rank(void **state)
 	}
 	assert_true(wait_for(&s->first_dead, 3));
 	if (strstr(s->err[0], "no keep-alive for") == NULL ||
-	    strstr(s->err[0], "said the relay at 127.0.0.1:") == NULL)
-		fail_msg("rank 0's error does not say rank 3 went silent behind a relay: %s",
+	    strstr(s->err[0], "said the proxy at 127.0.0.1:") == NULL)
+		fail_msg("rank 0's error does not say rank 3 went silent behind a proxy: %s",
 		    s->err[0]);
 	reap(w.rk, NR);
 	nest_stop(&w);
 }
 
-/* The nested world, fast keep-alives; *who (a relay or the root) stops: every rank hears. */
+/* The nested world, fast keep-alives; *who (a proxy or the root) stops: every rank hears. */
 static void
 nest_stop_one(struct nest *w, pid_t *who, const char *what)
 {
@@ -543,20 +543,20 @@ nest_stop_one(struct nest *w, pid_t *who, const char *what)
 }
 
 /*
- * Relay B (below A) stops answering: A gives up the ranks B carried, the
+ * Proxy B (below A) stops answering: A gives up the ranks B carried, the
  * root names them to the others in one notice, and B's ranks hear that
- * their relay went silent.
+ * their proxy went silent.
  */
 static void
-test_proxy_silent_relay(void **state)
+test_proxy_silent_proxy(void **state)
 {
 	struct nest w;
 
 	(void)state;
-	nest_stop_one(&w, &w.rb, "relay B");
+	nest_stop_one(&w, &w.rb, "proxy B");
 	assert_true(first_dead() == 2 || s->first_dead == 3);
 	if (strstr(s->err[0], "no keep-alive for") == NULL ||
-	    strstr(s->err[0], "said the relay at 127.0.0.1:") == NULL)
+	    strstr(s->err[0], "said the proxy at 127.0.0.1:") == NULL)
 		fail_msg("rank 0: %s", s->err[0]);
 	/*
 	 * A's two channel ends came together: one notice named both of B's ranks
@@ -565,13 +565,13 @@ test_proxy_silent_relay(void **state)
 	if (strstr(s->err[0], "and 1 more") == NULL || !knew_dead(0, 2) || !knew_dead(0, 3))
 		fail_msg("rank 0 did not know ranks 2 and 3 dead at its verdict: %s", s->err[0]);
 	for (int i = 2; i < NR; i++)
-		if (strstr(s->err[i], "through its relay at 127.0.0.1:") == NULL)
-			fail_msg("rank %d's error does not name its relay: %s", i, s->err[i]);
+		if (strstr(s->err[i], "through its proxy at 127.0.0.1:") == NULL)
+			fail_msg("rank %d's error does not name its proxy: %s", i, s->err[i]);
 	reap(w.rk, NR);
 	nest_stop(&w);
 }
 
-/* The root stops answering: its relays give their ranks up, which hear it through them. */
+/* The root stops answering: its proxies give their ranks up, which hear it through them. */
 static void
 test_proxy_silent_root(void **state)
 {
@@ -583,15 +583,15 @@ test_proxy_silent_root(void **state)
 		fail_msg("rank 0: %s", s->err[0]);
 	for (int i = 1; i < NR; i++)
 		if (strstr(s->err[i], "lost the root service") == NULL ||
-		    strstr(s->err[i], "through its relay at 127.0.0.1:") == NULL)
-			fail_msg("rank %d's error does not name its relay: %s", i, s->err[i]);
+		    strstr(s->err[i], "through its proxy at 127.0.0.1:") == NULL)
+			fail_msg("rank %d's error does not name its proxy: %s", i, s->err[i]);
 	reap(w.rk, NR);
 	nest_stop(&w);
 }
 
 /*
- * A JOIN the root refuses through a relay: the rank hears why, and the
- * relay, whose only JOIN was refused, still serves ranks that come later
+ * A JOIN the root refuses through a proxy: the rank hears why, and the
+ * proxy, whose only JOIN was refused, still serves ranks that come later
  * (it and the root keep the link alive alike).
  */
 static void
@@ -604,7 +604,7 @@ test_proxy_refused(void **state)
 	(void)state;
 	fast_keepalive();
 	root = root_child(2, &uid);
-	ra = relay_child(&uid, &uid.root, &a);
+	ra = proxy_child(&uid, &uid.root, &a);
 	/* A size that is not the root's. */
 	rk[0] = rank_child(&uid, 0, 1, &a, SC_LEAVE);
 	assert_true(wait_for(&s->done[0], 1));
@@ -612,7 +612,7 @@ test_proxy_refused(void **state)
 	if (strstr(s->err[0], "rank 0 says this root serves 1 ranks, the root expects 2") == NULL)
 		fail_msg("the refusal did not reach the rank: %s", s->err[0]);
 	reap(rk, 1);
-	/* Past the link's keep-alive limit, and the relay still carries a rank. */
+	/* Past the link's keep-alive limit, and the proxy still carries a rank. */
 	pause_ms(4000);
 	memset(s, 0, sizeof *s);
 	s->first_dead = -1;
@@ -629,7 +629,7 @@ test_proxy_refused(void **state)
 	reap((pid_t[]){ ra, root }, 2);
 }
 
-/* A relay that cannot reach its root says so, naming it, and does not start. */
+/* A proxy that cannot reach its root says so, naming it, and does not start. */
 static void
 test_proxy_no_root(void **state)
 {
@@ -660,7 +660,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_proxy_lost, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_proxy_stop, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_proxy_silent_rank, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_proxy_silent_relay, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_proxy_silent_proxy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_proxy_silent_root, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_proxy_refused, setup, teardown),
 		cmocka_unit_test(test_proxy_no_root),

@@ -18,10 +18,10 @@
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
-/* wbuf */
+/* wire_buf */
 
 static void
-test_wbuf_round_trip(void **state)
+test_wire_buf_round_trip(void **state)
 {
 	static const struct {
 		uint8_t u8;
@@ -40,23 +40,23 @@ test_wbuf_round_trip(void **state)
 	for (size_t i = 0; i < ARRAY_LEN(rows); i++) {
 		uint8_t buf[64], out[32];
 		size_t n = strlen(rows[i].bytes);
-		struct wbuf b;
+		struct wire_buf b;
 
-		wbuf_init(&b, buf, sizeof buf);
-		wbuf_put_u8(&b, rows[i].u8);
-		wbuf_put_u16(&b, rows[i].u16);
-		wbuf_put_u32(&b, rows[i].u32);
-		wbuf_put_u64(&b, rows[i].u64);
-		wbuf_put_bytes(&b, rows[i].bytes, n);
+		wire_buf_init(&b, buf, sizeof buf);
+		wire_put_u8(&b, rows[i].u8);
+		wire_put_u16(&b, rows[i].u16);
+		wire_put_u32(&b, rows[i].u32);
+		wire_put_u64(&b, rows[i].u64);
+		wire_put_bytes(&b, rows[i].bytes, n);
 		assert_int_equal(b.err, 0);
 		assert_int_equal(b.off, 1 + 2 + 4 + 8 + n);
 
-		wbuf_init(&b, buf, 15 + n);
-		assert_int_equal(wbuf_get_u8(&b), rows[i].u8);
-		assert_int_equal(wbuf_get_u16(&b), rows[i].u16);
-		assert_int_equal(wbuf_get_u32(&b), rows[i].u32);
-		assert_true(wbuf_get_u64(&b) == rows[i].u64);
-		wbuf_get_bytes(&b, out, n);
+		wire_buf_init(&b, buf, 15 + n);
+		assert_int_equal(wire_get_u8(&b), rows[i].u8);
+		assert_int_equal(wire_get_u16(&b), rows[i].u16);
+		assert_int_equal(wire_get_u32(&b), rows[i].u32);
+		assert_true(wire_get_u64(&b) == rows[i].u64);
+		wire_get_bytes(&b, out, n);
 		assert_memory_equal(out, rows[i].bytes, n);
 		assert_int_equal(b.err, 0);
 		assert_int_equal(b.off, b.len);
@@ -65,7 +65,7 @@ test_wbuf_round_trip(void **state)
 
 /* Integers are little-endian on the wire whatever the host order. */
 static void
-test_wbuf_little_endian(void **state)
+test_wire_buf_little_endian(void **state)
 {
 	static const uint8_t want[] = {
 		0xab,
@@ -74,20 +74,20 @@ test_wbuf_little_endian(void **state)
 		0xf0, 0xde, 0xbc, 0x9a, 0x78, 0x56, 0x34, 0x12,
 	};
 	uint8_t buf[sizeof want];
-	struct wbuf b;
+	struct wire_buf b;
 
-	wbuf_init(&b, buf, sizeof buf);
-	wbuf_put_u8(&b, 0xab);
-	wbuf_put_u16(&b, 0x1234);
-	wbuf_put_u32(&b, 0x12345678u);
-	wbuf_put_u64(&b, 0x123456789abcdef0ull);
+	wire_buf_init(&b, buf, sizeof buf);
+	wire_put_u8(&b, 0xab);
+	wire_put_u16(&b, 0x1234);
+	wire_put_u32(&b, 0x12345678u);
+	wire_put_u64(&b, 0x123456789abcdef0ull);
 	assert_int_equal(b.err, 0);
 	assert_memory_equal(buf, want, sizeof want);
 }
 
 /* Writing past the end sets err, writes nothing past the end, and stays failed. */
 static void
-test_wbuf_put_overrun(void **state)
+test_wire_buf_put_overrun(void **state)
 {
 	static const struct {
 		size_t cap;	/* room in the buffer */
@@ -98,24 +98,24 @@ test_wbuf_put_overrun(void **state)
 
 	for (size_t i = 0; i < ARRAY_LEN(rows); i++) {
 		uint8_t buf[16];
-		struct wbuf b;
+		struct wire_buf b;
 
 		memset(buf, 0xee, sizeof buf);
-		wbuf_init(&b, buf, rows[i].cap);
+		wire_buf_init(&b, buf, rows[i].cap);
 		switch (rows[i].width) {
-		case 1: wbuf_put_u8(&b, 0x11); break;
-		case 2: wbuf_put_u16(&b, 0x1111); break;
-		case 4: wbuf_put_u32(&b, 0x11111111u); break;
-		default: wbuf_put_u64(&b, 0x1111111111111111ull); break;
+		case 1: wire_put_u8(&b, 0x11); break;
+		case 2: wire_put_u16(&b, 0x1111); break;
+		case 4: wire_put_u32(&b, 0x11111111u); break;
+		default: wire_put_u64(&b, 0x1111111111111111ull); break;
 		}
 		assert_int_equal(b.err, 1);
 		assert_true(b.off <= rows[i].cap);
 		for (size_t j = rows[i].cap; j < sizeof buf; j++)
 			assert_int_equal(buf[j], 0xee);
 		/* Once failed, even a put that fits is refused. */
-		wbuf_init(&b, buf, 8);
+		wire_buf_init(&b, buf, 8);
 		b.err = 1;
-		wbuf_put_u8(&b, 1);
+		wire_put_u8(&b, 1);
 		assert_int_equal(b.off, 0);
 		assert_int_equal(b.err, 1);
 	}
@@ -123,26 +123,26 @@ test_wbuf_put_overrun(void **state)
 
 /* Reading past the end sets err and yields zero, and every later read yields zero. */
 static void
-test_wbuf_get_overrun(void **state)
+test_wire_buf_get_overrun(void **state)
 {
 	uint8_t buf[8] = { 1, 2, 3, 4, 5, 6, 7, 8 }, out[4];
-	struct wbuf b;
+	struct wire_buf b;
 
-	wbuf_init(&b, buf, 3);
-	assert_int_equal(wbuf_get_u16(&b), 0x0201);
-	assert_int_equal(wbuf_get_u16(&b), 0);
+	wire_buf_init(&b, buf, 3);
+	assert_int_equal(wire_get_u16(&b), 0x0201);
+	assert_int_equal(wire_get_u16(&b), 0);
 	assert_int_equal(b.err, 1);
-	assert_int_equal(wbuf_get_u8(&b), 0);
-	assert_int_equal(wbuf_get_u32(&b), 0);
-	assert_true(wbuf_get_u64(&b) == 0);
+	assert_int_equal(wire_get_u8(&b), 0);
+	assert_int_equal(wire_get_u32(&b), 0);
+	assert_true(wire_get_u64(&b) == 0);
 	memset(out, 0xee, sizeof out);
-	wbuf_get_bytes(&b, out, sizeof out);
+	wire_get_bytes(&b, out, sizeof out);
 	assert_memory_equal(out, "\0\0\0\0", 4);
 	assert_int_equal(b.err, 1);
 
 	/* A u64 with only 7 bytes left overruns too. */
-	wbuf_init(&b, buf, 7);
-	(void)wbuf_get_u64(&b);
+	wire_buf_init(&b, buf, 7);
+	(void)wire_get_u64(&b);
 	assert_int_equal(b.err, 1);
 }
 
@@ -193,9 +193,9 @@ test_hdr_rejects(void **state)
 		  0, 0, 0 }, COLL_EVERSION },
 		{ "version 4 (entries without lanes)", { 'C', 'O', 'L', 'L', 4, 1, 0, 0, 0, 0, 0,
 		  0 }, COLL_EVERSION },
-		{ "version 5 (no relays' frames)", { 'C', 'O', 'L', 'L', 5, 1, 0, 0, 0, 0, 0, 0 },
+		{ "version 5 (no proxies' frames)", { 'C', 'O', 'L', 'L', 5, 1, 0, 0, 0, 0, 0, 0 },
 		  COLL_EVERSION },
-		{ "version 6 (relays pass every rank's keep-alives)", { 'C', 'O', 'L', 'L', 6, 1, 0,
+		{ "version 6 (proxies pass every rank's keep-alives)", { 'C', 'O', 'L', 'L', 6, 1, 0,
 		  0, 0, 0, 0, 0 }, COLL_EVERSION },
 		{ "version 7 (no FAILED_SET)", { 'C', 'O', 'L', 'L', 7, 1, 0, 0, 0, 0, 0, 0 },
 		  COLL_EVERSION },
@@ -277,16 +277,16 @@ test_entry_round_trip(void **state)
 	for (size_t i = 0; i < ARRAY_LEN(entry_rows); i++) {
 		struct wire_entry in, out;
 		uint8_t buf[256];
-		struct wbuf b;
+		struct wire_buf b;
 		size_t n;
 
 		make_entry(&in, entry_rows[i].rank, entry_rows[i].nranks, entry_rows[i].ip,
 		    entry_rows[i].port, entry_rows[i].host);
-		wbuf_init(&b, buf, sizeof buf);
+		wire_buf_init(&b, buf, sizeof buf);
 		n = wire_entry_encode(&b, &in);
 		assert_int_equal(b.err, 0);
 		assert_int_equal(n, 17 + 19 + 2 + strlen(entry_rows[i].host));
-		wbuf_init(&b, buf, n);
+		wire_buf_init(&b, buf, n);
 		assert_int_equal(wire_entry_decode(&b, &out), COLL_OK);
 		assert_int_equal(b.off, n);
 		assert_entry_equal(&in, &out);
@@ -300,15 +300,15 @@ test_entry_truncated(void **state)
 	for (size_t i = 0; i < ARRAY_LEN(entry_rows); i++) {
 		struct wire_entry in, out;
 		uint8_t buf[256];
-		struct wbuf b;
+		struct wire_buf b;
 		size_t n;
 
 		make_entry(&in, entry_rows[i].rank, entry_rows[i].nranks, entry_rows[i].ip,
 		    entry_rows[i].port, entry_rows[i].host);
-		wbuf_init(&b, buf, sizeof buf);
+		wire_buf_init(&b, buf, sizeof buf);
 		n = wire_entry_encode(&b, &in);
 		for (size_t cut = 0; cut < n; cut++) {
-			wbuf_init(&b, buf, cut);
+			wire_buf_init(&b, buf, cut);
 			if (wire_entry_decode(&b, &out) != COLL_EPROTO)
 				fail_msg("row %zu: entry cut to %zu of %zu bytes accepted", i, cut, n);
 		}
@@ -341,17 +341,17 @@ test_entry_rejects(void **state)
 	for (size_t i = 0; i < ARRAY_LEN(rows); i++) {
 		struct wire_entry in, out;
 		uint8_t buf[64];
-		struct wbuf b;
+		struct wire_buf b;
 		size_t n;
 
 		make_entry(&in, 1, 4, "10.0.0.1", 80, "abcd");
-		wbuf_init(&b, buf, sizeof buf);
+		wire_buf_init(&b, buf, sizeof buf);
 		n = wire_entry_encode(&b, &in);
 		assert_int_equal(n, 42);
 		if (rows[i].off == 4 || rows[i].off == 13)	/* a u32: zero all of it */
 			memset(buf + rows[i].off, 0, 4);
 		buf[rows[i].off] = rows[i].val;
-		wbuf_init(&b, buf, n);
+		wire_buf_init(&b, buf, n);
 		if (wire_entry_decode(&b, &out) != COLL_EPROTO)
 			fail_msg("%s: accepted", rows[i].what);
 	}
@@ -378,10 +378,10 @@ test_note_round_trip(void **state)
 	for (size_t i = 0; i < ARRAY_LEN(rows); i++) {
 		struct wire_note in = { rows[i].code, rows[i].rank, "" }, out;
 		uint8_t buf[512];
-		struct wbuf b;
+		struct wire_buf b;
 
 		snprintf(in.msg, sizeof in.msg, "%s", rows[i].msg ? rows[i].msg : long_msg);
-		wbuf_init(&b, buf, sizeof buf);
+		wire_buf_init(&b, buf, sizeof buf);
 		wire_note_encode(&b, &in);
 		assert_int_equal(b.err, 0);
 		assert_int_equal(b.off, 10 + strlen(in.msg));
@@ -394,12 +394,12 @@ test_note_round_trip(void **state)
 }
 
 static void
-put_note(struct wbuf *b, uint32_t code, uint32_t rank, uint16_t len, const void *msg, size_t n)
+put_note(struct wire_buf *b, uint32_t code, uint32_t rank, uint16_t len, const void *msg, size_t n)
 {
-	wbuf_put_u32(b, code);
-	wbuf_put_u32(b, rank);
-	wbuf_put_u16(b, len);
-	wbuf_put_bytes(b, msg, n);
+	wire_put_u32(b, code);
+	wire_put_u32(b, rank);
+	wire_put_u16(b, len);
+	wire_put_bytes(b, msg, n);
 }
 
 static void
@@ -430,9 +430,9 @@ test_note_rejects(void **state)
 	for (size_t i = 0; i < ARRAY_LEN(rows); i++) {
 		uint8_t buf[512];
 		struct wire_note out;
-		struct wbuf b;
+		struct wire_buf b;
 
-		wbuf_init(&b, buf, sizeof buf);
+		wire_buf_init(&b, buf, sizeof buf);
 		put_note(&b, rows[i].code, rows[i].rank, rows[i].len,
 		    rows[i].msg ? rows[i].msg : big, rows[i].n);
 		assert_int_equal(b.err, 0);
@@ -446,9 +446,9 @@ test_note_truncated(void **state)
 {
 	struct wire_note in = { COLL_EPEER, 2, "peer went away" }, out;
 	uint8_t buf[64];
-	struct wbuf b;
+	struct wire_buf b;
 
-	wbuf_init(&b, buf, sizeof buf);
+	wire_buf_init(&b, buf, sizeof buf);
 	wire_note_encode(&b, &in);
 	for (size_t cut = 0; cut < b.off; cut++)
 		if (wire_note_decode(buf, cut, &out) != COLL_EPROTO)
@@ -461,20 +461,20 @@ test_failed_set(void **state)
 {
 	static struct wire_failed_set in, out;
 	static uint8_t buf[64 + WIRE_MSG_LEN + WIRE_SET_MAX_RANGES * 8];
-	struct wbuf b;
+	struct wire_buf b;
 
 	(void)state;
-	in.note = (struct wire_note){ COLL_ERANKDEAD, 4, "rank 4 and 6 more lost its relay" };
+	in.note = (struct wire_note){ COLL_ERANKDEAD, 4, "rank 4 and 6 more lost its proxy" };
 	in.n = 2;
 	in.first[0] = 4, in.count[0] = 3, in.first[1] = 9, in.count[1] = 4;
-	wbuf_init(&b, buf, sizeof buf);
+	wire_buf_init(&b, buf, sizeof buf);
 	wire_failed_set_encode(&b, &in);
 	assert_int_equal(wire_failed_set_decode(buf, b.off, 16, &out), COLL_OK);
 	assert_int_equal(out.n, 2);
 	assert_int_equal(out.first[1], 9);
 	assert_int_equal(out.count[1], 4);
 	assert_string_equal(out.note.msg, in.note.msg);
-	/* The relay carries it down to a rank. */
+	/* The proxy carries it down to a rank. */
 	assert_true(wire_mux_carries(WIRE_FAILED_SET));
 	/* Past the communicator's ranks: 9 + 4 > 12. */
 	assert_int_equal(wire_failed_set_decode(buf, b.off, 12, &out), COLL_EPROTO);
@@ -501,7 +501,7 @@ test_failed_set(void **state)
 			in.n = rows[i].n;
 			in.first[0] = rows[i].f0, in.count[0] = rows[i].c0;
 			in.first[1] = rows[i].f1, in.count[1] = rows[i].c1;
-			wbuf_init(&b, buf, sizeof buf);
+			wire_buf_init(&b, buf, sizeof buf);
 			wire_failed_set_encode(&b, &in);
 			if (wire_failed_set_decode(buf, b.off, 1u << 20, &out) != COLL_EPROTO)
 				fail_msg("%s: accepted", rows[i].what);
@@ -512,18 +512,18 @@ test_failed_set(void **state)
 	in.n = WIRE_SET_MAX_RANGES;
 	for (uint32_t i = 0; i < in.n; i++)
 		in.first[i] = 2 * i, in.count[i] = 1;
-	wbuf_init(&b, buf, sizeof buf);
+	wire_buf_init(&b, buf, sizeof buf);
 	wire_failed_set_encode(&b, &in);
 	assert_int_equal(wire_failed_set_decode(buf, b.off, 1u << 20, &out), COLL_OK);
-	wbuf_init(&b, buf, sizeof buf);
-	wbuf_put_u32(&b, (uint32_t)COLL_ERANKDEAD);
-	wbuf_put_u32(&b, 0);
-	wbuf_put_u16(&b, 1);
-	wbuf_put_bytes(&b, "x", 1);
-	wbuf_put_u32(&b, WIRE_SET_MAX_RANGES + 1);
+	wire_buf_init(&b, buf, sizeof buf);
+	wire_put_u32(&b, (uint32_t)COLL_ERANKDEAD);
+	wire_put_u32(&b, 0);
+	wire_put_u16(&b, 1);
+	wire_put_bytes(&b, "x", 1);
+	wire_put_u32(&b, WIRE_SET_MAX_RANGES + 1);
 	for (uint32_t i = 0; i <= WIRE_SET_MAX_RANGES && b.off + 8 <= sizeof buf; i++) {
-		wbuf_put_u32(&b, 2 * i);
-		wbuf_put_u32(&b, 1);
+		wire_put_u32(&b, 2 * i);
+		wire_put_u32(&b, 1);
 	}
 	assert_int_equal(wire_failed_set_decode(buf, b.off, 1u << 20, &out), COLL_EPROTO);
 }
@@ -534,12 +534,12 @@ test_failed_set(void **state)
 static size_t
 build_book(uint8_t *buf, size_t cap, uint32_t count, uint32_t n, const uint32_t *ranks)
 {
-	struct wbuf b;
+	struct wire_buf b;
 
-	wbuf_init(&b, buf, cap);
-	wbuf_put_u32(&b, count);
-	wbuf_put_u32(&b, 0);
-	wbuf_put_u32(&b, n);
+	wire_buf_init(&b, buf, cap);
+	wire_put_u32(&b, count);
+	wire_put_u32(&b, 0);
+	wire_put_u32(&b, n);
 	for (uint32_t i = 0; i < n; i++) {
 		struct wire_entry e;
 		char host[16];
@@ -629,14 +629,14 @@ test_book_rejects_nranks_mismatch(void **state)
 {
 	uint8_t buf[256];
 	struct wire_entry book[2], e;
-	struct wbuf b;
+	struct wire_buf b;
 
 	uint32_t first, count;
 
-	wbuf_init(&b, buf, sizeof buf);
-	wbuf_put_u32(&b, 2);
-	wbuf_put_u32(&b, 0);
-	wbuf_put_u32(&b, 2);
+	wire_buf_init(&b, buf, sizeof buf);
+	wire_put_u32(&b, 2);
+	wire_put_u32(&b, 0);
+	wire_put_u32(&b, 2);
 	make_entry(&e, 0, 2, "127.0.0.1", 1, "a");
 	wire_entry_encode(&b, &e);
 	make_entry(&e, 1, 3, "127.0.0.1", 2, "b");
@@ -702,7 +702,7 @@ test_auth_round_trip(void **state)
 	for (size_t i = 0; i < ARRAY_LEN(rows); i++) {
 		struct wire_auth in, out;
 		uint8_t buf[128];
-		struct wbuf b;
+		struct wire_buf b;
 
 		memset(&in, 0, sizeof in);
 		in.jobid = 0x0123456789abcdefull;
@@ -711,7 +711,7 @@ test_auth_round_trip(void **state)
 			in.nonce[j] = (uint8_t)(j + 1);
 		for (int j = 0; j < WIRE_MAC_LEN; j++)
 			in.mac[j] = (uint8_t)(0xa0 + j);
-		wbuf_init(&b, buf, sizeof buf);
+		wire_buf_init(&b, buf, sizeof buf);
 		wire_auth_encode(&b, rows[i].type, &in);
 		assert_int_equal(b.off, rows[i].len);
 		assert_int_equal(wire_auth_decode(buf, b.off, rows[i].type, &out), COLL_OK);
@@ -769,7 +769,7 @@ test_auth_lengths(void **state)
 	}
 }
 
-/* A relay's MUX frame: channel, then a rank's frame that is root traffic, never 0 or nested. */
+/* A proxy's MUX frame: channel, then a rank's frame that is root traffic, never 0 or nested. */
 static void
 test_mux_decode(void **state)
 {
@@ -803,7 +803,7 @@ test_mux_decode(void **state)
 	    COLL_OK);
 	assert_int_equal(ch, 0x109);
 	assert_int_equal(ms, 0);
-	/* A rank its relay gave up: how long it was silent. */
+	/* A rank its proxy gave up: how long it was silent. */
 	assert_int_equal(wire_mux_end_decode((const uint8_t[]){ 9, 1, 0, 0, 0xa0, 0x86, 1, 0 }, 8,
 	    &ch, &ms), COLL_OK);
 	assert_int_equal(ch, 0x109);
@@ -826,7 +826,7 @@ test_auth_hello_role(void **state)
 		int want;
 	} rows[] = {
 		{ 0, COLL_EPROTO }, { WIRE_ROLE_ROOT, COLL_OK }, { WIRE_ROLE_PEER, COLL_OK },
-		{ WIRE_ROLE_CONTROL, COLL_OK }, { WIRE_ROLE_RELAY, COLL_OK }, { 5, COLL_EPROTO },
+		{ WIRE_ROLE_CONTROL, COLL_OK }, { WIRE_ROLE_PROXY, COLL_OK }, { 5, COLL_EPROTO },
 		{ 255, COLL_EPROTO },
 	};
 
@@ -847,14 +847,14 @@ test_join_round_trip(void **state)
 	struct wire_join j = { .commid = 0x1122334455667788ull, .keepalive_ms = 1000,
 	    .keepalive_limit = 30, .base = 4096, .nroots = 3 }, back;
 	uint8_t buf[512];
-	struct wbuf b;
+	struct wire_buf b;
 
 	(void)state;
 	j.e = (struct wire_entry){ .rank = 3, .nranks = 4096, .pid = 77, .lanes = 4,
 	    .lane_min = 65536 };
 	assert_int_equal(net_addr_parse(&j.e.addr, "127.0.0.1", 5000), COLL_OK);
 	snprintf(j.e.host, sizeof j.e.host, "node7");
-	wbuf_init(&b, buf, sizeof buf);
+	wire_buf_init(&b, buf, sizeof buf);
 	wire_join_encode(&b, &j);
 	assert_int_equal(wire_join_decode(buf, b.off, &back), COLL_OK);
 	assert_true(back.commid == j.commid);
@@ -864,7 +864,7 @@ test_join_round_trip(void **state)
 	assert_int_equal(back.e.nranks, 4096);
 	assert_string_equal(back.e.host, "node7");
 	j.base = WIRE_MAX_RANKS - 4095;
-	wbuf_init(&b, buf, sizeof buf);
+	wire_buf_init(&b, buf, sizeof buf);
 	wire_join_encode(&b, &j);
 	assert_int_equal(wire_join_decode(buf, b.off, &back), COLL_EPROTO);
 }
@@ -874,10 +874,10 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_join_round_trip),
-		cmocka_unit_test(test_wbuf_round_trip),
-		cmocka_unit_test(test_wbuf_little_endian),
-		cmocka_unit_test(test_wbuf_put_overrun),
-		cmocka_unit_test(test_wbuf_get_overrun),
+		cmocka_unit_test(test_wire_buf_round_trip),
+		cmocka_unit_test(test_wire_buf_little_endian),
+		cmocka_unit_test(test_wire_buf_put_overrun),
+		cmocka_unit_test(test_wire_buf_get_overrun),
 		cmocka_unit_test(test_hdr_round_trip),
 		cmocka_unit_test(test_hdr_rejects),
 		cmocka_unit_test(test_entry_round_trip),

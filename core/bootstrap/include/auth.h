@@ -33,7 +33,7 @@ int auth_connect(int fd, const struct coll_uid *uid, uint8_t role, uint64_t dead
 int auth_accept(int fd, const struct coll_uid *uid, uint8_t *role, uint64_t deadline_ms,
     int abort_fd, char *err, size_t errlen);
 /*
- * The handshakes of a root's listener and of its relays' (root.c, proxy.c):
+ * The handshakes of a root's listener and of its proxies' (root.c, proxy.c):
  * one pool each (hspool.h) with the same settings. A deadline of 5 s and 64
  * in flight, as both had; the oldest cut off after 1 s when all are taken
  * and more wait, as the rank listeners do, so silent strangers cannot keep
@@ -46,9 +46,9 @@ int auth_accept(int fd, const struct coll_uid *uid, uint8_t *role, uint64_t dead
 struct hspool;
 
 /*
- * Accept fd for a root or a relay, in a handshake of pool hp: authenticate,
- * settle fd in the pool, and take only a rank (WIRE_ROLE_ROOT) or a relay
- * (WIRE_ROLE_RELAY). COLL_OK with *role; else err says why (empty when the
+ * Accept fd for a root or a proxy, in a handshake of pool hp: authenticate,
+ * settle fd in the pool, and take only a rank (WIRE_ROLE_ROOT) or a proxy
+ * (WIRE_ROLE_PROXY). COLL_OK with *role; else err says why (empty when the
  * pool cut it off: a silent stranger, no word). fd stays the caller's.
  */
 int auth_accept_pooled(struct hspool *hp, int fd, const struct coll_uid *uid, uint8_t *role,

@@ -1,14 +1,14 @@
 /*
- * A root relay: it carries the root connections of the ranks below it (and
- * of relays below it) to the root, or to the relay above it, on one
+ * A root proxy: it carries the root connections of the ranks below it (and
+ * of proxies below it) to the root, or to the proxy above it, on one
  * connection of MUX frames, so that the root of a job of 80,000 ranks takes a
- * connection per relay of the launch tree's first layer, not one per rank.
+ * connection per proxy of the launch tree's first layer, not one per rank.
  * It holds no state of the job: every frame passes through unchanged, so the
  * root's agreement (shrink, split, retry) works as it does without it.
  *
  * Ranks reach it instead of the root when COLL_ROOT_VIA names it (the launch
  * tree's relays set it); they authenticate with the job's secret as they
- * would with the root, and so does the relay with the root.
+ * would with the root, and so does the proxy with the root.
  */
 #ifndef COLL_PROXY_H
 #define COLL_PROXY_H
@@ -21,7 +21,7 @@
 struct proxy;
 
 /*
- * Connect to upstream (the root of uid, or another relay of it) and listen
+ * Connect to upstream (the root of uid, or another proxy of it) and listen
  * at *at (port 0: any; *at gets the bound address). Fails with a one-line
  * reason in err when upstream cannot be reached or refuses us.
  */

@@ -37,7 +37,7 @@ int root_first_dead(struct root *root);
 int root_wait_idle(struct root *root, int timeout_ms);
 /* Bytes the root has sent on rank connections that have closed (all of them, once every rank left). */
 uint64_t root_bytes_sent(struct root *root);
-/* Frames the root has read on relays' channels (its ranks' frames, less the keep-alives the relays answer). */
-uint64_t root_relayed_in(struct root *root);
+/* Frames the root has read on proxies' channels (its ranks' frames, less the keep-alives the proxies answer). */
+uint64_t root_proxied_in(struct root *root);
 
 #endif

@@ -53,7 +53,7 @@ struct launch_opts {
 	const char *const *hosts;	/* host names as the user wrote them */
 	const int *rank_host;		/* host index of every rank */
 	/*
-	 * ssh: a root relay (proxy.h) listening on every address of this host
+	 * ssh: a root proxy (proxy.h) listening on every address of this host
 	 * at this port (0: none): each host's ranks, and the relays below,
 	 * reach the root through it, at the address that reached that host.
 	 */

@@ -70,7 +70,7 @@ struct hspool {
 	int rested;		/* a rest was logged (once per pool) */
 	hspool_fn fn;
 	void *arg;
-	const char *name;	/* for the log: "rank", "root relay" */
+	const char *name;	/* for the log: "rank", "root proxy" */
 	/* The loop form (hspool_watch), the owner's thread only. */
 	struct loop *loop;
 	int loop_fd;		/* the fd watched there, or -1 */

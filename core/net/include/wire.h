@@ -18,7 +18,7 @@
 
 #define WIRE_MAGIC 0x4c4c4f43u		/* "COLL" */
 #define WIRE_DATA_MAGIC 0x54414443u	/* "CDAT" */
-#define WIRE_VERSION 8	/* 8: FAILED_SET; 7: relays keep their ranks alive; 6: root relays */
+#define WIRE_VERSION 8	/* 8: FAILED_SET; 7: proxies keep their ranks alive; 6: root proxies */
 #define WIRE_HDR_LEN 12
 #define WIRE_DATA_HDR_LEN 24
 #define WIRE_MAX_PAYLOAD (16u << 20)
@@ -47,8 +47,8 @@ enum wire_type {
 	WIRE_RETRY_GO,		/* root -> rank: every rank stopped at seq: run it again */
 	WIRE_RETRY_REFUSE,	/* root -> rank: seq cannot be retried, and why */
 	WIRE_FETCH,		/* block leader -> another root: your block's book, once complete */
-	WIRE_MUX,		/* root relay <-> root: one rank's frame on channel ch */
-	WIRE_MUX_END,		/* root relay <-> root: channel ch is closed */
+	WIRE_MUX,		/* root proxy <-> root: one rank's frame on channel ch */
+	WIRE_MUX_END,		/* root proxy <-> root: channel ch is closed */
 	WIRE_FAILED_SET,	/* root -> rank: several ranks failed at once */
 	WIRE_TYPE_MAX
 };
@@ -57,18 +57,18 @@ enum wire_role {
 	WIRE_ROLE_ROOT = 1,
 	WIRE_ROLE_PEER = 2,
 	WIRE_ROLE_CONTROL = 3,
-	WIRE_ROLE_RELAY = 4,	/* a root relay: carries many ranks' root connections */
+	WIRE_ROLE_PROXY = 4,	/* a root proxy: carries many ranks' root connections */
 };
 
 /*
- * MUX: channel u32 | type u8 | the frame's payload. One relay connection
+ * MUX: channel u32 | type u8 | the frame's payload. One proxy connection
  * carries the root connections of many ranks, each its own channel, so that
  * no root takes a connection per rank (core/bootstrap/proxy.c). MUX_END:
  * channel u32 [| silent ms u32]; the channel is closed (either way), or,
- * with the second field, its rank was silent that long and its relay gave
- * it up: a relay keeps its ranks alive itself (PINGs both ways), and only
- * the relay's own PINGs travel on its link, so the root's keep-alive work
- * is per relay, not per rank.
+ * with the second field, its rank was silent that long and its proxy gave
+ * it up: a proxy keeps its ranks alive itself (PINGs both ways), and only
+ * the proxy's own PINGs travel on its link, so the root's keep-alive work
+ * is per proxy, not per rank.
  */
 #define WIRE_MUX_HDR_LEN 5
 
@@ -130,7 +130,7 @@ struct wire_note {
 
 /*
  * FAILED_SET: a note (its rank the first that failed) | u32 n | n ranges
- * (u32 first, u32 count), ascending and apart. When a relay is lost, its
+ * (u32 first, u32 count), ascending and apart. When a proxy is lost, its
  * whole subtree is: one notice per survivor naming them all, where a notice
  * per death to every survivor made dead x live frames (10^8 at 80,000 ranks).
  */
@@ -151,32 +151,32 @@ struct wire_data_hdr {
 };
 
 /* A bounded cursor over bytes; any overrun sets err and later reads yield zero. */
-struct wbuf {
+struct wire_buf {
 	uint8_t *p;
 	size_t len;
 	size_t off;
 	int err;
 };
 
-void wbuf_init(struct wbuf *b, void *p, size_t len);
-void wbuf_put_u8(struct wbuf *b, uint8_t v);
-void wbuf_put_u16(struct wbuf *b, uint16_t v);
-void wbuf_put_u32(struct wbuf *b, uint32_t v);
-void wbuf_put_u64(struct wbuf *b, uint64_t v);
-void wbuf_put_bytes(struct wbuf *b, const void *p, size_t n);
-uint8_t wbuf_get_u8(struct wbuf *b);
-uint16_t wbuf_get_u16(struct wbuf *b);
-uint32_t wbuf_get_u32(struct wbuf *b);
-uint64_t wbuf_get_u64(struct wbuf *b);
-void wbuf_get_bytes(struct wbuf *b, void *p, size_t n);
+void wire_buf_init(struct wire_buf *b, void *p, size_t len);
+void wire_put_u8(struct wire_buf *b, uint8_t v);
+void wire_put_u16(struct wire_buf *b, uint16_t v);
+void wire_put_u32(struct wire_buf *b, uint32_t v);
+void wire_put_u64(struct wire_buf *b, uint64_t v);
+void wire_put_bytes(struct wire_buf *b, const void *p, size_t n);
+uint8_t wire_get_u8(struct wire_buf *b);
+uint16_t wire_get_u16(struct wire_buf *b);
+uint32_t wire_get_u32(struct wire_buf *b);
+uint64_t wire_get_u64(struct wire_buf *b);
+void wire_get_bytes(struct wire_buf *b, void *p, size_t n);
 
 /* Frame header: encode into 12 bytes; decode checks magic, version and bounds. */
 void wire_hdr_encode(uint8_t out[WIRE_HDR_LEN], uint8_t type, uint32_t len);
 int wire_hdr_decode(struct wire_hdr *h, const uint8_t in[WIRE_HDR_LEN]);
 
-size_t wire_entry_encode(struct wbuf *b, const struct wire_entry *e);
-int wire_entry_decode(struct wbuf *b, struct wire_entry *e);
-void wire_auth_encode(struct wbuf *b, uint8_t type, const struct wire_auth *a);
+size_t wire_entry_encode(struct wire_buf *b, const struct wire_entry *e);
+int wire_entry_decode(struct wire_buf *b, struct wire_entry *e);
+void wire_auth_encode(struct wire_buf *b, uint8_t type, const struct wire_auth *a);
 int wire_auth_decode(const uint8_t *p, size_t len, uint8_t type, struct wire_auth *a);
 /* A MUX frame's channel and inner frame (pointing into p); channel 0 is never used. */
 struct wire_mux {
@@ -190,19 +190,19 @@ int wire_mux_carries(uint8_t type);
 int wire_mux_decode(const uint8_t *p, uint32_t len, struct wire_mux *m);
 /* silent_ms: 0 when the channel just closed. */
 int wire_mux_end_decode(const uint8_t *p, uint32_t len, uint32_t *ch, uint32_t *silent_ms);
-void wire_note_encode(struct wbuf *b, const struct wire_note *n);
+void wire_note_encode(struct wire_buf *b, const struct wire_note *n);
 int wire_note_decode(const uint8_t *p, size_t len, struct wire_note *n);
-void wire_failed_set_encode(struct wbuf *b, const struct wire_failed_set *f);
+void wire_failed_set_encode(struct wire_buf *b, const struct wire_failed_set *f);
 /* Ranges past nranks, empty, overlapping or out of order are refused. */
 int wire_failed_set_decode(const uint8_t *p, size_t len, uint32_t nranks,
     struct wire_failed_set *f);
-void wire_join_encode(struct wbuf *b, const struct wire_join *j);
+void wire_join_encode(struct wire_buf *b, const struct wire_join *j);
 int wire_join_decode(const uint8_t *p, size_t len, struct wire_join *j);
 /*
  * One chunk of the address book: nranks, first, count, then entries first ..
  * first + count - 1. The payload is at most WIRE_BOOK_CHUNK entries long.
  */
-void wire_book_encode(struct wbuf *b, uint32_t nranks, uint32_t first, uint32_t count,
+void wire_book_encode(struct wire_buf *b, uint32_t nranks, uint32_t first, uint32_t count,
     const struct wire_entry *book);
 /* Decode a chunk into book (nranks entries); *first and *count say which it filled. */
 int wire_book_decode(const uint8_t *p, size_t len, uint32_t nranks, struct wire_entry *book,
@@ -233,10 +233,10 @@ struct wire_regroup_done {
 	char msg[WIRE_MSG_LEN + 1];
 };
 
-void wire_regroup_encode(struct wbuf *b, const struct wire_regroup *r);
+void wire_regroup_encode(struct wire_buf *b, const struct wire_regroup *r);
 /* Every excluded rank must be below nranks; free r->excl after. */
 int wire_regroup_decode(const uint8_t *p, size_t len, uint32_t nranks, struct wire_regroup *r);
-void wire_regroup_done_encode(struct wbuf *b, const struct wire_regroup_done *d);
+void wire_regroup_done_encode(struct wire_buf *b, const struct wire_regroup_done *d);
 int wire_regroup_done_decode(const uint8_t *p, size_t len, uint32_t nranks,
     struct wire_regroup_done *d);
 
