@@ -61,7 +61,6 @@ struct ctl_server {
 	pthread_t thread;
 	struct loop *loop;	/* the control thread's */
 	struct hspool hp;
-	int watched;		/* the pool's fd the loop watches, -1 none (control thread) */
 	int stop_fd[2];		/* readable once stopping: every handshake ends at once */
 	int stop;
 	int have_uid;
@@ -161,37 +160,6 @@ ctl_handshake(void *arg, int fd)
 		close(fd);
 }
 
-static void
-ctl_on_pool(struct loop *l, int fd, int events, void *arg)
-{
-	struct ctl_server *s = arg;
-
-	(void)l;
-	(void)fd;
-	(void)events;
-	hspool_serve(&s->hp, clock_now_ms());
-}
-
-/*
- * Watch the fd the pool asks for this round (the listener, its wake-up, or
- * none while it rests; none at all until the job has an id); the longest
- * wait it allows.
- */
-static int
-ctl_server_watch(struct ctl_server *s, int have_uid)
-{
-	int wait = -1, fd = have_uid ? hspool_pollfd(&s->hp, clock_now_ms(), &wait) : -1;
-
-	if (fd == s->watched)
-		return wait;
-	loop_unwatch(s->loop, s->watched);
-	s->watched = -1;
-	if (fd >= 0 && loop_watch(s->loop, fd, LOOP_READ, ctl_on_pool, s) != COLL_OK)
-		return HSPOOL_BACKOFF_MS;	/* no memory for a watcher: try again soon */
-	s->watched = fd;
-	return wait;
-}
-
 /* The control thread: serves the pool, never waits on a peer; listens only once the job has an id. */
 static void *
 ctl_server_main(void *arg)
@@ -204,7 +172,10 @@ ctl_server_main(void *arg)
 		stop = s->stop;
 		have_uid = s->have_uid;
 		pthread_mutex_unlock(&s->mu);
-		if (stop || loop_once(s->loop, ctl_server_watch(s, have_uid)) < 0)
+		/* The listener is watched only once the job has an id. */
+		if (have_uid)
+			(void)hspool_watch(&s->hp, s->loop, clock_now_ms());
+		if (stop || loop_once(s->loop, -1) < 0)
 			break;
 	}
 	return NULL;
@@ -214,6 +185,7 @@ ctl_server_main(void *arg)
 static void
 ctl_server_free(struct ctl_server *s)
 {
+	hspool_unwatch(&s->hp);
 	hspool_free(&s->hp);
 	loop_free(s->loop);
 	for (int i = 0; i < 2; i++)
@@ -231,7 +203,7 @@ ctl_server_start(int lfd, char *err, size_t len)
 	struct ctl_server *s = xcalloc(1, sizeof *s);
 	int r = 0;
 
-	*s = (struct ctl_server){ .watched = -1, .stop_fd = { -1, -1 }, .ready = -1 };
+	*s = (struct ctl_server){ .stop_fd = { -1, -1 }, .ready = -1 };
 	pthread_mutex_init(&s->mu, NULL);
 	if (pipe2(s->stop_fd, O_CLOEXEC | O_NONBLOCK) != 0 || (s->loop = loop_new()) == NULL ||
 	    hspool_init(&s->hp, lfd, CTL_SHAKES, ctl_handshake, s, CTL_CUT_GRACE_MS,

@@ -154,7 +154,6 @@ struct service {
 	struct loop *l;
 	int stop;		/* the communicator is being torn down */
 	uint64_t last_rx;
-	int pool_fd;		/* the fd watched for the handshake pool, or -1 */
 	/* A block leader's watches (blocks.c), which hands them over as pollfds. */
 	struct pollfd *wpfd;
 	int *wfd;		/* the fd each entry is watched under, or -1 */
@@ -166,16 +165,6 @@ service_on_abort(struct loop *l, int fd, int events, void *arg)
 {
 	(void)l, (void)fd, (void)events;
 	((struct service *)arg)->stop = 1;
-}
-
-static void
-service_on_pool(struct loop *l, int fd, int events, void *arg)
-{
-	struct service *sv = arg;
-
-	(void)l, (void)fd, (void)events;
-	if (!sv->stop)
-		hspool_serve(&sv->c->hs, clock_now_ms());
 }
 
 static void
@@ -200,24 +189,17 @@ service_on_watch(struct loop *l, int fd, int events, void *arg)
 }
 
 /*
- * Before each wait: the pool's fd (the listener, its wake-up, or none while
- * it rests; *wait lowered as hspool.h says), the root while it lives, and a
- * leader's watches. A watch's fd, once closed, may come back as another
+ * Before each wait: the pool's fd and timer (hspool_watch), the root while
+ * it lives, and a leader's watches. A watch's fd, once closed, may come back as another
  * thread's socket: it is unwatched before any fd is watched anew.
  */
 static void
-service_sync(struct service *sv, int *wait)
+service_sync(struct service *sv)
 {
 	struct comm *c = sv->c;
-	int fd = hspool_pollfd(&c->hs, clock_now_ms(), wait);
 	size_t n;
 
-	if (fd != sv->pool_fd && sv->pool_fd >= 0)
-		loop_unwatch(sv->l, sv->pool_fd);
-	if (fd != sv->pool_fd && fd >= 0 &&
-	    loop_watch(sv->l, fd, LOOP_READ, service_on_pool, sv) != COLL_OK)
-		fd = -1;
-	sv->pool_fd = fd;
+	(void)hspool_watch(&c->hs, sv->l, clock_now_ms());
 	loop_mask(sv->l, c->root_fd, atomic_load(&c->root_lost) ? 0 : LOOP_READ);
 	n = blocks_watch_pollfds(c, sv->wpfd);
 	for (size_t i = 0; i < sv->nw; i++)
@@ -254,7 +236,7 @@ service_keepalive(struct service *sv, uint64_t now, uint64_t *next_ping)
 static int
 service_open(struct service *sv, struct comm *c)
 {
-	*sv = (struct service){ .c = c, .last_rx = clock_now_ms(), .pool_fd = -1 };
+	*sv = (struct service){ .c = c, .last_rx = clock_now_ms() };
 	/* A block leader (blocks.c) also hears the other blocks' roots. */
 	sv->wpfd = xcalloc(1 + (size_t)c->nroots, sizeof *sv->wpfd);
 	sv->wfd = xcalloc(1 + (size_t)c->nroots, sizeof *sv->wfd);
@@ -283,7 +265,7 @@ comm_service(void *arg)
 	while (sv.l != NULL && !sv.stop) {
 		root = !atomic_load(&c->root_lost);
 		wait = c->ka_ms;
-		service_sync(&sv, &wait);
+		service_sync(&sv);
 		if (loop_once(sv.l, wait) < 0 || sv.stop)
 			break;
 		now = clock_now_ms();
@@ -291,6 +273,7 @@ comm_service(void *arg)
 		if (root)
 			service_keepalive(&sv, now, &next_ping);
 	}
+	hspool_unwatch(&c->hs);
 	loop_free(sv.l);
 	free(sv.wpfd);
 	free(sv.wfd);
