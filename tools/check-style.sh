@@ -6,7 +6,7 @@
 # it to let a new one in.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-limit=${COLL_FUNC_MAX_LINES:-91}
+limit=${COLL_FUNC_MAX_LINES:-80}
 awk -v limit="$limit" '
 	FNR == 1 { inbody = 0 }
 	/^{$/ { inbody = 1; start = FNR; next }
