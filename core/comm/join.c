@@ -230,21 +230,46 @@ join_failed(struct comm *c, int r)
 	return r;
 }
 
+/*
+ * Connect and authenticate to the root, or to the root proxy (on a relay of
+ * the launch tree) when one is named. The root's handshake pool cuts off the
+ * oldest handshake for a newcomer once all its slots are taken past a grace
+ * (a crowd at its port): a rank cut so, or closed before its proof, connects
+ * again until the deadline instead of failing the job.
+ */
+static int
+join_root(struct comm *c, uint64_t dl)
+{
+	struct timespec pause = { 0, 50 * 1000000 };
+	const struct net_addr *to = c->root_via.len > 0 ? &c->root_via : &c->root_uid.root;
+	char err[COLL_ERR_LEN];
+	int r;
+
+	for (;;) {
+		if ((r = join_connect(c, to, dl, c->abort_fd, &c->root_fd)) != COLL_OK)
+			return r;
+		r = auth_connect(c->root_fd, &c->root_uid, WIRE_ROLE_ROOT, dl, c->abort_fd, err,
+		    sizeof err);
+		if (r != COLL_EPEER || clock_now_ms() >= dl || atomic_load(&c->failed))
+			break;
+		close(c->root_fd);
+		c->root_fd = -1;
+		nanosleep(&pause, NULL);
+	}
+	if (r != COLL_OK)
+		return comm_fail(c, r, "rank %d: root refused or failed authentication: %s",
+		    c->rank, err);
+	return COLL_OK;
+}
+
 int
 join_run(struct comm *c)
 {
 	uint64_t dl = comm_deadline(c);
-	char err[COLL_ERR_LEN];
 	int r;
 
-	/* A root proxy (on a relay of the launch tree) carries our root connection when one is named. */
-	if ((r = join_connect(c, c->root_via.len > 0 ? &c->root_via : &c->root_uid.root, dl,
-	    c->abort_fd, &c->root_fd)) != COLL_OK)
+	if ((r = join_root(c, dl)) != COLL_OK)
 		return r;
-	if ((r = auth_connect(c->root_fd, &c->root_uid, WIRE_ROLE_ROOT, dl, c->abort_fd, err,
-	    sizeof err)) != COLL_OK)
-		return comm_fail(c, r, "rank %d: root refused or failed authentication: %s",
-		    c->rank, err);
 	if ((r = join_listen(c)) != COLL_OK)
 		return r;
 	/*

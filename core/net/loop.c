@@ -10,6 +10,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -54,7 +55,8 @@ struct loop {
 static pthread_mutex_t loop_sig_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct loop *loop_sig_owner[NSIG];
 static volatile sig_atomic_t loop_sig_fd[NSIG];	/* the owner's pipe + 1; 0: none */
-static volatile sig_atomic_t loop_sig_pending[NSIG];
+/* How many of each came since the loop last looked: each one runs the callback. */
+static atomic_int loop_sig_pending[NSIG];
 
 struct loop *
 loop_new(void)
@@ -82,6 +84,7 @@ loop_free(struct loop *l)
 			continue;
 		sigaction(s, &l->sigold[s], NULL);
 		loop_sig_fd[s] = 0;
+		atomic_store(&loop_sig_pending[s], 0);
 		loop_sig_owner[s] = NULL;
 	}
 	pthread_mutex_unlock(&loop_sig_lock);
@@ -193,7 +196,7 @@ loop_sig_handler(int signo)
 	int saved = errno, fd = (int)loop_sig_fd[signo] - 1;
 	unsigned char b = 1;
 
-	loop_sig_pending[signo] = 1;
+	atomic_fetch_add(&loop_sig_pending[signo], 1);
 	if (fd >= 0 && write(fd, &b, 1) < 0) {
 		/* The pipe is full: a wake-up is already pending. */
 	}
@@ -256,11 +259,13 @@ loop_drain(struct loop *l)
 	while (read(l->pipe[0], buf, sizeof(buf)) > 0)
 		;
 	for (int s = 1; s < NSIG; s++) {
-		if (loop_sig_owner[s] != l || !loop_sig_pending[s])
+		int n;
+
+		if (loop_sig_owner[s] != l || (n = atomic_exchange(&loop_sig_pending[s], 0)) == 0)
 			continue;
-		loop_sig_pending[s] = 0;
-		l->sigfn[s](l, s, l->sigarg[s]);
-		ran++;
+		/* Each signal counts: a second SIGTERM means more than the first. */
+		for (; n > 0; n--, ran++)
+			l->sigfn[s](l, s, l->sigarg[s]);
 	}
 	return ran;
 }

@@ -43,8 +43,11 @@ plat_file_read(const char *root, const char *path, char *buf, size_t len)
 		got += (size_t)n;
 	close(fd);
 	buf[got] = '\0';
-	/* A sysfs attribute the driver cannot give (a down link's speed) fails its read. */
-	return n < 0 ? -1 : (ssize_t)got;
+	/*
+	 * A sysfs attribute the driver cannot give (a down link's speed) fails
+	 * its first read; a process that ends mid-read leaves what was read.
+	 */
+	return n < 0 && got == 0 ? -1 : (ssize_t)got;
 }
 
 ssize_t

@@ -15,6 +15,8 @@
 
 #include <inttypes.h>
 #include <signal.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +53,7 @@ struct seen {
 	char err[NR][COLL_ERR_LEN];
 	int nfailed[NR];	/* SC_LOST: the ranks known dead at the verdict */
 	int failed[NR][NR];
+	int cut;		/* connections the cutter closed mid-handshake */
 };
 
 static struct seen *s;
@@ -651,6 +654,98 @@ test_proxy_no_root(void **state)
 	assert_non_null(strstr(err, "cannot reach the root at 127.0.0.1:"));
 }
 
+/* Bytes both ways between a and b until either side ends. */
+static void
+splice_fds(int a, int b)
+{
+	struct pollfd p[2] = { { a, POLLIN, 0 }, { b, POLLIN, 0 } };
+	char buf[4096];
+
+	while (poll(p, 2, WAIT_MS) > 0)
+		for (int i = 0; i < 2; i++) {
+			ssize_t n;
+
+			if (p[i].revents == 0)
+				continue;
+			if ((n = read(p[i].fd, buf, sizeof buf)) <= 0 ||
+			    write(p[1 - i].fd, buf, (size_t)n) != n)
+				return;
+		}
+}
+
+/*
+ * In front of the root, as its handshake pool is when it cuts the oldest
+ * handshake off for a newcomer: the first connection is closed once its
+ * HELLO came; the others are carried to the root byte for byte.
+ */
+static pid_t
+cutter_child(const struct net_addr *root, struct net_addr *at)
+{
+	int lfd;
+	pid_t pid;
+
+	assert_int_equal(net_addr_parse(at, "127.0.0.1", 0), COLL_OK);
+	assert_int_equal(net_listen(at, 16, &lfd), COLL_OK);
+	assert_int_equal(fcntl(lfd, F_SETFL, 0), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid != 0) {
+		close(lfd);
+		return pid;
+	}
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	for (;;) {
+		int fd = accept(lfd, NULL, NULL), up;
+		char b;
+
+		if (fd < 0)
+			_exit(1);
+		if (s->cut == 0) {
+			if (read(fd, &b, 1) == 1)
+				s->cut = 1;
+			close(fd);
+			continue;
+		}
+		if (fork() == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (net_connect(root, clock_now_ms() + WAIT_MS, -1, &up) != COLL_OK ||
+			    fcntl(up, F_SETFL, 0) != 0)
+				_exit(1);
+			splice_fds(fd, up);
+			_exit(0);
+		}
+		close(fd);
+	}
+}
+
+/*
+ * A rank whose handshake the root cut off (a crowd held every slot past the
+ * grace) connects again and joins, rather than failing the job.
+ */
+static void
+test_proxy_cut_rank_reconnects(void **state)
+{
+	struct coll_uid uid;
+	struct net_addr a;
+	pid_t root, cutter, rk[2];
+
+	(void)state;
+	root = root_child(2, &uid);
+	cutter = cutter_child(&uid.root, &a);
+	rk[0] = rank_child(&uid, 0, 2, &a, SC_LEAVE);
+	rk[1] = rank_child(&uid, 1, 2, NULL, SC_LEAVE);
+	s->go = 1;
+	for (int i = 0; i < 2; i++) {
+		assert_true(wait_for(&s->done[i], 1));
+		if (s->init_rc[i] != COLL_OK)
+			fail_msg("rank %d: %s", i, s->err[i]);
+		assert_int_equal(s->sum[i], 1 + 2);
+	}
+	assert_int_equal(s->cut, 1);
+	reap(rk, 2);
+	reap((pid_t[]){ cutter, root }, 2);
+}
+
 int
 main(void)
 {
@@ -664,6 +759,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_proxy_silent_root, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_proxy_refused, setup, teardown),
 		cmocka_unit_test(test_proxy_no_root),
+		cmocka_unit_test_setup_teardown(test_proxy_cut_rank_reconnects, setup, teardown),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

@@ -34,7 +34,7 @@ struct loop;
 typedef void (*loop_fd_fn)(struct loop *l, int fd, int events, void *arg);
 /* A timer fired: return the next delay in ms to fire again, or -1 to end it. */
 typedef int (*loop_timer_fn)(struct loop *l, uint64_t id, void *arg);
-/* A signal arrived (outside the handler: any code may run here). */
+/* A signal arrived (outside the handler: any code may run here); once per signal. */
 typedef void (*loop_signal_fn)(struct loop *l, int signo, void *arg);
 /* Runs before each wait (e.g. flush what callbacks queued). */
 typedef void (*loop_hook_fn)(struct loop *l, void *arg);

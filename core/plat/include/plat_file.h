@@ -28,7 +28,7 @@ const char *plat_file_root(void);
 int plat_file_path(const char *root, const char *path, char *out, size_t len);
 /*
  * Up to len - 1 bytes of root + path into buf, NUL-terminated (bytes past the
- * bound are left unread); the count, or -1 when it cannot be opened or read.
+ * bound are left unread); the count, or -1 when it cannot be opened or nothing could be read.
  */
 ssize_t plat_file_read(const char *root, const char *path, char *buf, size_t len);
 /* As plat_file_read, trailing newlines, blanks and tabs cut. */
