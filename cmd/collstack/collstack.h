@@ -212,6 +212,8 @@ struct stk_local {
 int stk_find(const struct stk_args *a, struct stk_local *out, char *err, size_t len);
 /* The selection's regex and pid list, checked without looking at any process. */
 int stk_select_check(const struct stk_args *a, char *err, size_t len);
+/* How many of --pid's processes run on this host (another user's count), or -1. */
+int stk_select_alive(const struct stk_args *a);
 void stk_local_free(struct stk_local *l);
 /* Status pages, read once per directory, then matched to processes. */
 struct stk_pageset {

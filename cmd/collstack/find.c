@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <regex.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -249,6 +250,24 @@ stk_select_check(const struct stk_args *a, char *err, size_t len)
 
 	stk_filter_free(&f);
 	return r;
+}
+
+int
+stk_select_alive(const struct stk_args *a)
+{
+	struct stk_filter f;
+	char err[256];
+	int alive = 0;
+
+	if (stk_filter_init(&f, a, err, sizeof err) != 0) {
+		stk_filter_free(&f);
+		return -1;
+	}
+	/* EPERM: it runs, as another user's; only ESRCH means there is none. */
+	for (int i = 0; i < f.npids; i++)
+		alive += kill((pid_t)f.pids[i], 0) == 0 || errno == EPERM;
+	stk_filter_free(&f);
+	return alive;
 }
 
 /* Every process of the host, for ancestry; the count, or -1 with why. */

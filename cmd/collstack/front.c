@@ -186,6 +186,17 @@ stk_front(struct stk_args *a, int argc, char **argv)
 		code = r == -2 ? EXIT_USAGE : EXIT_CANNOT;
 		goto out;
 	}
+	/*
+	 * --pid on this host alone, and none of them runs: there is no task to
+	 * read, and a verdict would blame a process that is not there. (Some of
+	 * them gone, with others running, is a finding: they are listed gone.)
+	 */
+	if (a->sel == SEL_PID && !hostopt_given(&a->ho) && stk_select_alive(a) == 0) {
+		fprintf(stderr, "collstack: no such process: --pid %s: none of them runs on this "
+		    "host (give a running rank's pid, or -H HOST for another host's)\n", a->pids);
+		code = EXIT_CANNOT;
+		goto out;
+	}
 	if ((code = front_prepare(a->cmd, &a->ho, a->timeout_s)) != EXIT_OK)
 		goto out;
 	/* A local worker is our child: told our pid, it ends at once if orphaned before its check. */

@@ -15,12 +15,18 @@ job() {
 	echo $JOB >>"$TMP/pids"
 	for _ in $(seq 200); do [ "$(grep -c ready "$TMP/job.out")" -ge 4 ] && break; sleep 0.05; done
 }
-# verdict: collstack until it names a culprit (the ops must stall first), at most 10 s.
+# verdict: collstack until it names a culprit and its verdict lines are the
+# same twice running (the ops must stall first, and on a loaded host a rank
+# may be named before the ranks waiting for it have stalled long enough to
+# be part of the chain), at most 10 s.
 verdict() {
-	for _ in $(seq 20); do
+	local last=
+	for _ in $(seq 30); do
 		collstack --no-color >"$TMP/o" 2>"$TMP/e"
 		code=$?
-		grep -q '^=> ' "$TMP/o" && return
+		now=$(grep -E '^=> | waits in |deadlock' "$TMP/o")
+		grep -q '^=> ' "$TMP/o" && [ "$now" = "$last" ] && return
+		last=$now
 		sleep 0.3
 	done
 }
