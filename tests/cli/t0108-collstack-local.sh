@@ -124,8 +124,13 @@ for _ in $(seq 100); do Z=$(cat "$TMP/zombie"); [ -n "$Z" ] && [ "$(state_of "$Z
 collstack --pid "$Z" --no-color >"$TMP/o" 2>&1
 expect_code 1 $? "zombie: named"
 check "zombie: said so" grep -q "^task 0 ($(hostname), pid $Z) is a zombie" "$TMP/o"
+# Alone, a pid that is not there is no such process (exit 3, nobody blamed);
+# beside one that runs, it is a task named gone.
 collstack --pid 4000000 --no-color >"$TMP/o" 2>&1
-expect_code 1 $? "a pid that is not there: named"
+expect_code 3 $? "a pid that is not there: no such process"
+check "a pid that is not there: said so" grep -q "^collstack: no such process: --pid 4000000" "$TMP/o"
+collstack --pid "$Z,4000000" --no-color >"$TMP/o" 2>&1
+expect_code 1 $? "a pid that is not there, beside a zombie: named"
 check "a pid that is not there: gone" grep -q "pid 4000000) is gone" "$TMP/o"
 
 # 5. A process that ends mid-snapshot: the others are still read. With one
