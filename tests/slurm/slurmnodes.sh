@@ -50,10 +50,13 @@ alive_as() {
 # (a slurmd starts through setsid, netbed's exec, ip netns exec, unshare and
 # sh, each exec'ing the next; a look in between must not read as an exit): a live
 # process we started moments ago.
+# The exe is read once: read twice, an exec between the reads (dash, then
+# slurmd) matched neither and read as an exit (1 start in 5 failed).
 alive_or_starting() {
-	alive_as "$1" "$2" && return 0
-	case $(readlink "/proc/${1:-0}/exe" 2>/dev/null) in
-	*/setsid | */bash | */ip | */unshare | */dash | */sh) running "$1" ;;
+	local exe
+	exe=$(readlink "/proc/${1:-0}/exe" 2>/dev/null) || return 1
+	case $exe in
+	"$(readlink -f "$2")" | */setsid | */bash | */ip | */unshare | */dash | */sh) running "$1" ;;
 	*) return 1 ;;
 	esac
 }
