@@ -8,9 +8,19 @@ mkdir -p -m 700 "$COLL_STATUS_DIR" "$COLL_JOB_DIR"
 PATH=$BIN:$PATH
 collrun() { "$BIN/collrun" "$@"; }
 collcheck() { "$BIN/collcheck" "$@"; }
+# tree_pids PID: PID and all its descendants. A job started with
+# "collrun ... &" files the pid of the subshell running the function above,
+# and killing that alone left collrun and its ranks running.
+tree_pids() {
+	local c
+	echo "$1"
+	for c in $(env -u LD_PRELOAD pgrep -P "$1" 2>/dev/null); do tree_pids "$c"; done
+}
 cleanup() {
 	# Kill anything this test started that is still around, then the files.
-	for p in $(cat "$TMP"/pids 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
+	local all
+	all=$(for p in $(cat "$TMP"/pids 2>/dev/null); do tree_pids "$p"; done)
+	for p in $all; do kill -9 "$p" 2>/dev/null; done
 	cleanup_users
 	rm -rf "$TMP"
 }

@@ -18,7 +18,7 @@ wait_pages() {
 }
 
 # Root's job of 2 ranks, both waiting in allreduce seq 9: nobody is behind.
-collrun -n 2 "$ATK_DIR/pager" 9 5 >"$TMP/job.out" 2>&1 &
+"$BIN/collrun" -n 2 "$ATK_DIR/pager" 9 5 >"$TMP/job.out" 2>&1 &
 echo $! >>"$TMP/pids"
 check "root's job published its 2 pages" wait_pages "$COLL_STATUS_DIR" 2
 ID=$(ls "$COLL_JOB_DIR" | head -1); ID=${ID%.json}

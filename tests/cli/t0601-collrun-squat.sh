@@ -11,7 +11,7 @@ export TMPDIR=$PUB XDG_RUNTIME_DIR=$TMP/run
 mkdir -m 700 "$XDG_RUNTIME_DIR"
 as_atk mkdir -m 777 "$PUB/coll-0"
 
-collrun -n 1 sleep 600 >"$TMP/o" 2>"$TMP/e" &
+"$BIN/collrun" -n 1 sleep 600 >"$TMP/o" 2>"$TMP/e" &
 echo $! >>"$TMP/pids"
 for _ in $(seq 300); do ls "$XDG_RUNTIME_DIR"/coll/jobs/*.json >/dev/null 2>&1 && break; sleep 0.1; done
 check "the record went to \$XDG_RUNTIME_DIR/coll/jobs" sh -c "ls '$XDG_RUNTIME_DIR'/coll/jobs/*.json"
