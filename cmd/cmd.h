@@ -21,7 +21,8 @@
 #include "opt.h"
 
 /* Exit codes every tool keeps. */
-enum cmd_exit { EXIT_OK = 0, EXIT_PROBLEMS = 1, EXIT_USAGE = 2, EXIT_CANNOT = 3 };
+enum cmd_exit { EXIT_OK = 0, EXIT_PROBLEMS = 1, EXIT_USAGE = 2, EXIT_CANNOT = 3,
+	EXIT_INTERRUPTED = 130, EXIT_PIPE = 141 };
 
 struct cmd {
 	const char *tool;	/* binary: "collrun", "collcheck", "collstack" */
@@ -49,7 +50,11 @@ const struct cmd *cmd_find(const char *tool, const char *name);
 void cmd_usage(const struct cmd *cmd, void *stream);
 /* Report a usage error the way every tool does, and return EXIT_USAGE. */
 int cmd_usage_error(const struct cmd *cmd, const char *msg);
-/* Check that stdout was written (git's run_builtin): EXIT_CANNOT if not. */
+/*
+ * Check that stdout was written (git's run_builtin): code, or EXIT_CANNOT
+ * after one line naming the cause (a full disk), or EXIT_PIPE, quietly, when
+ * the reader went away (| head). cmd_main calls it after every command.
+ */
 int cmd_finish_stdout(int code);
 /* Make sure fds 0-2 are open before any socket is (curl's main_checkfds). */
 void cmd_check_fds(void);

@@ -10,6 +10,22 @@
 
 static const char *const tools[] = { "collrun", "collcheck", "collstack", "colltop", NULL };
 
+/*
+ * The options a shell offers: the table's, with -h and -V (opt_list), but
+ * none that is internal (no help).
+ */
+static int
+comp_list(const struct opt *opts, const struct opt **list)
+{
+	const struct opt *all[OPT_LIST_MAX];
+	int n = opt_list(opts, all), k = 0;
+
+	for (int i = 0; i < n; i++)
+		if (all[i]->help != NULL)
+			list[k++] = all[i];
+	return k;
+}
+
 /* Help text without characters that the shells' syntaxes give meaning to. */
 static void
 comp_clean(const char *s, char *out, size_t len)
@@ -31,7 +47,12 @@ comp_is(const struct opt *o, const char *kind)
 static void
 bash_words(const struct opt *opts)
 {
-	for (const struct opt *o = opts; o->help; o++) {
+	const struct opt *list[OPT_LIST_MAX];
+	int n = comp_list(opts, list);
+
+	for (int i = 0; i < n; i++) {
+		const struct opt *o = list[i];
+
 		if (o->shrt)
 			printf(" -%c", o->shrt);
 		if (o->lng)
@@ -42,7 +63,12 @@ bash_words(const struct opt *opts)
 static void
 bash_values(const struct opt *opts)
 {
-	for (const struct opt *o = opts; o->help; o++) {
+	const struct opt *list[OPT_LIST_MAX];
+	int n = comp_list(opts, list);
+
+	for (int i = 0; i < n; i++) {
+		const struct opt *o = list[i];
+
 		if (o->type != OPT_VALUE)
 			continue;
 		printf("\t\t");
@@ -102,7 +128,12 @@ zsh_opts(const struct opt *opts, const char *indent)
 {
 	char help[256];
 
-	for (const struct opt *o = opts; o->help; o++) {
+	const struct opt *list[OPT_LIST_MAX];
+	int n = comp_list(opts, list);
+
+	for (int i = 0; i < n; i++) {
+		const struct opt *o = list[i];
+
 		comp_clean(o->help, help, sizeof help);
 		printf("%s", indent);
 		if (o->shrt && o->lng)
@@ -153,7 +184,12 @@ fish_opts(const char *tool, const char *cond, const struct opt *opts)
 {
 	char help[256];
 
-	for (const struct opt *o = opts; o->help; o++) {
+	const struct opt *list[OPT_LIST_MAX];
+	int n = comp_list(opts, list);
+
+	for (int i = 0; i < n; i++) {
+		const struct opt *o = list[i];
+
 		comp_clean(o->help, help, sizeof help);
 		printf("complete -c %s%s", tool, cond);
 		if (o->shrt)

@@ -111,6 +111,18 @@ man_opt(const struct opt *o)
 	man_sentence(o->help);
 }
 
+/* The options of a table, -h and -V with them; not the internal ones (no help). */
+static void
+man_opts(const struct opt *opts)
+{
+	const struct opt *list[OPT_LIST_MAX];
+	int n = opt_list(opts, list);
+
+	for (int i = 0; i < n; i++)
+		if (list[i]->help != NULL)
+			man_opt(list[i]);
+}
+
 /* A tool's options, or each subcommand's under its own heading. */
 static void
 man_options(const char *tool)
@@ -119,8 +131,7 @@ man_options(const char *tool)
 
 	printf(".SH OPTIONS\n");
 	if (top != NULL) {
-		for (const struct opt *o = top->opts; o->help; o++)
-			man_opt(o);
+		man_opts(top->opts);
 		return;
 	}
 	for (int i = 0; cmd_table[i]; i++) {
@@ -131,8 +142,7 @@ man_options(const char *tool)
 		printf(".SS \"%s %s\"\n", c->tool, c->name);
 		man_text(c->summary);
 		putchar('\n');
-		for (const struct opt *o = c->opts; o->help; o++)
-			man_opt(o);
+		man_opts(c->opts);
 	}
 }
 

@@ -5,7 +5,10 @@
 
 #include "cmd.h"
 #include "hostopt.h"
+#include "msg.h"
 #include "opt.h"
+#include "suggest.h"
+#include "wrap.h"
 
 void
 opt_init(struct opt_state *st, const struct opt *opts, int argc, char **argv,
@@ -19,22 +22,94 @@ opt_init(struct opt_state *st, const struct opt *opts, int argc, char **argv,
 	st->stop_at_operand = stop_at_operand;
 }
 
+/* What every table answers, and the same long only, where a table gives the letter a meaning. */
+static const struct opt opt_shared[] = { OPT_HELP_ENTRY, OPT_VERSION_ENTRY };
+static const struct opt opt_shared_long[] = {
+	{ OPT_ID_HELP, 0, "help", OPT_FLAG, NULL, "show this help", NULL },
+	{ OPT_ID_VERSION, 0, "version", OPT_FLAG, NULL, "show the version", NULL },
+};
+
+static int
+opt_end(const struct opt *o)
+{
+	return o->shrt == 0 && o->lng == NULL;
+}
+
+/* Which of the table's n entries has: the id (what), the letter (c) or the name (lng). */
+static int
+opt_has(const struct opt *const *list, int n, int id, char c, const char *lng)
+{
+	for (int i = 0; i < n; i++)
+		if (list[i]->id == id || (c != 0 && list[i]->shrt == c) ||
+		    (list[i]->lng != NULL && strcmp(list[i]->lng, lng) == 0))
+			return 1;
+	return 0;
+}
+
+int
+opt_list(const struct opt *opts, const struct opt **list)
+{
+	int n = 0, mine;
+
+	for (const struct opt *o = opts; !opt_end(o) && n < OPT_LIST_MAX - 2; o++)
+		list[n++] = o;
+	mine = n;
+	for (size_t i = 0; i < sizeof opt_shared / sizeof opt_shared[0]; i++) {
+		const struct opt *o = &opt_shared[i];
+
+		if (opt_has(list, mine, o->id, 0, o->lng))
+			continue;
+		list[n++] = opt_has(list, mine, o->id, o->shrt, o->lng) ? &opt_shared_long[i] : o;
+	}
+	return n;
+}
+
 static const struct opt *
 opt_find_long(const struct opt *opts, const char *name, size_t len)
 {
-	for (const struct opt *o = opts; o->help != NULL; o++)
-		if (o->lng != NULL && strlen(o->lng) == len && strncmp(o->lng, name, len) == 0)
-			return o;
+	const struct opt *list[OPT_LIST_MAX];
+	int n = opt_list(opts, list);
+
+	for (int i = 0; i < n; i++)
+		if (list[i]->lng != NULL && strlen(list[i]->lng) == len &&
+		    strncmp(list[i]->lng, name, len) == 0)
+			return list[i];
 	return NULL;
 }
 
 static const struct opt *
 opt_find_short(const struct opt *opts, char c)
 {
-	for (const struct opt *o = opts; o->help != NULL; o++)
-		if (o->shrt == c)
-			return o;
+	const struct opt *list[OPT_LIST_MAX];
+	int n = opt_list(opts, list);
+
+	for (int i = 0; i < n; i++)
+		if (list[i]->shrt == c)
+			return list[i];
 	return NULL;
+}
+
+/* "unknown option '--NAME'", and the listed option it is likely a slip for. */
+static int
+opt_unknown_long(struct opt_state *st, const char *name, size_t len)
+{
+	const struct opt *list[OPT_LIST_MAX];
+	char dashed[42], q[MSG_QUOTE_LEN(40)];
+	struct suggest sg;
+	int n = opt_list(st->opts, list);
+
+	snprintf(dashed, sizeof dashed, "--%.*s", (int)(len < 40 ? len : 40), name);
+	msg_quote(q, dashed, strlen(dashed), 40);
+	suggest_init(&sg, name, len);
+	for (int i = 0; i < n; i++)
+		if (list[i]->help != NULL)
+			suggest_offer(&sg, list[i]->lng);
+	if (sg.best != NULL)
+		snprintf(st->err, sizeof st->err, "unknown option %s; did you mean --%s?", q,
+		    sg.best);
+	else
+		snprintf(st->err, sizeof st->err, "unknown option %s", q);
+	return OPT_ERROR;
 }
 
 static int
@@ -44,10 +119,8 @@ opt_long(struct opt_state *st, const char *a, const char **val)
 	size_t len = eq ? (size_t)(eq - a) : strlen(a);
 	const struct opt *o = opt_find_long(st->opts, a, len);
 
-	if (o == NULL) {
-		snprintf(st->err, sizeof st->err, "unknown option '--%.*s'", (int)len, a);
-		return OPT_ERROR;
-	}
+	if (o == NULL)
+		return opt_unknown_long(st, a, len);
 	if (o->type == OPT_FLAG && eq != NULL) {
 		snprintf(st->err, sizeof st->err, "option '--%s' takes no value", o->lng);
 		return OPT_ERROR;
@@ -73,7 +146,9 @@ opt_short(struct opt_state *st, const char **val)
 	char c = *st->cluster++;
 
 	if (o == NULL) {
-		snprintf(st->err, sizeof st->err, "unknown option '-%c'", c);
+		char q[MSG_QUOTE_LEN(2)], dashed[3] = { '-', c, '\0' };
+
+		snprintf(st->err, sizeof st->err, "unknown option %s", msg_quote(q, dashed, 2, 2));
 		st->cluster = NULL;
 		return OPT_ERROR;
 	}
@@ -181,24 +256,41 @@ opt_size(const char *name, const char *s, size_t *out, char *err, size_t len)
 	return 0;
 }
 
+/* --help's option column: the names from column 2, their text from column OPT_HELP_TEXT. */
+#define OPT_HELP_NAMES 24
+#define OPT_HELP_TEXT (2 + OPT_HELP_NAMES + 2)
+
+static void
+opt_print_one(const struct opt *o, FILE *f)
+{
+	char left[96];
+	const char *sp = o->arg ? " " : "", *arg = o->arg ? o->arg : "";
+	size_t n;
+
+	if (o->shrt && o->lng)
+		snprintf(left, sizeof left, "-%c, --%s%s%s", o->shrt, o->lng, sp, arg);
+	else if (o->shrt)
+		snprintf(left, sizeof left, "-%c%s%s", o->shrt, sp, arg);
+	else
+		snprintf(left, sizeof left, "    --%s%s%s", o->lng, sp, arg);
+	n = wrap_cols(left, strlen(left));
+	/* A name too long for its column puts its text on the next line. */
+	if (n > OPT_HELP_NAMES)
+		fprintf(f, "  %s\n%*s", left, OPT_HELP_TEXT, "");
+	else
+		fprintf(f, "  %s%*s", left, (int)(OPT_HELP_TEXT - 2 - n), "");
+	wrap_print(f, o->help, OPT_HELP_TEXT, OPT_HELP_TEXT, WRAP_WIDTH, 0);
+}
+
 void
 opt_print_help(const struct opt *opts, void *stream)
 {
-	FILE *f = stream;
-	char left[64];
+	const struct opt *list[OPT_LIST_MAX];
+	int n = opt_list(opts, list);
 
-	for (const struct opt *o = opts; o->help != NULL; o++) {
-		if (o->shrt && o->lng)
-			snprintf(left, sizeof left, "-%c, --%s%s%s", o->shrt, o->lng,
-			    o->arg ? " " : "", o->arg ? o->arg : "");
-		else if (o->shrt)
-			snprintf(left, sizeof left, "-%c%s%s", o->shrt, o->arg ? " " : "",
-			    o->arg ? o->arg : "");
-		else
-			snprintf(left, sizeof left, "    --%s%s%s", o->lng, o->arg ? " " : "",
-			    o->arg ? o->arg : "");
-		fprintf(f, "  %-28s %s\n", left, o->help);
-	}
+	for (int i = 0; i < n; i++)
+		if (list[i]->help != NULL)
+			opt_print_one(list[i], stream);
 }
 
 /* The options the loop answers itself, and the host options: 0 taken, 1 not, -1 err. */

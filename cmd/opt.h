@@ -16,12 +16,15 @@ struct opt {
 	const char *lng;	/* NULL: none */
 	enum opt_type type;
 	const char *arg;	/* value's name in --help */
-	const char *help;
+	const char *help;	/* NULL: internal, parsed but in no --help, completion or page */
 	const char *complete;	/* space-separated values, "@file", "@dir" or NULL */
 };
 
+/* A table ends with the entry of neither a letter nor a name. */
 #define OPT_END_TABLE { 0, 0, NULL, OPT_FLAG, NULL, NULL, NULL }
 enum { OPT_DONE = -1, OPT_ERROR = -2 };
+/* The most entries a table has, with the -h and -V that opt_list adds. */
+#define OPT_LIST_MAX 128
 
 /* Ids opt_parse answers itself, above every tool's own and the host options'. */
 enum { OPT_ID_HELP = 2000, OPT_ID_VERSION };
@@ -49,7 +52,14 @@ int opt_int(const char *name, const char *s, long min, long max, long *out, char
 int opt_size(const char *name, const char *s, size_t *out, char *err, size_t len);
 int opt_double(const char *name, const char *s, double min, double max, double *out, char *err,
     size_t len);
-/* Print the options of a table for --help. */
+/*
+ * Every option of a table, in order, then -h/--help and -V/--version where
+ * the table has not got them (every tool and subcommand answers both): into
+ * list (OPT_LIST_MAX), their count returned. Entries whose help is NULL are
+ * in it (they are parsed); the printers skip them.
+ */
+int opt_list(const struct opt *opts, const struct opt **list);
+/* Print the options of a table for --help, within 80 columns. */
 void opt_print_help(const struct opt *opts, void *stream);
 
 struct cmd;

@@ -11,21 +11,26 @@
 static atomic_int log_level = -1;
 static atomic_int log_rank = -1;
 
+int
+log_level_parse(const char *s)
+{
+	static const char *const names[] = { "WARN", "INFO", "TRACE" };
+
+	if (s == NULL || *s == '\0')
+		return LOG_NONE;
+	for (int i = 0; i < 3; i++)
+		if (strcasecmp(s, names[i]) == 0)
+			return LOG_WARN + i;
+	return -1;
+}
+
 void
 log_init(void)
 {
-	const char *s = getenv("COLL_DEBUG");
-	int lvl = LOG_NONE;
+	int lvl = log_level_parse(getenv("COLL_DEBUG"));
 
-	if (s != NULL) {
-		if (strcasecmp(s, "WARN") == 0)
-			lvl = LOG_WARN;
-		else if (strcasecmp(s, "INFO") == 0)
-			lvl = LOG_INFO;
-		else if (strcasecmp(s, "TRACE") == 0)
-			lvl = LOG_TRACE;
-	}
-	atomic_store(&log_level, lvl);
+	/* Any other value logs nothing (the front end's cmd_main said so once). */
+	atomic_store(&log_level, lvl < 0 ? LOG_NONE : lvl);
 }
 
 void

@@ -21,7 +21,7 @@
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 #define MAXARGS 8
 
-enum { O_ALL = 1, O_BYTES, O_NP, O_VERBOSE, O_TIMEOUT };
+enum { O_ALL = 1, O_BYTES, O_NP, O_VERBOSE, O_TIMEOUT, O_ITERS_T };
 
 static const struct opt opts[] = {
 	{ O_ALL, 'a', "all", OPT_FLAG, NULL, "all of them", NULL },
@@ -370,6 +370,70 @@ test_opt_print_help(void **state)
 	free(text);
 }
 
+/*
+ * An internal option (help NULL) is parsed but listed nowhere; a table
+ * without -h and -V still answers them; a long option mistyped names the one
+ * it is likely a slip for; every line of --help fits 80 columns, and a name
+ * too long for its column puts its text on the next line.
+ */
+enum { O_WORKER = 50, O_LONGNAME };
+
+static const struct opt hidden_opts[] = {
+	{ O_ALL, 'a', "all", OPT_FLAG, NULL, "all of them", NULL },
+	{ O_WORKER, 0, "worker", OPT_FLAG, NULL, NULL, NULL },
+	{ O_ITERS_T, 'i', "iters", OPT_VALUE, "N", "timed iterations per size: a help text "
+	    "long enough to need two lines or more at eighty columns, as many of coll's are",
+	    NULL },
+	{ O_LONGNAME, 0, "connect-timeout-of-each", OPT_VALUE, "SECONDS", "long name", NULL },
+	OPT_END_TABLE,
+};
+
+static void
+test_opt_hidden(void **state)
+{
+	const char *val;
+	struct opt_state st;
+	char a0[] = "prog", a1[] = "--worker", a2[] = "-a", a3[] = "-V", a4[] = "--help";
+	char a5[] = "--iter", a6[] = "--worke", a7[] = "-h";
+	char *argv[] = { a0, a1, a2, a3, a4, a7, NULL };
+	char *text = NULL, *line;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	opt_init(&st, hidden_opts, 6, argv, 0);
+	assert_int_equal(opt_next(&st, &val), O_WORKER);
+	assert_int_equal(opt_next(&st, &val), O_ALL);
+	assert_int_equal(opt_next(&st, &val), OPT_ID_VERSION);
+	assert_int_equal(opt_next(&st, &val), OPT_ID_HELP);
+	assert_int_equal(opt_next(&st, &val), OPT_ID_HELP);
+	assert_int_equal(opt_next(&st, &val), OPT_DONE);
+	char *bad[] = { a0, a5, NULL };
+	opt_init(&st, hidden_opts, 2, bad, 0);
+	assert_int_equal(opt_next(&st, &val), OPT_ERROR);
+	assert_string_equal(st.err, "unknown option '--iter'; did you mean --iters?");
+	/* An internal option is never offered. */
+	char *bad2[] = { a0, a6, NULL };
+	opt_init(&st, hidden_opts, 2, bad2, 0);
+	assert_int_equal(opt_next(&st, &val), OPT_ERROR);
+	assert_string_equal(st.err, "unknown option '--worke'");
+	f = open_memstream(&text, &len);
+	assert_non_null(f);
+	opt_print_help(hidden_opts, f);
+	fclose(f);
+	assert_null(strstr(text, "worker"));
+	assert_non_null(strstr(text, "  -h, --help "));
+	assert_non_null(strstr(text, "  -V, --version "));
+	if (strstr(text, "  -i, --iters N             timed iterations per size: a help text "
+	    "long enough\n                            to need two") == NULL)
+		fail_msg("not wrapped under its column:\n%s", text);
+	assert_non_null(strstr(text, "      --connect-timeout-of-each SECONDS\n                            long name\n"));
+	for (line = strtok(text, "\n"); line != NULL; line = strtok(NULL, "\n"))
+		if (strlen(line) > 80)
+			fail_msg("a line of %zu columns: %s", strlen(line), line);
+	free(text);
+}
+
 /* opt_parse: what a tool gets, in order, and what it answers for each way of taking operands. */
 static const struct opt parse_opts[] = {
 	{ O_ALL, 'a', "all", OPT_FLAG, NULL, "all of them", NULL },
@@ -511,6 +575,7 @@ main(void)
 		cmocka_unit_test(test_opt_int),
 		cmocka_unit_test(test_opt_double),
 		cmocka_unit_test(test_opt_print_help),
+		cmocka_unit_test(test_opt_hidden),
 		cmocka_unit_test(test_opt_parse),
 	};
 

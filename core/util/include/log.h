@@ -8,6 +8,8 @@
 
 enum log_level { LOG_NONE = 0, LOG_WARN = 1, LOG_INFO = 2, LOG_TRACE = 3 };
 
+/* A COLL_DEBUG value (any case): its level, LOG_NONE for unset or empty, -1 for any other. */
+int log_level_parse(const char *s);
 /* Read COLL_DEBUG; called lazily by log_enabled(), callable again after setenv. */
 void log_init(void);
 /* Set the rank shown in the prefix (-1 for none). */
