@@ -193,9 +193,11 @@ cmd_list_subcommands(const char *tool, FILE *f)
 		wrap_print(f, first, 16, 16, WRAP_WIDTH, 0);
 		free(first);
 	}
-	fprintf(f, "\n'%s COMMAND --help' shows a command's options%s.\n\noptions:\n"
-	    "  -h, --help     show this help\n  -V, --version  show the version\n", tool,
+	static const struct opt none[] = { OPT_END_TABLE };
+
+	fprintf(f, "\n'%s COMMAND --help' shows a command's options%s.\n\noptions:\n", tool,
 	    cmd_find(tool, "all") ? "; alone, it runs 'all'" : "");
+	opt_print_help(none, f);
 }
 
 /* An unknown command: one line, with the command it is likely a slip for, or the list. */
