@@ -33,7 +33,7 @@ static const struct opt stk_opts[] = {
 	    NULL },
 	{ O_THREADS, 0, "threads", OPT_VALUE, "N", "per-host read threads (default: CPUs, max 16)", NULL },
 	/* Internal: the front end starts its workers with it; hidden (help NULL). */
-	{ O_WORKER, 0, "worker", OPT_FLAG, NULL, "(internal)", NULL },
+	{ O_WORKER, 0, "worker", OPT_FLAG, NULL, NULL, NULL },
 	HOSTOPT_TABLE("workers per host: 1, the only value"),
 	OPT_HELP_ENTRY,
 	OPT_VERSION_ENTRY,
