@@ -465,6 +465,7 @@ chain_from(struct stk_chain *ch, const struct stk_result *r, struct stk_verdict 
 	if (cyclic)
 		chain_cat(&l, "; and a deadlock between communicators (below)");
 	stk_say(v, "%s", l.s);
+	stk_fact(v, "chain", -1, NULL, NULL, -1);
 }
 
 /* The ranks of a deadlock: links of the component's communicators that wait in it. */
@@ -505,6 +506,8 @@ chain_deadlock(struct stk_chain *ch, const struct stk_result *r, struct stk_verd
 	chain_cat(&l, ": %s%s %s wait on each other round the cycle (they call these "
 	    "communicators' collectives in different orders)", stk_label(r), k == 1 ? "" : "s", buf);
 	stk_say(v, "%s", l.s);
+	stk_fact(v, "deadlock", -1, NULL, NULL, -1);
+	stk_fact_ranks(v, buf);
 	v->code = EXIT_PROBLEMS;
 	free(ids);
 }

@@ -14,34 +14,27 @@ enum { O_JOB = 1, O_PID, O_MATCH, O_SLURM, O_FR, O_JSON, O_DOT, O_SVG, O_NO_COLO
 	O_NO_FR_DUMP, O_CUDA, O_THREADS, O_USER, O_WORKER };
 
 static const struct opt stk_opts[] = {
-	{ O_JOB, 'j', "job", OPT_VALUE, "ID", "the collrun job with this id (or the start of "
-	    "it); default: this user's newest", NULL },
-	{ O_PID, 'p', "pid", OPT_VALUE, "PIDS", "these processes (11,12,13), on every host "
-	    "given", NULL },
-	{ O_MATCH, 'm', "match", OPT_VALUE, "REGEX", "processes whose command line matches "
-	    "(extended regular expression)", NULL },
-	{ O_SLURM, 0, "slurm", OPT_VALUE, "JOBID", "the tasks of this running Slurm job, on "
-	    "the nodes squeue names (workers run as a step of it)", NULL },
-	{ O_USER, 'u', "user", OPT_VALUE, "NAME", "as root, read this user's processes (a "
-	    "name or uid); without it only your own are taken, whatever they claim", NULL },
-	{ O_FR, 0, "fr", OPT_VALUE, "PATH", "read PyTorch flight recorder dumps instead: files, "
-	    "a directory or a PREFIX of PREFIX<rank> (more paths may follow)", NULL },
+	{ O_JOB, 'j', "job", OPT_VALUE, "ID", "the collrun job with this id (or its start)",
+	    NULL },
+	{ O_PID, 'p', "pid", OPT_VALUE, "PIDS", "these processes (11,12,13), on each host", NULL },
+	{ O_MATCH, 'm', "match", OPT_VALUE, "REGEX", "processes whose command line matches",
+	    NULL },
+	{ O_SLURM, 0, "slurm", OPT_VALUE, "JOBID", "the tasks of this running Slurm job", NULL },
+	{ O_USER, 'u', "user", OPT_VALUE, "NAME", "as root, read this user's processes", NULL },
+	{ O_FR, 0, "fr", OPT_VALUE, "PATH", "read PyTorch flight recorder dumps instead", NULL },
 	{ O_JSON, 0, "json", OPT_FLAG, NULL, "write the verdict, tasks and tree as JSON", NULL },
 	{ O_DOT, 0, "dot", OPT_FLAG, NULL, "write the tree for Graphviz", NULL },
-	{ O_SVG, 0, "svg", OPT_FLAG, NULL, "draw the tree as SVG (needs Graphviz's dot)", NULL },
-	{ O_NO_COLOR, 0, "no-color", OPT_FLAG, NULL, "no colours, even on a terminal (so does "
-	    "NO_COLOR)", NULL },
+	{ O_SVG, 0, "svg", OPT_FLAG, NULL, "draw the tree as SVG (needs Graphviz)", NULL },
+	{ O_NO_COLOR, 0, "no-color", OPT_FLAG, NULL, "no colours (so does NO_COLOR)", NULL },
 	{ O_TIMEOUT, 'T', "timeout", OPT_VALUE, "SECONDS", "give up after this long (default "
 	    "60)", NULL },
-	{ O_NO_FR_DUMP, 0, "no-fr-dump", OPT_FLAG, NULL, "do not ask PyTorch ranks for a flight "
-	    "recorder dump through their TORCH_NCCL_DEBUG_INFO_PIPE_FILE pipe", NULL },
-	{ O_CUDA, 0, "cuda", OPT_FLAG, NULL, "also list the GPU kernels each process runs, "
-	    "through cuda-gdb (about 10 s, all processes of a host at once, within -T/4)", NULL },
-	{ O_THREADS, 0, "threads", OPT_VALUE, "N", "processes snapshotted at once per host "
-	    "(default: one per CPU, at most 16)", NULL },
-	{ O_WORKER, 0, "worker", OPT_FLAG, NULL, "(set by the front end) be a worker that "
-	    "hands rank 0's record to it", NULL },
-	HOSTOPT_TABLE("workers per host: 1, the only value (one worker reads a whole host)"),
+	{ O_NO_FR_DUMP, 0, "no-fr-dump", OPT_FLAG, NULL, "ask PyTorch ranks for no flight recorder dump", NULL },
+	{ O_CUDA, 0, "cuda", OPT_FLAG, NULL, "also list GPU kernels, through cuda-gdb (slow)",
+	    NULL },
+	{ O_THREADS, 0, "threads", OPT_VALUE, "N", "per-host read threads (default: CPUs, max 16)", NULL },
+	/* Internal: the front end starts its workers with it; hidden (help NULL). */
+	{ O_WORKER, 0, "worker", OPT_FLAG, NULL, NULL, NULL },
+	HOSTOPT_TABLE("workers per host: 1, the only value"),
 	OPT_HELP_ENTRY,
 	OPT_VERSION_ENTRY,
 	OPT_END_TABLE,
@@ -52,6 +45,20 @@ struct stk_parse {
 	struct stk_args *a;
 	int nsel, nops;
 };
+
+/* One output format: --json with --dot is refused, not one of them silently dropped. */
+static int
+stk_format(struct stk_args *a, enum stk_format f, char *err, size_t len)
+{
+	static const char *const name[] = { "", "--json", "--dot", "--svg" };
+
+	if (a->fmt != FMT_TEXT && a->fmt != f) {
+		snprintf(err, len, "%s and %s: give one output format", name[a->fmt], name[f]);
+		return -1;
+	}
+	a->fmt = f;
+	return 0;
+}
 
 static int
 stk_value(void *args, int id, const char *val, char *err, size_t len)
@@ -66,9 +73,9 @@ stk_value(void *args, int id, const char *val, char *err, size_t len)
 	case O_MATCH: a->sel = SEL_MATCH; a->match = val; ++*nsel; return 0;
 	case O_SLURM: a->sel = SEL_SLURM; a->slurm = val; ++*nsel; return 0;
 	case O_FR: a->sel = SEL_FR; a->fr_first = val; ++*nsel; return 0;
-	case O_JSON: a->fmt = FMT_JSON; return 0;
-	case O_DOT: a->fmt = FMT_DOT; return 0;
-	case O_SVG: a->fmt = FMT_SVG; return 0;
+	case O_JSON: return stk_format(a, FMT_JSON, err, len);
+	case O_DOT: return stk_format(a, FMT_DOT, err, len);
+	case O_SVG: return stk_format(a, FMT_SVG, err, len);
 	case O_NO_COLOR: a->color = 0; return 0;
 	case O_USER: a->user = val; return 0;
 	case O_WORKER: a->worker = 1; return 0;
@@ -190,14 +197,13 @@ stk_main(int argc, char **argv)
 const struct cmd cmd_collstack = {
 	.tool = "collstack",
 	.name = NULL,
-	.usage = "collstack [--job ID | --pid PIDS | --match REGEX | --slurm JOBID] "
-	    "[-H HOSTS | --hostfile FILE] [--json | --dot | --svg] [options]\n"
+	.usage = "collstack [--job ID | --pid PIDS | --match REGEX | --slurm JOBID]\n"
+	    "                 [-H HOSTS | --hostfile FILE] [--json | --dot | --svg] [options]\n"
 	    "       collstack --fr PATH [PATH...] [--json]",
-	.summary = "Every thread's stack of every rank of a job, merged into one tree labelled "
-	    "by rank sets,\nwith each rank's collective sequence numbers and a verdict naming "
-	    "the rank(s) the others\nwait for; exit 0 the job advances, 1 a hang (a culprit "
-	    "named, or inside a collective),\n2 several stalled jobs here (listed), 3 the "
-	    "ranks could not be read.",
+	.summary = "Every thread's stack of every rank of a job, merged into one tree by rank "
+	    "sets,\nwith a verdict naming the rank(s) the others wait for. With nothing named, "
+	    "the\nstalled job here. Exit 0 the job advances, 1 a hang, 2 several stalled "
+	    "jobs\n(listed), 3 the ranks could not be read.",
 	.opts = stk_opts,
 	.run = stk_main,
 };

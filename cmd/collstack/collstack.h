@@ -124,17 +124,32 @@ enum stk_source {
 	STK_SRC_STACKS = 1 << 5,	/* its main thread is outside communication, the others' in it */
 };
 
-/* The verdict: lines to print first, and the exit code. */
+/*
+ * What a verdict line is about, for --json: its kind ("behind", "culprit",
+ * "stopped", ...; "note" for a line that names nothing), the task it names,
+ * or a rank set, the communicator, the op and its sequence number.
+ */
+struct stk_fact {
+	const char *kind;	/* a string constant */
+	int task;		/* -1: none */
+	char *ranks;		/* a rank set such as "3-5"; NULL */
+	char comm[40];		/* "" none */
+	const char *op;		/* a string constant (stk_kind_name); NULL */
+	long long seq;		/* -1 unknown */
+};
+
 /* A task index sorted by a key (its pid, its rank): the verdict's lookups. */
 struct stk_key {
 	long key;
 	int task;
 };
 
+/* The verdict: lines to print first (each with its fact), and the exit code. */
 struct stk_verdict {
 	int code;		/* EXIT_OK, EXIT_PROBLEMS */
 	int n;
 	char **line;
+	struct stk_fact *fact;	/* per line */
 	int nculprits;
 	int *culprits;		/* task indexes */
 	unsigned *sources;	/* per culprit, the enum stk_source bits that named it */
@@ -159,6 +174,11 @@ struct stk_verdict {
  */
 void stk_say(struct stk_verdict *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void stk_blame(struct stk_verdict *v, int task, unsigned src, const char *op);
+/* The fact of the line said last: kind, task (-1), comm (NULL), op (NULL), seq (-1). */
+void stk_fact(struct stk_verdict *v, const char *kind, int task, const char *comm,
+    const char *op, long long seq);
+/* The rank set the line said last names. */
+void stk_fact_ranks(struct stk_verdict *v, const char *ranks);
 const char *stk_label(const struct stk_result *r);
 
 /* One status page of one task: the verdict's unit, sorted by communicator. */
@@ -322,6 +342,7 @@ void stk_verdict_gpu(const struct stk_result *r, struct stk_verdict *v);
 /* verdict.c */
 void stk_verdict(const struct stk_result *r, struct stk_verdict *v);
 void stk_verdict_free(struct stk_verdict *v);
+json_t *stk_sources_json(const struct stk_verdict *v, int culprit);
 const char *stk_kind_name(unsigned kind);
 
 /* render.c: print in a->fmt; exit code. */

@@ -10,7 +10,10 @@
  * user unless set) are looked at, so that a private status directory keeps
  * its jobs apart (tests running side by side). A job's status pages say
  * whether it advances: one whose freshest page has not moved for
- * STK_FIND_STALL_S does not.
+ * STK_FIND_STALL_S does not; one between the verdict's STK_STALL_S and
+ * that is looked at again once it is decided, so that collstack run just
+ * after a hang takes the hung job (issue 37: a healthy job started after it
+ * was read instead).
  *
  * The one job that does not advance is taken, and named with how it was
  * found; where several do (or none does and there are several), each is
@@ -211,25 +214,72 @@ stk_disc_take(struct stk_args *a, const struct stk_cand *c, char *pick, size_t l
 	    state, c->flag);
 }
 
-int
-stk_discover(struct stk_args *a, char *pick, size_t len)
+/*
+ * A job whose freshest page stood still longer than the verdict's STK_STALL_S
+ * but not yet STK_FIND_STALL_S may be hung or between two slow steps: the
+ * seconds until it is one or the other (0: every job is decided). Run right
+ * after a hang (the verdict already names it), collstack waits that long and
+ * looks again rather than list a hung job as one that may advance.
+ */
+static double
+stk_disc_undecided(const struct stk_disc *d)
 {
-	struct stk_disc *d = xcalloc(1, sizeof *d);
+	double wait = 0;
+
+	for (int i = 0; i < d->n; i++)
+		if (d->c[i].npages > 0 && d->c[i].idle_s >= STK_STALL_S &&
+		    d->c[i].idle_s < STK_FIND_STALL_S && STK_FIND_STALL_S - d->c[i].idle_s > wait)
+			wait = STK_FIND_STALL_S - d->c[i].idle_s;
+	return wait;
+}
+
+/* The jobs here, each with its pages' word on whether it advances; -1 cannot look. */
+static int
+stk_disc_look(struct stk_disc *d, const struct stk_args *a)
+{
 	struct stk_proctab t;
 	struct stk_evidence ev;
 	char err[256];
-	int stalled = 0, at = -1, r = 1;
 
 	if (stk_evidence_init(&ev, a->user, err, sizeof err) != 0 ||
-	    stk_proctab_read(&t, ev.owner, err, sizeof err) < 0) {
-		free(d);
-		return 1;	/* the job records' path says what is wrong */
-	}
+	    stk_proctab_read(&t, ev.owner, err, sizeof err) < 0)
+		return -1;
 	d->nids = stk_job_ids(a->user, &d->ids);
 	stk_disc_scan(d, &t, ev.owner);
 	/* Running collrun jobs with no process here (their ranks on other hosts) count too. */
 	for (int i = 0; i < d->nids; i++)
 		(void)stk_disc_collrun(d, d->ids[i]);
+	free(t.pi);
+	return 0;
+}
+
+static void
+stk_disc_clear(struct stk_disc *d)
+{
+	free(d->ids);
+	stk_pages_free(&d->ps);
+	memset(d, 0, sizeof *d);
+}
+
+int
+stk_discover(struct stk_args *a, char *pick, size_t len)
+{
+	struct stk_disc *d = xcalloc(1, sizeof *d);
+	double wait;
+	int stalled = 0, at = -1, r = 1;
+
+	if (stk_disc_look(d, a) != 0) {
+		free(d);
+		return 1;	/* the job records' path says what is wrong */
+	}
+	if ((wait = stk_disc_undecided(d)) > 0) {
+		stk_disc_clear(d);
+		usleep((useconds_t)((wait + 0.05) * 1e6));
+		if (stk_disc_look(d, a) != 0) {
+			free(d);
+			return 1;
+		}
+	}
 	for (int i = 0; i < d->n; i++)
 		if (stk_disc_stalled(&d->c[i]) && stalled++ == 0)
 			at = i;
@@ -242,9 +292,7 @@ stk_discover(struct stk_args *a, char *pick, size_t len)
 		stk_disc_take(a, &d->c[at], pick, len);
 		r = 0;
 	}
-	free(d->ids);
-	free(t.pi);
-	stk_pages_free(&d->ps);
+	stk_disc_clear(d);
 	free(d);
 	return r;
 }

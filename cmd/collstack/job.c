@@ -20,6 +20,7 @@
 #include "jobrec.h"
 #include "msg.h"
 #include "regfile.h"
+#include "status.h"
 #include "xmalloc.h"
 
 /* The distinct hosts of the record's ranks, comma-joined; NULL when all are local. */
@@ -101,6 +102,130 @@ stk_job_load(const char *dir, const char *name, char *err, size_t len)
 	return rec;
 }
 
+/* A collrun killed but not yet reaped (its parent a script that does not wait) is gone too. */
+static int
+stk_job_pid_runs(pid_t pid)
+{
+	char st;
+
+	if (kill(pid, 0) != 0 && errno != EPERM)
+		return 0;
+	st = stack_state(pid, NULL);
+	return st != 0 && st != 'Z' && st != 'X';
+}
+
+/*
+ * A path for a message and a shell: as it is when it holds nothing a shell
+ * or terminal would take for more (the status directory is the record's
+ * word, its owner's), else quoted.
+ */
+static const char *
+stk_job_path(char *buf, size_t len, const char *path)
+{
+	if (strspn(path, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._+-:@,") ==
+	    strlen(path) && len >= strlen(path) + 1) {
+		snprintf(buf, len, "%s", path);
+		return buf;
+	}
+	return len >= MSG_QUOTE_LEN(200) ? msg_quote(buf, path, strlen(path), 200) : "?";
+}
+
+/* The owner's status pages of job id in dir (their names begin coll.ID.); others' are not counted. */
+static int
+stk_job_pages_left(const char *dir, const char *id, uid_t owner)
+{
+	char prefix[40], path[8192];
+	struct dirent *de;
+	struct stat sb;
+	DIR *d;
+	int n = 0;
+
+	snprintf(prefix, sizeof prefix, "coll.%s.", id);
+	if ((d = opendir(dir)) == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, prefix, strlen(prefix)) != 0)
+			continue;
+		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+		if (lstat(path, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_uid == owner)
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/* The owner's processes here that carry COLL_JOBID id (a job whose collrun was killed), pids into buf. */
+static int
+stk_job_procs_left(const char *id, uid_t owner, char *buf, size_t len)
+{
+	struct stk_proctab t;
+	char err[256];
+	size_t at = 0;
+	int n = 0;
+
+	buf[0] = '\0';
+	if (stk_proctab_read(&t, owner, err, sizeof err) < 0)
+		return 0;
+	for (int i = 0; i < t.n; i++) {
+		const struct stack_pinfo *pi = &t.pi[i];
+
+		if (strcmp(pi->jobid, id) != 0 || pi->uid != owner || pi->pid == getpid() ||
+		    pi->state == 'Z' || pi->state == 0)
+			continue;
+		if (at + 16 < len)
+			at += (size_t)snprintf(buf + at, len - at, "%s%d", n ? "," : "", (int)pi->pid);
+		n++;
+	}
+	free(t.pi);
+	return n;
+}
+
+/*
+ * What a record whose collrun is gone leaves: its processes still running
+ * here (read them by pid), or its record and status pages (the files to
+ * remove: no command of coll's removes them, and another user's are not
+ * ours to name). One sentence into err.
+ */
+static void
+stk_job_leftover(const char *dir, const char *name, uid_t owner, char *err, size_t len)
+{
+	char rpath[8192], sdir[4096], q1[MSG_QUOTE_LEN(200)], q2[MSG_QUOTE_LEN(200)], pids[256];
+	json_t *rec = stk_job_read(dir, name);
+	const char *id = json_string_value(json_object_get(rec, "jobid"));
+	const char *sd = json_string_value(json_object_get(rec, "status_dir"));
+	json_int_t lp = json_integer_value(json_object_get(rec, "launcher_pid"));
+	int np, nproc;
+
+	snprintf(rpath, sizeof rpath, "%s/%s", dir, name);
+	if (id == NULL || strlen(id) != 16 || strspn(id, "0123456789abcdef") != 16) {
+		snprintf(err, len, "job record %s is malformed: remove it",
+		    stk_job_path(q1, sizeof q1, rpath));
+		json_decref(rec);
+		return;
+	}
+	snprintf(sdir, sizeof sdir, "%s", sd != NULL && sd[0] == '/' ? sd : status_dir());
+	if ((nproc = stk_job_procs_left(id, owner, pids, sizeof pids)) > 0) {
+		snprintf(err, len, "job %s: its collrun (pid %lld) is gone but %d of its processes "
+		    "still run%s here: read them with collstack --pid %s", id, (long long)lp, nproc,
+		    nproc == 1 ? "s" : "", pids);
+		json_decref(rec);
+		return;
+	}
+	np = stk_job_pages_left(sdir, id, owner);
+	stk_job_path(q1, sizeof q1, rpath);
+	stk_job_path(q2, sizeof q2, sdir);
+	if (np == 0)
+		snprintf(err, len, "job %s: its collrun (pid %lld) is gone and none of its "
+		    "processes runs here; its record (%s) is left over: remove it with rm %s", id,
+		    (long long)lp, q1, q1);
+	else
+		snprintf(err, len, "job %s: its collrun (pid %lld) is gone and none of its "
+		    "processes runs here; its record (%s) and %d status page%s are left over: "
+		    "remove them with rm %s %s/coll.%s.*", id, (long long)lp, q1, np,
+		    np == 1 ? "" : "s", q1, q2, id);
+	json_decref(rec);
+}
+
 /* Is the collrun that wrote the record still there? A crashed one leaves its record behind. */
 static int
 stk_job_alive(const char *dir, const char *name)
@@ -115,19 +240,61 @@ stk_job_alive(const char *dir, const char *name)
 	    json_integer_value(lp) > INT32_MAX)
 		alive = 1;
 	else
-		alive = kill((pid_t)json_integer_value(lp), 0) == 0 || errno == EPERM;
+		alive = stk_job_pid_runs((pid_t)json_integer_value(lp));
 	json_decref(rec);
 	return alive;
 }
 
-/* The record's file among the directory's: the newest, or the one whose id starts with want. */
+/* The newest of the records in dir so far: keeps name if (mtime) is newer than *best. */
+static void
+stk_job_newer(const struct stat *sb, const char *d_name, long long *best, char *name,
+    size_t namelen)
+{
+	long long t = (long long)sb->st_mtime * 1000000000LL + sb->st_mtim.tv_nsec;
+
+	if (t > *best) {
+		*best = t;
+		snprintf(name, namelen, "%s", d_name);
+	}
+}
+
+/* Nothing runs: what is left over of the newest job, or that there is nothing. */
+static void
+stk_job_none(const char *dir, const char *want, int found, int stale, const char *gone,
+    uid_t owner, char *err, size_t len)
+{
+	char more[64] = "";
+
+	if (want != NULL && found > 1) {
+		snprintf(err, len, "--job %s matches %d jobs: give more of the id", want, found);
+	} else if (want != NULL) {
+		snprintf(err, len, "no job %s in %s: collrun keeps a record only while the job "
+		    "runs; give --pid, --match or --slurm", want, dir);
+	} else if (stale > 0) {
+		stk_job_leftover(dir, gone, owner, err, len);
+		if (stale > 1)
+			snprintf(more, sizeof more, " (and %d older records of ended jobs there)",
+			    stale - 1);
+		snprintf(err + strlen(err), len - strlen(err), "%s", more);
+	} else {
+		snprintf(err, len, "no collrun job is running as this user; name the processes "
+		    "with --pid, --match or --slurm");
+	}
+}
+
+/*
+ * The record's file among the directory's: the newest whose collrun runs,
+ * or the one whose id starts with want. A job whose collrun is gone is said
+ * with what it left (stk_job_leftover).
+ */
 static int
-stk_job_pick(const char *dir, const char *want, char *name, size_t namelen, char *err,
-    size_t len)
+stk_job_pick(const char *dir, const char *want, uid_t owner, char *name, size_t namelen,
+    char *err, size_t len)
 {
 	struct dirent *de;
 	DIR *d = opendir(dir);
-	long long best = -1;
+	long long best = -1, best_gone = -1;
+	char gone[512] = "";
 	int found = 0, stale = 0;
 
 	if (d == NULL) {
@@ -147,34 +314,22 @@ stk_job_pick(const char *dir, const char *want, char *name, size_t namelen, char
 			continue;
 		if (want == NULL && !stk_job_alive(dir, de->d_name)) {
 			stale++;
+			stk_job_newer(&sb, de->d_name, &best_gone, gone, sizeof gone);
 			continue;
 		}
-		if (want != NULL ? strncmp(de->d_name, want, strlen(want)) == 0 :
-		    (long long)sb.st_mtime * 1000000000LL + sb.st_mtim.tv_nsec > best) {
-			best = (long long)sb.st_mtime * 1000000000LL + sb.st_mtim.tv_nsec;
-			snprintf(name, namelen, "%s", de->d_name);
+		if (want == NULL || strncmp(de->d_name, want, strlen(want)) == 0) {
+			stk_job_newer(&sb, de->d_name, &best, name, namelen);
 			found++;
 		}
 	}
 	closedir(d);
 	if (want != NULL && found == 1 && !stk_job_alive(dir, name)) {
-		char q[MSG_QUOTE_LEN(200)];
-
-		snprintf(err, len, "job %s has ended (its collrun is gone); remove %s/%s", want, dir,
-		    msg_quote(q, name, strlen(name), 200));
+		stk_job_leftover(dir, name, owner, err, len);
 		return -1;
 	}
 	if (found == 1 || (want == NULL && found > 0))
 		return 0;
-	if (want != NULL && found > 1)
-		snprintf(err, len, "--job %s matches %d jobs: give more of the id", want, found);
-	else if (want != NULL)
-		snprintf(err, len, "no job %s in %s: collrun keeps a record only while the job "
-		    "runs; give --pid, --match or --slurm", want, dir);
-	else
-		snprintf(err, len, "no collrun job is running as this user (%s holds %d record%s "
-		    "of ended jobs); name the processes with --pid, --match or --slurm", dir, stale,
-		    stale == 1 ? "" : "s");
+	stk_job_none(dir, want, found, stale, gone, owner, err, len);
 	return -1;
 }
 
@@ -200,7 +355,7 @@ stk_job_find(const char *want, const char *user, char *jobid, size_t idlen, char
 		snprintf(err, len, "job directory %s: %s", dir, coll_strerror(r));
 		return -1;
 	}
-	if (stk_job_pick(dir, want, name, sizeof name, err, len) != 0)
+	if (stk_job_pick(dir, want, ev.owner, name, sizeof name, err, len) != 0)
 		return -1;
 	if ((rec = stk_job_load(dir, name, err, len)) == NULL)
 		return -1;

@@ -13,6 +13,9 @@
 #include "collstack.h"
 #include "xmalloc.h"
 
+/* --json's shape: its name and version, raised when a field changes meaning. */
+#define STK_JSON_SCHEMA "collstack/2"
+
 #define C_RANK "\033[36m"
 #define C_BAD "\033[1;31m"
 #define C_FUNC "\033[1m"
@@ -333,31 +336,93 @@ stk_tree_json(const struct stack_node *n)
 	return o;
 }
 
+/* Who a fact or culprit names: its id (rank or task number), rank, host and pid. */
 static void
-stk_print_json(const struct stk_out *o, const struct stk_result *r, const struct stk_verdict *v)
+stk_who_json(json_t *o, const struct stk_result *r, int task)
 {
-	json_t *rec = json_object(), *lines = json_array(), *cul = json_array(),
-	    *tasks = json_array(), *tree = json_array(), *hosts = json_array();
+	const struct stk_task *t = &r->tasks[task];
 
-	for (int i = 0; i < v->n; i++)
-		json_array_append_new(lines, json_string(v->line[i]));
-	for (int i = 0; i < v->nculprits; i++)
-		json_array_append_new(cul, json_integer(r->tasks[v->culprits[i]].id));
-	for (int i = 0; i < r->ntasks; i++)
-		json_array_append_new(tasks, stk_task_json(&r->tasks[i]));
-	for (int i = 0; i < r->tree.nkids; i++)
-		json_array_append_new(tree, stk_tree_json(r->tree.kids[i]));
-	for (int i = 0; i < r->nhosts; i++)
-		json_array_append_new(hosts, json_string(r->hosts[i]));
-	json_object_set_new(rec, "labels", json_string(o->label));
-	json_object_set_new(rec, "verdict", lines);
-	json_object_set_new(rec, "culprits", cul);
-	json_object_set_new(rec, "exit", json_integer(v->code));
-	json_object_set_new(rec, "hosts", hosts);
-	json_object_set_new(rec, "tasks", tasks);
-	json_object_set_new(rec, "tree", tree);
-	json_object_set_new(rec, "ms", json_real(r->ms));
-	json_object_set_new(rec, "pause_max_ms", json_real(r->pause_max_ms));
+	json_object_set_new(o, "id", json_integer(t->id));
+	json_object_set_new(o, "rank", t->rank >= 0 ? json_integer(t->rank) : json_null());
+	json_object_set_new(o, "host", json_string(t->host));
+	json_object_set_new(o, "pid", json_integer(t->pid));
+}
+
+/* The verdict, a line each: its kind and what it names, with the line as printed. */
+static json_t *
+stk_verdict_json(const struct stk_result *r, const struct stk_verdict *v)
+{
+	json_t *a = json_array();
+
+	for (int i = 0; i < v->n; i++) {
+		const struct stk_fact *f = &v->fact[i];
+		json_t *o = json_pack("{s:s}", "kind", f->kind);
+
+		if (f->task >= 0 && f->task < r->ntasks)
+			stk_who_json(o, r, f->task);
+		if (f->ranks != NULL)
+			json_object_set_new(o, "ranks", json_string(f->ranks));
+		if (f->comm[0] != '\0')
+			json_object_set_new(o, "comm", json_string(f->comm));
+		if (f->op != NULL)
+			json_object_set_new(o, "op", json_string(f->op));
+		if (f->seq >= 0)
+			json_object_set_new(o, "seq", json_integer(f->seq));
+		json_object_set_new(o, "text", json_string(v->line[i]));
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+/* The culprits: who, why (the line printed), the sources that agree, and what it is behind in. */
+static json_t *
+stk_culprits_json(const struct stk_result *r, const struct stk_verdict *v)
+{
+	json_t *a = json_array();
+
+	for (int i = 0; i < v->nculprits; i++) {
+		json_t *o = json_object(), *why = json_null();
+
+		stk_who_json(o, r, v->culprits[i]);
+		for (int k = 0; k < v->n && json_is_null(why); k++)
+			if (strcmp(v->fact[k].kind, "culprit") == 0 && v->fact[k].task == v->culprits[i])
+				why = json_string(v->line[k] + 3);	/* past "=> " */
+		json_object_set_new(o, "why", why);
+		json_object_set_new(o, "sources", stk_sources_json(v, i));
+		if (v->op[i] != NULL)
+			json_object_set_new(o, "behind_in", json_string(v->op[i]));
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+/*
+ * A task, with its main thread's stack as py-spy dump gives one: its thread
+ * id (the main thread's is the pid) and its frames, innermost first.
+ */
+static json_t *
+stk_task_out(const struct stk_task *t)
+{
+	json_t *o = stk_task_json(t), *frames = json_array();
+	const char *p, *sep;
+
+	if (t->stack == NULL)
+		return o;
+	/* " < " between frames (a C++ frame may hold a bare '<'). */
+	for (p = t->stack; p != NULL; p = sep != NULL ? sep + 3 : NULL) {
+		sep = strstr(p, " < ");
+		json_array_append_new(frames, json_stringn(p, sep != NULL ? (size_t)(sep - p) :
+		    strlen(p)));
+	}
+	json_object_set_new(o, "main_thread", json_pack("{s:i, s:o}", "tid", t->pid, "frames",
+	    frames));
+	return o;
+}
+
+/* The parts only some jobs have. */
+static void
+stk_print_json_rest(const struct stk_out *o, const struct stk_result *r, json_t *rec)
+{
 	if (r->note)
 		json_object_set_new(rec, "note", json_string(r->note));
 	if (r->ras != NULL)
@@ -373,6 +438,38 @@ stk_print_json(const struct stk_out *o, const struct stk_result *r, const struct
 		json_object_set_new(rec, "launcher", json_incref(json_array_get(r->launchers, 0)));
 		json_object_set_new(rec, "launchers", json_incref(r->launchers));
 	}
+}
+
+static void
+stk_print_json(const struct stk_out *o, const struct stk_result *r, const struct stk_verdict *v)
+{
+	json_t *rec = json_object(), *tasks = json_array(), *tree = json_array(),
+	    *hosts = json_array();
+
+	for (int i = 0; i < r->ntasks; i++)
+		json_array_append_new(tasks, stk_task_out(&r->tasks[i]));
+	for (int i = 0; i < r->tree.nkids; i++)
+		json_array_append_new(tree, stk_tree_json(r->tree.kids[i]));
+	for (int i = 0; i < r->nhosts; i++)
+		json_array_append_new(hosts, json_string(r->hosts[i]));
+	json_object_set_new(rec, "schema", json_string(STK_JSON_SCHEMA));
+	/*
+	 * As the text: the merged tree from the outermost frame down (STAT's
+	 * prefix tree: stacks merge from main), a single stack innermost first
+	 * (py-spy dump, gdb's bt: the frame that waits, first).
+	 */
+	json_object_set_new(rec, "tree_order", json_string("outermost-first"));
+	json_object_set_new(rec, "stack_order", json_string("innermost-first"));
+	json_object_set_new(rec, "labels", json_string(o->label));
+	json_object_set_new(rec, "verdict", stk_verdict_json(r, v));
+	json_object_set_new(rec, "culprits", stk_culprits_json(r, v));
+	json_object_set_new(rec, "exit", json_integer(v->code));
+	json_object_set_new(rec, "hosts", hosts);
+	json_object_set_new(rec, "tasks", tasks);
+	json_object_set_new(rec, "tree", tree);
+	json_object_set_new(rec, "ms", json_real(r->ms));
+	json_object_set_new(rec, "pause_max_ms", json_real(r->pause_max_ms));
+	stk_print_json_rest(o, r, rec);
 	json_dumpf(rec, o->f, JSON_INDENT(1));
 	fputc('\n', o->f);
 	json_decref(rec);

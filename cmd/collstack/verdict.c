@@ -33,6 +33,21 @@ stk_kind_name(unsigned kind)
 	return n != NULL ? n : "op";
 }
 
+/* A line's kind until stk_fact says: what its source is, by the words it begins with. */
+static const char *
+stk_fact_kind(const char *line)
+{
+	static const struct { const char *start, *kind; } k[] = {
+		{ "NCCL RAS:", "ras" }, { "flight recorder:", "flight_recorder" },
+		{ "GPUs on ", "gpus" }, { "comm ", "comm" },
+	};
+
+	for (size_t i = 0; i < sizeof k / sizeof *k; i++)
+		if (strncmp(line, k[i].start, strlen(k[i].start)) == 0)
+			return k[i].kind;
+	return "note";
+}
+
 void
 stk_say(struct stk_verdict *v, const char *fmt, ...)
 {
@@ -45,8 +60,34 @@ stk_say(struct stk_verdict *v, const char *fmt, ...)
 	if (v->n == v->line_cap) {
 		v->line_cap = v->line_cap ? v->line_cap * 2 : 16;
 		v->line = xreallocarray(v->line, (size_t)v->line_cap, sizeof *v->line);
+		v->fact = xreallocarray(v->fact, (size_t)v->line_cap, sizeof *v->fact);
 	}
+	v->fact[v->n] = (struct stk_fact){ .kind = stk_fact_kind(buf), .task = -1, .seq = -1 };
+	/* A line about one communicator begins "comm ID:": its id, until stk_fact says more. */
+	if (strncmp(buf, "comm ", 5) == 0 && strchr(buf, ':') != NULL)
+		snprintf(v->fact[v->n].comm, sizeof v->fact[v->n].comm, "%.*s",
+		    (int)(strchr(buf, ':') - buf - 5), buf + 5);
 	v->line[v->n++] = xstrdup(buf);
+}
+
+void
+stk_fact(struct stk_verdict *v, const char *kind, int task, const char *comm, const char *op,
+    long long seq)
+{
+	struct stk_fact *f = &v->fact[v->n - 1];
+
+	f->kind = kind;
+	f->task = task;
+	snprintf(f->comm, sizeof f->comm, "%s", comm != NULL ? comm : "");
+	f->op = op;
+	f->seq = seq;
+}
+
+void
+stk_fact_ranks(struct stk_verdict *v, const char *ranks)
+{
+	free(v->fact[v->n - 1].ranks);
+	v->fact[v->n - 1].ranks = xstrdup(ranks);
 }
 
 /* Task is one the others wait for, says source src; op is what it is behind in, if known. */
@@ -88,25 +129,27 @@ stk_states(const struct stk_result *r, struct stk_verdict *v)
 {
 	for (int i = 0; i < r->ntasks; i++) {
 		const struct stk_task *t = &r->tasks[i];
-		const char *what = NULL;
+		const char *what = NULL, *kind = NULL;
 
 		if (t->state == 'T')
-			what = "is stopped (SIGSTOP or SIGTSTP: send SIGCONT to resume it)";
+			what = "is stopped (SIGSTOP or SIGTSTP: send SIGCONT to resume it)", kind = "stopped";
 		else if (t->state == 't')
-			what = "is stopped by a debugger";
+			what = "is stopped by a debugger", kind = "traced";
 		else if (t->state == 'Z')
-			what = "is a zombie: it exited and was not reaped";
+			what = "is a zombie: it exited and was not reaped", kind = "zombie";
 		else if (t->state == 'G')
-			what = "is gone";
+			what = "is gone", kind = "gone";
 		if (what != NULL) {
 			stk_say(v, "%s %d (%s, pid %d) %s%s%s", stk_label(r), t->id, t->host, t->pid,
 			    what, (t->state == 'G' || t->state == 'Z') && t->err ? ": " : "",
 			    (t->state == 'G' || t->state == 'Z') && t->err ? t->err : "");
+			stk_fact(v, kind, i, NULL, NULL, -1);
 			stk_blame(v, i, STK_SRC_PROC, NULL);
 		}
 		if (t->err != NULL && t->state != 'Z' && t->state != 'G') {
 			stk_say(v, "%s %d (%s, pid %d): no stacks: %s", stk_label(r), t->id, t->host,
 			    t->pid, t->err);
+			stk_fact(v, "unreadable", i, NULL, NULL, -1);
 		}
 	}
 }
@@ -132,6 +175,8 @@ stk_missing(const struct stk_result *r, struct stk_verdict *v)
 		    rankset_count(&miss) > 1 ? "s" : "", buf, r->size,
 		    rankset_count(&miss) > 1 ? "are" : "is",
 		    rankset_count(&miss) > 1 ? "them" : "it");
+		stk_fact(v, "missing", -1, NULL, NULL, -1);
+		stk_fact_ranks(v, buf);
 		v->code = EXIT_PROBLEMS;
 	}
 	rankset_free(&miss);
@@ -140,7 +185,7 @@ stk_missing(const struct stk_result *r, struct stk_verdict *v)
 /* Where a behind rank is: its op, or outside any. */
 static void
 stk_behind_line(const struct stk_result *r, struct stk_verdict *v, const struct stk_member *m,
-    const char *tail)
+    const char *comm, const char *tail)
 {
 	const struct stk_task *t = &r->tasks[m->task];
 	const struct stk_page *p = m->pg;
@@ -160,6 +205,8 @@ stk_behind_line(const struct stk_result *r, struct stk_verdict *v, const struct 
 		    (unsigned long long)p->seq_done);
 	stk_say(v, "%s %d (%s, pid %d) %s%s%s; %s", stk_label(r), t->id, t->host, t->pid, at,
 	    t->where ? ", in " : "", t->where ? t->where : "", tail);
+	stk_fact(v, "behind", m->task, comm, p->state == 3 ? stk_kind_name(p->kind_started) :
+	    NULL, (long long)(p->state == 3 || p->nccl ? p->seq_started : p->seq_done));
 }
 
 /* A waiting rank's peer, or -1. */
@@ -349,6 +396,8 @@ stk_sinks(const struct stk_result *r, struct stk_verdict *v, const struct stk_me
 		    t->host, t->pid, stk_kind_name(m[s].pg->kind_started),
 		    (unsigned long long)top, t->where ? ", in " : "", t->where ? t->where : "",
 		    waiters[s], waiters[s] == 1 ? "" : "s", comm);
+		stk_fact(v, "stuck_outside", m[s].task, comm, stk_kind_name(m[s].pg->kind_started),
+		    (long long)top);
 		snprintf(op, sizeof op, "%s seq %llu of comm %s", stk_kind_name(m[s].pg->kind_started),
 		    (unsigned long long)top, comm);
 		stk_blame(v, m[s].task, m[s].pg->nccl ? STK_SRC_PLUGIN : STK_SRC_PAGE, op);
@@ -408,12 +457,15 @@ stk_comm(const struct stk_result *r, struct stk_verdict *v, struct stk_chain *ch
 		if (!(m[i].pg->state == 3 && m[i].pg->seq_started == top) &&
 		    m[i].pg->seq_done < top && !stk_chain_link(ch, &m[i]) &&
 		    (idle >= STK_STALL_S || m[i].pg->state == 4 || m[i].pg->state == 5)) {
-			stk_behind_line(r, v, &m[i], tail);
+			stk_behind_line(r, v, &m[i], comm, tail);
 			stk_blame(v, m[i].task, m[i].pg->nccl ? STK_SRC_PLUGIN : STK_SRC_PAGE, op);
 		}
 	if (n < nranks)
+	{
 		stk_say(v, "comm %s: %d of its %d ranks have no status page here", comm, nranks - n,
 		    nranks);
+		stk_fact(v, "pages_missing", -1, comm, NULL, -1);
+	}
 	if (waiting > 0)
 		named = stk_sinks(r, v, m, n, top, comm);
 	/*
@@ -428,11 +480,14 @@ stk_comm(const struct stk_result *r, struct stk_verdict *v, struct stk_chain *ch
 		    "for %.1f s: no rank is late; the hang is inside the collective (its library, "
 		    "the device or the network)", comm, n, stk_kind_name(kind),
 		    (unsigned long long)top, idle);
+		stk_fact(v, "hung_inside", -1, comm, stk_kind_name(kind), (long long)top);
 		v->code = EXIT_PROBLEMS;
 	}
-	if (peer >= 0 && npeer > 1)
+	if (peer >= 0 && npeer > 1) {
 		stk_say(v, "comm %s: %d of the waiting ranks wait on comm rank %d", comm, npeer,
 		    peer);
+		stk_fact(v, "waits_on", -1, comm, stk_kind_name(kind), (long long)top);
+	}
 }
 
 /* The task of pid, where exactly one has it; -1 otherwise. */
@@ -597,16 +652,19 @@ stk_progress(struct stk_verdict *v, double idle)
 {
 	if (idle < STK_STALL_S) {
 		stk_say(v, "no rank is behind: the job advances (its last progress %.2f s ago)", idle);
+		stk_fact(v, "advances", -1, NULL, NULL, -1);
 		return;
 	}
 	/* A forward pass or an optimizer step runs seconds without a collective. */
 	if (idle < STK_QUIET_S) {
 		stk_say(v, "no rank is behind: no collective has moved for %.1f s, none waits for "
 		    "another (computing, by the stacks below); run again to see it move", idle);
+		stk_fact(v, "computing", -1, NULL, NULL, -1);
 		return;
 	}
 	stk_say(v, "no progress for %.1f s, and no rank is late by the status pages: the stacks "
 	    "below show where each is", idle);
+	stk_fact(v, "no_progress", -1, NULL, NULL, -1);
 	v->code = EXIT_PROBLEMS;
 }
 
@@ -637,6 +695,7 @@ stk_stacks_alone(const struct stk_result *r, struct stk_verdict *v)
 		    "look at the stacks: run collstack again to see it stays", stk_label(r), t->id,
 		    t->host, t->pid, t->where ? ", in " : "", t->where ? t->where : "", in,
 		    in == 1 ? "" : "s", in == 1 ? "is" : "are");
+		stk_fact(v, "outside_communication", k, NULL, NULL, -1);
 		stk_blame(v, k, STK_SRC_STACKS, NULL);
 	}
 }
@@ -670,43 +729,74 @@ static const char *const stk_source_names[] = {
 	"flight recorder", "stacks",
 };
 
+/* The sources that named culprit i, ", " between, into names; their count. */
+static int
+stk_source_list(const struct stk_verdict *v, int i, char *names, size_t size)
+{
+	size_t len = 0;
+	int count = 0;
+
+	names[0] = '\0';
+	for (int b = 0; b < 6; b++)
+		if (v->sources[i] & (1u << b)) {
+			len += (size_t)snprintf(names + len, size - len, "%s%s", count ? ", " : "",
+			    stk_source_names[b]);
+			len = len < size ? len : size - 1;
+			count++;
+		}
+	return count;
+}
+
 /* One line per culprit, first: who, in what, how many sources agree, and its stack. */
 static void
 stk_summary(const struct stk_result *r, struct stk_verdict *v)
 {
 	/* Two lines per culprit at most, then the others: one allocation, not one per culprit. */
-	char **top = xcalloc((size_t)v->nculprits * 2 + (size_t)v->n + 1, sizeof *top), names[256];
+	size_t cap = (size_t)v->nculprits * 2 + (size_t)v->n + 1;
+	char **top = xcalloc(cap, sizeof *top), names[256];
+	struct stk_fact *facts = xcalloc(cap, sizeof *facts);
 	int n = 0;
 
 	for (int i = 0; i < v->nculprits; i++) {
 		const struct stk_task *t = &r->tasks[v->culprits[i]];
-		int count = 0;
-		size_t len = 0;
+		int count = stk_source_list(v, i, names, sizeof names);
 
-		names[0] = '\0';
-		for (int b = 0; b < 6; b++)
-			if (v->sources[i] & (1u << b)) {
-				len += (size_t)snprintf(names + len, sizeof names - len, "%s%s",
-				    count ? ", " : "", stk_source_names[b]);
-				len = len < sizeof names ? len : sizeof names - 1;
-				count++;
-			}
+		facts[n] = (struct stk_fact){ .kind = "culprit", .task = v->culprits[i], .seq = -1 };
 		top[n++] = xasprintf("=> %s %d (%s, pid %d) holds the others up%s%s: named by %d "
 		    "source%s (%s)", stk_label(r), t->id, t->host, t->pid,
 		    v->op[i] ? ", behind in " : "", v->op[i] ? v->op[i] : "", count,
 		    count == 1 ? "" : "s", names);
-		if (t->stack != NULL)
-			top[n++] = xasprintf("   its main thread, innermost first: %s", t->stack);
+		if (t->stack == NULL)
+			continue;
+		facts[n] = (struct stk_fact){ .kind = "culprit_stack", .task = v->culprits[i],
+			.seq = -1 };
+		top[n++] = xasprintf("   its main thread, innermost first: %s", t->stack);
 	}
 	if (n == 0) {
 		free(top);
+		free(facts);
 		return;
 	}
 	memcpy(top + n, v->line, (size_t)v->n * sizeof *top);
+	memcpy(facts + n, v->fact, (size_t)v->n * sizeof *facts);
 	free(v->line);
+	free(v->fact);
 	v->line = top;
+	v->fact = facts;
 	v->n += n;
-	v->line_cap = v->n;
+	v->line_cap = (int)cap;
+}
+
+/* Culprit i's sources, by name (render.c's --json). */
+json_t *
+stk_sources_json(const struct stk_verdict *v, int i)
+{
+	json_t *a = json_array();
+
+	for (int b = 0; b < 6; b++)
+		if (v->sources[i] & (1u << b))
+			json_array_append_new(a, json_string(stk_source_names[b]));
+	return a;
 }
 
 static int
@@ -738,6 +828,7 @@ stk_verdict(const struct stk_result *r, struct stk_verdict *v)
 			m[n++] = (struct stk_member){ i, &r->tasks[i].pages[k] };
 	if (r->ntasks == 0) {
 		stk_say(v, "no process of the job was found on the hosts searched");
+		stk_fact(v, "no_process", -1, NULL, NULL, -1);
 		v->code = EXIT_CANNOT;
 	}
 	stk_states(r, v);
@@ -756,9 +847,11 @@ stk_verdict(const struct stk_result *r, struct stk_verdict *v)
 		stk_ras(r, v, ch);
 	if (r->fr_lines != NULL)
 		stk_fr_blame(r, v);
-	if (n == 0 && r->ntasks > 0 && r->ras == NULL && r->fr_lines == NULL)
+	if (n == 0 && r->ntasks > 0 && r->ras == NULL && r->fr_lines == NULL) {
 		stk_say(v, "no status pages: these processes publish no collective sequence "
 		    "numbers; the stacks below are all there is");
+		stk_fact(v, "no_pages", -1, NULL, NULL, -1);
+	}
 	/* Ranks that could not be read leave no verdict, unless a culprit was named anyway. */
 	for (int i = 0; i < r->ntasks; i++)
 		unread += r->tasks[i].err != NULL && r->tasks[i].state != 'Z' &&
@@ -777,6 +870,8 @@ stk_verdict(const struct stk_result *r, struct stk_verdict *v)
 		else if (t->kernels_err != NULL)
 			stk_say(v, "%s %d (%s, pid %d) GPU kernels not listed: %s", stk_label(r), t->id,
 			    t->host, t->pid, t->kernels_err);
+		if (t->kernels != NULL || t->kernels_err != NULL)
+			stk_fact(v, "gpu_kernels", i, NULL, NULL, -1);
 	}
 	stk_summary(r, v);
 	stk_chain_free(ch);
@@ -786,9 +881,12 @@ stk_verdict(const struct stk_result *r, struct stk_verdict *v)
 void
 stk_verdict_free(struct stk_verdict *v)
 {
-	for (int i = 0; i < v->n; i++)
+	for (int i = 0; i < v->n; i++) {
 		free(v->line[i]);
+		free(v->fact[i].ranks);
+	}
 	free(v->line);
+	free(v->fact);
 	for (int i = 0; i < v->nculprits; i++)
 		free(v->op[i]);
 	free(v->op);

@@ -105,6 +105,7 @@ stk_gpu_odd(const struct stk_result *r, struct stk_verdict *v, const struct stk_
 	stk_say(v, "comm %s: desync at seq %llu: %s call%s %s where %s call %s: every rank enters "
 	    "it and it hangs inside the kernel", c->name, (unsigned long long)c->top, who,
 	    nodd == 1 ? "s" : "", mine, others, theirs);
+	stk_fact(v, "desync", nodd == 1 ? odd[0].task : -1, c->name, NULL, (long long)c->top);
 	snprintf(what, sizeof what, "%s (a desync)", c->op);
 	for (int i = 0; i < nodd; i++)
 		stk_blame(v, odd[i].task, STK_SRC_PLUGIN, what);
@@ -132,6 +133,7 @@ stk_gpu_desync(const struct stk_result *r, struct stk_verdict *v, const struct s
 		stk_say(v, "comm %s: desync at seq %llu: the ranks call %d different ops, no one "
 		    "of them by most ranks: every rank enters it and it hangs inside the kernel",
 		    c->name, (unsigned long long)c->top, runs);
+		stk_fact(v, "desync", -1, c->name, NULL, (long long)c->top);
 		v->code = EXIT_PROBLEMS;
 	}
 	for (int a = 0, b; runs > 1 && ties == 0 && a < c->n; a = b) {
@@ -187,6 +189,8 @@ stk_gpu_not_begun(const struct stk_result *r, struct stk_verdict *v, const struc
 			    "cause", stk_label(r), t->id, t->host, t->pid, stk_kind_name(c->kkind),
 			    (unsigned long long)c->kseq, c->name, stk_kind_name(busy->kind_kernel),
 			    (unsigned long long)busy->seq_kernel, busy->commid);
+			stk_fact(v, "gpu_link", c->m[i].task, c->name, stk_kind_name(c->kkind),
+			    (long long)c->kseq);
 			continue;
 		}
 		stk_say(v, "%s %d (%s, pid %d): its GPU has not started %s seq %llu: its stream is "
@@ -196,6 +200,8 @@ stk_gpu_not_begun(const struct stk_result *r, struct stk_verdict *v, const struc
 		    c->name,
 		    t->kernels ? "; --cuda: its GPU runs " : "; collstack --cuda lists what it runs",
 		    t->kernels ? t->kernels : "");
+		stk_fact(v, "gpu_not_started", c->m[i].task, c->name, stk_kind_name(c->kkind),
+		    (long long)c->kseq);
 		stk_blame(v, c->m[i].task, STK_SRC_PLUGIN, c->op);
 	}
 	free(began);
@@ -290,6 +296,7 @@ stk_gpu_inside(const struct stk_result *r, struct stk_verdict *v, const struct s
 	stk_say(v, "comm %s: hung inside %s seq %llu on every rank: no rank is late; the "
 	    "collective library or the fabric (all %d kernels began, none ended in %.1f s)",
 	    c->name, stk_kind_name(c->kkind), (unsigned long long)c->kseq, c->n, idle);
+	stk_fact(v, "hung_inside", -1, c->name, stk_kind_name(c->kkind), (long long)c->kseq);
 	stk_gpu_kernel_text(c, kernel, sizeof kernel);
 	stk_say(v, "comm %s: the kernel: %s", c->name, kernel);
 	for (int k = 0; k < c->n; k++)
@@ -336,6 +343,8 @@ stk_gpu_unseen(const struct stk_result *r, struct stk_verdict *v, const struct s
 		    "the host has not seen it complete: %s still wait%s for it in %s main thread",
 		    c->name, stk_kind_name(c->kkind), (unsigned long long)c->kseq, idle, who,
 		    nw == 1 ? "s" : "", nw == 1 ? "its" : "their");
+		stk_fact(v, "host_missed_completion", -1, c->name, stk_kind_name(c->kkind),
+		    (long long)c->kseq);
 		v->code = EXIT_PROBLEMS;
 	}
 	free(waits);
@@ -459,6 +468,8 @@ stk_gpu_fr_odd(const struct stk_result *r, struct stk_verdict *v)
 	rankset_fold(&odd, who, sizeof who);
 	stk_say(v, "flight recorder: the odd one%s out of the desync in process group %s: rank%s %s",
 	    rankset_count(&odd) == 1 ? "" : "s", name, rankset_count(&odd) == 1 ? "" : "s", who);
+	stk_fact(v, "flight_recorder_desync", -1, NULL, NULL, -1);
+	stk_fact_ranks(v, who);
 	for (int k = 0; r->by_rank && k < r->ntasks; k++)
 		if (rankset_has(&odd, r->tasks[k].id))
 			stk_blame(v, k, STK_SRC_FR, what);

@@ -36,11 +36,25 @@ stack_yama(void)
 	return atoi(buf);
 }
 
+/*
+ * What lets a process without CAP_SYS_PTRACE trace under Yama: root, unless
+ * it is root already (a container that dropped the capability).
+ */
+static const char *
+stack_perm_fix(int yama)
+{
+	if (geteuid() == 0)
+		return "this process lacks CAP_SYS_PTRACE (a container?): run it with that "
+		    "capability, e.g. docker run --cap-add=SYS_PTRACE";
+	return yama == 2 ? "run collstack as root" :
+	    "run collstack as root, or sysctl kernel.yama.ptrace_scope=0";
+}
+
 void
 stack_perm_why(pid_t pid, int err, char *buf, size_t len)
 {
 	struct stack_pinfo pi;
-	int yama = stack_yama();
+	int yama = stack_yama(), cap = stack_cap_ptrace();
 
 	if (err != EPERM) {
 		snprintf(buf, len, "cannot trace pid %d: %s", (int)pid, strerror(err));
@@ -57,13 +71,17 @@ stack_perm_why(pid_t pid, int err, char *buf, size_t len)
 	else if (pi.uid != geteuid() && geteuid() != 0)
 		snprintf(buf, len, "pid %d belongs to uid %u: run collstack as that user or as "
 		    "root", (int)pid, (unsigned)pi.uid);
-	else if (yama == 2 && !stack_cap_ptrace())
-		snprintf(buf, len, "kernel.yama.ptrace_scope=2 lets only root trace: run "
-		    "collstack as root");
-	else if (yama == 1 && !stack_cap_ptrace())
-		snprintf(buf, len, "kernel.yama.ptrace_scope=1 lets only a parent trace its "
-		    "children: run collstack as root, or sysctl kernel.yama.ptrace_scope=0");
-	else if (geteuid() == 0 && !stack_cap_ptrace())
+	else if (cap)
+		/* Root (or a tracer with the capability): "run as root" would send it in a circle. */
+		snprintf(buf, len, "ptrace of pid %d was refused though collstack %s "
+		    "CAP_SYS_PTRACE: the kernel or a security module (SELinux, AppArmor, a "
+		    "sandbox) forbids tracing it", (int)pid, geteuid() == 0 ? "runs as root with" :
+		    "has");
+	else if (yama == 2 || yama == 1)
+		snprintf(buf, len, "kernel.yama.ptrace_scope=%d lets only %s: %s", yama,
+		    yama == 2 ? "a process with CAP_SYS_PTRACE trace" :
+		    "a parent trace its children", stack_perm_fix(yama));
+	else if (geteuid() == 0)
 		snprintf(buf, len, "this process lacks CAP_SYS_PTRACE (a container?): run it "
 		    "with that capability, e.g. docker run --cap-add=SYS_PTRACE");
 	else

@@ -40,7 +40,7 @@ expect_code 1 $? "hang: --json"
 python3 - "$TMP/j" >"$TMP/py" 2>&1 <<'EOPY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d["culprits"] == [2], d["culprits"]
+assert [c["id"] for c in d["culprits"]] == [2], d["culprits"]
 assert d["labels"] == "rank" and d["exit"] == 1
 seqs = {t["id"]: t["pages"][0]["seq_started"] for t in d["tasks"]}
 assert seqs == {0: 20, 1: 20, 2: 20, 3: 20}, seqs

@@ -51,7 +51,7 @@ d = json.load(open(sys.argv[1]))
 c = d["ras"]["report"]["comms"][0]
 assert d["ras"]["report"]["version"] == "2.28.9", d["ras"]
 assert [(r["rank"], r["counts"]["AllReduce"]) for r in c["ranks"]] == [(0, 6), (1, 5)], c
-assert [d["tasks"][i]["rank"] for i in d["culprits"]] == [1], d["culprits"]' "$TMP/j"
+assert [c["rank"] for c in d["culprits"]] == [1], d["culprits"]' "$TMP/j"
 unserve
 
 serve text "$RAS/verbose_status.txt"

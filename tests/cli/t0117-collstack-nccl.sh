@@ -67,7 +67,7 @@ collstack --pid "$p0,$p1" --json >"$TMP/j" 2>"$TMP/e"
 check "--json: the culprit, the NCCL pages and the queued op" python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert [d["tasks"][i]["rank"] for i in d["culprits"]] == [1], d["culprits"]
+assert [c["rank"] for c in d["culprits"]] == [1], d["culprits"]
 pg = {t["rank"]: t["pages"][0] for t in d["tasks"]}
 assert pg[0]["seq_started"] == 6 and pg[0]["nccl"] == {"kernel": True, "seq_kernel": 6, "kind_kernel": 1,
     "dtype": "ncclFloat32", "algo": "Ring", "proto": "LL"}, pg[0]

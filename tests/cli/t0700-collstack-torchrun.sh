@@ -71,7 +71,7 @@ assert d["launcher"] == {"name": "torchrun", "pid": int(sys.argv[2]), "host": sy
 assert d["labels"] == "rank" and [t["id"] for t in d["tasks"]] == [0, 1, 2, 3], d["tasks"]
 assert [t["rank"] for t in d["tasks"]] == [0, 1, 2, 3]
 assert all(t["pid"] != int(sys.argv[2]) for t in d["tasks"])
-assert d["culprits"] == [2], d["culprits"]
+assert [c["id"] for c in d["culprits"]] == [2], d["culprits"]
 PY
 unlaunch
 
