@@ -373,7 +373,7 @@ static const struct mantext_item colltop_examples[] = {
 	{ "colltop", "Two workers on this machine: its interfaces, RDMA ports and GPUs." },
 	{ "colltop -H 'node[01-64]'", "One worker on each of 64 hosts over SSH." },
 	{ "colltop --once --json | jq .straggler", "One interval, for a script." },
-	{ "colltop -d 0.5 --bytes 1M --probe-iters 4", "A heavier probe twice a second." },
+	{ "colltop -d 5 --bytes 1M --probe-iters 4", "A heavier probe twice a second." },
 	{ NULL, NULL },
 };
 
