@@ -118,13 +118,13 @@ batch_job_ranks(const struct top_job *x)
 
 	for (int k = 0; k < x->nr; k++)
 		json_array_append_new(rs, json_pack("{s:i, s:i, s:s, s:i, s:i, s:I, s:I, s:I, s:s, "
-		    "s:i, s:s%, s:b}", "rank", view_jobrank_shown(&x->r[k]),
+		    "s:i, s:s%, s:b, s:b}", "rank", view_jobrank_shown(&x->r[k]),
 		    "comm_rank", x->r[k].rank, "host", x->r[k].host, "pid", x->r[k].pid,
 		    "state", x->r[k].state, "seq_started", (json_int_t)x->r[k].seq_started,
 		    "seq_done", (json_int_t)x->r[k].seq_done,
 		    "seq_queued", (json_int_t)x->r[k].seq_queued, "kind", x->r[k].kind,
 		    "wait_peer", x->r[k].wait_peer, "proc", &x->r[k].proc, (size_t)1,
-		    "kernel", x->r[k].kernel));
+		    "kernel", x->r[k].kernel, "alive", strchr("?ZX", x->r[k].proc) == NULL));
 	return rs;
 }
 
@@ -152,9 +152,10 @@ batch_jobs(const struct top_model *m)
 	for (int j = 0; j < m->njobs; j++) {
 		const struct top_job *x = &m->jobs[j];
 
-		json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:s, s:i, s:b, s:s, s:f, s:i, "
-		    "s:i, s:s, s:I, s:I, s:o, s:o}", "job", x->jobid, "launcher", x->launcher,
-		    "user", x->user, "comm", x->commid, "nranks", x->nranks, "stalled", x->stalled,
+		json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:s, s:i, s:i, s:b, s:s, s:f, "
+		    "s:i, s:i, s:s, s:I, s:I, s:o, s:o}", "job", x->jobid, "launcher", x->launcher,
+		    "user", x->user, "comm", x->commid, "nranks", x->nranks, "live", x->live,
+		    "stalled", x->stalled,
 		    "state", view_job_state(x), "still_s", x->still_s,
 		    "behind", x->behind >= 0 ? view_rank_shown(x, x->behind) : -1,
 		    "behind_comm_rank", x->behind, "how", x->behind >= 0 ? x->why : "",

@@ -104,6 +104,7 @@ struct top_job {
 	/* How it was found: "behind", "stopped", "dead", "waited on", "gpu not started". */
 	const char *why;
 	int in_kernel;		/* stalled with every kernel begun and none ended */
+	int live;		/* ranks whose process is there (not gone, not a zombie) */
 	uint64_t behind_seq, ahead_seq;
 	int seen;		/* in the last frame */
 };
@@ -186,7 +187,7 @@ int view_stalled_job(const struct top_model *m);
  */
 int view_rank_shown(const struct top_job *j, int comm_rank);
 int view_jobrank_shown(const struct top_jobrank *r);
-/* The job's state in a word: "advancing", "stalled", "hung in kernel". */
+/* The job's state in a word: "advancing", "stalled", "hung in kernel", "gone". */
 const char *view_job_state(const struct top_job *j);
 
 /* What c runs for job j: collstack's arguments (argv[0] "collstack"), and a note. */
@@ -287,6 +288,15 @@ struct top_ident {
 };
 /* Read pid's identity if it is owner's process (real and effective uid); -1 if not known. */
 int ident_read(pid_t pid, uid_t owner, struct top_ident *id);
+
+/* ---- alive.c: is a page's process the live rank that wrote it? ---- */
+struct status_page;
+/* Is pid a live process of user owner (by its real uid)? */
+int alive_owned(pid_t pid, uid_t owner);
+/* The boot time in wall seconds (/proc/stat), for alive_state; -1 unknown. */
+double alive_boot_s(void);
+/* The page's process state letter (R S D T Z...), or 0: gone, another user's, or a newer process. */
+char alive_state(const struct status_page *pg, uid_t owner, double boot_s);
 
 /* ---- worker.c ---- */
 int worker_run(struct top_args *a);
