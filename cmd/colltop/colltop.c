@@ -92,7 +92,8 @@ top_value_num(struct top_args *a, int id, const char *val, char *err, size_t len
 	case O_DELAY: return top_tenths(a, val, err, len);
 	case O_INTERVAL: return opt_double("--interval", val, 0.1, 3600, &a->interval_s, err, len);
 	case O_ITERATIONS: a->batch = 1;
-		return opt_int("-n", val, 1, 1L << 40, &a->iterations, err, len);
+		return opt_int("-n/--iterations", val, 1, 1000000000, &a->iterations, err,
+		    len);
 	case O_BYTES: return opt_size("--bytes", val, &a->bytes, err, len);
 	case O_PROBE_ITERS: return opt_int("--probe-iters", val, 1, 1000, &a->iters, err, len);
 	case O_FACTOR: return opt_double("--straggler-factor", val, 1, 1e6, &a->factor, err, len);

@@ -155,7 +155,7 @@ expect_code 2 $? "an operand"
 check "an operand: said" grep -q "^colltop: unexpected argument 'extra'" "$TMP/o"
 colltop --iterations 0 >"$TMP/o" 2>&1
 expect_code 2 $? "--iterations 0"
-check "--iterations 0: said" grep -q '^colltop: --iterations' "$TMP/o"
+check "--iterations 0: said" grep -q '^colltop: -n/--iterations must be an integer from 1' "$TMP/o"
 # The reader goes away (colltop -b | head): colltop stops, as top does.
 start=$(date +%s)
 colltop -b --np 2 --no-gpu -d 2 2>"$TMP/e" | head -1 >"$TMP/o"

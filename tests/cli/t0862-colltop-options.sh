@@ -28,7 +28,7 @@ expect_code 2 $? "--interval 0"
 check "--interval 0: said" grep -q '^colltop: --interval must be a number from 0.1 to 3600' "$TMP/o"
 top -n 0 >"$TMP/o" 2>&1
 expect_code 2 $? "-n 0"
-check "-n 0: said" grep -q "^colltop: -n must be an integer from 1" "$TMP/o"
+check "-n 0: said" grep -q "^colltop: -n/--iterations must be an integer from 1 to 1000000000" "$TMP/o"
 
 for b in 0 3; do
 	top --bytes $b --once >"$TMP/o" 2>&1
