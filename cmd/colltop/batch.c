@@ -4,6 +4,7 @@
  * per line with every number the screen shows and more (totals, so that a
  * script can check a counter only grows).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,12 +55,26 @@ batch_c(const struct top_model *m, FILE *f)
 	free(cs);
 }
 
-void
+/*
+ * Flush a frame: 0, or the errno of the write that failed, fflush's own or
+ * else e, the errno the frame's writes left (0 none).
+ */
+static int
+batch_flush(FILE *f, int e)
+{
+	errno = 0;
+	if (fflush(f) != 0)
+		return errno != 0 ? errno : e != 0 ? e : EIO;
+	return ferror(f) ? (e != 0 ? e : EIO) : 0;
+}
+
+int
 batch_text(const struct top_model *m, FILE *f)
 {
 	char sum[512], alerts[32][256];
 	int attrs[32], n;
 
+	errno = 0;
 	view_summary(m, sum, sizeof sum);
 	fprintf(f, "colltop: %s\n", sum);
 	n = view_alerts(m, m->t_last, alerts, attrs, 32);
@@ -72,7 +87,7 @@ batch_text(const struct top_model *m, FILE *f)
 	fputc('\n', f);
 	batch_table(m, 1, f);
 	fputc('\n', f);
-	fflush(f);
+	return batch_flush(f, errno);
 }
 
 static json_t *
@@ -166,7 +181,7 @@ batch_jobs(const struct top_model *m)
 	return a;
 }
 
-void
+int
 batch_json(const struct top_model *m, FILE *f)
 {
 	json_t *o = json_pack("{s:I, s:I, s:f, s:I, s:i, s:i, s:f, s:f, s:f}",
@@ -175,6 +190,7 @@ batch_json(const struct top_model *m, FILE *f)
 	    "size", m->size, "busbw", m->busbw, "median_lat_us", m->med_lat_us,
 	    "median_late_us", m->med_late_us);
 	char *s;
+	int e;
 
 	if (m->straggler >= 0) {
 		const struct top_rank *x = &m->ranks[m->straggler];
@@ -189,8 +205,10 @@ batch_json(const struct top_model *m, FILE *f)
 	json_object_set_new(o, "hosts", batch_hosts(m));
 	json_object_set_new(o, "jobs", batch_jobs(m));
 	s = json_dumps(o, JSON_COMPACT);
+	errno = 0;
 	fprintf(f, "%s\n", s);
-	fflush(f);
+	e = errno;
 	free(s);
 	json_decref(o);
+	return batch_flush(f, e);
 }

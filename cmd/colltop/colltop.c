@@ -197,7 +197,8 @@ top_main(int argc, char **argv)
 	}
 	if (!isatty(STDOUT_FILENO))
 		a.batch = 1;
-	return cmd_finish_stdout(front_run(&a, argc, argv));
+	code = front_run(&a, argc, argv);
+	return a.out_said ? code : cmd_finish_stdout(code);
 }
 
 const struct cmd cmd_colltop = {

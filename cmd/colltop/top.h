@@ -29,6 +29,8 @@
 #include "cmd.h"
 #include "hostopt.h"
 
+#define TOP_EXIT_INTR 130	/* Ctrl-C, as a shell shows SIGINT */
+#define TOP_EXIT_PIPE 141	/* the reader of stdout went away, as a shell shows SIGPIPE */
 #define TOP_HIST 120		/* intervals of history kept per rank */
 #define TOP_FRAME_MAX (64u << 20)
 
@@ -48,6 +50,7 @@ struct top_args {
 	double stall_s;		/* a job's sequence numbers still this long: stalled */
 	const char *sort, *filter;	/* column name; text a row must hold */
 	long ctl_port;		/* worker: the front end's control port */
+	int out_said;		/* the front end said how stdout failed: not again */
 };
 
 /* ---- model.c: what the front end knows, built from frames ---- */
@@ -225,8 +228,9 @@ void view_collstack_in(const struct top_model *m, const struct view_cs_index *ix
 void view_cs_line(const struct view_cs *cs, char *buf, size_t len);
 
 /* ---- batch.c ---- */
-void batch_text(const struct top_model *m, FILE *f);
-void batch_json(const struct top_model *m, FILE *f);
+/* 0, or the errno of a write that failed (EPIPE: the reader went away). */
+int batch_text(const struct top_model *m, FILE *f);
+int batch_json(const struct top_model *m, FILE *f);
 
 /* ---- ui.c: the curses screen ---- */
 struct ui;
@@ -319,6 +323,8 @@ struct top_front {
 	int bad;		/* frames that did not parse */
 	char last_parse[256];	/* why the last attempt did not */
 	char why[512];		/* of that */
+	int out_errno;		/* batch: standard output failed (EPIPE, ENOSPC); 0 not */
+	int out_saved_err;	/* the real stderr while it is kept quiet after that, else -1 */
 };
 int front_run(struct top_args *a, int argc, char **argv);
 /* Hold the model still (the screen draws from it while frames come in). */
