@@ -323,11 +323,12 @@ front_ui_thread(void *arg)
 	struct top_front *f = arg;
 	struct ui *u = f->ui;
 	uint64_t quit_at = 0;
-	int done = 0, sent = 0;
+	int done = 0, sent = 0, q;
 
 	while (!done) {
 		front_accept(f);
-		if (ui_step(u, f, 200) && !f->quit) {
+		if ((q = ui_step(u, f, 200)) != 0 && !f->quit) {
+			f->intr = q == 2;
 			front_quit(f);
 			quit_at = clock_now_ms();
 		}
@@ -489,8 +490,8 @@ front_run(struct top_args *a, int argc, char **argv)
 	else if (f.m.frames == 0)
 		fprintf(stderr, "colltop: the workers sent nothing (job exit code %d)%s%s\n", code,
 		    f.err[0] ? ": " : "", f.err);
-	code = f.m.frames == 0 ? EXIT_CANNOT : front_any_lost(&f.m) ? EXIT_PROBLEMS :
-	    code == 0 || f.quit ? EXIT_OK : EXIT_PROBLEMS;
+	code = f.m.frames == 0 ? EXIT_CANNOT : f.intr || code == 128 + SIGINT ? TOP_EXIT_INTR :
+	    front_any_lost(&f.m) ? EXIT_PROBLEMS : code == 0 || f.quit ? EXIT_OK : EXIT_PROBLEMS;
 out:
 	ctl_server_stop(f.srv);
 	if (f.ui != NULL)

@@ -237,7 +237,7 @@ struct ui;
 struct top_front;
 struct ui *ui_open(const struct top_args *a, char *err, size_t len);
 void ui_close(struct ui *u);
-/* Wait up to ms for a key; 1 to quit, 0 otherwise. Redraws when asked to. */
+/* Wait up to ms for a key; 1 to quit, 2 to quit by Ctrl-C, 0 otherwise. Redraws when asked to. */
 int ui_step(struct ui *u, struct top_front *f, int ms);
 void ui_draw(struct ui *u, struct top_front *f);
 
@@ -317,6 +317,7 @@ struct top_front {
 	struct ctl_refused refused;	/* control connections refused, as last shown */
 	char uid[200];		/* the job's unique id, once it started */
 	int dirty, quit, done;
+	int intr;		/* quit by Ctrl-C: exit 130 */
 	double interval_s;	/* asked for with + and - */
 	char err[256];		/* a worker's last error line */
 	int early;		/* a worker or host was lost before the first frame */
