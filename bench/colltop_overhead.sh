@@ -51,7 +51,7 @@ print(s.median([v for i,row in enumerate(d) for j,v in enumerate(row) if i!=j an
 
 # More iterations than the window needs (the trap stops it): on a loaded machine the
 # setup before the window can take longer than it does on an idle one.
-"$BIN/colltop" -F "$CFG" -H "$HOSTS" --no-gpu --json -d 1 --iterations $((w + 60)) \
+"$BIN/colltop" -F "$CFG" -H "$HOSTS" --no-gpu --json --interval 1 --iterations $((w + 60)) \
 	>"$BED/frames" 2>"$BED/err" &
 front=$!
 pids="$front"

@@ -320,8 +320,9 @@ static const struct mantext_item collstack_examples[] = {
 static const char *const colltop_description[] = {
 	"colltop is a live dashboard of a cluster's collectives, kept open beside a running "
 	"job. It starts one worker per host (over SSH with -H or --hostfile, through srun in a "
-	"Slurm allocation, or -n N here, 2 by default), joined in one communicator. Every "
-	"interval (-d, 1 s by default; + and - change it live) each worker runs a small "
+	"Slurm allocation, or --np N here, 2 by default), joined in one communicator. Every "
+	"interval (-d in tenths of a second as htop's, or --interval in seconds; 1 s by "
+	"default; + and - change it live) each worker runs a small "
 	"all-reduce probe (--bytes, 64K by default, --probe-iters times: 128 KiB a second per "
 	"rank, far under 1% of any data-centre link), samples its host, and gathers its "
 	"snapshot to rank 0, which hands the dashboard one frame.",
@@ -344,18 +345,23 @@ static const char *const colltop_description[] = {
 	"numbers stay still for --stall seconds while a rank is inside an op turns red, with "
 	"the rank behind: the one whose last op is the oldest, else the one whose process is "
 	"stopped or dead, else the one most of the others wait on. The c key runs collstack "
-	"on it.",
+	"on it. A job none of whose processes is running any more (killed, its pages left "
+	"behind) is shown gone, its ranks not counted as live: a page counts only while its pid "
+	"is a live process of the page's owner that started before the page's last write.",
 	"A host that stops answering is named lost as soon as the core's keep-alive gives its "
 	"verdict (--dead-after, 1.5 intervals by default, at least 1 s; COLL_KEEPALIVE_MS and "
 	"COLL_KEEPALIVE_LIMIT, when set, win), and the other workers shrink their "
 	"communicator and go on; until the verdict the alert line says how long the workers "
 	"have been silent. If rank 0's host is lost, the next rank takes its place.",
-	"Keys: q quits; h, ? or F1 help; t ranks or hosts; < and > sort column; r reverses; "
-	"/ filters (Enter keeps, Esc clears); p or space pauses the screen (the workers go "
-	"on); + and - change the interval; c runs collstack on a stalled job; arrows and "
-	"page keys scroll. A terminal under 60x10 is told so. NO_COLOR or --no-color turn "
+	"Keys, as htop's: q or F10 quits (Ctrl-C too, exit 130); h, ? or F1 help; t ranks or "
+	"hosts; F6 picks the sort column from a list, < and > step through them; I or r "
+	"inverts the sort; \\ or / filters (Enter keeps, Esc clears); p or space pauses the "
+	"screen (the workers go on); + and - change the interval; c runs collstack on a "
+	"stalled job; Left and Right scroll the columns after the first; Up, Down and the page "
+	"keys scroll the rows. A terminal under 60x10 is told so. NO_COLOR or --no-color turn "
 	"colours off; sparklines are ASCII outside UTF-8 locales or with --ascii.",
-	"Batch mode (--once, --iterations K, -b, or an output that is not a terminal) prints "
+	"Batch mode (-b as top's, -n N intervals, --once, --json, or an output that is not a "
+	"terminal) prints "
 	"each interval's summary, alerts and both tables as text, or with --json one object "
 	"per line holding every number shown and each counter's total.",
 	NULL,
@@ -365,7 +371,9 @@ static const struct mantext_item colltop_exit[] = {
 	{ "0", "It ran to its end (q, or the intervals asked for)." },
 	{ "1", "It ran, but a worker or host was lost on the way." },
 	{ "2", "Usage error: a bad option or value." },
-	{ "3", "The workers could not be started or sent nothing." },
+	{ "3", "The workers could not be started or sent nothing, or standard output failed." },
+	{ "130", "Ctrl-C." },
+	{ "141", "The reader of standard output went away (colltop -b | head)." },
 	{ NULL, NULL },
 };
 
@@ -373,7 +381,7 @@ static const struct mantext_item colltop_examples[] = {
 	{ "colltop", "Two workers on this machine: its interfaces, RDMA ports and GPUs." },
 	{ "colltop -H 'node[01-64]'", "One worker on each of 64 hosts over SSH." },
 	{ "colltop --once --json | jq .straggler", "One interval, for a script." },
-	{ "colltop -d 0.5 --bytes 1M --probe-iters 4", "A heavier probe twice a second." },
+	{ "colltop -d 5 --bytes 1M --probe-iters 4", "A heavier probe twice a second." },
 	{ NULL, NULL },
 };
 

@@ -4,6 +4,7 @@
  * per line with every number the screen shows and more (totals, so that a
  * script can check a counter only grows).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,12 +55,26 @@ batch_c(const struct top_model *m, FILE *f)
 	free(cs);
 }
 
-void
+/*
+ * Flush a frame: 0, or the errno of the write that failed, fflush's own or
+ * else e, the errno the frame's writes left (0 none).
+ */
+static int
+batch_flush(FILE *f, int e)
+{
+	errno = 0;
+	if (fflush(f) != 0)
+		return errno != 0 ? errno : e != 0 ? e : EIO;
+	return ferror(f) ? (e != 0 ? e : EIO) : 0;
+}
+
+int
 batch_text(const struct top_model *m, FILE *f)
 {
 	char sum[512], alerts[32][256];
 	int attrs[32], n;
 
+	errno = 0;
 	view_summary(m, sum, sizeof sum);
 	fprintf(f, "colltop: %s\n", sum);
 	n = view_alerts(m, m->t_last, alerts, attrs, 32);
@@ -72,7 +87,7 @@ batch_text(const struct top_model *m, FILE *f)
 	fputc('\n', f);
 	batch_table(m, 1, f);
 	fputc('\n', f);
-	fflush(f);
+	return batch_flush(f, errno);
 }
 
 static json_t *
@@ -118,13 +133,13 @@ batch_job_ranks(const struct top_job *x)
 
 	for (int k = 0; k < x->nr; k++)
 		json_array_append_new(rs, json_pack("{s:i, s:i, s:s, s:i, s:i, s:I, s:I, s:I, s:s, "
-		    "s:i, s:s%, s:b}", "rank", view_jobrank_shown(&x->r[k]),
+		    "s:i, s:s%, s:b, s:b}", "rank", view_jobrank_shown(&x->r[k]),
 		    "comm_rank", x->r[k].rank, "host", x->r[k].host, "pid", x->r[k].pid,
 		    "state", x->r[k].state, "seq_started", (json_int_t)x->r[k].seq_started,
 		    "seq_done", (json_int_t)x->r[k].seq_done,
 		    "seq_queued", (json_int_t)x->r[k].seq_queued, "kind", x->r[k].kind,
 		    "wait_peer", x->r[k].wait_peer, "proc", &x->r[k].proc, (size_t)1,
-		    "kernel", x->r[k].kernel));
+		    "kernel", x->r[k].kernel, "alive", strchr("?ZX", x->r[k].proc) == NULL));
 	return rs;
 }
 
@@ -152,9 +167,10 @@ batch_jobs(const struct top_model *m)
 	for (int j = 0; j < m->njobs; j++) {
 		const struct top_job *x = &m->jobs[j];
 
-		json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:s, s:i, s:b, s:s, s:f, s:i, "
-		    "s:i, s:s, s:I, s:I, s:o, s:o}", "job", x->jobid, "launcher", x->launcher,
-		    "user", x->user, "comm", x->commid, "nranks", x->nranks, "stalled", x->stalled,
+		json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:s, s:i, s:i, s:b, s:s, s:f, "
+		    "s:i, s:i, s:s, s:I, s:I, s:o, s:o}", "job", x->jobid, "launcher", x->launcher,
+		    "user", x->user, "comm", x->commid, "nranks", x->nranks, "live", x->live,
+		    "stalled", x->stalled,
 		    "state", view_job_state(x), "still_s", x->still_s,
 		    "behind", x->behind >= 0 ? view_rank_shown(x, x->behind) : -1,
 		    "behind_comm_rank", x->behind, "how", x->behind >= 0 ? x->why : "",
@@ -165,7 +181,7 @@ batch_jobs(const struct top_model *m)
 	return a;
 }
 
-void
+int
 batch_json(const struct top_model *m, FILE *f)
 {
 	json_t *o = json_pack("{s:I, s:I, s:f, s:I, s:i, s:i, s:f, s:f, s:f}",
@@ -174,6 +190,7 @@ batch_json(const struct top_model *m, FILE *f)
 	    "size", m->size, "busbw", m->busbw, "median_lat_us", m->med_lat_us,
 	    "median_late_us", m->med_late_us);
 	char *s;
+	int e;
 
 	if (m->straggler >= 0) {
 		const struct top_rank *x = &m->ranks[m->straggler];
@@ -188,8 +205,10 @@ batch_json(const struct top_model *m, FILE *f)
 	json_object_set_new(o, "hosts", batch_hosts(m));
 	json_object_set_new(o, "jobs", batch_jobs(m));
 	s = json_dumps(o, JSON_COMPACT);
+	errno = 0;
 	fprintf(f, "%s\n", s);
-	fflush(f);
+	e = errno;
 	free(s);
 	json_decref(o);
+	return batch_flush(f, e);
 }

@@ -19,7 +19,6 @@
 #include "msg.h"
 #include "plat_file.h"
 #include "sample.h"
-#include "stack.h"
 #include "status.h"
 #include "top.h"
 #include "xmalloc.h"
@@ -161,29 +160,6 @@ collect_host(struct collect *c)
 	return o;
 }
 
-/* Is pid a live process of user owner (by its real uid)? */
-static int
-collect_pid_owned(pid_t pid, uid_t owner)
-{
-	char path[64], line[256];
-	unsigned long ruid;
-	int yes = 0;
-	FILE *f;
-
-	if (pid <= 0)
-		return 0;
-	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-	if ((f = fopen(path, "re")) == NULL)
-		return 0;
-	while (fgets(line, sizeof line, f) != NULL)
-		if (sscanf(line, "Uid: %lu", &ruid) == 1) {
-			yes = ruid == (unsigned long)owner;
-			break;
-		}
-	fclose(f);
-	return yes;
-}
-
 /*
  * Does a page speak for a job colltop shows? Anyone can write a page into
  * the shared directory, so: a user sees only their own pages; root sees its
@@ -198,7 +174,7 @@ collect_page_trusted(const struct status_page *pg, uid_t owner)
 
 	if (owner == me)
 		return 1;
-	return me == 0 && collect_pid_owned(pg->pid, owner);
+	return me == 0 && alive_owned(pg->pid, owner);
 }
 
 /*
@@ -223,14 +199,16 @@ collect_page_ident(json_t *o, const struct status_page *p, const struct top_iden
 }
 
 static json_t *
-collect_page(const struct status_page *p, uid_t owner, const struct top_ident *id)
+collect_page(const struct status_page *p, uid_t owner, const struct top_ident *id,
+    double boot_s)
 {
 	/*
-	 * Its process state here ('?' gone): a rank stopped inside an op has the
-	 * same sequence numbers as the ranks waiting for it, and only this tells
-	 * them apart.
+	 * Its process state here ('?' gone, or its pid another process now): a
+	 * rank stopped inside an op has the same sequence numbers as the ranks
+	 * waiting for it, and only this tells them apart; a killed job's pages
+	 * stay, and only this says nobody writes them.
 	 */
-	char state = p->pid > 0 ? stack_state(p->pid, NULL) : 0;
+	char state = alive_state(p, owner, boot_s);
 	char job[20], comm[20], st[2] = { state ? state : '?', '\0' }, user[64];
 	json_t *o;
 
@@ -266,6 +244,7 @@ struct collect_scan {
 	struct top_ident ids[COLLECT_IDENT_MAX];
 	uid_t id_owner[COLLECT_IDENT_MAX];
 	int nids;
+	double boot_s;		/* read once a scan */
 };
 
 static const struct top_ident *
@@ -289,7 +268,7 @@ collect_scan_one(const struct status_page *pg, uid_t owner, void *arg)
 	if (pg->jobid != cs->own_job && strncmp(pg->host, cs->host, sizeof pg->host) == 0 &&
 	    collect_page_trusted(pg, owner))
 		json_array_append_new(cs->pages, collect_page(pg, owner,
-		    collect_ident(cs, pg->pid, owner)));
+		    collect_ident(cs, pg->pid, owner), cs->boot_s));
 	return json_array_size(cs->pages) >= COLLECT_PAGES_MAX;
 }
 
@@ -306,6 +285,7 @@ collect_pages(uint64_t own_job, const char *host)
 	cs->pages = pages;
 	cs->own_job = own_job;
 	cs->host = host;
+	cs->boot_s = alive_boot_s();
 	status_scan(NULL, collect_scan_one, cs);
 	free(cs);
 	return pages;

@@ -65,6 +65,48 @@ front_unlock_model(struct top_front *f)
 	pthread_mutex_unlock(f->lock);
 }
 
+/*
+ * Standard output failed in batch mode: the reader went away (colltop -b |
+ * head) or the disk is full. Stop the workers, as top stops, and quietly:
+ * the job runner's word about the signal that stops them is for nobody, so
+ * stderr goes to /dev/null until front_run says what there is to say.
+ */
+static void
+front_out_failed(struct top_front *f, int e)
+{
+	int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+	f->out_errno = e;
+	f->quit = 1;
+	fflush(stderr);
+	if (null >= 0 && (f->out_saved_err = dup(STDERR_FILENO)) >= 0)
+		dup2(null, STDERR_FILENO);
+	if (null >= 0)
+		close(null);
+	if (!f->early) {
+		f->early = 1;
+		kill(getpid(), SIGTERM);
+	}
+}
+
+/* After the job: stderr back, and a full disk said (a broken pipe is not: exit 141). */
+static int
+front_out_said(struct top_front *f)
+{
+	if (f->out_errno == 0)
+		return -1;
+	if (f->out_saved_err >= 0) {
+		dup2(f->out_saved_err, STDERR_FILENO);
+		close(f->out_saved_err);
+		f->out_saved_err = -1;
+	}
+	f->a->out_said = 1;
+	if (f->out_errno == EPIPE)
+		return TOP_EXIT_PIPE;
+	fprintf(stderr, "colltop: cannot write standard output: %s\n", strerror(f->out_errno));
+	return EXIT_CANNOT;
+}
+
 static void
 front_fold(struct top_front *f)
 {
@@ -75,16 +117,11 @@ front_fold(struct top_front *f)
 	r = model_frame(&f->m, front_line.buf, front_line.len, front_now(), err, sizeof err);
 	if (r == 0) {
 		f->dirty = 1;
-		if (f->a->batch) {
-			if (f->a->json)
-				batch_json(&f->m, stdout);
-			else
-				batch_text(&f->m, stdout);
-			/* The reader went away (colltop -b | head): stop, as top does. */
-			if (ferror(stdout) && !f->early) {
-				f->early = f->quit = 1;
-				kill(getpid(), SIGTERM);
-			}
+		if (f->a->batch && f->out_errno == 0) {
+			int e = f->a->json ? batch_json(&f->m, stdout) : batch_text(&f->m, stdout);
+
+			if (e != 0)
+				front_out_failed(f, e);
 		}
 	} else {
 		snprintf(f->last_parse, sizeof f->last_parse, "%.200s", err);
@@ -286,11 +323,12 @@ front_ui_thread(void *arg)
 	struct top_front *f = arg;
 	struct ui *u = f->ui;
 	uint64_t quit_at = 0;
-	int done = 0, sent = 0;
+	int done = 0, sent = 0, q;
 
 	while (!done) {
 		front_accept(f);
-		if (ui_step(u, f, 200) && !f->quit) {
+		if ((q = ui_step(u, f, 200)) != 0 && !f->quit) {
+			f->intr = q == 2;
 			front_quit(f);
 			quit_at = clock_now_ms();
 		}
@@ -421,9 +459,9 @@ front_run(struct top_args *a, int argc, char **argv)
 {
 	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	struct top_front f = { .a = a, .lock = &lock, .lfd = -1, .cfd = -1, .saved_err = -1,
-	    .interval_s = a->interval_s };
+	    .out_saved_err = -1, .interval_s = a->interval_s };
 	char err[512], port[16], **wargv = NULL;
-	int code;
+	int code, out;
 
 	a->ho.jo.keep_going = 1;
 	a->ho.jo.grace_s = 1;
@@ -443,13 +481,17 @@ front_run(struct top_args *a, int argc, char **argv)
 	ctl_server_stop(f.srv);
 	f.srv = NULL;
 	front_accept_said(&f);
+	if ((out = front_out_said(&f)) >= 0) {
+		code = out;
+		goto out;
+	}
 	if (f.m.frames == 0 && f.early)
 		fprintf(stderr, "colltop: cannot start the workers: %s\n", f.why);
 	else if (f.m.frames == 0)
 		fprintf(stderr, "colltop: the workers sent nothing (job exit code %d)%s%s\n", code,
 		    f.err[0] ? ": " : "", f.err);
-	code = f.m.frames == 0 ? EXIT_CANNOT : front_any_lost(&f.m) ? EXIT_PROBLEMS :
-	    code == 0 || f.quit ? EXIT_OK : EXIT_PROBLEMS;
+	code = f.m.frames == 0 ? EXIT_CANNOT : f.intr || code == 128 + SIGINT ? TOP_EXIT_INTR :
+	    front_any_lost(&f.m) ? EXIT_PROBLEMS : code == 0 || f.quit ? EXIT_OK : EXIT_PROBLEMS;
 out:
 	ctl_server_stop(f.srv);
 	if (f.ui != NULL)

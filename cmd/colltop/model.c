@@ -447,16 +447,25 @@ model_gpu(struct top_job *j, uint64_t n)
 	}
 }
 
+/* A rank's process is there: not gone ('?'), not a zombie or dead. */
+static int
+model_alive(const struct top_jobrank *x)
+{
+	return strchr("?ZX", x->proc) == NULL;
+}
+
 static void
 model_job_judge(struct top_model *m, struct top_job *j, double dt)
 {
 	uint64_t sum = 0, lo = UINT64_MAX, hi = 0;
 	int inside = 0, lo_rank = -1, at_lo = 0;
 
+	j->live = 0;
 	for (int k = 0; k < j->nr; k++) {
 		const struct top_jobrank *x = &j->r[k];
 		uint64_t pos = model_pos(x);
 
+		j->live += model_alive(x);
 		sum += x->seq_started + x->seq_done + x->seq_queued;
 		inside |= x->state == STATUS_RUNNING || (x->source != 0 && x->seq_queued >
 		    x->seq_done);
@@ -471,7 +480,8 @@ model_job_judge(struct top_model *m, struct top_job *j, double dt)
 	}
 	j->still_s = sum == j->sum && m->frames > 1 ? j->still_s + dt : 0;
 	j->sum = sum;
-	j->stalled = inside && j->still_s >= m->a->stall_s;
+	/* No process left (a killed job's pages): gone, never stalled or advancing. */
+	j->stalled = j->live > 0 && inside && j->still_s >= m->a->stall_s;
 	/*
 	 * Several ranks behind (one finished its part of the op, the other
 	 * never began it): the stopped one, or the one waited on, among them.

@@ -29,6 +29,8 @@
 #include "cmd.h"
 #include "hostopt.h"
 
+#define TOP_EXIT_INTR 130	/* Ctrl-C, as a shell shows SIGINT */
+#define TOP_EXIT_PIPE 141	/* the reader of stdout went away, as a shell shows SIGPIPE */
 #define TOP_HIST 120		/* intervals of history kept per rank */
 #define TOP_FRAME_MAX (64u << 20)
 
@@ -48,6 +50,7 @@ struct top_args {
 	double stall_s;		/* a job's sequence numbers still this long: stalled */
 	const char *sort, *filter;	/* column name; text a row must hold */
 	long ctl_port;		/* worker: the front end's control port */
+	int out_said;		/* the front end said how stdout failed: not again */
 };
 
 /* ---- model.c: what the front end knows, built from frames ---- */
@@ -104,6 +107,7 @@ struct top_job {
 	/* How it was found: "behind", "stopped", "dead", "waited on", "gpu not started". */
 	const char *why;
 	int in_kernel;		/* stalled with every kernel begun and none ended */
+	int live;		/* ranks whose process is there (not gone, not a zombie) */
 	uint64_t behind_seq, ahead_seq;
 	int seen;		/* in the last frame */
 };
@@ -186,7 +190,7 @@ int view_stalled_job(const struct top_model *m);
  */
 int view_rank_shown(const struct top_job *j, int comm_rank);
 int view_jobrank_shown(const struct top_jobrank *r);
-/* The job's state in a word: "advancing", "stalled", "hung in kernel". */
+/* The job's state in a word: "advancing", "stalled", "hung in kernel", "gone". */
 const char *view_job_state(const struct top_job *j);
 
 /* What c runs for job j: collstack's arguments (argv[0] "collstack"), and a note. */
@@ -224,15 +228,16 @@ void view_collstack_in(const struct top_model *m, const struct view_cs_index *ix
 void view_cs_line(const struct view_cs *cs, char *buf, size_t len);
 
 /* ---- batch.c ---- */
-void batch_text(const struct top_model *m, FILE *f);
-void batch_json(const struct top_model *m, FILE *f);
+/* 0, or the errno of a write that failed (EPIPE: the reader went away). */
+int batch_text(const struct top_model *m, FILE *f);
+int batch_json(const struct top_model *m, FILE *f);
 
 /* ---- ui.c: the curses screen ---- */
 struct ui;
 struct top_front;
 struct ui *ui_open(const struct top_args *a, char *err, size_t len);
 void ui_close(struct ui *u);
-/* Wait up to ms for a key; 1 to quit, 0 otherwise. Redraws when asked to. */
+/* Wait up to ms for a key; 1 to quit, 2 to quit by Ctrl-C, 0 otherwise. Redraws when asked to. */
 int ui_step(struct ui *u, struct top_front *f, int ms);
 void ui_draw(struct ui *u, struct top_front *f);
 
@@ -288,6 +293,15 @@ struct top_ident {
 /* Read pid's identity if it is owner's process (real and effective uid); -1 if not known. */
 int ident_read(pid_t pid, uid_t owner, struct top_ident *id);
 
+/* ---- alive.c: is a page's process the live rank that wrote it? ---- */
+struct status_page;
+/* Is pid a live process of user owner (by its real uid)? */
+int alive_owned(pid_t pid, uid_t owner);
+/* The boot time in wall seconds (/proc/stat), for alive_state; -1 unknown. */
+double alive_boot_s(void);
+/* The page's process state letter (R S D T Z...), or 0: gone, another user's, or a newer process. */
+char alive_state(const struct status_page *pg, uid_t owner, double boot_s);
+
 /* ---- worker.c ---- */
 int worker_run(struct top_args *a);
 
@@ -303,12 +317,15 @@ struct top_front {
 	struct ctl_refused refused;	/* control connections refused, as last shown */
 	char uid[200];		/* the job's unique id, once it started */
 	int dirty, quit, done;
+	int intr;		/* quit by Ctrl-C: exit 130 */
 	double interval_s;	/* asked for with + and - */
 	char err[256];		/* a worker's last error line */
 	int early;		/* a worker or host was lost before the first frame */
 	int bad;		/* frames that did not parse */
 	char last_parse[256];	/* why the last attempt did not */
 	char why[512];		/* of that */
+	int out_errno;		/* batch: standard output failed (EPIPE, ENOSPC); 0 not */
+	int out_saved_err;	/* the real stderr while it is kept quiet after that, else -1 */
 };
 int front_run(struct top_args *a, int argc, char **argv);
 /* Hold the model still (the screen draws from it while frames come in). */

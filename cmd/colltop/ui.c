@@ -3,12 +3,16 @@
  * attributes under the model's lock and draws them after, so a frame folded
  * in meanwhile waits at most one draw.
  *
- * Keys as in htop and top where they have one: q quits, h ? F1 help, < >
- * choose the sort column, r reverses it, / filters, space or p pauses
- * (the screen stops changing; the workers go on), t shows hosts or ranks,
- * + and - lengthen and shorten the workers' interval, c runs collstack on a
- * stalled job. Colours go with NO_COLOR or --no-color; the sparklines fall
- * back to ASCII when the locale is not UTF-8 or with --ascii.
+ * Keys as in htop where it has one: q or F10 quits (Ctrl-C too, exit 130:
+ * it is a key here, so the workers stop on rank 0's word, not by signal),
+ * h ? F1 help, F6 picks the sort column from a list (< > step through
+ * them), I or r inverts the sort, \ or / filters, Left and Right scroll the
+ * columns past the first (the host table is wider than 80 columns), space or
+ * p pauses (the screen stops changing; the workers go on), t shows hosts or
+ * ranks, + and - lengthen and shorten the workers' interval, c runs
+ * collstack on a stalled job. Colours go with NO_COLOR or --no-color; the
+ * sparklines fall back to ASCII when the locale is not UTF-8 or with
+ * --ascii.
  */
 #include <curses.h>
 #include <langinfo.h>
@@ -16,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -34,6 +39,10 @@ struct ui {
 	int color, ascii;
 	int by_host, sort[2], reverse;
 	int help, editing, paused;
+	int sorting, pick;	/* F6's list is up; the column picked in it */
+	int hcol;		/* columns scrolled past, after the first */
+	int more;		/* the last draw cut columns on the right */
+	int intr;		/* quit by Ctrl-C */
 	char filter[64];
 	int top;		/* first row shown */
 	uint64_t drawn_ms;
@@ -48,6 +57,24 @@ ui_fatal(void)
 {
 	endwin();
 	front_fatal_stderr();
+}
+
+/*
+ * Ctrl-C as a key, as htop takes it: a signal would reach the workers on
+ * this terminal too and end them with the job runner's words; a key stops
+ * them on rank 0's word. Curses keeps this mode (def_prog_mode) and puts
+ * the terminal's own back at endwin.
+ */
+static void
+ui_ctrl_c_key(void)
+{
+	struct termios t;
+
+	if (tcgetattr(STDIN_FILENO, &t) != 0)
+		return;
+	t.c_cc[VINTR] = _POSIX_VDISABLE;
+	if (tcsetattr(STDIN_FILENO, TCSANOW, &t) == 0)
+		def_prog_mode();
 }
 
 struct ui *
@@ -81,6 +108,7 @@ ui_open(const struct top_args *a, char *err, size_t len)
 	}
 	xmalloc_set_fatal_hook(ui_fatal);
 	cbreak();
+	ui_ctrl_c_key();
 	noecho();
 	keypad(stdscr, TRUE);
 	curs_set(0);
@@ -143,16 +171,18 @@ ui_draw_help(struct ui *u)
 	static const char *const lines[] = {
 		"colltop keys",
 		"",
-		"  q          quit (the workers stop at the end of their interval)",
+		"  q F10      quit (Ctrl-C too, exit 130); the workers stop after their interval",
 		"  h ? F1     this help (any key to leave it)",
 		"  t  Tab     one row per rank, or per host",
+		"  F6         sort by: pick the column from a list",
 		"  <  >       sort by the column to the left or right",
-		"  r          reverse the sort",
-		"  /          filter: rows holding this text (Enter to keep, Esc to clear)",
+		"  I  r       invert the sort",
+		"  \\  /       filter: rows holding this text (Enter to keep, Esc to clear)",
 		"  p  space   pause the screen (the workers go on)",
 		"  +  -       longer or shorter interval for the workers",
 		"  c          run collstack on the stalled job",
-		"  Up Down PgUp PgDn  scroll",
+		"  Left Right scroll the columns after the first (the host table is wide)",
+		"  Up Down PgUp PgDn  scroll the rows",
 		"",
 		"LATE_MS: how late a rank came to the probe; the others waited that long.",
 		"A straggler comes later than k x the median for K intervals in a row.",
@@ -175,45 +205,87 @@ ui_draw_alerts(struct ui *u, struct top_front *f, int y, char (*al)[256], int *a
 	return y;
 }
 
+/* The columns drawn: the first, then from 1 + hcol on; the x of each, -1 not drawn. */
 static void
-ui_draw_table(struct ui *u, const struct view_table *t, int y, int bottom)
+ui_columns(struct ui *u, const struct view_table *t, int *xs)
 {
-	int x = 0, sort = u->sort[u->by_host];
-	char head[128];
+	int x = 0;
 
-	move(y, 0);
-	attrset(ui_attr(u, VA_HEAD));
-	hline(' ', COLS);
+	if (u->hcol > t->ncols - 2)
+		u->hcol = t->ncols > 2 ? t->ncols - 2 : 0;
+	u->more = 0;
 	for (int c = 0; c < t->ncols; c++) {
-		snprintf(head, sizeof head, "%s%s", t->head[c].text, c == sort ? (u->reverse ?
-		    "v" : "^") : "");
-		ui_put(y, x, head, ui_attr(u, VA_HEAD) | (c == sort ? A_BOLD : 0));
-		x += t->width[c] + 2;
-	}
-	y++;
-	if (u->top > t->nrows - (bottom - y))
-		u->top = t->nrows - (bottom - y) > 0 ? t->nrows - (bottom - y) : 0;
-	for (int r = u->top; r < t->nrows && y < bottom; r++, y++) {
-		x = 0;
-		for (int c = 0; c < t->ncols; c++) {
-			const struct view_cell *cell = &t->rows[r][c];
-			int pad = cell->right ? t->width[c] - (int)strlen(cell->text) : 0;
-
-			ui_put(y, x + (pad > 0 ? pad : 0), cell->text, ui_attr(u, cell->attr));
-			x += t->width[c] + 2;
+		xs[c] = -1;
+		if (c > 0 && c <= u->hcol)
+			continue;
+		if (x >= COLS) {
+			u->more = 1;
+			continue;
 		}
+		xs[c] = x;
+		u->more |= x + t->width[c] > COLS;
+		x += t->width[c] + 2;
 	}
 }
 
 static void
-ui_draw_keys(struct ui *u, struct top_front *f)
+ui_draw_table(struct ui *u, const struct view_table *t, int y, int bottom)
+{
+	int xs[VIEW_MAXCOLS], sort = u->sort[u->by_host];
+	char head[128];
+
+	ui_columns(u, t, xs);
+	move(y, 0);
+	attrset(ui_attr(u, VA_HEAD));
+	hline(' ', COLS);
+	for (int c = 0; c < t->ncols; c++) {
+		if (xs[c] < 0)
+			continue;
+		snprintf(head, sizeof head, "%s%s", t->head[c].text, c == sort ? (u->reverse ?
+		    "v" : "^") : "");
+		ui_put(y, xs[c], head, ui_attr(u, VA_HEAD) | (c == sort ? A_BOLD : 0));
+	}
+	/* Columns off either side: say so where the eye looks for them. */
+	if (u->hcol > 0 && COLS > 2)
+		ui_put(y, xs[0] + t->width[0], "<", ui_attr(u, VA_HEAD) | A_BOLD);
+	if (u->more && COLS > 2)
+		ui_put(y, COLS - 1, ">", ui_attr(u, VA_HEAD) | A_BOLD);
+	y++;
+	if (u->top > t->nrows - (bottom - y))
+		u->top = t->nrows - (bottom - y) > 0 ? t->nrows - (bottom - y) : 0;
+	for (int r = u->top; r < t->nrows && y < bottom; r++, y++)
+		for (int c = 0; c < t->ncols; c++) {
+			const struct view_cell *cell = &t->rows[r][c];
+			int pad = cell->right ? t->width[c] - (int)strlen(cell->text) : 0;
+
+			if (xs[c] >= 0)
+				ui_put(y, xs[c] + (pad > 0 ? pad : 0), cell->text,
+				    ui_attr(u, cell->attr));
+		}
+}
+
+/* F6's list: the columns of the table shown, the one picked in reverse video. */
+static void
+ui_draw_sort(struct ui *u)
+{
+	int n = view_ncols(u->by_host);
+
+	erase();
+	ui_put(0, 1, "Sort by (Up Down to pick, Enter to sort, Esc to leave)", A_BOLD);
+	for (int c = 0; c < n && c + 2 < LINES; c++)
+		ui_put(c + 2, 3, view_col_name(u->by_host, c), c == u->pick ? A_REVERSE : A_NORMAL);
+	refresh();
+}
+
+static void
+ui_draw_keys(struct ui *u)
 {
 	char buf[256];
 
-	snprintf(buf, sizeof buf, "q quit  h help  t %s  < > sort  / filter%s%s%s  p pause  "
-	    "+ - interval %.2g s  c collstack%s", u->by_host ? "ranks" : "hosts",
+	snprintf(buf, sizeof buf, "q quit  h help  t %s  F6 sort  / filter%s%s%s  arrows scroll  "
+	    "c collstack%s", u->by_host ? "ranks" : "hosts",
 	    u->filter[0] || u->editing ? " [" : "", u->filter,
-	    u->filter[0] || u->editing ? (u->editing ? "_]" : "]") : "", f->interval_s,
+	    u->filter[0] || u->editing ? (u->editing ? "_]" : "]") : "",
 	    u->paused ? "  PAUSED" : "");
 	move(LINES - 1, 0);
 	clrtoeol();
@@ -230,6 +302,8 @@ ui_draw(struct ui *u, struct top_front *f)
 	u->drawn_ms = clock_now_ms();
 	if (u->help)
 		return ui_draw_help(u);
+	if (u->sorting)
+		return ui_draw_sort(u);
 	erase();
 	if (COLS < UI_MIN_COLS || LINES < UI_MIN_LINES) {
 		snprintf(title, sizeof title, "terminal too small (%dx%d): colltop needs %dx%d",
@@ -248,7 +322,7 @@ ui_draw(struct ui *u, struct top_front *f)
 	front_unlock_model(f);
 	ui_draw_table(u, &t, y + 1, LINES - 1);
 	view_table_free(&t);
-	ui_draw_keys(u, f);
+	ui_draw_keys(u);
 	refresh();
 }
 
@@ -269,6 +343,23 @@ ui_edit(struct ui *u, int ch)
 		u->filter[n] = (char)ch;
 		u->filter[n + 1] = '\0';
 	}
+}
+
+/* A key while F6's list is up. */
+static void
+ui_sort_key(struct ui *u, int ch)
+{
+	int n = view_ncols(u->by_host);
+
+	if (ch == KEY_UP)
+		u->pick = u->pick > 0 ? u->pick - 1 : 0;
+	else if (ch == KEY_DOWN)
+		u->pick = u->pick < n - 1 ? u->pick + 1 : n - 1;
+	else if (ch == '\n' || ch == '\r' || ch == KEY_ENTER)
+		u->sort[u->by_host] = u->pick;
+	if (ch == '\n' || ch == '\r' || ch == KEY_ENTER || ch == 27 || ch == KEY_F(6) ||
+	    ch == 'q')
+		u->sorting = 0;
 }
 
 static void
@@ -315,7 +406,7 @@ ui_collstack(struct ui *u, struct top_front *f)
 	u->msg[0] = '\0';
 }
 
-/* A key outside the help and the filter; 1 to quit. */
+/* A key outside the help, the filter and F6's list; 1 to quit. */
 static int
 ui_key(struct ui *u, struct top_front *f, int ch)
 {
@@ -323,17 +414,21 @@ ui_key(struct ui *u, struct top_front *f, int ch)
 
 	u->msg[0] = '\0';
 	switch (ch) {
-	case 'q': case 'Q': return 1;
+	case 3: u->intr = 1; return 1;	/* Ctrl-C, a key here (ui_ctrl_c_key) */
+	case 'q': case 'Q': case KEY_F(10): return 1;
 	case 'h': case '?': case KEY_F(1): u->help = 1; break;
-	case 't': case '\t': u->by_host = !u->by_host; u->top = 0; break;
+	case 't': case '\t': u->by_host = !u->by_host; u->top = 0; u->hcol = 0; break;
+	case KEY_F(6): u->sorting = 1; u->pick = u->sort[u->by_host]; break;
 	case '<': case ',': u->sort[u->by_host] = (u->sort[u->by_host] + nc - 1) % nc; break;
 	case '>': case '.': u->sort[u->by_host] = (u->sort[u->by_host] + 1) % nc; break;
-	case 'r': case 'R': u->reverse = !u->reverse; break;
-	case '/': u->editing = 1; break;
+	case 'r': case 'R': case 'I': u->reverse = !u->reverse; break;
+	case '/': case '\\': u->editing = 1; break;
 	case 'p': case ' ': u->paused = !u->paused; break;
 	case '+': case '=': ui_interval(f, 1); break;
 	case '-': case '_': ui_interval(f, -1); break;
 	case 'c': ui_collstack(u, f); break;
+	case KEY_LEFT: u->hcol = u->hcol > 0 ? u->hcol - 1 : 0; break;
+	case KEY_RIGHT: u->hcol += u->more; break;
 	case KEY_UP: u->top = u->top > 0 ? u->top - 1 : 0; break;
 	case KEY_DOWN: u->top++; break;
 	case KEY_PPAGE: u->top = u->top > LINES / 2 ? u->top - LINES / 2 : 0; break;
@@ -354,8 +449,10 @@ ui_step(struct ui *u, struct top_front *f, int ms)
 			u->help = 0;
 		else if (u->editing)
 			ui_edit(u, ch);
+		else if (u->sorting)
+			ui_sort_key(u, ch);
 		else if (ui_key(u, f, ch))
-			return 1;
+			return u->intr ? 2 : 1;
 	}
 	front_lock_model(f);
 	dirty = f->dirty;

@@ -356,6 +356,8 @@ view_rank_shown(const struct top_job *j, int comm_rank)
 const char *
 view_job_state(const struct top_job *j)
 {
+	if (j->live == 0)
+		return "gone";
 	return !j->stalled ? "advancing" : j->in_kernel ? "hung in kernel" : "stalled";
 }
 
@@ -423,10 +425,15 @@ view_alert_jobs(const struct top_model *m, char lines[][256], int *attrs, int n,
 		const struct top_job *x = &m->jobs[j];
 
 		view_job_name(x, name, sizeof name);
-		attrs[n] = x->stalled ? VA_BAD : VA_OK;
-		if (!x->stalled)
-			snprintf(lines[n++], 256, "job %s: %d of %d ranks here, at seq %llu, advancing",
-			    name, x->nr, x->nranks, (unsigned long long)x->ahead_seq);
+		attrs[n] = x->stalled ? VA_BAD : x->live == 0 ? VA_WARN : VA_OK;
+		if (x->live == 0)
+			view_line(lines[n++], "job %s: gone: no process of its %d rank%s here is "
+			    "running (pages left at seq %llu by a job that was killed)", name, x->nr,
+			    x->nr == 1 ? "" : "s", (unsigned long long)x->ahead_seq);
+		else if (!x->stalled)
+			view_line(lines[n++], "job %s: %d of %d ranks here, at seq %llu, advancing%s",
+			    name, x->live, x->nranks, (unsigned long long)x->ahead_seq,
+			    x->live < x->nr ? " (some ranks' processes are gone)" : "");
 		else
 			view_alert_stalled(x, name, lines[n++]);
 	}

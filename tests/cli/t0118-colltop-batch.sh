@@ -38,14 +38,14 @@ disown
 sleep 0.3
 
 # 1. One interval, text.
-colltop --once -n 3 --no-gpu >"$TMP/o" 2>"$TMP/e"
+colltop --once --np 3 --no-gpu >"$TMP/o" 2>"$TMP/e"
 expect_code 0 $? "--once"
 check "--once: the summary counts 3 ranks on 1 host" grep -q '^colltop: 3 ranks on 1 host' "$TMP/o"
 check "--once: a row per rank" test "$(grep -cE '^ +[0-2]  [^ ]+ +ok ' "$TMP/o")" -eq 3
 check "--once: the host table" grep -q '^HOST  RANKS  STATE  NET_RX' "$TMP/o"
 
 # 2. JSON, with the fixture tree: counters only grow, rates follow them.
-COLL_FS_ROOT=$R colltop --json --iterations 4 -d 0.3 -n 2 --no-gpu >"$TMP/j" 2>"$TMP/e"
+COLL_FS_ROOT=$R colltop --json -n 4 -d 3 --np 2 --no-gpu >"$TMP/j" 2>"$TMP/e"
 expect_code 0 $? "--json --iterations 4"
 python3 - "$TMP/j" >"$TMP/py" 2>&1 <<'EOF'
 import json, sys
@@ -78,7 +78,7 @@ grep '^BAD' "$TMP/py"
 # 2+3k: a barrier, then all-reduce, gather and broadcast each interval).
 F=""
 for k in $(seq 3 11); do F="$F${F:+,}2@$((2 + 3 * k)):delay=250"; done
-COLL_FAULT=$F colltop --json --iterations 12 -d 0.5 -n 4 --no-gpu --straggler-ms 100 \
+COLL_FAULT=$F colltop --json -n 12 --interval 0.5 --np 4 --no-gpu --straggler-ms 100 \
 	>"$TMP/s" 2>"$TMP/e"
 expect_code 0 $? "a slowed rank"
 python3 - "$TMP/s" >"$TMP/py" 2>&1 <<'EOF'
@@ -98,7 +98,7 @@ say(all(x in ([], [2]) for x in flag), "only rank 2 flagged: %s" % flag)
 EOF
 check "the slowed rank is the straggler, and only it" sh -c "! grep -q '^BAD' '$TMP/py'"
 grep '^BAD' "$TMP/py"
-COLL_FAULT=$F colltop --iterations 9 -d 0.5 -n 4 --no-gpu --straggler-ms 100 >"$TMP/t" 2>"$TMP/e"
+COLL_FAULT=$F colltop --iterations 9 -d 5 --np 4 --no-gpu --straggler-ms 100 >"$TMP/t" 2>"$TMP/e"
 check "text: the straggler line names rank 2" \
 	grep -q '^!! straggler: rank 2 on .* came [0-9.]* ms late to the probe' "$TMP/t"
 check "text: rank 2's row says SLOW" grep -qE '^ +2  [^ ]+ +SLOW ' "$TMP/t"
@@ -114,7 +114,7 @@ done
 sleep 0.5
 P1=$(pid_of_rank 1)
 kill -STOP "$P1"
-colltop --json --iterations 6 -d 0.5 --stall 1 -n 2 --no-gpu >"$TMP/p" 2>"$TMP/e"
+colltop --json -n 6 -d 5 --stall 1 --np 2 --no-gpu >"$TMP/p" 2>"$TMP/e"
 expect_code 0 $? "another job's pages"
 kill -CONT "$P1"
 kill $JOB
@@ -155,20 +155,20 @@ expect_code 2 $? "an operand"
 check "an operand: said" grep -q "^colltop: unexpected argument 'extra'" "$TMP/o"
 colltop --iterations 0 >"$TMP/o" 2>&1
 expect_code 2 $? "--iterations 0"
-check "--iterations 0: said" grep -q '^colltop: --iterations' "$TMP/o"
+check "--iterations 0: said" grep -q '^colltop: -n/--iterations must be an integer from 1' "$TMP/o"
 # The reader goes away (colltop -b | head): colltop stops, as top does.
 start=$(date +%s)
-colltop -b -n 2 --no-gpu -d 0.2 2>"$TMP/e" | head -1 >"$TMP/o"
+colltop -b --np 2 --no-gpu -d 2 2>"$TMP/e" | head -1 >"$TMP/o"
 check "-b | head -1: ends by itself" test $(($(date +%s) - start)) -lt 20
 check "-b | head -1: its one line" grep -q '^colltop: 2 ranks on 1 host' "$TMP/o"
 # A worker that cannot join ends the run at once (the others would wait at the join).
 start=$(date +%s)
-COLL_FAULT=zz colltop --once -n 2 --no-gpu >"$TMP/o" 2>&1
+COLL_FAULT=zz colltop --once --np 2 --no-gpu >"$TMP/o" 2>&1
 expect_code 3 $? "workers that cannot join"
 check "said, naming the rank" grep -q '^colltop: cannot start the workers: its rank [01] exited with code 3' "$TMP/o"
 check "at once, not after the join timeout" test $(($(date +%s) - start)) -lt 20
 # Not a terminal: batch by itself, as top would need -b for.
-colltop -n 2 --no-gpu --iterations 1 | cat >"$TMP/o"
+colltop --np 2 --no-gpu -n 1 | cat >"$TMP/o"
 check "piped: batch text" grep -q '^colltop: 2 ranks on 1 host' "$TMP/o"
 check "no status page left" test "$(ls "$COLL_STATUS_DIR" | wc -l)" -eq 0
 # htop's split: collectors and the model never include curses, only the screen does.

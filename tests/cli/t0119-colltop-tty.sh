@@ -22,7 +22,7 @@ start() { # start NAME ENV... : colltop in a 120x30 window
 	tm kill-session -t top 2>/dev/null
 	rm -f "$TMP/rc"
 	tm new-session -d -s top -x 120 -y 30 "env TERM=xterm-256color LANG=C.UTF-8 $* \
-		$BIN/colltop -n 3 --no-gpu 2>$TMP/err.$name; echo \$? >$TMP/rc; sleep 60"
+		$BIN/colltop --np 3 --no-gpu 2>$TMP/err.$name; echo \$? >$TMP/rc; sleep 60"
 }
 exited() { for _ in $(seq 100); do [ -s "$TMP/rc" ] && return 0; sleep 0.1; done; return 1; }
 
@@ -86,13 +86,13 @@ check "q: they stopped on rank 0's word, not by signal" sh -c "! grep -q 'got SI
 # A long interval: q still ends it on rank 0's word (it reads it after its sleep).
 tm kill-session -t top 2>/dev/null
 rm -f "$TMP/rc"
-tm new-session -d -s top -x 140 -y 30 "env TERM=xterm LANG=C.UTF-8 $BIN/colltop -n 2 --no-gpu \
-	-d 3 2>$TMP/err.slow; echo \$? >$TMP/rc; sleep 60"
-check "-d 3: a frame" wait_screen '^colltop  2 ranks on 1 host' 15
+tm new-session -d -s top -x 140 -y 30 "env TERM=xterm LANG=C.UTF-8 $BIN/colltop --np 2 --no-gpu \
+	-d 30 2>$TMP/err.slow; echo \$? >$TMP/rc; sleep 60"
+check "-d 30: a frame" wait_screen '^colltop  2 ranks on 1 host' 15
 tm send-keys -t top q
 for _ in $(seq 100); do [ -s "$TMP/rc" ] && break; sleep 0.1; done
-check "-d 3: q exits 0 within an interval" test "$(cat "$TMP/rc" 2>/dev/null)" = 0
-check "-d 3: not by signal" sh -c "! grep -q 'got SIG' $TMP/err.slow"
+check "-d 30: q exits 0 within an interval" test "$(cat "$TMP/rc" 2>/dev/null)" = 0
+check "-d 30: not by signal" sh -c "! grep -q 'got SIG' $TMP/err.slow"
 
 start nocolor NO_COLOR=1
 check "NO_COLOR: starts" wait_screen '^ +2  [^ ]+ +ok '
@@ -103,7 +103,7 @@ exited
 
 tm kill-session -t top 2>/dev/null
 rm -f "$TMP/rc"
-tm new-session -d -s top -x 120 -y 30 "env TERM=xterm LANG=C $BIN/colltop -n 2 --no-gpu \
+tm new-session -d -s top -x 120 -y 30 "env TERM=xterm LANG=C $BIN/colltop --np 2 --no-gpu \
 	2>$TMP/err.ascii; echo \$? >$TMP/rc; sleep 60"
 check "not UTF-8: ASCII sparklines" wait_screen '^ +1  [^ ]+ +ok .*[_.:=+*#-]{2}$'
 check "not UTF-8: no block characters" sh -c "! tmux -L $SOCK capture-pane -p -t top | grep -q '[▁▂▃▄▅▆▇█]'"

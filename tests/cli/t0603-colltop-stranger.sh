@@ -53,7 +53,7 @@ EOF
 chmod 644 "$ATK_DIR/atk.py"
 
 tm new-session -d -s top -x 140 -y 30 "env TERM=xterm-256color LANG=C.UTF-8 sh -c 'echo \$\$ >$TMP/ct; \
-	exec $BIN/colltop -n 2 --no-gpu' 2>$TMP/err; echo \$? >$TMP/rc; sleep 60"
+	exec $BIN/colltop --np 2 --no-gpu' 2>$TMP/err; echo \$? >$TMP/rc; sleep 60"
 check "colltop starts" wait_screen '^colltop  2 ranks on 1 host' 20
 CT=$(cat "$TMP/ct")
 PORT=$(ps --ppid "$CT" -o args= | sed -n 's/.* --control-port \([0-9]*\).*/\1/p' | head -1)
@@ -102,7 +102,7 @@ as_atk python3 "$ATK_DIR/page.py" "$PUB" f00d000000000001 1
 as_atk python3 "$ATK_DIR/page.py" "$PUB" f00d000000000002 self &
 echo $! >>"$TMP/pids"
 check "the stranger's own page is written" wait_file "$ATK_DIR/page.done"
-COLL_STATUS_DIR=$PUB "$BIN/colltop" --once --json -n 2 --no-gpu >"$TMP/j" 2>"$TMP/e"
+COLL_STATUS_DIR=$PUB "$BIN/colltop" --once --json --np 2 --no-gpu >"$TMP/j" 2>"$TMP/e"
 expect_code 0 $? "colltop --once --json as root over the shared directory"
 python3 - "$TMP/j" "$ATK" >"$TMP/py" 2>&1 <<'EOF'
 import json, sys

@@ -46,7 +46,7 @@ job C srun 0,1 SLURM_JOB_ID=4242 SLURM_STEP_ID=0 STANDIN_MODE=advance STANDIN_HA
 check "every rank is ready" test "$(cat "$TMP"/[ABC].out | grep -c '^ready')" = 6
 check "six plugin pages, all of job id 0" test "$(ls "$COLL_STATUS_DIR" | grep -c '^coll\.0000000000000000\.')" = 6
 
-"$BIN/colltop" --json --iterations 5 -d 0.4 --stall 1 -n 1 --no-gpu >"$TMP/j" 2>"$TMP/e"
+"$BIN/colltop" --json -n 5 -d 4 --stall 1 --np 1 --no-gpu >"$TMP/j" 2>"$TMP/e"
 expect_code 0 $? "colltop --json"
 python3 - "$TMP/j" "$LA" "$PA" "$LB" "$PB" "$(hostname)" "$(id -un)" >"$TMP/py" 2>&1 <<'EOF'
 import json, sys
@@ -77,7 +77,7 @@ EOF
 check "three jobs told apart by their launchers, each judged" sh -c "! grep -q '^BAD' '$TMP/py'"
 grep '^BAD' "$TMP/py"
 
-"$BIN/colltop" --iterations 5 -d 0.4 --stall 1 -n 1 --no-gpu >"$TMP/t" 2>"$TMP/e"
+"$BIN/colltop" -n 5 -d 4 --stall 1 --np 1 --no-gpu >"$TMP/t" 2>"$TMP/e"
 expect_code 0 $? "colltop --batch"
 tail -n +"$(grep -n '^colltop:' "$TMP/t" | tail -1 | cut -d: -f1)" "$TMP/t" >"$TMP/last"
 check "text: A's line names world rank 3 and its GPU" grep -qE "^!! job run:jobA via torchrun:$LA \($(id -un)\) comm 0a000000: stalled [0-9]+ s; rank 3 \($(hostname), pid [0-9]+\) enqueued allreduce seq 6 but its GPU has not started it; the others' kernels began" "$TMP/last"

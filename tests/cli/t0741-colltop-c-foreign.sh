@@ -36,7 +36,7 @@ P1=$(sed -n 's/^pid //p' "$TMP/l.out" | tail -1)
 PIDS=$(printf '%s\n' "$P0" "$P1" | sort -n | paste -sd,)
 
 tm new-session -d -s top -x 200 -y 50 "env TERM=xterm-256color LANG=C.UTF-8 \
-	$BIN/colltop -n 1 --no-gpu --stall 1 -d 0.5 2>$TMP/err; echo \$? >$TMP/rc; sleep 60"
+	$BIN/colltop --np 1 --no-gpu --stall 1 -d 5 2>$TMP/err; echo \$? >$TMP/rc; sleep 60"
 check "the job is stalled, world rank 1 named from its GPU" \
 	wait_screen "job run:jobc via torchrun:[0-9]+ \($(id -un)\) comm [0-9a-f]+: stalled [0-9]+ s; rank 1 .*pid $P1\) enqueued allreduce seq 6 but its GPU has not started it" 20
 tm send-keys -t top c

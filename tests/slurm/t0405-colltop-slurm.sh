@@ -7,7 +7,7 @@ SB=${SLURMBED_DIR:?}
 if [ -f "$SB/unavailable" ] || [ ! -f "$SB/slurm.conf" ]; then echo "skipped: no Slurm"; exit 77; fi
 export SLURM_CONF=$SB/slurm.conf COLL_SOCKET_IFNAME='=lo'
 
-"$BIN/colltop" --launcher slurm -N 2 --no-gpu --json --iterations 3 -d 0.5 >"$TMP/j" 2>"$TMP/e"
+"$BIN/colltop" --launcher slurm -N 2 --no-gpu --json -n 3 -d 5 >"$TMP/j" 2>"$TMP/e"
 expect_code 0 $? "colltop with 2 workers through srun"
 check "3 frames of 2 ranks on this host, busbw > 0" python3 -c "
 import json, sys

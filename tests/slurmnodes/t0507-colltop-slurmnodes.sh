@@ -18,7 +18,7 @@ for n in 1 2 3; do
 	check "host row of $(node $n)" grep -qE "^$(node $n) +1 +ok " "$TMP/o"
 done
 
-salloc -J "$NAME" -N 3 "$BIN/colltop" --launcher slurm --no-gpu --json --iterations 2 -d 0.5 >"$TMP/j" 2>"$TMP/e"
+salloc -J "$NAME" -N 3 "$BIN/colltop" --launcher slurm --no-gpu --json -n 2 -d 5 >"$TMP/j" 2>"$TMP/e"
 expect_code 0 $? "--json --iterations 2"
 check "2 frames of 3 ranks on the 3 nodes, busbw > 0" python3 -c "
 import json, sys

@@ -12,7 +12,7 @@ trap 'relink; tmux -L $SOCK kill-server 2>/dev/null; cleanup' EXIT
 colltop() { "$BIN/colltop" -F "$CFG" -H "$HOSTS" --no-gpu "$@"; }
 
 # 1. Batch: 4 hosts, their eth0 counters.
-colltop --json --iterations 4 -d 0.5 >"$TMP/j" 2>"$TMP/e"
+colltop --json -n 4 -d 5 >"$TMP/j" 2>"$TMP/e"
 expect_code 0 $? "--json on 4 hosts"
 python3 - "$TMP/j" >"$TMP/py" 2>&1 <<'EOF'
 import json, sys
@@ -49,7 +49,7 @@ check "screen: on rank 0's word, not by signal" sh -c "! grep -q 'got SIG' $TMP/
 tmux -L $SOCK kill-server 2>/dev/null
 
 # 3. node03's link cut while the dashboard runs.
-colltop --json --iterations 16 -d 0.5 --dead-after 1 >"$TMP/c" 2>"$TMP/e" &
+colltop --json -n 16 -d 5 --dead-after 1 >"$TMP/c" 2>"$TMP/e" &
 pid=$!
 echo $pid >>"$TMP/pids"
 for _ in $(seq 200); do [ "$(wc -l <"$TMP/c")" -ge 4 ] && break; sleep 0.1; done
