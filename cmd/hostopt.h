@@ -43,7 +43,7 @@ enum { HO_FIRST = 1000, HO_HOSTS = HO_FIRST, HO_EXCLUDE, HO_HOSTFILE, HO_PER_HOS
 	    "local, ssh or slurm (srun)", "auto local ssh slurm" }, \
 	{ HO_CONNECT_TIMEOUT, 0, "connect-timeout", OPT_VALUE, "SECONDS", "give up on a host " \
 	    "after this long connecting (default 10)", NULL }, \
-	{ HO_FANOUT, 'f', "fanout", OPT_VALUE, "N", "hosts connecting at once (default 64)", \
+	{ HO_FANOUT, 0, "fanout", OPT_VALUE, "N", "hosts connecting at once (default 64)", \
 	    NULL }, \
 	{ HO_TREE, 0, "tree", OPT_VALUE, "K", "start hosts through relays: K from here, each " \
 	    "starting a share of the rest (0: all from here; default 32 past 128 hosts)", NULL }, \

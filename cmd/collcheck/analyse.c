@@ -506,6 +506,33 @@ check_links(struct check_result *r, const struct check_args *a)
 	free(slow);
 }
 
+/*
+ * More ranks on a host than it has CPUs: the pairs measured at once share
+ * CPUs, so a slow pair says nothing about its link. No pair is judged; one
+ * line says why (info: not a problem of the hosts).
+ */
+static int
+check_oversubscribed(struct check_result *r)
+{
+	int *on = xcalloc((size_t)r->nhosts + 1, sizeof *on), worst = -1;
+
+	for (int k = 0; k < r->nranks; k++)
+		if (r->rank_host[k] >= 0 && r->rank_host[k] < r->nhosts)
+			on[r->rank_host[k]]++;
+	for (int h = 0; h < r->nhosts; h++) {
+		const char *c = facts_get(&r->hosts[h].facts, "cpu.count");
+
+		if (c != NULL && atoi(c) > 0 && on[h] > atoi(c) && worst < 0)
+			worst = h;
+	}
+	if (worst >= 0)
+		check_find(r, -1, SEV_INFO, "links", "links not judged: %d ranks on %s's %s CPUs "
+		    "(oversubscribed), so their timings are unreliable", on[worst],
+		    r->hosts[worst].name, facts_get(&r->hosts[worst].facts, "cpu.count"));
+	free(on);
+	return worst >= 0;
+}
+
 static void
 check_allreduce_rules(struct check_result *r)
 {
@@ -530,7 +557,7 @@ check_analyse(struct check_result *r, const struct check_args *a, const struct f
 		check_compare(r, a);
 	if (baseline != NULL)
 		check_against(r, a, baseline);
-	if (r->lat != NULL && r->nranks > 1)
+	if (r->lat != NULL && r->nranks > 1 && !check_oversubscribed(r))
 		check_links(r, a);
 	if (r->allreduce != NULL)
 		check_allreduce_rules(r);

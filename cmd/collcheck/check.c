@@ -140,6 +140,22 @@ check_parse(struct check_args *a, int argc, char **argv)
 	return EXIT_OK;
 }
 
+/*
+ * One host and no -N: links and the all-reduce would run 1 rank and measure
+ * nothing, yet say OK. 2 local ranks are the fewest that take the whole path
+ * (bootstrap, transport, the reduction's check); said in one line.
+ */
+static void
+check_default_ranks(struct check_args *a)
+{
+	if (!(a->what & CHECK_LINKS) || hostopt_given(&a->ho) || a->ho.per_host != 0 ||
+	    a->ho.np != 0)
+		return;
+	a->ho.per_host = 2;
+	if (!a->json)
+		fprintf(stderr, "collcheck: no -H: 2 ranks on this host (1 would measure nothing)\n");
+}
+
 int
 check_main(const struct cmd *cmd, unsigned what, int argc, char **argv)
 {
@@ -156,10 +172,12 @@ check_main(const struct cmd *cmd, unsigned what, int argc, char **argv)
 	}
 	if ((nc != NULL && nc[0] != '\0') || !isatty(STDOUT_FILENO))
 		a.color = 0;
-	if (getenv("COLL_UNIQUE_ID") != NULL)
+	if (getenv("COLL_UNIQUE_ID") != NULL) {
 		code = check_worker(&a);
-	else
+	} else {
+		check_default_ranks(&a);
 		code = check_front(&a, argc, argv);
+	}
 	check_conf_free(&a.conf);
 	return cmd_finish_stdout(code);
 }

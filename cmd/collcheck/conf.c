@@ -241,7 +241,12 @@ check_baseline_load(struct facts *f, const char *path, char *err, size_t len)
 	doc = json_loads(text, 0, &je);
 	free(text);
 	if (doc == NULL) {
-		snprintf(err, len, "cannot read baseline '%s': %s (line %d)", path, je.text, je.line);
+		/* jansson gives line -1 where there is no line to point at (an empty file). */
+		if (je.line > 0)
+			snprintf(err, len, "cannot read baseline '%s': %s (line %d)", path, je.text,
+			    je.line);
+		else
+			snprintf(err, len, "cannot read baseline '%s': %s", path, je.text);
 		return -1;
 	}
 	facts = json_object_get(doc, "facts");

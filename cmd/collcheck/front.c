@@ -245,6 +245,13 @@ check_front(struct check_args *a, int argc, char **argv)
 	}
 	if ((code = front_prepare(a->cmd, &a->ho, a->timeout_s)) != EXIT_OK)
 		goto out;
+	if ((a->what & CHECK_LINKS) && a->ho.jo.nranks < 2) {
+		fprintf(stderr, "collcheck: nothing measured: %s 2 ranks (give -H with 2 hosts, "
+		    "or -N 2)\n", a->what & CHECK_ALLREDUCE ? "links and the all-reduce need" :
+		    "links needs");
+		code = EXIT_USAGE;
+		goto out;
+	}
 	code = EXIT_CANNOT;
 	if ((wargv = front_argv(a->cmd, &w, argc, argv)) == NULL)
 		goto out;

@@ -22,6 +22,7 @@
  * the new rank 0 that prints them.
  */
 #include <inttypes.h>
+#include <signal.h>
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -38,6 +39,7 @@
 #include "err.h"
 #include "job.h"
 #include "nccl_engine.h"
+#include "perf_intr.h"
 #include "probe.h"
 #include "xmalloc.h"
 
@@ -45,7 +47,7 @@
 #define PERF_VERDICT_WAIT_MS 1000
 
 enum { O_MIN = 1, O_MAX, O_FACTOR, O_STEP, O_ITERS, O_WARMUP, O_CHECK, O_DTYPE, O_OP, O_RANKS,
-	O_TIMEOUT, O_ON_FAILURE, O_JSON, O_ROOT, O_ENGINE };
+	O_NP, O_TIMEOUT, O_ON_FAILURE, O_JSON, O_ROOT, O_ENGINE };
 
 enum perf_on_failure { PERF_STOP, PERF_SHRINK };
 enum perf_engine { PERF_AUTO, PERF_COLL, PERF_NCCL, PERF_CUDA };
@@ -61,24 +63,22 @@ static const struct opt perf_opts[] = {
 	    NULL },
 	{ O_CHECK, 'c', "check", OPT_VALUE, "0|1", "check results, count #wrong (default 1)",
 	    "0 1" },
-	{ O_DTYPE, 'd', "datatype", OPT_VALUE, "TYPE", "int8 uint8 int32 uint32 int64 uint64 "
-	    "half bfloat16 float double, or all (default float)",
+	{ O_DTYPE, 'd', "datatype", OPT_VALUE, "TYPE", "float (default), double, half, "
+	    "bfloat16, [u]int8/32/64 or all",
 	    "int8 uint8 int32 uint32 int64 uint64 half bfloat16 float double all" },
 	{ O_OP, 'o', "op", OPT_VALUE, "OP", "sum prod min max avg, or all (default sum)",
 	    "sum prod min max avg all" },
 	{ O_ROOT, 'r', "root", OPT_VALUE, "RANK", "root of broadcast and reduce (default 0)",
 	    NULL },
-	{ O_ENGINE, 0, "engine", OPT_VALUE, "auto|coll|nccl|cuda", "who runs the collectives: "
-	    "NCCL on the GPUs, coll's own over TCP in host memory, coll's own CUDA kernels on the "
-	    "GPUs (cuda), or NCCL where every rank can load it and has a GPU, else coll (auto, "
-	    "the default)", "auto coll nccl cuda" },
-	{ O_RANKS, 'N', "ranks", OPT_VALUE, "N", "run alone: start N local ranks (default 1)",
+	{ O_ENGINE, 0, "engine", OPT_VALUE, "KIND", "auto (NCCL where it can, the default), "
+	    "coll (TCP), nccl or cuda", "auto coll nccl cuda" },
+	{ O_RANKS, 'N', "per-host", OPT_VALUE, "N", "run alone: N local ranks (default 1)",
 	    NULL },
-	{ O_TIMEOUT, 'T', "timeout", OPT_VALUE, "SECONDS", "give up on a rank after this long "
-	    "without progress (default 300)", NULL },
-	{ O_ON_FAILURE, 0, "on-failure", OPT_VALUE, "stop|shrink", "when ranks die: stop with "
-	    "the error (default), or shrink to the survivors, redo the size and go on",
-	    "stop shrink" },
+	{ O_NP, 0, "np", OPT_VALUE, "N", "total ranks (also -np); here the same as -N", NULL },
+	{ O_TIMEOUT, 'T', "timeout", OPT_VALUE, "SECONDS", "give up on a stalled rank (default "
+	    "300)", NULL },
+	{ O_ON_FAILURE, 0, "on-failure", OPT_VALUE, "MODE", "stop (default), or shrink to the "
+	    "survivors and go on", "stop shrink" },
 	{ O_JSON, 0, "json", OPT_FLAG, NULL, "write the results as JSON", NULL },
 	OPT_HELP_ENTRY,
 	OPT_END_TABLE,
@@ -86,11 +86,12 @@ static const struct opt perf_opts[] = {
 
 static int perf_run(enum probe_coll k, int argc, char **argv);
 
-#define PERF_USAGE(nm, extra) "collcheck " nm " [-N RANKS] [-b MIN] [-e MAX] [-f F | -i STEP] " \
+#define PERF_USAGE(nm, extra) "collcheck " nm " [-N PER_HOST | --np N] [-b MIN] [-e MAX] [-f F | -i STEP] " \
 	"[-n ITERS] [-w WARMUP] [-c 0|1] [-d TYPE]" extra " [--engine auto|coll|nccl|cuda] " \
 	"[--on-failure stop|shrink] [--json]"
 #define PERF_SUMMARY(what) "Sweep " what " sizes like nccl-tests and report time, algbw, busbw " \
-	"and #wrong per size,\nwith the slowest rank. Run under collrun, or alone with -N local ranks."
+	"and #wrong per size,\nwith the slowest rank. Run under collrun, or alone with -N local " \
+	"ranks.\nLetters as in nccl-tests (-n iterations, -f step factor), ranks as in mpirun."
 #define PERF_CMD(var, fn, k, nm, extra, what) \
 	static int fn(int argc, char **argv) { return perf_run(k, argc, argv); } \
 	const struct cmd var = { .tool = "collcheck", .name = nm, \
@@ -121,9 +122,9 @@ struct perf_args {
 	enum perf_engine engine;
 	size_t minb, maxb, step;
 	double factor;
-	long iters, warmup, check, ranks, root;
+	long iters, warmup, check, ranks, np, root;
 	double timeout_s;
-	int dt_all, op_all, json;
+	int dt_all, op_all, json, step_given, factor_given;
 	enum perf_on_failure on_failure;
 	enum dtype dt;
 	enum redop op;
@@ -138,12 +139,17 @@ perf_parse_one(void *args, int id, const char *val, char *err, size_t len)
 	switch (id) {
 	case O_MIN: return opt_size("-b", val, &a->minb, err, len);
 	case O_MAX: return opt_size("-e", val, &a->maxb, err, len);
-	case O_STEP: return opt_size("-i", val, &a->step, err, len);
-	case O_FACTOR: return opt_double("-f", val, 1, 1024, &a->factor, err, len);
+	case O_STEP:
+		a->step_given = 1;
+		return opt_size("-i", val, &a->step, err, len);
+	case O_FACTOR:
+		a->factor_given = 1;
+		return opt_double("-f", val, 1, 1024, &a->factor, err, len);
 	case O_ITERS: return opt_int("-n", val, 1, 1000000, &a->iters, err, len);
 	case O_WARMUP: return opt_int("-w", val, 0, 1000000, &a->warmup, err, len);
 	case O_CHECK: return opt_int("-c", val, 0, 1, &a->check, err, len);
 	case O_RANKS: return opt_int("-N", val, 1, 4096, &a->ranks, err, len);
+	case O_NP: return opt_int("--np", val, 1, 4096, &a->np, err, len);
 	case O_ROOT: return opt_int("-r", val, 0, 1 << 30, &a->root, err, len);
 	case O_ENGINE:
 		if (strcmp(val, "auto") == 0 || strcmp(val, "coll") == 0 || strcmp(val, "nccl") == 0 ||
@@ -182,6 +188,38 @@ perf_parse_one(void *args, int id, const char *val, char *err, size_t len)
 	return 0;
 }
 
+/* What the options say together; refused rather than quietly changed. */
+static int
+perf_parse_check(struct perf_args *a)
+{
+	if (a->step_given && a->step == 0)
+		return cmd_usage_error(a->cmd, "-i 0 would never grow the size: give a step of at "
+		    "least 1 byte, or -f for a factor");
+	if (a->step_given && a->factor_given)
+		return cmd_usage_error(a->cmd, "give -f (a factor) or -i (a step in bytes), not both");
+	if (!a->step_given && a->factor <= 1)
+		return cmd_usage_error(a->cmd, "-f 1 would never grow the size: give a factor "
+		    "above 1, or -i for a step in bytes");
+	/* Without hosts every rank runs here: -N and --np both count them all. */
+	if (a->np != 0 && a->ranks != 0 && a->np != a->ranks)
+		return cmd_usage_error(a->cmd, "all ranks run on this host, where -N and --np "
+		    "mean the same: give one");
+	if (a->np != 0)
+		a->ranks = a->np;
+	if (a->ranks == 0)
+		a->ranks = 1;
+	return EXIT_OK;
+}
+
+/* mpirun's -np N, as --np: a word the one-letter options would read as -n p. */
+static void
+perf_argv_np(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "-np") == 0)
+			argv[i] = (char *)"--np";
+}
+
 static int
 perf_parse(struct perf_args *a, enum probe_coll k, int argc, char **argv)
 {
@@ -191,7 +229,8 @@ perf_parse(struct perf_args *a, enum probe_coll k, int argc, char **argv)
 	int code;
 
 	*a = (struct perf_args){ .coll = k, .cmd = cmd, .minb = 8, .maxb = 32u << 20, .factor = 2,
-	    .iters = 20, .warmup = 5, .check = 1, .ranks = 1, .dt = DT_FLOAT32, .op = OP_SUM };
+	    .iters = 20, .warmup = 5, .check = 1, .dt = DT_FLOAT32, .op = OP_SUM };
+	perf_argv_np(argc, argv);
 	if ((code = opt_parse(&p, argc, argv, NULL)) != EXIT_OK)
 		return code;
 	if (a->minb > a->maxb)
@@ -204,9 +243,7 @@ perf_parse(struct perf_args *a, enum probe_coll k, int argc, char **argv)
 		    "engine's ranks map each other's memory and stop, not shrink, when one dies");
 	if (a->engine == PERF_AUTO && a->on_failure == PERF_SHRINK)
 		a->engine = PERF_COLL;
-	if (a->factor <= 1 && a->step == 0)
-		a->step = 1u << 20;
-	return EXIT_OK;
+	return perf_parse_check(a);
 }
 
 static size_t
@@ -222,10 +259,16 @@ static void
 perf_print_header(struct comm *c, const struct perf_args *a, const char *engine,
     const struct coll_blobs *where, const char *note)
 {
-	printf("# collcheck %s: %d ranks, engine %s, minBytes %zu maxBytes %zu step: %g(%s) "
+	char step[48];
+
+	/* Bytes as an integer, as nccl-tests prints them: %g made 1M "1.04858e+06". */
+	if (a->step)
+		snprintf(step, sizeof step, "%zu(bytes)", a->step);
+	else
+		snprintf(step, sizeof step, "%g(factor)", a->factor);
+	printf("# collcheck %s: %d ranks, engine %s, minBytes %zu maxBytes %zu step: %s "
 	    "warmup iters: %ld iters: %ld validation: %ld\n", probe_coll_name(a->coll),
-	    comm_size(c), engine, a->minb, a->maxb, a->step ? (double)a->step : a->factor,
-	    a->step ? "bytes" : "factor", a->warmup, a->iters, a->check);
+	    comm_size(c), engine, a->minb, a->maxb, step, a->warmup, a->iters, a->check);
 	if (note != NULL)
 		printf("# %s\n", note);
 	printf("#\n# Using devices\n");
@@ -329,6 +372,8 @@ struct perf_state {
 	char err[COLL_ERR_LEN + 128];	/* why it stopped, when comm_last_error(c) cannot say */
 };
 
+static char *perf_footer(const struct perf_state *st, int interrupted);
+
 /* Where a rank was when its op failed; every survivor sends its own. */
 enum { PERF_ORIG, PERF_STEP, PERF_SEQ, PERF_PHASE, PERF_ITER, PERF_INPLACE, PERF_POS_N };
 
@@ -415,6 +460,8 @@ perf_record(struct perf_state *st, const struct probe_result *res)
 	json_array_append_new(t->rows_json, perf_json_row(st->a, res, dt, op, comm_size(st->c)));
 	if (comm_rank(st->c) == 0 && !st->a->json)
 		perf_print_row(st->a, res, dt, op);
+	if (comm_rank(st->c) == 0)
+		perf_intr_set(perf_footer(st, 1));
 }
 
 /* Take back the last row: its size is being redone. */
@@ -669,23 +716,38 @@ perf_sweep(struct perf_state *st)
 	return rc;
 }
 
-static void
-perf_print_footer(const struct perf_state *st)
+/* The end of the table, or the JSON document; interrupted: of the rows so far. */
+static char *
+perf_footer(const struct perf_state *st, int interrupted)
 {
 	const struct perf_totals *t = &st->t;
 	double avg = t->rows ? t->busbw_sum / t->rows : 0;
+	json_t *doc;
+	char *s, *text;
 
-	if (st->a->json) {
-		json_t *doc = json_pack("{s:s, s:s, s:i, s:O, s:f, s:I, s:O}", "collective",
-		    probe_coll_name(st->a->coll), "engine", st->engine, "nranks", st->n0, "results", t->rows_json, "avg_busbw", avg, "wrong",
-		    (json_int_t)t->wrong, "events", t->events);
-		json_dumpf(doc, stdout, JSON_INDENT(2));
-		fputc('\n', stdout);
-		json_decref(doc);
-		return;
-	}
-	printf("# Out of bounds values : %" PRId64 " %s\n", t->wrong, t->wrong ? "FAILED" : "OK");
-	printf("# Avg bus bandwidth    : %g \n#\n", avg);
+	if (!st->a->json)
+		return xasprintf("%s# Out of bounds values : %" PRId64 " %s\n# Avg bus bandwidth    : "
+		    "%g \n#\n", interrupted ? "# interrupted: the rows above are the sizes measured\n" :
+		    "", t->wrong, t->wrong ? "FAILED" : "OK", avg);
+	doc = json_pack("{s:s, s:s, s:i, s:O, s:f, s:I, s:O}", "collective",
+	    probe_coll_name(st->a->coll), "engine", st->engine, "nranks", st->n0, "results",
+	    t->rows_json, "avg_busbw", avg, "wrong", (json_int_t)t->wrong, "events", t->events);
+	if (interrupted)
+		json_object_set_new(doc, "interrupted", json_true());
+	s = json_dumps(doc, JSON_INDENT(2));
+	json_decref(doc);
+	text = xasprintf("%s\n", s != NULL ? s : "{}");
+	free(s);
+	return text;
+}
+
+static void
+perf_print_footer(const struct perf_state *st)
+{
+	char *text = perf_footer(st, 0);
+
+	fputs(text, stdout);
+	free(text);
 }
 
 static int
@@ -730,6 +792,26 @@ perf_engine_cuda(struct perf_state *st, struct probe_opts *po)
 }
 
 /*
+ * Why auto did not take NCCL, in one short line: the reason's first clause
+ * ("rank 0: no CUDA driver (libcuda.so.1)"), without the loader's words and
+ * the advice after it, which --engine nccl gives whole.
+ */
+static void
+perf_engine_note(const char *err, char *note, size_t len)
+{
+	const char *start = strncmp(err, "rank ", 5) == 0 && strstr(err, ": ") ? strstr(err, ": ") + 2 :
+	    err;
+	const char *cut = strstr(start, ": "), *semi = strchr(err, ';');
+	size_t n = strlen(err);
+
+	if (cut != NULL)
+		n = (size_t)(cut - err);
+	if (semi != NULL && (size_t)(semi - err) < n)
+		n = (size_t)(semi - err);
+	snprintf(note, len, "engine coll: NCCL unavailable (%.*s)", (int)(n > 60 ? 60 : n), err);
+}
+
+/*
  * Open the engine asked for. auto takes NCCL when every rank can, else coll's
  * own, and says why in *note; nccl or cuda that cannot be had stops the sweep.
  */
@@ -757,18 +839,23 @@ perf_engine(struct perf_state *st, struct probe_opts *po, char *note, size_t len
 		fprintf(stderr, "collcheck: cannot run on NCCL: %s\n", err);
 		return rc;
 	}
-	snprintf(note, len, "NCCL engine unavailable, so coll's own runs the collectives: %s", err);
+	perf_engine_note(err, note, len);
 	return COLL_OK;
 }
 
 /* Every rank's engine as it describes itself, at rank 0, for the header. */
 static int
-perf_header(struct perf_state *st, const char *note)
+perf_header(struct perf_state *st, const struct probe_opts *po, const char *note)
 {
 	struct coll_blobs where = { 0 };
-	const char *w = st->p.e->where;
+	struct probe_engine own;
+	const char *w;
 	int rc;
 
+	/* Before the buffers are made (seconds, for a large -e): the engine's own words. */
+	if (po->engine == NULL)
+		probe_engine_coll(&own, st->c);
+	w = po->engine != NULL ? po->engine->where : own.where;
 	st->own_ops++;
 	if ((rc = coll_gatherv(st->c, w, strlen(w), 0, &where)) != COLL_OK)
 		return rc;
@@ -778,6 +865,42 @@ perf_header(struct perf_state *st, const char *note)
 	return COLL_OK;
 }
 
+/* Join, open the engine, say so and make the buffers: EXIT_OK, or the exit code. */
+static int
+perf_setup(struct perf_state *st, struct probe_opts *po)
+{
+	const struct perf_args *a = st->a;
+	char note[640] = "";
+	int rc;
+
+	if (perf_join(st) != COLL_OK)
+		return EXIT_CANNOT;
+	if (probe_coll_rooted(a->coll) && a->root >= comm_size(st->c)) {
+		if (comm_rank(st->c) == 0)
+			fprintf(stderr, "collcheck: -r %ld is not a rank of this %d-rank job: use 0 "
+			    "to %d\n", a->root, comm_size(st->c), comm_size(st->c) - 1);
+		return EXIT_USAGE;
+	}
+	if ((rc = perf_engine(st, po, note, sizeof note)) != COLL_OK) {
+		if (comm_get_async_error(st->c) != COLL_OK)
+			fprintf(stderr, "collcheck: %s\n", comm_last_error(st->c));
+		return EXIT_CANNOT;
+	}
+	if ((rc = perf_header(st, po, note)) != COLL_OK) {
+		fprintf(stderr, "collcheck: %s\n", comm_last_error(st->c));
+		return EXIT_CANNOT;
+	}
+	if ((rc = probe_init(&st->p, st->c, po, a->maxb)) != COLL_OK) {
+		if (rc == COLL_ENOMEM || st->p.err[0] == '\0')
+			fprintf(stderr, "collcheck: cannot allocate %d buffers of %zu bytes for -e %zu "
+			    "(%s): use a smaller -e\n", a->check ? 5 : 3, a->maxb, a->maxb, st->engine);
+		else
+			fprintf(stderr, "collcheck: %s\n", st->p.err);
+		return EXIT_CANNOT;
+	}
+	return EXIT_OK;
+}
+
 static int
 perf_worker(const struct perf_args *a)
 {
@@ -785,41 +908,26 @@ perf_worker(const struct perf_args *a)
 	struct probe_opts po = { .iters = (int)a->iters, .warmup = (int)a->warmup,
 	    .check = (int)a->check, .dt = a->dt, .op = a->op, .coll = a->coll,
 	    .root = (int)a->root };
-	char note[640] = "";
-	int rc, code = EXIT_CANNOT;
+	int rc, code;
 
-	if (perf_join(&st) != COLL_OK)
+	/* Before the core's threads: they inherit SIGINT blocked, this thread alone takes it. */
+	perf_intr_install();
+	if ((code = perf_setup(&st, &po)) != EXIT_OK)
 		goto out;
-	if (probe_coll_rooted(a->coll) && a->root >= comm_size(st.c)) {
-		if (comm_rank(st.c) == 0)
-			fprintf(stderr, "collcheck: -r %ld is not a rank of this %d-rank job: use 0 "
-			    "to %d\n", a->root, comm_size(st.c), comm_size(st.c) - 1);
-		code = EXIT_USAGE;
-		goto out;
-	}
-	if ((rc = perf_engine(&st, &po, note, sizeof note)) != COLL_OK) {
-		if (comm_get_async_error(st.c) != COLL_OK)
-			fprintf(stderr, "collcheck: %s\n", comm_last_error(st.c));
-		goto out;
-	}
-	if ((rc = probe_init(&st.p, st.c, &po, a->maxb)) != COLL_OK) {
-		if (rc == COLL_ENOMEM || st.p.err[0] == '\0')
-			fprintf(stderr, "collcheck: cannot allocate %d buffers of %zu bytes for -e %zu "
-			    "(%s): use a smaller -e\n", a->check ? 5 : 3, a->maxb, a->maxb, st.engine);
-		else
-			fprintf(stderr, "collcheck: %s\n", st.p.err);
-		goto out;
-	}
-	rc = perf_header(&st, note);
-	if (rc == COLL_OK)
-		rc = perf_sweep(&st);
-	if (rc != COLL_OK)
+	if (comm_rank(st.c) == 0)
+		perf_intr_set(perf_footer(&st, 1));
+	perf_intr_arm();
+	code = EXIT_CANNOT;
+	if ((rc = perf_sweep(&st)) != COLL_OK)
 		fprintf(stderr, "collcheck: %s\n", st.err[0] ? st.err : probe_error(&st.p));
 	else if (comm_rank(st.c) == 0)
 		perf_print_footer(&st);
+	perf_intr_release();
 	if (rc == COLL_OK)
 		code = cmd_finish_stdout(st.t.wrong ? EXIT_PROBLEMS : EXIT_OK);
 out:
+	perf_intr_release();
+	perf_intr_arm();
 	probe_free(&st.p);
 	if (st.eng.close != NULL)
 		st.eng.close(&st.eng);
@@ -830,14 +938,31 @@ out:
 	return code;
 }
 
+/*
+ * A rank that ended on Ctrl-C (130 from its handler, or SIGINT itself before
+ * it was caught) is not a failure to report: rank 0 has closed the table, and
+ * one line per rank would bury it. From then on the job says nothing of ranks.
+ */
+static void
+perf_front_exited(void *arg, int rank, int state, int code)
+{
+	struct job_hooks *h = arg;
+
+	(void)rank;
+	if ((state == LAUNCH_EXITED && code == 130) || (state == LAUNCH_SIGNALED &&
+	    code == SIGINT))
+		h->quiet = 1;
+}
+
 /* Alone: be the front end and start the ranks as copies of this program. */
 static int
 perf_front(const struct perf_args *a, int argc, char **argv)
 {
 	char *self = cmd_self(), **wargv = calloc((size_t)argc + 2, sizeof *wargv);
+	struct job_hooks hooks = { .exited = perf_front_exited };
 	struct job_opts jo = { .tool = "collcheck", .nranks = (int)a->ranks, .label = 1,
 	    .rank0_stdout_only = 1, .grace_s = 3, .join_timeout_ms = comm_env_timeout_ms(),
-	    .keep_going = a->on_failure == PERF_SHRINK };
+	    .keep_going = a->on_failure == PERF_SHRINK, .hooks = &hooks };
 	int code;
 
 	if (self == NULL || wargv == NULL) {
@@ -851,6 +976,7 @@ perf_front(const struct perf_args *a, int argc, char **argv)
 	for (int i = 1; i < argc; i++)
 		wargv[i + 1] = argv[i];
 	jo.argv = wargv;
+	hooks.arg = &hooks;
 	code = job_run(&jo);
 	free(self);
 	free(wargv);

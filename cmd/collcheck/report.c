@@ -171,6 +171,39 @@ check_print_allreduce(const struct check_result *r)
 		    json_integer_value(json_object_get(row, "slowest_rank")));
 }
 
+/*
+ * The GPU and RDMA checks that found nothing to check (no driver, no
+ * device), in one line: without it "OK" reads as "the GPUs are fine".
+ */
+static void
+check_print_skipped(const struct check_result *r)
+{
+	static const char *const kinds[] = { "gpu", "cuda", "nvidia", "nccl", "rdma" };
+	int seen[sizeof kinds / sizeof kinds[0]] = { 0 }, hosts = 0, any = 0;
+
+	for (int h = 0; h < r->nhosts; h++) {
+		int here = 0;
+
+		for (int i = 0; i < r->hosts[h].facts.n; i++) {
+			const char *k = r->hosts[h].facts.v[i].key;
+
+			if (!facts_is_skipped(r->hosts[h].facts.v[i].val))
+				continue;
+			for (size_t j = 0; j < sizeof kinds / sizeof kinds[0]; j++)
+				if (strncmp(k, kinds[j], strlen(kinds[j])) == 0 &&
+				    (k[strlen(kinds[j])] == '.' || k[strlen(kinds[j])] == '\0'))
+					seen[j] = here = 1;
+		}
+		hosts += here;
+	}
+	for (size_t j = 0; j < sizeof kinds / sizeof kinds[0]; j++)
+		if (seen[j])
+			printf("%s%s", any++ ? ", " : "not checked (none found; -v says why): ",
+			    kinds[j]);
+	if (any)
+		printf(" on %d of %d host%s\n", hosts, r->nhosts, r->nhosts == 1 ? "" : "s");
+}
+
 static void
 check_print_text(const struct check_result *r, const struct check_args *a)
 {
@@ -186,6 +219,8 @@ check_print_text(const struct check_result *r, const struct check_args *a)
 		printf("; %d facts the same everywhere, %d differ", r->agree_keys, r->differ_keys);
 	putchar('\n');
 	check_print_hosts(r, a);
+	if (!a->verbose)
+		check_print_skipped(r);
 	for (int i = 0; i < r->nfind; i++)
 		if (r->find[i].host < 0) {
 			if (cluster++ == 0)

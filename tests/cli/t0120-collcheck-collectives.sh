@@ -45,7 +45,8 @@ check "JSON sizes, counts, algbw and busbw factors as nccl-tests" grep -q '^ok$'
 if ! ldconfig -p | grep -q 'libcuda\.so\.1 '; then
 	collcheck allreduce -N 2 -b 8 -e 8 -n 1 -w 0 >"$TMP/o" 2>"$TMP/e"
 	expect_code 0 $? "auto without a GPU runs coll's own"
-	check "auto says why coll's own runs: no CUDA driver here" grep -q '^# NCCL engine unavailable, so coll.s own runs the collectives: rank 0: no CUDA driver' "$TMP/o"
+	check "auto says why coll's own runs: no CUDA driver here" grep -q '^# engine coll: NCCL unavailable (rank 0: no CUDA driver (libcuda.so.1))$' "$TMP/o"
+	check "in one short line, once" test "$(grep -c 'NCCL unavailable' "$TMP/o")" = 1 -a "$(grep 'NCCL unavailable' "$TMP/o" | wc -c)" -le 80
 	collcheck allreduce -N 2 -b 8 -e 8 -n 1 -w 0 --engine nccl >"$TMP/o" 2>"$TMP/e"
 	expect_code 3 $? "--engine nccl without a GPU cannot run"
 	check "it says NCCL cannot run and why, on one line per rank" grep -q 'collcheck: cannot run on NCCL: rank [01]: no CUDA driver (libcuda.so.1)' "$TMP/e"

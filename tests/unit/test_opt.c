@@ -548,7 +548,7 @@ test_opt_parse(void **state)
 	assert_int_equal(parse_run(OPT_OPERANDS_NONE, NULL, &g, v5, NULL, out, sizeof out),
 	    EXIT_USAGE);
 	assert_non_null(strstr(out, "tool: -n must be good, not 'bad'\n"));
-	char f[] = "-f", zero[] = "0";
+	char f[] = "--fanout", zero[] = "0";
 	char *v6[] = { a0, f, zero, NULL };
 	assert_int_equal(parse_run(OPT_OPERANDS_NONE, &ho, &g, v6, NULL, out, sizeof out),
 	    EXIT_USAGE);
