@@ -135,13 +135,10 @@ cmd_usage_error(const struct cmd *cmd, const char *msg)
 }
 
 int
-cmd_finish_stdout(int code)
+cmd_stdout_failed(int e, int code)
 {
 	static int said;
-	int e = cmdout_flush();
 
-	if (e == 0)
-		return code;
 	/* What a shell shows for a tool SIGPIPE killed: the reader has all it wanted. */
 	if (e == EPIPE)
 		return code == EXIT_INTERRUPTED ? code : EXIT_PIPE;
@@ -150,6 +147,14 @@ cmd_finish_stdout(int code)
 		    cmd_tool ? ": " : "", strerror(e));
 	said = 1;
 	return code == EXIT_OK ? EXIT_CANNOT : code;
+}
+
+int
+cmd_finish_stdout(int code)
+{
+	int e = cmdout_flush();
+
+	return e == 0 ? code : cmd_stdout_failed(e, code);
 }
 
 void

@@ -50,6 +50,8 @@ const struct cmd *cmd_find(const char *tool, const char *name);
 void cmd_usage(const struct cmd *cmd, void *stream);
 /* Report a usage error the way every tool does, and return EXIT_USAGE. */
 int cmd_usage_error(const struct cmd *cmd, const char *msg);
+/* Standard output failed with errno E: said once (a broken pipe never); the exit code. */
+int cmd_stdout_failed(int e, int code);
 /*
  * Check that stdout was written (git's run_builtin): code, or EXIT_CANNOT
  * after one line naming the cause (a full disk), or EXIT_PIPE, quietly, when

@@ -29,15 +29,15 @@ enum { O_VERBOSE = 1, O_JSON, O_BASELINE, O_SAVE_BASELINE, O_CONFIG, O_SIZE, O_I
 	    "long (default 120)", NULL }, \
 	{ O_NO_COLOR, 0, "no-color", OPT_FLAG, NULL, "no colours, even on a terminal " \
 	    "(NO_COLOR does the same)", NULL }, \
-	{ O_WORKER, 0, "worker", OPT_FLAG, NULL, "(set by the front end) be a worker that " \
-	    "hands rank 0's record to it", NULL }, \
+	/* set by the front end: a worker that hands rank 0's record to it */ \
+	{ O_WORKER, 0, "worker", OPT_FLAG, NULL, NULL, NULL }, \
 	HOSTOPT_TABLE("ranks per host (default 1); links then measures between ranks"), \
 	OPT_HELP_ENTRY
 
 #define CHECK_LINK_OPTS \
 	{ O_SIZE, 's', "size", OPT_VALUE, "SIZE", "bytes each way per bandwidth iteration " \
 	    "(default 4M)", NULL }, \
-	{ O_ITERS, 'n', "iters", OPT_VALUE, "N", "bandwidth iterations per pair (default 5)", \
+	{ O_ITERS, 0, "iters", OPT_VALUE, "N", "bandwidth iterations per pair (default 5)", \
 	    NULL }
 
 static const struct opt check_opts[] = { CHECK_LINK_OPTS, CHECK_COMMON_OPTS, OPT_END_TABLE };
@@ -111,7 +111,7 @@ check_value(void *args, int id, const char *val, char *err, size_t len)
 	case O_SAVE_BASELINE: a->save_baseline = val; return 0;
 	case O_CONFIG: a->config = val; return 0;
 	case O_SIZE: return opt_size("-s", val, &a->link_bytes, err, len);
-	case O_ITERS: return opt_int("-n", val, 1, 100000, &a->link_iters, err, len);
+	case O_ITERS: return opt_int("--iters", val, 1, 100000, &a->link_iters, err, len);
 	case O_TIMEOUT: return opt_double("-T", val, 0.5, 1e6, &a->timeout_s, err, len);
 	}
 	return 0;

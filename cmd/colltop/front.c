@@ -101,10 +101,7 @@ front_out_said(struct top_front *f)
 		f->out_saved_err = -1;
 	}
 	f->a->out_said = 1;
-	if (f->out_errno == EPIPE)
-		return TOP_EXIT_PIPE;
-	fprintf(stderr, "colltop: cannot write standard output: %s\n", strerror(f->out_errno));
-	return EXIT_CANNOT;
+	return cmd_stdout_failed(f->out_errno, EXIT_OK);
 }
 
 static void
@@ -490,7 +487,7 @@ front_run(struct top_args *a, int argc, char **argv)
 	else if (f.m.frames == 0)
 		fprintf(stderr, "colltop: the workers sent nothing (job exit code %d)%s%s\n", code,
 		    f.err[0] ? ": " : "", f.err);
-	code = f.m.frames == 0 ? EXIT_CANNOT : f.intr || code == 128 + SIGINT ? TOP_EXIT_INTR :
+	code = f.m.frames == 0 ? EXIT_CANNOT : f.intr || code == 128 + SIGINT ? EXIT_INTERRUPTED :
 	    front_any_lost(&f.m) ? EXIT_PROBLEMS : code == 0 || f.quit ? EXIT_OK : EXIT_PROBLEMS;
 out:
 	ctl_server_stop(f.srv);

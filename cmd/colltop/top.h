@@ -29,8 +29,6 @@
 #include "cmd.h"
 #include "hostopt.h"
 
-#define TOP_EXIT_INTR 130	/* Ctrl-C, as a shell shows SIGINT */
-#define TOP_EXIT_PIPE 141	/* the reader of stdout went away, as a shell shows SIGPIPE */
 #define TOP_HIST 120		/* intervals of history kept per rank */
 #define TOP_FRAME_MAX (64u << 20)
 

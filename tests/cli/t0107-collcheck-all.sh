@@ -10,7 +10,7 @@ check "the host line" grep -q "^$(hostname) " "$TMP/o"
 check "the links matrix of 2 ranks" grep -q '^links: GB/s each way' "$TMP/o"
 check "the all-reduce sweep up to 2 MiB, no wrong element" awk '$1 == 2097152 && $5 == 0 { f = 1 } END { exit !f }' "$TMP/o"
 
-collcheck links -N 4 -s 64K -n 3 --json >"$TMP/j" 2>"$TMP/e"
+collcheck links -N 4 -s 64K --iters 3 --json >"$TMP/j" 2>"$TMP/e"
 code=$?
 check "links -N 4 --json ran (exit $code)" test "$code" -le 1
 python3 - "$TMP/j" >"$TMP/py" 2>&1 <<'EOPY'

@@ -16,7 +16,7 @@ check "and says why" grep -q '2 ranks on this host (1 would measure nothing)' e
 check "GPU/RDMA checks that found nothing are said in one line" grep -q '^not checked (none found; -v says why): .*rdma' o
 # More ranks than CPUs: no pair is flagged; one line says why; exit 0.
 n=$(( $(nproc) * 2 ))
-collcheck links -N "$n" -s 64K -n 2 >o 2>e
+collcheck links -N "$n" -s 64K --iters 2 >o 2>e
 expect_code 0 $? "links -N $n on $(nproc) CPUs"
 check "says it is oversubscribed" grep -q "links not judged: $n ranks on .* CPUs (oversubscribed)" o
 check "flags no pair" test "$(grep -c 'pair ' o)" = 0

@@ -10,7 +10,7 @@ DEV=${IFP}v3
 unslow() { tc qdisc del dev "$DEV" root 2>/dev/null; }
 trap 'unslow; cleanup' EXIT
 
-collcheck links -F "$CFG" -H "$HOSTS" -s 1M -n 3 >"$TMP/o0" 2>"$TMP/e"
+collcheck links -F "$CFG" -H "$HOSTS" -s 1M --iters 3 >"$TMP/o0" 2>"$TMP/e"
 code=$?
 check "links on 4 even hosts ran (exit $code)" test "$code" -le 1
 
@@ -19,7 +19,7 @@ check "links on 4 even hosts ran (exit $code)" test "$code" -le 1
 # sets thresholds (--config) that only it crosses.
 printf 'link_bw_factor = 0.1\nlink_lat_factor = 1000\n' >"$TMP/conf"
 tc qdisc add dev "$DEV" root tbf rate 100mbit burst 32kbit latency 400ms
-collcheck links -F "$CFG" -H "$HOSTS" -s 1M -n 3 --config "$TMP/conf" >"$TMP/o" 2>"$TMP/e"
+collcheck links -F "$CFG" -H "$HOSTS" -s 1M --iters 3 --config "$TMP/conf" >"$TMP/o" 2>"$TMP/e"
 expect_code 1 $? "one slow host"
 for p in "node01 (rank 0) - node03 (rank 2)" "node02 (rank 1) - node03 (rank 2)" "node03 (rank 2) - node04 (rank 3)"; do
 	check "pair $p named" grep -q "WARN   pair $p: " "$TMP/o"
