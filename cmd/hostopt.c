@@ -56,6 +56,7 @@ hostopt_value(struct hostopt *a, int id, const char *val, char *err, size_t len)
 	case HO_LAUNCHER: a->launcher = val; return 0;
 	case HO_SSH_CONFIG: return hostopt_ssh_config(a, val, err, len);
 	case HO_ACCEPT_NEW: a->jo.accept_new = 1; return 0;
+	case HO_OVERSUBSCRIBE: a->oversubscribe = 1; return 0;
 	case HO_PREFIX:
 		if (val[0] != '/') {
 			snprintf(err, len, "--prefix must be an absolute path, not '%s'", val);
@@ -165,6 +166,39 @@ hostopt_slurm(struct hostopt *a, const struct hostlist *hl, enum place_mode mode
 	return 0;
 }
 
+/* The hosts' slots (or -N each) in all, counted up to just past the most ranks. */
+static long
+hostopt_slots(const struct hostopt *a, const struct hostlist *hl)
+{
+	long slots = 0;
+
+	for (int i = 0; i < hl->n && slots <= COLL_MAX_RANKS; i++)
+		slots += a->per_host ? a->per_host : (hl->hosts[i].slots ? hl->hosts[i].slots : 1);
+	return slots;
+}
+
+/*
+ * --oversubscribe: more ranks than slots. As mpirun does, every host takes
+ * its slots' worth and the rest are dealt over the hosts again, in order.
+ */
+static void
+hostopt_oversubscribe(struct hostopt *a, struct hostlist *hl)
+{
+	long have = 0;
+
+	if (a->per_host) {
+		a->per_host = (a->jo.nranks + hl->n - 1) / hl->n;
+		return;
+	}
+	for (int i = 0; i < hl->n; i++) {
+		if (hl->hosts[i].slots == 0)
+			hl->hosts[i].slots = 1;
+		have += hl->hosts[i].slots;
+	}
+	for (int i = 0; have < a->jo.nranks; i = (i + 1) % hl->n, have++)
+		hl->hosts[i].slots++;
+}
+
 /* Hosts, rank count, placement and launcher into the job options. */
 int
 hostopt_plan(struct hostopt *a, struct hostlist *hl, int **rank_host, char *err, size_t len)
@@ -188,18 +222,24 @@ hostopt_plan(struct hostopt *a, struct hostlist *hl, int **rank_host, char *err,
 	}
 	if (hl->n == 0)
 		hostlist_parse(hl, "localhost", err, len);
-	for (int i = 0; i < hl->n && slots <= COLL_MAX_RANKS; i++)
-		slots += a->per_host ? a->per_host : (hl->hosts[i].slots ? hl->hosts[i].slots : 1);
+	slots = hostopt_slots(a, hl);
 	if (!a->np && slots > COLL_MAX_RANKS) {
 		snprintf(err, len, "the hosts' slots add up to more than %d ranks: give -n",
 		    COLL_MAX_RANKS);
 		return -1;
 	}
 	a->jo.nranks = (int)(a->np ? a->np : (hostopt_given(a) || a->per_host ? slots : 1));
-	if (hl->n == 1 && hostopt_all_local(hl) && !a->per_host)
-		hl->hosts[0].slots = a->jo.nranks > hl->hosts[0].slots ? a->jo.nranks :
-		    hl->hosts[0].slots;
+	/* This machine alone, its slots not given: as many as asked (mpirun's default host). */
+	if (hl->n == 1 && hostopt_all_local(hl) && !a->per_host && hl->hosts[0].slots == 0)
+		hl->hosts[0].slots = a->jo.nranks;
+	if (a->oversubscribe && a->jo.nranks > hostopt_slots(a, hl))
+		hostopt_oversubscribe(a, hl);
 	*rank_host = xcalloc((size_t)a->jo.nranks, sizeof **rank_host);
+	if (a->jo.nranks > (slots = hostopt_slots(a, hl))) {
+		snprintf(err, len, "%d ranks but only %ld slots on %d host%s: give fewer ranks, "
+		    "more hosts or --oversubscribe", a->jo.nranks, slots, hl->n, hl->n == 1 ? "" : "s");
+		return -1;
+	}
 	if (hostlist_place(hl, a->jo.nranks, (int)a->per_host, mode, *rank_host, err, len) !=
 	    COLL_OK)
 		return -1;

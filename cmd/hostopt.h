@@ -17,7 +17,7 @@
 /* Option ids of the shared entries; a tool's own ids stay below HO_FIRST. */
 enum { HO_FIRST = 1000, HO_HOSTS = HO_FIRST, HO_EXCLUDE, HO_HOSTFILE, HO_PER_HOST, HO_PLACE,
 	HO_LAUNCHER, HO_CONNECT_TIMEOUT, HO_FANOUT, HO_TREE, HO_ACCEPT_NEW, HO_SSH_CONFIG,
-	HO_PREFIX, HO_LAST };
+	HO_PREFIX, HO_OVERSUBSCRIBE, HO_LAST };
 
 /* --tree's default: past this many hosts, start them through relays of this width. */
 #define HOSTOPT_TREE_AUTO_HOSTS 128
@@ -28,12 +28,19 @@ enum { HO_FIRST = 1000, HO_HOSTS = HO_FIRST, HO_EXCLUDE, HO_HOSTFILE, HO_PER_HOS
  */
 #define HOSTOPT_TREE_AUTO_MAX_PER_HOST 10
 
-/* The entries, for a tool's option table; per_host_help says what -N means there. */
-#define HOSTOPT_TABLE(per_host_help) \
+/*
+ * The entries, for a tool's option table; per_host_help says what -N means
+ * there. HOSTOPT_TABLE gives --exclude pdsh's -x; collrun, whose -x is
+ * mpirun's (export a variable), has it long only (exclude_short 0).
+ */
+#define HOSTOPT_TABLE(per_host_help) HOSTOPT_TABLE_X(per_host_help, 'x')
+#define HOSTOPT_TABLE_X(per_host_help, exclude_short) \
 	{ HO_HOSTS, 'H', "hosts", OPT_VALUE, "HOSTS", "hosts as node[01-16],n[1-3,7] with " \
 	    "optional :slots", NULL }, \
-	{ HO_EXCLUDE, 'x', "exclude", OPT_VALUE, "HOSTS", "leave these hosts out (ranges too)", \
-	    NULL }, \
+	{ HO_EXCLUDE, exclude_short, "exclude", OPT_VALUE, "HOSTS", "leave these hosts out " \
+	    "(ranges too)", NULL }, \
+	{ HO_OVERSUBSCRIBE, 0, "oversubscribe", OPT_FLAG, NULL, "run more ranks on a host " \
+	    "than its slots", NULL }, \
 	{ HO_HOSTFILE, 0, "hostfile", OPT_VALUE, "FILE", "hosts from a file: 'host slots=N' or " \
 	    "'host:N' lines", "@file" }, \
 	{ HO_PER_HOST, 'N', "per-host", OPT_VALUE, "N", per_host_help, NULL }, \
@@ -62,6 +69,7 @@ struct hostopt {
 	const char *slurm_nodes;
 	long np, per_host;
 	int tree_given;
+	int oversubscribe;	/* more ranks than slots: deal the rest over the hosts again */
 	/* Made by hostopt_prepare, freed by hostopt_release. */
 	struct hostlist hl;
 	const char **names;

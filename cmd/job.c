@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -38,6 +39,12 @@
 #include "xmalloc.h"
 
 static int job_sigpipe[2] = { -1, -1 };
+/* The last signal caught, for the start's loop, which does not read the pipe. */
+static volatile sig_atomic_t job_last_sig;
+
+/* A start longer than this shows its progress, then again every JOB_PROGRESS_EVERY_MS. */
+#define JOB_PROGRESS_AFTER_MS 2000
+#define JOB_PROGRESS_EVERY_MS 5000
 
 struct job {
 	const struct job_opts *o;
@@ -58,9 +65,15 @@ struct job {
 	int pids_known;		/* pids in the job record */
 	int squat_said;		/* the warning that the record went elsewhere, given */
 	int broken_stdout;
+	int stdout_errno;	/* why our stdout failed (0: it did not) */
+	int label[3];		/* per stream (LAUNCH_STDOUT, LAUNCH_STDERR): [rank] labels */
+	int user_sig;		/* the first signal the user sent us (0: none) */
+	int nstopped;		/* ranks that ended after it, counted instead of named */
 	int nfailed_hosts;
 	char **host_why;	/* per host: why it could not be used */
 	int recorded;		/* the job record has every pid */
+	uint64_t start_at;	/* when the ranks' start began */
+	uint64_t progress_at;	/* when to say how far the start is */
 };
 
 static void
@@ -69,6 +82,7 @@ job_on_signal(int sig)
 	int e = errno;
 	unsigned char b = (unsigned char)sig;
 
+	job_last_sig = sig;
 	if (write(job_sigpipe[1], &b, 1) < 0)
 		(void)0;
 	errno = e;
@@ -104,11 +118,36 @@ job_quiet(const struct job *j)
 	return j->o->hooks != NULL && j->o->hooks->quiet;
 }
 
+/*
+ * Our stdout failed: a reader that went away (| head) ends the job quietly
+ * with a shell's SIGPIPE code, as if collrun had died of it; any other
+ * error (a full disk) is said once. Either way nothing more can be shown,
+ * so the ranks are stopped at once, and the first failure keeps its code.
+ */
+static void
+job_stdout_failed(struct job *j, int e)
+{
+	if (j->stdout_errno != 0)
+		return;
+	j->stdout_errno = e != 0 ? e : EIO;
+	j->broken_stdout = 1;
+	if (e != EPIPE)
+		fprintf(stderr, "%s: cannot write standard output: %s\n", j->o->tool,
+		    strerror(j->stdout_errno));
+	if (j->failed_rank < 0 && !j->timed_out)
+		j->exit_code = e == EPIPE ? JOB_EXIT_SIGPIPE : EXIT_CANNOT;
+	if (!j->stopping && j->l != NULL && launch_running(j->l) > 0) {
+		j->stopping = 1;
+		j->term_at = clock_now_ms();
+	}
+}
+
 static void
 job_output(void *arg, int rank, int stream, const char *line, size_t len)
 {
 	struct job *j = arg;
 	FILE *f = stream == LAUNCH_STDOUT ? stdout : stderr;
+	int ok = 1;
 
 	if (j->o->hooks != NULL && j->o->hooks->output != NULL &&
 	    j->o->hooks->output(j->o->hooks->arg, rank, stream, line, len))
@@ -125,16 +164,18 @@ job_output(void *arg, int rank, int stream, const char *line, size_t len)
 		gather_add(j->gather, rank, line, len);
 		return;
 	}
-	if (f == stdout && j->broken_stdout)
+	/* After | head went away, what the ranks we stop say of it is noise too. */
+	if (j->broken_stdout && (f == stdout || j->stdout_errno == EPIPE))
 		return;
-	if (j->o->label && !(j->o->rank0_stdout_only && stream == LAUNCH_STDOUT)) {
+	if (j->label[stream] && !(j->o->rank0_stdout_only && stream == LAUNCH_STDOUT)) {
 		if (j->o->kind == LAUNCH_SSH)
-			fprintf(f, "[%d %s] ", rank, job_host(j, rank));
+			ok = fprintf(f, "[%d %s] ", rank, job_host(j, rank)) >= 0;
 		else
-			fprintf(f, "[%d] ", rank);
+			ok = fprintf(f, "[%d] ", rank) >= 0;
 	}
-	fwrite(line, 1, len, f);
-	fputc('\n', f);
+	ok = ok && fwrite(line, 1, len, f) == len && fputc('\n', f) != EOF;
+	if (!ok && f == stdout)
+		job_stdout_failed(j, errno);
 }
 
 /*
@@ -150,7 +191,8 @@ job_stop_others(struct job *j)
 	j->stopping = 1;
 	if (launch_running(j->l) > 0 && j->term_at == 0) {
 		j->term_at = clock_now_ms() + (uint64_t)(j->o->grace_s * 1000);
-		if (!job_quiet(j))
+		/* The user's own signal has reached them all already: nothing to announce. */
+		if (!job_quiet(j) && j->user_sig == 0)
 			fprintf(stderr, "%s: stopping the other ranks in %.0f s\n", j->o->tool, j->o->grace_s);
 	}
 }
@@ -176,7 +218,7 @@ job_fail_once(struct job *j, int rank, int code, int lost)
 	 * Ranks that end together (one died, the others heard of it) may be
 	 * reported in any order: the root's word on who died first decides.
 	 */
-	if (j->timed_out || (j->failed_rank >= 0 && !(rank == first && j->failed_rank != first) &&
+	if (j->timed_out || (j->stdout_errno != 0 && j->failed_rank < 0) || (j->failed_rank >= 0 && !(rank == first && j->failed_rank != first) &&
 	    !(lost && first < 0 && job_lost_explains(j))))
 		return;
 	j->failed_rank = rank;
@@ -209,11 +251,15 @@ static void
 job_exited(void *arg, int rank, int state, int code)
 {
 	struct job *j = arg;
-	pid_t pid = launch_pid(j->l, rank);
+	pid_t pid = j->l != NULL ? launch_pid(j->l, rank) : -1;
 	char where[300] = "", words[160], name[24] = "";
 
 	if (j->o->hooks != NULL && j->o->hooks->exited != NULL)
 		j->o->hooks->exited(j->o->hooks->arg, rank, state, code);
+	j->nstopped += j->user_sig != 0;
+	/* A start given up (job_starting): the ranks it started, killed, are counted only. */
+	if (j->l == NULL)
+		return;
 	if (state == LAUNCH_EXITED && code == 0)
 		return;
 	if (state == LAUNCH_FAILED) {
@@ -222,7 +268,11 @@ job_exited(void *arg, int rank, int state, int code)
 		return;
 	}
 	fflush(stdout);
-	if (job_quiet(j)) {
+	/*
+	 * Once the user has stopped the job (Ctrl-C) or our stdout failed
+	 * (| head, a full disk), the ranks' ends are ours: counted, not named.
+	 */
+	if (job_quiet(j) || j->user_sig != 0 || j->stdout_errno != 0) {
 		job_fail_once(j, rank, job_exit_code(state, code), state == LAUNCH_LOST);
 		return;
 	}
@@ -266,6 +316,7 @@ job_handle_signals(struct job *j)
 
 	while (read(job_sigpipe[0], &b, 1) == 1) {
 		if (j->forwarded++ == 0) {
+			j->user_sig = b;
 			fprintf(stderr, "%s: got SIG%s, passing it to the ranks (again to kill them)\n",
 			    j->o->tool, sigabbrev_np(b) ? sigabbrev_np(b) : "?");
 			job_signal(j, b);
@@ -499,10 +550,47 @@ job_install_dirs(const struct job_opts *o, struct launch_opts *lo)
 	lo->libdir = lib;
 }
 
+/*
+ * Between two ranks of the start: a signal of the user's stops it (the
+ * launcher kills what it started); a long start says how far it is.
+ */
+static int
+job_starting(void *arg, int started, int total)
+{
+	struct job *j = arg;
+	uint64_t now;
+
+	if (job_last_sig != 0) {
+		j->user_sig = job_last_sig;
+		j->forwarded = 1;
+		return 1;
+	}
+	if (started % 64 != 0 || job_quiet(j) || (now = clock_now_ms()) < j->progress_at)
+		return 0;
+	if (j->progress_at != 0)
+		fprintf(stderr, "%s: started %d of %d ranks\n", j->o->tool, started, total);
+	j->progress_at = (j->progress_at == 0 ? j->start_at + JOB_PROGRESS_AFTER_MS : now +
+	    JOB_PROGRESS_EVERY_MS);
+	return 0;
+}
+
+/* One line for the ranks a signal of the user's stopped, however many (the exit code too). */
+static void
+job_say_stopped(struct job *j, const char *when)
+{
+	if (!job_quiet(j))
+		fprintf(stderr, "%s: %s by SIG%s%s; %d rank%s stopped\n", j->o->tool,
+		    j->user_sig == SIGINT ? "interrupted" : "stopped",
+		    sigabbrev_np(j->user_sig) ? sigabbrev_np(j->user_sig) : "?", when, j->nstopped,
+		    j->nstopped == 1 ? "" : "s");
+	if (j->exit_code == 0)
+		j->exit_code = 128 + j->user_sig;
+}
+
 static int
 job_start(struct job *j, struct root **root, struct coll_uid *uid, char *path, size_t len)
 {
-	struct launch_cb cb = { job_output, job_exited, job_host_failed, j };
+	struct launch_cb cb = { job_output, job_exited, job_host_failed, j, job_starting };
 	struct launch_opts lo;
 	struct net_addr a;
 	static char cwd[4096];
@@ -530,7 +618,7 @@ job_start(struct job *j, struct root **root, struct coll_uid *uid, char *path, s
 	lo = (struct launch_opts){ .kind = j->o->kind, .nranks = j->o->nranks,
 	    .path = j->o->kind == LAUNCH_LOCAL ? path : j->o->argv[0], .argv = j->o->argv,
 	    .uid = uid, .master_addr = "127.0.0.1", .master_port = job_master_port(),
-	    .keep_stdin = 1, .nhosts = j->o->nhosts, .hosts = j->o->hosts,
+	    .keep_stdin = 1, .env = j->o->env, .nhosts = j->o->nhosts, .hosts = j->o->hosts,
 	    .rank_host = j->o->rank_host,
 	    .cwd = getcwd(cwd, sizeof cwd), .ssh_config = j->o->ssh_config,
 	    .connect_timeout_ms = j->o->connect_timeout_ms, .fanout = j->o->fanout,
@@ -540,7 +628,12 @@ job_start(struct job *j, struct root **root, struct coll_uid *uid, char *path, s
 	    .per_host = j->o->per_host, .cyclic = j->o->cyclic,
 	    .keep_going = j->o->keep_going };
 	job_install_dirs(j->o, &lo);
-	if ((r = launch_start(&j->l, &lo, &cb)) != COLL_OK) {
+	j->start_at = clock_now_ms();
+	if ((r = launch_start(&j->l, &lo, &cb)) == COLL_EABORTED) {
+		job_say_stopped(j, " while starting");
+		return j->exit_code;
+	}
+	if (r != COLL_OK) {
 		fprintf(stderr, "%s: cannot start the ranks: %s\n", j->o->tool,
 		    r == COLL_ENOTFOUND ? "srun is not in PATH: install slurm-client or use "
 		    "another --launcher" : strerror(errno));
@@ -552,6 +645,8 @@ job_start(struct job *j, struct root **root, struct coll_uid *uid, char *path, s
 static void
 job_summary(struct job *j)
 {
+	if (j->user_sig != 0)
+		job_say_stopped(j, "");
 	if (j->nfailed_hosts == 0)
 		return;
 	j->exit_code = JOB_EXIT_UNREACHABLE;
@@ -575,8 +670,8 @@ job_loop(struct job *j, const struct coll_uid *uid, char *recpath, size_t len)
 		job_handle_signals(j);
 		if (!j->recorded)
 			job_record(j, uid, recpath, len);
-		if (fflush(stdout) != 0 && errno == EPIPE)
-			j->broken_stdout = 1;
+		if (!j->broken_stdout && fflush(stdout) != 0)
+			job_stdout_failed(j, errno);
 		fflush(stderr);
 	}
 }
@@ -595,6 +690,8 @@ job_run(const struct job_opts *o)
 		fprintf(stderr, "%s: cannot create a pipe: %s\n", o->tool, strerror(errno));
 		return EXIT_CANNOT;
 	}
+	for (int s = LAUNCH_STDOUT; s <= LAUNCH_STDERR; s++)
+		j.label[s] = o->label == JOB_LABEL_TTY ? isatty(s) : o->label;
 	j.host_why = xcalloc((size_t)o->nhosts + 1, sizeof *j.host_why);
 	if (o->gather)
 		j.gather = gather_new(o->nranks);
@@ -610,9 +707,15 @@ job_run(const struct job_opts *o)
 		job_loop(&j, &uid, recpath, sizeof recpath);
 		if (j.gather != NULL)
 			gather_print(j.gather, stdout, o->nhosts ? o->hosts : NULL, o->rank_host);
-		fflush(stdout);
+		if (!j.broken_stdout && fflush(stdout) != 0)
+			job_stdout_failed(&j, errno);
 		job_summary(&j);
 		code = j.exit_code;
+	}
+	/* Said (or, for a closed pipe, not to be said): the caller's check stays quiet. */
+	if (j.stdout_errno != 0) {
+		__fpurge(stdout);
+		clearerr(stdout);
 	}
 	status_remove_job(uid.jobid);
 	if (recpath[0] != '\0')

@@ -29,7 +29,9 @@ struct job_opts {
 	const char *tool;	/* prefix of our own messages */
 	int nranks;
 	char **argv;		/* program and its arguments */
-	int label;		/* prefix each line with [rank] (and host for ssh) */
+	char *const *env;	/* "NAME=value" for every rank (collrun -x); NULL: none */
+	int label;		/* prefix each line with [rank] (and host for ssh): 1, 0 or
+				 * JOB_LABEL_TTY: the lines of a stream that is a terminal */
 	int rank0_stdout_only;	/* show only rank 0's stdout (collcheck's table) */
 	int gather;		/* print identical stdout once per group, at the end */
 	double timeout_s;	/* whole job; 0: none */
@@ -54,7 +56,9 @@ struct job_opts {
 	const struct job_hooks *hooks;	/* NULL: none */
 };
 
+#define JOB_LABEL_TTY 2
 #define JOB_EXIT_TIMEOUT 124
+#define JOB_EXIT_SIGPIPE (128 + 13)	/* what a shell shows for a death by SIGPIPE */
 #define JOB_EXIT_UNREACHABLE 255
 
 /* How a rank ended, for a message after "rank N": "exited with code 3", "was lost: ...". */

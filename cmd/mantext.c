@@ -12,15 +12,28 @@ static const char *const collrun_description[] = {
 	"collrun starts N ranks of PROGRAM, on this machine, over SSH on many hosts, or "
 	"through Slurm's srun, and gives each the unique id of a new job to rendezvous with "
 	"(COLL_UNIQUE_ID) and its place in the job (COLL_RANK, COLL_SIZE and torchrun's RANK, "
-	"WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT; see ENVIRONMENT). It labels each "
-	"line of the ranks' output with rank and host, forwards signals, and fails fast "
-	"unless told to keep going.",
+	"WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT; see ENVIRONMENT). It streams the "
+	"ranks' output, forwards signals, and fails fast unless told to keep going. On a "
+	"terminal each line is labelled with its rank (and host); to a pipe or a file the "
+	"output is the program's own, so one JSON document stays one, as with mpirun: "
+	"--label (or mpirun's --tag-output) labels always, --no-label never.",
+	"mpirun's spellings work too: -np N, -hostfile FILE, -oversubscribe and any long "
+	"option with one dash, --host for --hosts, and -x VAR[=VALUE], which gives every rank "
+	"the variable (VAR alone: its value here). What a remote rank's environment holds: "
+	"the variables above, the -x ones, and PATH and LD_LIBRARY_PATH with the "
+	"installation's bin and lib first (see --prefix); the rest is what its host gives a "
+	"command over SSH (the login's), or what srun passes on (by default all of "
+	"collrun's). -x values are on the agent's command line on the remote host, so "
+	"give secrets some other way.",
 	"Options end at the program name, as with mpirun and srun, so the program's own flags "
 	"need no --. Hosts come from -H (pdsh ranges such as node[01-16] or n[1-3,7], each with "
 	"an optional :slots), else --hostfile (Open MPI's 'host slots=N' lines), else a Slurm "
-	"allocation's SLURM_JOB_NODELIST, less the hosts of -x. Without hosts every rank runs "
-	"here. Ranks fill each host's slots in turn (--place block) or go round the hosts "
-	"(--place roundrobin); -N overrides the slots.",
+	"allocation's SLURM_JOB_NODELIST, less the hosts of --exclude. Without hosts every "
+	"rank runs here, as many as -n asks. Ranks fill each host's slots in turn (--place "
+	"block) or go round the hosts (--place roundrobin); -N overrides the slots. More ranks "
+	"than slots are refused, as by mpirun, unless --oversubscribe deals the rest over the "
+	"hosts again. Past 4 ranks per CPU of this machine collrun warns that they will take "
+	"turns; a start that takes longer than 2 s says how far it is, and a signal stops it.",
 	"The launcher is local when every host is this machine and SSH otherwise; --launcher "
 	"slurm runs the ranks through srun. SSH sessions run on libssh2, all of them "
 	"non-blocking in one loop (--fanout at once). Host keys are checked against OpenSSH's "
@@ -41,15 +54,22 @@ static const char *const collrun_description[] = {
 	"could only hang. With -k (--keep-going) it still names the failed rank at once, but "
 	"lets the others run to their own end, for ranks that can go on without it; it then "
 	"exits with the first failed rank's code (or 128+N for signal N) as above, or 255 if a "
-	"host could not be used. A signal to collrun and --timeout still stop every rank.",
+	"host could not be used. A signal to collrun and --timeout still stop every rank; a "
+	"signal is passed on to the ranks (a second one kills them), and their ends are said in "
+	"one line. A reader of collrun's output that goes away (| head) ends the job quietly "
+	"with 141, as a shell shows a death by SIGPIPE.",
 	NULL,
 };
 
 static const struct mantext_item collrun_exit[] = {
 	{ "0", "Every rank exited 0." },
-	{ "2", "Usage error: a bad option or value." },
-	{ "3", "collrun could not run the job (no such program, no usable interface)." },
+	{ "2", "Usage error: a bad option or value, an empty program name or a directory." },
+	{ "3", "collrun could not run the job (no such program, no usable interface, no room "
+	    "for its output)." },
 	{ "124", "The job ran past --timeout." },
+	{ "130, 143", "Stopped by SIGINT (Ctrl-C) or SIGTERM, when the ranks' codes say no "
+	    "other failure." },
+	{ "141", "The reader of collrun's output went away." },
 	{ "255", "Some hosts could not be used; they are listed at the end with the reason." },
 	{ "other", "The code the first failed rank exited with, or 128+N if signal N killed it "
 	    "(with --keep-going too, once every rank has ended)." },
@@ -65,8 +85,10 @@ static const struct mantext_item collrun_examples[] = {
 	    "Run a command on four hosts and print identical output once." },
 	{ "collrun --launcher slurm -n 64 collcheck allreduce",
 	    "64 ranks through srun, inside an allocation." },
-	{ "collrun --hostfile hosts -x node03 -t 600 ./train",
+	{ "collrun --hostfile hosts --exclude node03 -T 600 ./train",
 	    "The hosts of a file but node03, stopping the job after ten minutes." },
+	{ "collrun -np 16 -hostfile hosts -x NCCL_DEBUG=INFO -x PATH ./train",
+	    "mpirun's spellings: two variables for every rank, PATH with its value here." },
 	{ "collrun -H 'node[01-64]' -k ./fsck-local-disk",
 	    "A check on every host, to its end on each even where some fail." },
 	{ NULL, NULL },

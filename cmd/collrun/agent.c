@@ -192,6 +192,7 @@ agent_prepend(const char *name, const char *dir)
 static int
 agent_args(int argc, char **argv, int *prog, int *slurm)
 {
+	const char *dirs[2] = { NULL, NULL };	/* --path, --libpath */
 	int i = 2;
 
 	if (i < argc && strcmp(argv[i], "--slurm") == 0) {
@@ -205,12 +206,17 @@ agent_args(int argc, char **argv, int *prog, int *slurm)
 	}
 	for (; i + 1 < argc && (strcmp(argv[i], "--path") == 0 ||
 	    strcmp(argv[i], "--libpath") == 0); i += 2)
-		agent_prepend(argv[i][2] == 'p' ? "PATH" : "LD_LIBRARY_PATH", argv[i + 1]);
+		dirs[argv[i][2] != 'p'] = argv[i + 1];
 	while (i + 1 < argc && strcmp(argv[i], "-e") == 0) {
 		if (strchr(argv[i + 1], '=') == NULL || putenv(argv[i + 1]) != 0)
 			return -1;
 		i += 2;
 	}
+	/* After the variables: a PATH given with -x keeps the installation first too. */
+	if (dirs[0] != NULL)
+		agent_prepend("PATH", dirs[0]);
+	if (dirs[1] != NULL)
+		agent_prepend("LD_LIBRARY_PATH", dirs[1]);
 	if (i >= argc || strcmp(argv[i], "--") != 0 || i + 1 >= argc)
 		return -1;
 	*prog = i + 1;

@@ -17,7 +17,7 @@
  * It is internal, like --agent: `collrun --relay --uid-stdin [--path DIR]
  * [--libpath DIR] --nranks N --nhosts H --tree K --fanout F
  * --connect-timeout-ms MS --master-port P --master ADDR [--root-via ADDR] [--accept-new]
- * [--ssh-config FILE] [--cwd DIR] -- PROGRAM ARGS`.
+ * [--ssh-config FILE] [--cwd DIR] [--env NAME=VALUE]... -- PROGRAM ARGS`.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -64,6 +64,8 @@ struct relay {
 	size_t out_len, out_cap;
 	struct launch *l;
 	const char *root_via;	/* the relay above ours, if any (else the root itself) */
+	char **env;		/* --env NAME=VALUE: the user's variables for every rank */
+	int nenv;
 	struct proxy *proxy;
 };
 
@@ -303,6 +305,15 @@ relay_number(struct relay *r, const char *opt, const char *val)
 	return 0;
 }
 
+static void
+relay_env_add(struct relay *r, const char *var)
+{
+	r->env = xreallocarray(r->env, (size_t)r->nenv + 2, sizeof *r->env);
+	r->env[r->nenv++] = (char *)var;
+	r->env[r->nenv] = NULL;
+	r->o.env = r->env;
+}
+
 static int
 relay_args(struct relay *r, int argc, char **argv)
 {
@@ -332,6 +343,8 @@ relay_args(struct relay *r, int argc, char **argv)
 			r->o.cwd = val;
 		else if (strcmp(opt, "--root-via") == 0)
 			r->root_via = val;
+		else if (strcmp(opt, "--env") == 0 && strchr(val, '=') != NULL)
+			relay_env_add(r, val);
 		else if (!relay_number(r, opt, val))
 			return -1;
 	}
@@ -394,7 +407,7 @@ int
 relay_main(int argc, char **argv)
 {
 	struct relay r = { .stdin_open = 1 };
-	struct launch_cb cb = { relay_output, relay_exited, relay_host_failed, &r };
+	struct launch_cb cb = { relay_output, relay_exited, relay_host_failed, &r, NULL };
 	int code = 0;
 
 	signal(SIGPIPE, SIG_IGN);
@@ -444,6 +457,7 @@ out:
 	free(r.rank_host);
 	free(r.pid_sent);
 	free(r.todo);
+	free(r.env);
 	free(r.out);
 	linebuf_free(&r.in);
 	return code;

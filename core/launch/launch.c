@@ -2,11 +2,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "err.h"
 #include "launch.h"
 #include "xmalloc.h"
+
+/* As execvp finds it: an executable file, not a directory that is searchable. */
+static int
+launch_runnable(const char *path)
+{
+	struct stat sb;
+
+	return access(path, X_OK) == 0 && stat(path, &sb) == 0 && !S_ISDIR(sb.st_mode);
+}
 
 int
 launch_resolve(const char *prog, char *out, size_t len)
@@ -15,14 +25,14 @@ launch_resolve(const char *prog, char *out, size_t len)
 
 	if (strchr(prog, '/') != NULL) {
 		snprintf(out, len, "%s", prog);
-		return access(out, X_OK) == 0 ? COLL_OK : COLL_ENOTFOUND;
+		return launch_runnable(out) ? COLL_OK : COLL_ENOTFOUND;
 	}
 	for (p = path ? path : "/usr/local/bin:/usr/bin:/bin"; *p; p = *end ? end + 1 : end) {
 		end = strchr(p, ':');
 		if (end == NULL)
 			end = p + strlen(p);
 		snprintf(out, len, "%.*s%s%s", (int)(end - p), p, end > p ? "/" : "", prog);
-		if (access(out, X_OK) == 0)
+		if (prog[0] != '\0' && launch_runnable(out))
 			return COLL_OK;
 	}
 	return COLL_ENOTFOUND;
@@ -44,11 +54,28 @@ launch_place(const struct launch_opts *o, int rank, int *lrank, int *lsize)
 	}
 }
 
+/* Does one of the n variables of env have the name of var ("NAME=value")? */
+static int
+launch_env_has(char *const *env, int n, const char *var)
+{
+	size_t len = strcspn(var, "=");
+
+	for (int i = 0; i < n; i++)
+		if (strncmp(env[i], var, len) == 0 && env[i][len] == '=')
+			return 1;
+	return 0;
+}
+
 char **
 launch_env_vars(const struct launch_opts *o, int rank, int lrank, int lsize, const char *uidstr)
 {
-	int host = o->rank_host ? o->rank_host[rank] : 0, k = 0;
-	char **env = xcalloc(16, sizeof *env);
+	int host = o->rank_host ? o->rank_host[rank] : 0, k = 0, ours;
+	size_t nextra = 0;
+	char **env;
+
+	while (o->env != NULL && o->env[nextra] != NULL)
+		nextra++;
+	env = xcalloc(16 + nextra, sizeof *env);
 
 	env[k++] = xasprintf("COLL_UNIQUE_ID=%s", uidstr);
 	env[k++] = xasprintf("COLL_RANK=%d", rank);
@@ -63,6 +90,10 @@ launch_env_vars(const struct launch_opts *o, int rank, int lrank, int lsize, con
 	env[k++] = xasprintf("GROUP_RANK=%d", host);
 	env[k++] = xasprintf("MASTER_ADDR=%s", o->master_addr);
 	env[k++] = xasprintf("MASTER_PORT=%d", o->master_port);
+	ours = k;
+	for (size_t i = 0; i < nextra; i++)
+		if (!launch_env_has(env, ours, o->env[i]))
+			env[k++] = xstrdup(o->env[i]);
 	return env;
 }
 

@@ -46,20 +46,50 @@ struct local_proc {
 struct local {
 	struct launch *self;
 	int nranks;
+	int *lrank, *lsize;	/* per rank: its place among its host's ranks (local_index) */
 	struct local_proc *procs;
 	struct loop *loop;
 };
 
+/*
+ * Every rank's place among its host's ranks, in one pass: launch_place's
+ * scan per rank made the start O(ranks^2), minutes at 100,000 ranks.
+ */
+static int
+local_host(const struct launch_opts *o, int rank)
+{
+	return o->rank_host != NULL && o->rank_host[rank] > 0 ? o->rank_host[rank] : 0;
+}
+
+static void
+local_index(struct local *lc, const struct launch_opts *o)
+{
+	int nhosts = 1, *count;
+
+	for (int r = 0; r < o->nranks; r++)
+		if (local_host(o, r) >= nhosts)
+			nhosts = local_host(o, r) + 1;
+	count = xcalloc((size_t)nhosts, sizeof *count);
+	lc->lrank = xcalloc((size_t)o->nranks, sizeof *lc->lrank);
+	lc->lsize = xcalloc((size_t)o->nranks, sizeof *lc->lsize);
+	for (int r = 0; r < o->nranks; r++)
+		lc->lrank[r] = count[local_host(o, r)]++;
+	for (int r = 0; r < o->nranks; r++)
+		lc->lsize[r] = count[local_host(o, r)];
+	free(count);
+}
+
 /* Our environment less the variables we set, then those. */
 static char **
-local_env(const struct launch_opts *o, int rank)
+local_env(const struct local *lc, const struct launch_opts *o, int rank)
 {
 	char uidstr[UID_STR_LEN], **ours, **env;
 	size_t n = 0, k = 0, m = 0;
 	int lrank, lsize;
 
 	uid_format(o->uid, uidstr, sizeof uidstr);
-	launch_place(o, rank, &lrank, &lsize);
+	lrank = lc->lrank[rank];
+	lsize = lc->lsize[rank];
 	ours = launch_env_vars(o, rank, lrank, lsize, uidstr);
 	while (environ[n] != NULL)
 		n++;
@@ -193,7 +223,7 @@ local_one(struct local *lc, const struct launch_opts *o, int rank)
 
 	if (local_pipes(pout, perr) != COLL_OK)
 		return COLL_ESYS;
-	env = local_env(o, rank);
+	env = local_env(lc, o, rank);
 	pid = fork();
 	if (pid == 0)
 		local_child(o, env, pout, perr, rank);
@@ -235,8 +265,13 @@ local_start(struct launch *l, const struct launch_opts *o)
 		lc->procs[i].pidfd = lc->procs[i].out[0].fd = lc->procs[i].out[1].fd = -1;
 	if ((lc->loop = loop_new()) == NULL)
 		r = COLL_ESYS;
-	for (int i = 0; i < o->nranks && r == COLL_OK; i++)
+	local_index(lc, o);
+	for (int i = 0; i < o->nranks && r == COLL_OK; i++) {
 		r = local_one(lc, o, i);
+		if (r == COLL_OK && l->cb.starting != NULL && l->cb.starting(l->cb.arg, i + 1,
+		    o->nranks) != 0)
+			r = COLL_EABORTED;
+	}
 	if (r != COLL_OK) {
 		int e = errno;
 		local_signal(l, SIGKILL);
@@ -410,6 +445,8 @@ local_free(struct launch *l)
 			close(p->pidfd);
 	}
 	loop_free(lc->loop);
+	free(lc->lrank);
+	free(lc->lsize);
 	free(lc->procs);
 	free(lc);
 	l->impl = NULL;

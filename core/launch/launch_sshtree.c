@@ -94,6 +94,10 @@ launch_sshtree_relay_ready(struct ssh *sh, struct ssh_chan *c, const char *uidst
 		shquote_word(&b, "--cwd");
 		shquote_word(&b, o->cwd);
 	}
+	for (char *const *e = o->env; e != NULL && *e != NULL; e++) {
+		shquote_word(&b, "--env");
+		shquote_word(&b, *e);
+	}
 	shquote_word(&b, "--");
 	for (char *const *a = o->argv; *a != NULL; a++)
 		shquote_word(&b, *a);

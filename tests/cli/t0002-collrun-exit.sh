@@ -32,7 +32,7 @@ check "the missing program is named" grep -q "cannot find program '/nonexistent/
 # rank says which program and why, and the job ends with 127.
 printf '#!/nonexistent/interp\necho hi\n' >"$TMP/badint"
 chmod +x "$TMP/badint"
-collrun -n 2 "$TMP/badint" >"$TMP/o" 2>"$TMP/e"
+collrun -n 2 --label "$TMP/badint" >"$TMP/o" 2>"$TMP/e"
 expect_code 127 $? "a program whose interpreter is missing"
 check "each rank names it and why" test "$(grep -cF "] collrun: cannot execute $TMP/badint: no such file (a script's #! interpreter may be missing)" "$TMP/e")" -eq 2
 

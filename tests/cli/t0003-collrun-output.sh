@@ -4,7 +4,7 @@
 . "$(dirname "$0")/lib.sh"
 
 # 16384 lines of 64 bytes per rank = 1 MiB each, written as fast as possible.
-collrun -n 4 sh -c 'yes "$(printf "%063d" $COLL_RANK)" | head -c 1048576' >"$TMP/out"
+collrun -n 4 --label sh -c 'yes "$(printf "%063d" $COLL_RANK)" | head -c 1048576' >"$TMP/out"
 expect_code 0 $? "four ranks write 1 MiB each"
 for r in 0 1 2 3; do
 	n=$(grep -c "^\[$r\] $(printf '%063d' $r)\$" "$TMP/out")
@@ -12,11 +12,11 @@ for r in 0 1 2 3; do
 done
 check "no other lines at all" test "$(wc -l <"$TMP/out")" -eq 65536
 
-collrun -n 2 printf 'no newline' >"$TMP/o2"
+collrun -n 2 --label printf 'no newline' >"$TMP/o2"
 expect_code 0 $? "ranks ending without a newline"
 check "a last line without newline is kept" test "$(grep -c 'no newline$' "$TMP/o2")" -eq 2
 
-collrun -n 2 --grace 0.2 sh -c 'echo last words; kill -9 $$' >"$TMP/o3" 2>/dev/null
+collrun -n 2 --label --grace 0.2 sh -c 'echo last words; kill -9 $$' >"$TMP/o3" 2>/dev/null
 expect_code 137 $? "ranks that SIGKILL themselves"
 check "output written just before SIGKILL is not lost" test "$(grep -c 'last words' "$TMP/o3")" -eq 2
 

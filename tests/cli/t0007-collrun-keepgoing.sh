@@ -7,7 +7,7 @@
 # Rank 1 fails at once; each other rank, a second later, notes whether
 # collrun had named rank 1 by then (seen.R) and that it finished (m.R). A
 # short --grace makes a fail-fast stop show within that second.
-collrun -n 4 --grace 0.2 --keep-going sh -c 'd=$1
+collrun -n 4 --label --grace 0.2 --keep-going sh -c 'd=$1
 [ $COLL_RANK = 1 ] && exit 3
 sleep 1
 grep -q "rank 1 (pid [0-9]*) exited with code 3" "$d/e" && touch "$d/seen.$COLL_RANK"

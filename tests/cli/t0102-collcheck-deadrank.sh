@@ -3,7 +3,7 @@
 # with an error naming the dead rank.
 . "$(dirname "$0")/lib.sh"
 
-"$BIN/collrun" -n 4 --grace 10 collcheck allreduce -b 1M -e 16M -f 2 -n 1000 -w 0 -c 0 -T 20 >"$TMP/out" 2>"$TMP/err" &
+"$BIN/collrun" -n 4 --label --grace 10 collcheck allreduce -b 1M -e 16M -f 2 -n 1000 -w 0 -c 0 -T 20 >"$TMP/out" 2>"$TMP/err" &
 pid=$!
 echo $pid >>"$TMP/pids"
 for _ in $(seq 200); do grep -q '^\[0\] *1048576' "$TMP/out" && break; sleep 0.1; done

@@ -31,7 +31,7 @@ print("links ok")
 EOPY
 check "every pair of 4 ranks measured, symmetric, positive" grep -q 'links ok' "$TMP/py"
 
-collrun -n 3 "$BIN/collcheck" env >"$TMP/o" 2>"$TMP/e"
+collrun -n 3 --label "$BIN/collcheck" env >"$TMP/o" 2>"$TMP/e"
 expect_code 0 $? "collcheck env as 3 ranks of collrun"
 check "rank 0 printed the report" grep -q '^\[0\] collcheck: 1 host, 3 ranks' "$TMP/o"
 check "the other ranks printed nothing" sh -c "! grep -q '^\[[12]\]' '$TMP/o'"

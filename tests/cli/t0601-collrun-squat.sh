@@ -34,7 +34,7 @@ check "... within the pipe's 5 s and a margin" test $(($(date +%s) - t0)) -le 30
 collrun -F "$PUB/hosts" -H a,b true >"$TMP/o" 2>&1
 expect_code 2 $? "-F FIFO"
 check "... refused at once" grep -q "^collrun: -F '$PUB/hosts' is a FIFO, not a file: give an ssh_config file" "$TMP/o"
-collrun --hostfile <(echo localhost) -n 1 echo hi >"$TMP/o" 2>&1
+collrun --label --hostfile <(echo localhost) -n 1 echo hi >"$TMP/o" 2>&1
 expect_code 0 $? "--hostfile <(...) still works"
 check "... and runs" grep -q '^\[0\] hi' "$TMP/o"
 finish

@@ -6,7 +6,7 @@ SB=${SLURMBED_DIR:?}
 if [ -f "$SB/unavailable" ] || [ ! -f "$SB/slurm.conf" ]; then echo "skipped: no Slurm"; exit 77; fi
 export SLURM_CONF=$SB/slurm.conf COLL_SOCKET_IFNAME='=lo'
 
-collrun --launcher slurm -n 4 sh -c 'echo "r=$COLL_RANK R=$RANK lr=$LOCAL_RANK/$LOCAL_WORLD_SIZE s=$COLL_SIZE/$WORLD_SIZE p=$SLURM_PROCID"' >"$TMP/o" 2>"$TMP/e"
+collrun --label --launcher slurm -n 4 sh -c 'echo "r=$COLL_RANK R=$RANK lr=$LOCAL_RANK/$LOCAL_WORLD_SIZE s=$COLL_SIZE/$WORLD_SIZE p=$SLURM_PROCID"' >"$TMP/o" 2>"$TMP/e"
 expect_code 0 $? "4 ranks through srun"
 for r in 0 1 2 3; do
 	check "rank $r labelled, with Slurm's task id as its rank" grep -q "^\[$r\] r=$r R=$r lr=$r/4 s=4/4 p=$r\$" "$TMP/o"
@@ -16,21 +16,21 @@ collrun --launcher slurm -n 4 --no-label collcheck allreduce -b 8 -e 1M -f 8 -n 
 expect_code 0 $? "collcheck allreduce under srun"
 check "6 sizes, every #wrong 0" awk '/^ *[0-9]/ { n++; if ($9 != 0 || $13 != 0) bad = 1 } END { exit bad || n != 6 }' "$TMP/ar"
 
-collrun --launcher slurm -n 4 --grace 1 bash -c '[ $COLL_RANK = 2 ] && exit 3; exec sleep 30' >"$TMP/o" 2>"$TMP/e"
+collrun --label --launcher slurm -n 4 --grace 1 bash -c '[ $COLL_RANK = 2 ] && exit 3; exec sleep 30' >"$TMP/o" 2>"$TMP/e"
 expect_code 3 $? "the failing task's exit code"
 check "the failing rank is named" grep -q 'collrun: rank 2 (pid [0-9]*) exited with code 3' "$TMP/e"
 
 # --keep-going: srun leaves the other tasks running (--kill-on-bad-exit=0).
-collrun --launcher slurm -n 4 --grace 0.2 -k bash -c '[ $COLL_RANK = 2 ] && exit 3; sleep 2; echo "rank $COLL_RANK finished"' >"$TMP/o" 2>"$TMP/e"
+collrun --label --launcher slurm -n 4 --grace 0.2 -k bash -c '[ $COLL_RANK = 2 ] && exit 3; sleep 2; echo "rank $COLL_RANK finished"' >"$TMP/o" 2>"$TMP/e"
 expect_code 3 $? "-k: the failing task's exit code"
 check "-k: the failing rank is named" grep -q 'collrun: rank 2 (pid [0-9]*) exited with code 3' "$TMP/e"
 check "-k: the other tasks ran to their end" test "$(grep -c 'finished$' "$TMP/o")" -eq 3
 
-collrun --launcher slurm -n 2 --grace 1 bash -c '[ $COLL_RANK = 1 ] && kill -9 $$; exec sleep 30' >"$TMP/o" 2>"$TMP/e"
+collrun --label --launcher slurm -n 2 --grace 1 bash -c '[ $COLL_RANK = 1 ] && kill -9 $$; exec sleep 30' >"$TMP/o" 2>"$TMP/e"
 expect_code 137 $? "a task killed by SIGKILL gives 137"
 
 # Each rank prints its job id: srun runs the job as coll-<COLL_JOBID>.
-"$BIN/collrun" --launcher slurm -n 2 bash -c 'trap "echo got INT; exit 130" INT; echo "ready $COLL_JOBID"; while :; do sleep 0.1; done' >"$TMP/o" 2>"$TMP/e" &
+"$BIN/collrun" --label --launcher slurm -n 2 bash -c 'trap "echo got INT; exit 130" INT; echo "ready $COLL_JOBID"; while :; do sleep 0.1; done' >"$TMP/o" 2>"$TMP/e" &
 pid=$!
 echo $pid >>"$TMP/pids"
 for _ in $(seq 100); do [ "$(grep -c ready "$TMP/o")" -eq 2 ] && break; sleep 0.1; done

@@ -12,7 +12,7 @@ sentinel=$!
 echo $sentinel >>"$TMP/pids"
 sleep 0.2
 
-collrun --launcher slurm -n 2 --grace 1 sh -c '
+collrun --label --launcher slurm -n 2 --grace 1 sh -c '
 	if [ "$COLL_RANK" = 0 ]; then
 		printf "coll-agent: pgid 1\ncoll-agent: pgid %s\ncoll-agent: exit 0\n" "$1" >&2
 		printf "p %s\nx 0\n" "$1"
@@ -24,7 +24,7 @@ check "the failing rank is named with its real exit" grep -q "rank 0 (pid [0-9]*
 check "the forged lines are shown as the program's stderr" grep -q "^\[0\] coll-agent: exit 0\$" "$TMP/e"
 check "the process outside the job got no signal" kill -0 "$sentinel"
 
-collrun --launcher slurm -n 2 sh -c 'head -c 5000 /dev/zero | tr "\0" b; echo; printf tail' >"$TMP/o" 2>"$TMP/e"
+collrun --label --launcher slurm -n 2 sh -c 'head -c 5000 /dev/zero | tr "\0" b; echo; printf tail' >"$TMP/o" 2>"$TMP/e"
 expect_code 0 $? "framing run"
 check "a 5000-byte line arrives whole from each task" awk 'length($0) == 5000 + 4 { n++ } END { exit n != 2 }' "$TMP/o"
 check "a partial last line is kept" test "$(grep -c '^\[[01]\] tail$' "$TMP/o")" -eq 2

@@ -15,7 +15,7 @@ placed() {
 	grep -qx "\[$1\] r=$1 h=$2 lr=$3/$4 g=$5 s=$6 m=$M u=$ADDR:[0-9]*" "$TMP/o"
 }
 
-collrun --launcher slurm -n 8 -N 2 sh -c "$show" >"$TMP/o" 2>"$TMP/e"
+collrun --label --launcher slurm -n 8 -N 2 sh -c "$show" >"$TMP/o" 2>"$TMP/e"
 expect_code 0 $? "-n 8 -N 2: 8 ranks, 2 per node"
 for r in 0 1 2 3 4 5 6 7; do
 	check "block: rank $r on $(node $((r / 2 + 1))), local rank $((r % 2)) of 2, root at $ADDR" \
@@ -23,21 +23,21 @@ for r in 0 1 2 3 4 5 6 7; do
 done
 check "no warning about the root's address on stderr" sh -c "! grep -qiE 'warning|rendezvous' '$TMP/e'"
 
-collrun --launcher slurm -n 8 -N 2 --place roundrobin sh -c "$show" >"$TMP/o" 2>"$TMP/e"
+collrun --label --launcher slurm -n 8 -N 2 --place roundrobin sh -c "$show" >"$TMP/o" 2>"$TMP/e"
 expect_code 0 $? "--place roundrobin"
 for r in 0 1 2 3 4 5 6 7; do
 	check "roundrobin: rank $r on $(node $((r % 4 + 1))), local rank $((r / 4))" \
 		placed $r "$(node $((r % 4 + 1)))" $((r / 4)) 2 $((r % 4)) 8
 done
 
-collrun --launcher slurm -H "$(node 2),$(node 3)" -N 3 sh -c "$show" >"$TMP/o" 2>"$TMP/e"
+collrun --label --launcher slurm -H "$(node 2),$(node 3)" -N 3 sh -c "$show" >"$TMP/o" 2>"$TMP/e"
 expect_code 0 $? "-H two nodes -N 3: their 6 slots"
 M=$(node 2)
 for r in 0 1 2 3 4 5; do
 	check "-H: rank $r on $(node $((r / 3 + 2)))" placed $r "$(node $((r / 3 + 2)))" $((r % 3)) 3 $((r / 3)) 6
 done
-collrun --launcher slurm -H "$NODES" -x "$(node 2)" sh -c "$show" >"$TMP/o" 2>"$TMP/e"
-expect_code 0 $? "-H $NODES -x $(node 2)"
+collrun --label --launcher slurm -H "$NODES" --exclude "$(node 2)" sh -c "$show" >"$TMP/o" 2>"$TMP/e"
+expect_code 0 $? "-H $NODES --exclude $(node 2)"
 check "-x: one rank on each node left, none on $(node 2)" sh -c "
 	[ \$(grep -c . '$TMP/o') -eq 3 ] && grep -q 'h=$(node 1)' '$TMP/o' &&
 	grep -q 'h=$(node 3)' '$TMP/o' && grep -q 'h=$(node 4)' '$TMP/o'"
@@ -53,7 +53,7 @@ done
 
 # A rank that fails on a remote node: its code, its rank, the others stopped.
 start=$SECONDS
-collrun --launcher slurm -n 8 -N 2 --grace 1 bash -c '[ $COLL_RANK = 5 ] && exit 3; exec sleep 60' \
+collrun --label --launcher slurm -n 8 -N 2 --grace 1 bash -c '[ $COLL_RANK = 5 ] && exit 3; exec sleep 60' \
 	>"$TMP/o" 2>"$TMP/e"
 expect_code 3 $? "rank 5 (on $(node 3)) exits 3"
 check "it is named" grep -q 'collrun: rank 5 (pid [0-9]*) exited with code 3' "$TMP/e"

@@ -11,7 +11,7 @@ trap cleanup_alloc EXIT
 
 show='echo "r=$COLL_RANK h=$(hostname) lr=$LOCAL_RANK/$LOCAL_WORLD_SIZE s=$COLL_SIZE u=${COLL_UNIQUE_ID##*@}"'
 
-salloc -J "$NAME" -N 3 --ntasks-per-node=2 "$BIN/collrun" --launcher slurm sh -c "$show" >"$TMP/o" 2>"$TMP/e"
+salloc -J "$NAME" -N 3 --ntasks-per-node=2 "$BIN/collrun" --launcher slurm --label sh -c "$show" >"$TMP/o" 2>"$TMP/e"
 expect_code 0 $? "salloc -N 3 --ntasks-per-node=2 collrun (no -n)"
 for r in 0 1 2 3 4 5; do
 	check "rank $r of 6 on $(node $((r / 2 + 1))), local $((r % 2)) of 2, root at $ADDR" \
@@ -19,7 +19,7 @@ for r in 0 1 2 3 4 5; do
 done
 
 # Uneven: 5 tasks on 2 nodes; each node's ranks and local size as SLURM_TASKS_PER_NODE says.
-salloc -J "$NAME" -N 2 -n 5 sh -c 'echo "tpn=$SLURM_TASKS_PER_NODE"; exec "$0" --launcher slurm sh -c "$1"' \
+salloc -J "$NAME" -N 2 -n 5 sh -c 'echo "tpn=$SLURM_TASKS_PER_NODE"; exec "$0" --launcher slurm --label sh -c "$1"' \
 	"$BIN/collrun" "$show" >"$TMP/o" 2>"$TMP/e"
 expect_code 0 $? "salloc -N 2 -n 5 collrun"
 tpn=$(sed -n 's/^tpn=//p' "$TMP/o")
@@ -46,7 +46,7 @@ EOF
 cat >"$TMP/job.sh" <<EOF
 #!/bin/bash
 echo "batch on \$(hostname): \$SLURM_JOB_NODELIST \$SLURM_TASKS_PER_NODE"
-"$BIN/collrun" --launcher slurm sh -c '$show'
+"$BIN/collrun" --label --launcher slurm sh -c '$show'
 echo "collrun exit \$?"
 "$BIN/collrun" --launcher slurm --no-label "$BIN/collcheck" allreduce -b 8 -e 64K -f 8 -n 2 -w 1
 echo "allreduce exit \$?"

@@ -20,7 +20,7 @@ interrupt() {
 for n in 1 2; do
 	: >"$TMP/o"
 	rm -f "$TMP/crpid"
-	sh -c 'echo $$ >"$0/crpid"; exec "$1" --launcher slurm -n "$2" -N "$3" bash -c "$4"' "$TMP" "$BIN/collrun" \
+	sh -c 'echo $$ >"$0/crpid"; exec "$1" --launcher slurm --label -n "$2" -N "$3" bash -c "$4"' "$TMP" "$BIN/collrun" \
 		$((4 * n)) $n "$task" >"$TMP/o" 2>"$TMP/e" &
 	job=$!
 	echo $job >>"$TMP/pids"
@@ -41,7 +41,7 @@ done
 # The race above, made certain: the user's SIGINT reaches rank 0's node (its
 # agent) first and rank 0 ends on it; srun must not SIGTERM the others for
 # that (--kill-on-bad-exit): they are left collrun's grace (3 s) to get it too.
-collrun --launcher slurm -n 4 -N 1 --grace 3 bash -c 'if [ $COLL_RANK = 0 ]; then
+collrun --label --launcher slurm -n 4 -N 1 --grace 3 bash -c 'if [ $COLL_RANK = 0 ]; then
 		sleep 0.5; kill -INT $PPID; exit 130; fi
 	trap "echo TERM after \$SECONDS s; exit 143" TERM; while :; do sleep 0.1; done' >"$TMP/o" 2>"$TMP/e"
 expect_code 130 $? "rank 0 ends on the SIGINT its node got first"
@@ -51,7 +51,7 @@ check "the 3 others were stopped by collrun after its grace, not at once by srun
 # Tasks that ignore SIGTERM, past --timeout: collrun's SIGKILL stage is a
 # second SIGTERM through scancel, on which each agent SIGKILLs its program
 # and says so: every rank ends killed by signal 9, none lost with its agent.
-collrun --launcher slurm -n 4 -N 2 --timeout 2 bash -c 'trap "" TERM INT; echo ready
+collrun --label --launcher slurm -n 4 -N 2 --timeout 2 bash -c 'trap "" TERM INT; echo ready
 	while :; do sleep 0.1; done' >"$TMP/o" 2>"$TMP/e"
 expect_code 124 $? "tasks deaf to SIGTERM: the timeout's code"
 check "all 4 were SIGKILLed by their agents ($(grep -c 'killed by signal 9' "$TMP/e"))" \
@@ -66,7 +66,7 @@ check "none was lost" sh -c "! grep -q 'was lost' '$TMP/e'"
 rm -f "$TMP/crpid"
 salloc -J "$NAME" -N 4 sh -c 'srun -N 1 -n 1 --overlap bash -c "trap \"echo other step got INT\" INT
 	echo other ready; while :; do sleep 0.1; done" >"$0/other" 2>&1 &
-	echo $$ >"$0/crpid"; exec "$1" --launcher slurm bash -c "$2"' "$TMP" "$BIN/collrun" "$task" \
+	echo $$ >"$0/crpid"; exec "$1" --launcher slurm --label bash -c "$2"' "$TMP" "$BIN/collrun" "$task" \
 	>"$TMP/o" 2>"$TMP/e" &
 job=$!
 echo $job >>"$TMP/pids"

@@ -10,7 +10,7 @@ sentinel=$!
 echo $sentinel >>"$TMP/pids"
 sleep 0.2
 
-collrun -F "$CFG" -H node01,node02 --grace 1 bash -c '
+collrun --label -F "$CFG" -H node01,node02 --grace 1 bash -c '
 	if [ "$COLL_RANK" = 0 ]; then
 		printf "coll-agent: pgid 1\ncoll-agent: pgid %s\ncoll-agent: exit 0\n" "$1" >&2
 		printf "p %s\nx 0\n" "$1"
@@ -26,7 +26,7 @@ check "the process outside the job got no signal" kill -0 "$sentinel"
 check "the other rank was stopped" test "$(leftovers)" -eq 0
 
 # Framing: a 5000-byte line, a partial last line, stdout and stderr apart.
-collrun -F "$CFG" -H node01 sh -c 'head -c 5000 /dev/zero | tr "\0" a; echo; echo to-err >&2; printf "no newline"' >"$TMP/o" 2>"$TMP/e"
+collrun --label -F "$CFG" -H node01 sh -c 'head -c 5000 /dev/zero | tr "\0" a; echo; echo to-err >&2; printf "no newline"' >"$TMP/o" 2>"$TMP/e"
 expect_code 0 $? "framing run"
 check "a 5000-byte line arrives whole" awk 'length($0) == length("[0 node01] ") + 5000 { n++ } END { exit n != 1 }' "$TMP/o"
 check "a partial last line is kept" grep -q '^\[0 node01\] no newline$' "$TMP/o"
@@ -46,10 +46,10 @@ mkdir -p "$TMP/pfx/bin"
 cp "$BIN/collrun" "$TMP/pfx/bin/"
 printf '#!/bin/sh\necho "prefixed on $(hostname) $LD_LIBRARY_PATH"\n' >"$TMP/pfx/bin/coll-hello"
 chmod +x "$TMP/pfx/bin/coll-hello"
-collrun -F "$CFG" -H node01,node02 --prefix "$TMP/pfx" coll-hello >"$TMP/o" 2>"$TMP/e"
+collrun --label -F "$CFG" -H node01,node02 --prefix "$TMP/pfx" coll-hello >"$TMP/o" 2>"$TMP/e"
 expect_code 0 $? "--prefix"
 check "--prefix: the program is found in PREFIX/bin on every host" test "$(grep -c "prefixed on node0[12] $TMP/pfx/lib" "$TMP/o")" -eq 2
 rm "$TMP/pfx/bin/collrun"
-collrun -F "$CFG" -H node01 --prefix "$TMP/pfx" true >"$TMP/o" 2>"$TMP/e"
+collrun --label -F "$CFG" -H node01 --prefix "$TMP/pfx" true >"$TMP/o" 2>"$TMP/e"
 check "--prefix without collrun there fails (it is the agent)" test $? -ne 0
 finish

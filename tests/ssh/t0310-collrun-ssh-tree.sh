@@ -22,7 +22,7 @@ wait_up() { # wait_up N: N lines "up" in $TMP/o
 start() { # start N WHAT ARGS...: collrun ARGS on the bed in the background ($pid), until N ranks are up
 	local n=$1 what=$2
 	shift 2
-	"$BIN/collrun" -F "$CFG" -H "$HOSTS" "$@" >"$TMP/o" 2>"$TMP/e" &
+	"$BIN/collrun" --label -F "$CFG" -H "$HOSTS" "$@" >"$TMP/o" 2>"$TMP/e" &
 	pid=$!
 	echo $pid >>"$TMP/pids"
 	check "$what: $n ranks up" wait_up "$n"
@@ -51,7 +51,7 @@ for _ in $(seq 100); do [ "$(leftovers)" -eq 0 ] && break; sleep 0.1; done
 check "no rank left after SIGTERM" test "$(leftovers)" -eq 0
 
 # 2. A chain of relays (--tree 1: node01 starts node02, which starts node03, ...).
-collrun -F "$CFG" -H "$HOSTS" --tree 1 bash -c 'echo "$RANK $WORLD_SIZE $LOCAL_RANK $GROUP_RANK $MASTER_ADDR $(hostname) $COLL_UNIQUE_ID" | cut -c1-60' >"$TMP/o" 2>"$TMP/e"
+collrun --label -F "$CFG" -H "$HOSTS" --tree 1 bash -c 'echo "$RANK $WORLD_SIZE $LOCAL_RANK $GROUP_RANK $MASTER_ADDR $(hostname) $COLL_UNIQUE_ID" | cut -c1-60' >"$TMP/o" 2>"$TMP/e"
 expect_code 0 $? "--tree 1: 4 hosts in a chain"
 for r in 0 1 2 3; do
 	h=$(printf 'node%02d' $((r + 1)))
@@ -61,7 +61,7 @@ check "chain: nothing on stderr" test ! -s "$TMP/e"
 
 # Ranks not in host order (rank r on host r % 4): each host's own, through the chain,
 # and an all-reduce whose ranks reach the root through the relays.
-collrun -F "$CFG" -H "$HOSTS" --tree 1 -n 8 -N 2 --place roundrobin sh -c 'echo $RANK $LOCAL_RANK/$LOCAL_WORLD_SIZE' >"$TMP/o" 2>"$TMP/e"
+collrun --label -F "$CFG" -H "$HOSTS" --tree 1 -n 8 -N 2 --place roundrobin sh -c 'echo $RANK $LOCAL_RANK/$LOCAL_WORLD_SIZE' >"$TMP/o" 2>"$TMP/e"
 expect_code 0 $? "--tree 1, round-robin placement"
 for r in 0 1 2 3 4 5 6 7; do
 	check "chain, round-robin: rank $r on node0$((r % 4 + 1)), local rank $((r / 4)) of 2" \
@@ -80,7 +80,7 @@ expect_code 0 $? "--tree 1: much output"
 check "the 4th host's output arrived whole, in order" cmp -s "$TMP/o" "$TMP/want"
 
 # 4. Exit codes and signals through the layers.
-collrun -F "$CFG" -H "$HOSTS" --tree 1 --grace 0 bash -c '[ $RANK = 3 ] && exit 7; exec -a "$0" sleep 20' "$MARK" \
+collrun --label -F "$CFG" -H "$HOSTS" --tree 1 --grace 0 bash -c '[ $RANK = 3 ] && exit 7; exec -a "$0" sleep 20' "$MARK" \
 	>"$TMP/o" 2>"$TMP/e"
 expect_code 7 $? "the deepest rank's exit code"
 check "it is named with its host and pid" grep -q "^collrun: rank 3 on node04 (pid [0-9]*) exited with code 7" "$TMP/e"
@@ -104,12 +104,12 @@ check "no rank left on any host" test "$(leftovers)" -eq 0
 
 # 6. A relay that cannot be reached: its subtree is named as not started.
 printf 'Host nobody\n\tHostName %s.250\n' "$NET" | cat - "$CFG" >"$TMP/cfg2"
-collrun -F "$TMP/cfg2" -H node01,node02,nobody,node04 --tree 2 --connect-timeout 2 hostname >"$TMP/o" 2>"$TMP/e"
+collrun --label -F "$TMP/cfg2" -H node01,node02,nobody,node04 --tree 2 --connect-timeout 2 hostname >"$TMP/o" 2>"$TMP/e"
 expect_code 255 $? "an unreachable relay"
 check "node04 named: its relay could not be used" grep -q "^  node04: not started: its relay on nobody could not be used" "$TMP/e"
 check "the rest ran" test "$(grep -c '^\[[01] node0[12]\] node0[12]$' "$TMP/o")" -eq 2
 # ... and a host below a relay that cannot be reached: the relay names it.
-collrun -F "$TMP/cfg2" -H node01,node02,node03,nobody --tree 2 --connect-timeout 2 hostname >"$TMP/o" 2>"$TMP/e"
+collrun --label -F "$TMP/cfg2" -H node01,node02,node03,nobody --tree 2 --connect-timeout 2 hostname >"$TMP/o" 2>"$TMP/e"
 expect_code 255 $? "an unreachable host below a relay"
 check "the relay named it, with why" grep -Eq "^  nobody: (timed out after 2 s connecting|cannot connect to port 22: No route to host)" "$TMP/e"
 check "the summary names it alone" test "$(grep -c '^  [a-z0-9]*: ' "$TMP/e")" -eq 1
@@ -140,7 +140,7 @@ check "the same verdicts as flat" cmp -s <(grep '^node' "$TMP/flat") <(grep '^no
 # relay, not 8 ranks. A rank killed on the deepest host is named through three
 # relays, and the 7 others agree on a shrink through them and finish right.
 FT=$COLL_BIN/../tests/ft_rank
-"$BIN/collrun" -k -F "$CFG" -H "$HOSTS" -N 2 --tree 1 env COLL_KEEPALIVE_MS=100 \
+"$BIN/collrun" --label -k -F "$CFG" -H "$HOSTS" -N 2 --tree 1 env COLL_KEEPALIVE_MS=100 \
 	COLL_KEEPALIVE_LIMIT=20 COLL_TIMEOUT=60 FT_PACE_MS=20 COLL_FAULT=7@100:kill "$FT" kill 200 \
 	"$MARK" >"$TMP/out" 2>&1 &
 pid=$!
@@ -159,7 +159,7 @@ check "no wrong result" test "$(grep -c WRONG "$TMP/out")" -eq 0
 [ "$fails" -eq 0 ] || cat "$TMP/out"
 
 # 10. Bad --tree values are refused with a clear line.
-collrun -H "$HOSTS" --tree -1 true >"$TMP/o" 2>&1
+collrun --label -H "$HOSTS" --tree -1 true >"$TMP/o" 2>&1
 expect_code 2 $? "--tree -1"
 check "--tree: said" grep -q "^collrun: --tree" "$TMP/o"
 finish

@@ -249,6 +249,27 @@ test_env_local_ranks_follow_hosts(void **state)
 	}
 }
 
+/* collrun -x: every backend builds a rank's variables here, coll's own first and kept. */
+static void
+test_env_user_variables_reach_every_rank(void **state)
+{
+	static char *const user[] = { "NCCL_DEBUG=INFO", "COLL_RANK=9", "EMPTY=", NULL };
+	struct coll_uid uid = { .version = 1, .jobid = 0xab };
+	struct launch_opts o = { .nranks = 2, .uid = &uid, .master_addr = "10.0.0.1",
+	    .env = user };
+	char **env = launch_env_vars(&o, 1, 1, 2, "coll1:x");
+	int n = 0;
+
+	(void)state;
+	assert_string_equal(env_get(env, "NCCL_DEBUG"), "INFO");
+	assert_string_equal(env_get(env, "EMPTY"), "");
+	assert_string_equal(env_get(env, "COLL_RANK"), "1");
+	for (char **e = env; *e != NULL; e++)
+		n += strncmp(*e, "COLL_RANK=", 10) == 0;
+	assert_int_equal(n, 1);
+	launch_env_free(env);
+}
+
 static void
 test_fold_ranks(void **state)
 {
@@ -274,6 +295,7 @@ main(void)
 		cmocka_unit_test(test_linebuf_whole_lines_only),
 		cmocka_unit_test(test_linebuf_long_line_keeps_every_byte),
 		cmocka_unit_test(test_env_local_ranks_follow_hosts),
+		cmocka_unit_test(test_env_user_variables_reach_every_rank),
 		cmocka_unit_test(test_fold_ranks),
 	};
 

@@ -38,6 +38,12 @@ struct launch_cb {
 	/* A host could not be used (unreachable, refused, host key, auth). */
 	void (*host_failed)(void *arg, int host, const char *why);
 	void *arg;
+	/*
+	 * Called as each rank is started (the local launcher's start takes
+	 * long at tens of thousands); nonzero stops the start: what was
+	 * started is killed, and launch_start fails with COLL_EABORTED. NULL: none.
+	 */
+	int (*starting)(void *arg, int started, int total);
 };
 
 struct launch_opts {
@@ -49,6 +55,8 @@ struct launch_opts {
 	const char *master_addr;	/* torchrun's MASTER_ADDR / MASTER_PORT */
 	int master_port;
 	int keep_stdin;			/* local rank 0 reads our stdin */
+	char *const *env;		/* "NAME=value" for every rank, here and remote (mpirun's
+					 * -x), NULL-terminated; NULL: none */
 	int nhosts;
 	const char *const *hosts;	/* host names as the user wrote them */
 	const int *rank_host;		/* host index of every rank */
@@ -81,7 +89,7 @@ struct launch;
 
 /* Resolve a program name through PATH as execvp would; COLL_ENOTFOUND if absent. */
 int launch_resolve(const char *prog, char *out, size_t len);
-/* Start every rank; on failure nothing is left running. */
+/* Start every rank; on failure (COLL_EABORTED: cb->starting said stop) nothing is left running. */
 int launch_start(struct launch **out, const struct launch_opts *o, const struct launch_cb *cb);
 /*
  * Run the loop for at most timeout_ms (-1: until something happens), returning
@@ -97,7 +105,8 @@ pid_t launch_pid(const struct launch *l, int rank);
 void launch_free(struct launch *l);
 
 /*
- * The variables a rank gets, "NAME=value", NULL-terminated; free with
+ * The variables a rank gets, "NAME=value", NULL-terminated (coll's own, then
+ * o->env's, less any that would change coll's own); free with
  * launch_env_free(). lrank and lsize are its place among its host's ranks:
  * launch_place() finds them by a scan of every rank, which a launcher that
  * starts many ranks replaces with its own index (one scan per rank would be
