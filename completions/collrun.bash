@@ -5,21 +5,22 @@ _coll_collrun()
 	case "$prev" in
 		-n|--np) return ;;
 		-H|--hosts) return ;;
-		-x|--exclude) return ;;
+		--exclude) return ;;
 		--hostfile) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 		-N|--per-host) return ;;
 		--place) COMPREPLY=($(compgen -W "block roundrobin" -- "$cur")); return ;;
 		--launcher) COMPREPLY=($(compgen -W "auto local ssh slurm" -- "$cur")); return ;;
 		--connect-timeout) return ;;
-		-f|--fanout) return ;;
+		--fanout) return ;;
 		--tree) return ;;
 		-F|--ssh-config) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 		--prefix) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
-		-t|--timeout) return ;;
+		-x) return ;;
+		-T|--timeout) return ;;
 		--grace) return ;;
 	esac
 	if [[ "$cur" == -* ]]; then
-		COMPREPLY=($(compgen -W " -n --np -H --hosts -x --exclude --hostfile -N --per-host --place --launcher --connect-timeout -f --fanout --tree --accept-new -F --ssh-config --prefix --no-label -g --gather -t --timeout --grace -k --keep-going -h --help -V --version" -- "$cur"))
+		COMPREPLY=($(compgen -W " -n --np -H --hosts --exclude --oversubscribe --hostfile -N --per-host --place --launcher --connect-timeout --fanout --tree --accept-new -F --ssh-config --prefix -x --label --no-label -g --gather -T --timeout --grace -k --keep-going -h --help -V --version" -- "$cur"))
 	else
 		COMPREPLY=($(compgen -c -- "$cur"))
 	fi
@@ -37,7 +38,7 @@ _coll_collcheck()
 	all)
 		case "$prev" in
 		-s|--size) return ;;
-		-n|--iters) return ;;
+		--iters) return ;;
 		--baseline) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 		--save-baseline) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 		--config) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
@@ -49,12 +50,12 @@ _coll_collcheck()
 		--place) COMPREPLY=($(compgen -W "block roundrobin" -- "$cur")); return ;;
 		--launcher) COMPREPLY=($(compgen -W "auto local ssh slurm" -- "$cur")); return ;;
 		--connect-timeout) return ;;
-		-f|--fanout) return ;;
+		--fanout) return ;;
 		--tree) return ;;
 		-F|--ssh-config) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 		--prefix) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
 		esac
-		COMPREPLY=($(compgen -W " -s --size -n --iters -v --verbose --json --baseline --save-baseline --config -T --timeout --no-color --worker -H --hosts -x --exclude --hostfile -N --per-host --place --launcher --connect-timeout -f --fanout --tree --accept-new -F --ssh-config --prefix -h --help" -- "$cur")) ;;
+		COMPREPLY=($(compgen -W " -s --size --iters -v --verbose --json --baseline --save-baseline --config -T --timeout --no-color -H --hosts -x --exclude --oversubscribe --hostfile -N --per-host --place --launcher --connect-timeout --fanout --tree --accept-new -F --ssh-config --prefix -h --help -V --version" -- "$cur")) ;;
 	env)
 		case "$prev" in
 		--baseline) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
@@ -68,16 +69,16 @@ _coll_collcheck()
 		--place) COMPREPLY=($(compgen -W "block roundrobin" -- "$cur")); return ;;
 		--launcher) COMPREPLY=($(compgen -W "auto local ssh slurm" -- "$cur")); return ;;
 		--connect-timeout) return ;;
-		-f|--fanout) return ;;
+		--fanout) return ;;
 		--tree) return ;;
 		-F|--ssh-config) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 		--prefix) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
 		esac
-		COMPREPLY=($(compgen -W " -v --verbose --json --baseline --save-baseline --config -T --timeout --no-color --worker -H --hosts -x --exclude --hostfile -N --per-host --place --launcher --connect-timeout -f --fanout --tree --accept-new -F --ssh-config --prefix -h --help" -- "$cur")) ;;
+		COMPREPLY=($(compgen -W " -v --verbose --json --baseline --save-baseline --config -T --timeout --no-color -H --hosts -x --exclude --oversubscribe --hostfile -N --per-host --place --launcher --connect-timeout --fanout --tree --accept-new -F --ssh-config --prefix -h --help -V --version" -- "$cur")) ;;
 	links)
 		case "$prev" in
 		-s|--size) return ;;
-		-n|--iters) return ;;
+		--iters) return ;;
 		--baseline) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 		--save-baseline) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 		--config) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
@@ -89,12 +90,12 @@ _coll_collcheck()
 		--place) COMPREPLY=($(compgen -W "block roundrobin" -- "$cur")); return ;;
 		--launcher) COMPREPLY=($(compgen -W "auto local ssh slurm" -- "$cur")); return ;;
 		--connect-timeout) return ;;
-		-f|--fanout) return ;;
+		--fanout) return ;;
 		--tree) return ;;
 		-F|--ssh-config) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 		--prefix) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
 		esac
-		COMPREPLY=($(compgen -W " -s --size -n --iters -v --verbose --json --baseline --save-baseline --config -T --timeout --no-color --worker -H --hosts -x --exclude --hostfile -N --per-host --place --launcher --connect-timeout -f --fanout --tree --accept-new -F --ssh-config --prefix -h --help" -- "$cur")) ;;
+		COMPREPLY=($(compgen -W " -s --size --iters -v --verbose --json --baseline --save-baseline --config -T --timeout --no-color -H --hosts -x --exclude --oversubscribe --hostfile -N --per-host --place --launcher --connect-timeout --fanout --tree --accept-new -F --ssh-config --prefix -h --help -V --version" -- "$cur")) ;;
 	allreduce)
 		case "$prev" in
 		-b|--minbytes) return ;;
@@ -108,11 +109,12 @@ _coll_collcheck()
 		-o|--op) COMPREPLY=($(compgen -W "sum prod min max avg all" -- "$cur")); return ;;
 		-r|--root) return ;;
 		--engine) COMPREPLY=($(compgen -W "auto coll nccl cuda" -- "$cur")); return ;;
-		-N|--ranks) return ;;
+		-N|--per-host) return ;;
+		--np) return ;;
 		-T|--timeout) return ;;
 		--on-failure) COMPREPLY=($(compgen -W "stop shrink" -- "$cur")); return ;;
 		esac
-		COMPREPLY=($(compgen -W " -b --minbytes -e --maxbytes -f --stepfactor -i --stepbytes -n --iters -w --warmup_iters -c --check -d --datatype -o --op -r --root --engine -N --ranks -T --timeout --on-failure --json -h --help" -- "$cur")) ;;
+		COMPREPLY=($(compgen -W " -b --minbytes -e --maxbytes -f --stepfactor -i --stepbytes -n --iters -w --warmup_iters -c --check -d --datatype -o --op -r --root --engine -N --per-host --np -T --timeout --on-failure --json -h --help -V --version" -- "$cur")) ;;
 	allgather)
 		case "$prev" in
 		-b|--minbytes) return ;;
@@ -126,11 +128,12 @@ _coll_collcheck()
 		-o|--op) COMPREPLY=($(compgen -W "sum prod min max avg all" -- "$cur")); return ;;
 		-r|--root) return ;;
 		--engine) COMPREPLY=($(compgen -W "auto coll nccl cuda" -- "$cur")); return ;;
-		-N|--ranks) return ;;
+		-N|--per-host) return ;;
+		--np) return ;;
 		-T|--timeout) return ;;
 		--on-failure) COMPREPLY=($(compgen -W "stop shrink" -- "$cur")); return ;;
 		esac
-		COMPREPLY=($(compgen -W " -b --minbytes -e --maxbytes -f --stepfactor -i --stepbytes -n --iters -w --warmup_iters -c --check -d --datatype -o --op -r --root --engine -N --ranks -T --timeout --on-failure --json -h --help" -- "$cur")) ;;
+		COMPREPLY=($(compgen -W " -b --minbytes -e --maxbytes -f --stepfactor -i --stepbytes -n --iters -w --warmup_iters -c --check -d --datatype -o --op -r --root --engine -N --per-host --np -T --timeout --on-failure --json -h --help -V --version" -- "$cur")) ;;
 	reducescatter)
 		case "$prev" in
 		-b|--minbytes) return ;;
@@ -144,11 +147,12 @@ _coll_collcheck()
 		-o|--op) COMPREPLY=($(compgen -W "sum prod min max avg all" -- "$cur")); return ;;
 		-r|--root) return ;;
 		--engine) COMPREPLY=($(compgen -W "auto coll nccl cuda" -- "$cur")); return ;;
-		-N|--ranks) return ;;
+		-N|--per-host) return ;;
+		--np) return ;;
 		-T|--timeout) return ;;
 		--on-failure) COMPREPLY=($(compgen -W "stop shrink" -- "$cur")); return ;;
 		esac
-		COMPREPLY=($(compgen -W " -b --minbytes -e --maxbytes -f --stepfactor -i --stepbytes -n --iters -w --warmup_iters -c --check -d --datatype -o --op -r --root --engine -N --ranks -T --timeout --on-failure --json -h --help" -- "$cur")) ;;
+		COMPREPLY=($(compgen -W " -b --minbytes -e --maxbytes -f --stepfactor -i --stepbytes -n --iters -w --warmup_iters -c --check -d --datatype -o --op -r --root --engine -N --per-host --np -T --timeout --on-failure --json -h --help -V --version" -- "$cur")) ;;
 	broadcast)
 		case "$prev" in
 		-b|--minbytes) return ;;
@@ -162,11 +166,12 @@ _coll_collcheck()
 		-o|--op) COMPREPLY=($(compgen -W "sum prod min max avg all" -- "$cur")); return ;;
 		-r|--root) return ;;
 		--engine) COMPREPLY=($(compgen -W "auto coll nccl cuda" -- "$cur")); return ;;
-		-N|--ranks) return ;;
+		-N|--per-host) return ;;
+		--np) return ;;
 		-T|--timeout) return ;;
 		--on-failure) COMPREPLY=($(compgen -W "stop shrink" -- "$cur")); return ;;
 		esac
-		COMPREPLY=($(compgen -W " -b --minbytes -e --maxbytes -f --stepfactor -i --stepbytes -n --iters -w --warmup_iters -c --check -d --datatype -o --op -r --root --engine -N --ranks -T --timeout --on-failure --json -h --help" -- "$cur")) ;;
+		COMPREPLY=($(compgen -W " -b --minbytes -e --maxbytes -f --stepfactor -i --stepbytes -n --iters -w --warmup_iters -c --check -d --datatype -o --op -r --root --engine -N --per-host --np -T --timeout --on-failure --json -h --help -V --version" -- "$cur")) ;;
 	reduce)
 		case "$prev" in
 		-b|--minbytes) return ;;
@@ -180,11 +185,12 @@ _coll_collcheck()
 		-o|--op) COMPREPLY=($(compgen -W "sum prod min max avg all" -- "$cur")); return ;;
 		-r|--root) return ;;
 		--engine) COMPREPLY=($(compgen -W "auto coll nccl cuda" -- "$cur")); return ;;
-		-N|--ranks) return ;;
+		-N|--per-host) return ;;
+		--np) return ;;
 		-T|--timeout) return ;;
 		--on-failure) COMPREPLY=($(compgen -W "stop shrink" -- "$cur")); return ;;
 		esac
-		COMPREPLY=($(compgen -W " -b --minbytes -e --maxbytes -f --stepfactor -i --stepbytes -n --iters -w --warmup_iters -c --check -d --datatype -o --op -r --root --engine -N --ranks -T --timeout --on-failure --json -h --help" -- "$cur")) ;;
+		COMPREPLY=($(compgen -W " -b --minbytes -e --maxbytes -f --stepfactor -i --stepbytes -n --iters -w --warmup_iters -c --check -d --datatype -o --op -r --root --engine -N --per-host --np -T --timeout --on-failure --json -h --help -V --version" -- "$cur")) ;;
 	alltoall)
 		case "$prev" in
 		-b|--minbytes) return ;;
@@ -198,11 +204,12 @@ _coll_collcheck()
 		-o|--op) COMPREPLY=($(compgen -W "sum prod min max avg all" -- "$cur")); return ;;
 		-r|--root) return ;;
 		--engine) COMPREPLY=($(compgen -W "auto coll nccl cuda" -- "$cur")); return ;;
-		-N|--ranks) return ;;
+		-N|--per-host) return ;;
+		--np) return ;;
 		-T|--timeout) return ;;
 		--on-failure) COMPREPLY=($(compgen -W "stop shrink" -- "$cur")); return ;;
 		esac
-		COMPREPLY=($(compgen -W " -b --minbytes -e --maxbytes -f --stepfactor -i --stepbytes -n --iters -w --warmup_iters -c --check -d --datatype -o --op -r --root --engine -N --ranks -T --timeout --on-failure --json -h --help" -- "$cur")) ;;
+		COMPREPLY=($(compgen -W " -b --minbytes -e --maxbytes -f --stepfactor -i --stepbytes -n --iters -w --warmup_iters -c --check -d --datatype -o --op -r --root --engine -N --per-host --np -T --timeout --on-failure --json -h --help -V --version" -- "$cur")) ;;
 	esac
 }
 complete -F _coll_collcheck collcheck
@@ -226,13 +233,13 @@ _coll_collstack()
 		--place) COMPREPLY=($(compgen -W "block roundrobin" -- "$cur")); return ;;
 		--launcher) COMPREPLY=($(compgen -W "auto local ssh slurm" -- "$cur")); return ;;
 		--connect-timeout) return ;;
-		-f|--fanout) return ;;
+		--fanout) return ;;
 		--tree) return ;;
 		-F|--ssh-config) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 		--prefix) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
 	esac
 	if [[ "$cur" == -* ]]; then
-		COMPREPLY=($(compgen -W " -j --job -p --pid -m --match --slurm -u --user --fr --json --dot --svg --no-color -T --timeout --no-fr-dump --cuda --threads --worker -H --hosts -x --exclude --hostfile -N --per-host --place --launcher --connect-timeout -f --fanout --tree --accept-new -F --ssh-config --prefix -h --help -V --version" -- "$cur"))
+		COMPREPLY=($(compgen -W " -j --job -p --pid -m --match --slurm -u --user --fr --json --dot --svg --no-color -T --timeout --no-fr-dump --cuda --threads -H --hosts -x --exclude --oversubscribe --hostfile -N --per-host --place --launcher --connect-timeout --fanout --tree --accept-new -F --ssh-config --prefix -h --help -V --version" -- "$cur"))
 	else
 		COMPREPLY=($(compgen -c -- "$cur"))
 	fi
@@ -243,9 +250,10 @@ _coll_colltop()
 {
 	local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
 	case "$prev" in
-		-n|--np) return ;;
+		--np) return ;;
 		-d|--delay) return ;;
-		--iterations) return ;;
+		--interval) return ;;
+		-n|--iterations) return ;;
 		--bytes) return ;;
 		--probe-iters) return ;;
 		--sort) return ;;
@@ -256,7 +264,6 @@ _coll_colltop()
 		--warmup) return ;;
 		--dead-after) return ;;
 		--stall) return ;;
-		--control-port) return ;;
 		-H|--hosts) return ;;
 		-x|--exclude) return ;;
 		--hostfile) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
@@ -264,13 +271,13 @@ _coll_colltop()
 		--place) COMPREPLY=($(compgen -W "block roundrobin" -- "$cur")); return ;;
 		--launcher) COMPREPLY=($(compgen -W "auto local ssh slurm" -- "$cur")); return ;;
 		--connect-timeout) return ;;
-		-f|--fanout) return ;;
+		--fanout) return ;;
 		--tree) return ;;
 		-F|--ssh-config) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 		--prefix) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
 	esac
 	if [[ "$cur" == -* ]]; then
-		COMPREPLY=($(compgen -W " -n --np -d --delay -b --batch --once --iterations --json --bytes --probe-iters --by-host --sort --filter --straggler-factor --straggler-intervals --straggler-ms --warmup --dead-after --stall --no-gpu --no-color --ascii --worker --control-port -H --hosts -x --exclude --hostfile -N --per-host --place --launcher --connect-timeout -f --fanout --tree --accept-new -F --ssh-config --prefix -h --help -V --version" -- "$cur"))
+		COMPREPLY=($(compgen -W " --np -d --delay --interval -b --batch -n --iterations --once --json --bytes --probe-iters --by-host --sort --filter --straggler-factor --straggler-intervals --straggler-ms --warmup --dead-after --stall --no-gpu --no-color --ascii -H --hosts -x --exclude --oversubscribe --hostfile -N --per-host --place --launcher --connect-timeout --fanout --tree --accept-new -F --ssh-config --prefix -h --help -V --version" -- "$cur"))
 	else
 		COMPREPLY=($(compgen -c -- "$cur"))
 	fi
