@@ -18,7 +18,8 @@ static const char *const collrun_description[] = {
 	"output is the program's own, so one JSON document stays one, as with mpirun: "
 	"--label (or mpirun's --tag-output) labels always, --no-label never.",
 	"mpirun's spellings work too: -np N, -hostfile FILE, -oversubscribe and any long "
-	"option with one dash, --host for --hosts, and -x VAR[=VALUE], which gives every rank "
+	"option with one dash, --host for --hosts, -npernode for -N, and -x VAR[=VALUE], which "
+	"gives every rank "
 	"the variable (VAR alone: its value here). What a remote rank's environment holds: "
 	"the variables above, the -x ones, and PATH and LD_LIBRARY_PATH with the "
 	"installation's bin and lib first (see --prefix); the rest is what its host gives a "

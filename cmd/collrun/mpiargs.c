@@ -21,6 +21,8 @@ static const struct { const char *from, *to; } mpiargs_alias[] = {
 	{ "--tag-output", "--label" },
 	{ "-host", "--hosts" },
 	{ "--host", "--hosts" },
+	{ "-npernode", "--per-host" },
+	{ "--npernode", "--per-host" },
 	{ "-t", "-T" },
 };
 

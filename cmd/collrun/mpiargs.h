@@ -10,7 +10,7 @@
  * A copy of argv (free it; its strings are argv's or constants) with the
  * options before the program in the spellings of opts: mpirun's one-dash
  * long options (-np, -hostfile, -oversubscribe), its names for ours
- * (--tag-output, --host) and -t, collrun's old letter for -T.
+ * (--tag-output, --host, -npernode) and -t, collrun's old letter for -T.
  */
 char **mpiargs_normalize(const struct opt *opts, int argc, char **argv);
 /* Free what mpiargs_normalize made of argv. */

@@ -9,7 +9,7 @@ export COLL_KEEPALIVE_MS=100 COLL_KEEPALIVE_LIMIT=10 COLL_TIMEOUT=60
 ft() { # ft OUT ARGS...: run collrun with ARGS, stdout+stderr to OUT; the exit code
 	local out=$1; shift
 	FT_OUT=$out FT_RUN=$((FT_RUN + 1))
-	timeout 120 "$BIN/collrun" --grace 5 "$@" >"$out" 2>&1
+	timeout 120 "$BIN/collrun" --label --grace 5 "$@" >"$out" 2>&1
 }
 # A failed check shows the output of the run it checked (once), not a later run's.
 FT_RUN=0 FT_SHOWN=0

@@ -15,6 +15,8 @@ collrun --hostfile "$TMP/hosts" -np 4 true >"$TMP/o" 2>"$TMP/e"
 expect_code 2 $? "the hostfile's 3 slots are kept to"
 collrun -np 2 -oversubscribe -hostfile "$TMP/hosts" true >"$TMP/o" 2>"$TMP/e"
 expect_code 0 $? "-oversubscribe, one dash as mpirun takes it"
+collrun --host localhost:4 -npernode 2 sh -c 'echo $COLL_LOCAL_SIZE' >"$TMP/o" 2>"$TMP/e"
+check "--host and -npernode, mpirun's names for -H and -N" test "$(tr '\n' ' ' <"$TMP/o")" = "2 2 "
 
 # -x NAME=VALUE, -x NAME (its value here); coll's own variables stay coll's.
 FROM_HERE='a b;$(c)' collrun -n 2 -x NCCL_DEBUG=INFO -x FROM_HERE -x COLL_RANK=9 \
