@@ -12,7 +12,7 @@ check "the failure says what was tried" grep -q "node01: authentication failed f
 eval "$(ssh-agent -s)" >/dev/null
 echo "$SSH_AGENT_PID" >>"$TMP/pids"
 ssh-add -q "$BED/id_ed25519" 2>/dev/null
-collrun -F "$TMP/cfg" -H "$HOSTS" hostname >"$TMP/o" 2>"$TMP/e"
+collrun --label -F "$TMP/cfg" -H "$HOSTS" hostname >"$TMP/o" 2>"$TMP/e"
 expect_code 0 $? "the agent's key logs in"
 check "all four hosts ran" test "$(grep -c '^\[[0-3] node0[1-4]\] node0[1-4]$' "$TMP/o")" -eq 4
 kill "$SSH_AGENT_PID"

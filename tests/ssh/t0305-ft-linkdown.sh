@@ -10,7 +10,7 @@ FT=$COLL_BIN/../tests/ft_rank
 relink() { bash "$NETBED" exec "$BED" 3 ip link set eth0 up 2>/dev/null; }
 trap 'relink; cleanup' EXIT
 
-"$BIN/collrun" -k -F "$CFG" -H "$HOSTS" -N 2 --timeout 120 env COLL_KEEPALIVE_MS=100 \
+"$BIN/collrun" --label -k -F "$CFG" -H "$HOSTS" -N 2 --timeout 120 env COLL_KEEPALIVE_MS=100 \
 	COLL_KEEPALIVE_LIMIT=20 COLL_TIMEOUT=60 FT_PACE_MS=20 "$FT" kill 300 "$MARK" \
 	>"$TMP/out" 2>&1 &
 pid=$!

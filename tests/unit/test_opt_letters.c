@@ -4,7 +4,9 @@
  * same long name wherever it appears, except where a tool keeps the letters
  * of the tool its users come from (docs: COMMON decisions, each tool's help):
  *   - collcheck's sweeps keep nccl-tests': -b -e -f -i -n -w -d -o -c;
- *   - colltop keeps htop's and top's: -d delay, -n iterations, -b batch.
+ *   - colltop keeps htop's and top's: -d delay, -n iterations, -b batch;
+ *   - collrun keeps mpirun's -x VAR (export; no long name there), while -x is
+ *     pdsh's --exclude HOSTS in the tools that reach hosts as pdsh does.
  * The letters mpirun gives meaning to mean what they mean there: -n --np,
  * -N --per-host, -H --hosts; -T is --timeout everywhere, and -f only the
  * sweeps' step factor (fanout is --fanout, long only).
@@ -31,6 +33,7 @@ static const struct {
 	  { "minbytes", "maxbytes", "stepfactor", "stepbytes", "iters", "warmup_iters",
 	    "datatype", "op", "check" } },
 	{ "colltop", NULL, "dnb", { "delay", "iterations", "batch" } },
+	{ "collrun", NULL, "x", { "(none)" } },
 };
 
 /* mpirun's letters and the suite's own, each with the one long name it has anywhere. */
