@@ -115,24 +115,30 @@ stk_job_pid_runs(pid_t pid)
 }
 
 /*
- * A path for a message and a shell: as it is when it holds nothing a shell
- * or terminal would take for more (the status directory is the record's
- * word, its owner's), else quoted.
+ * A path for a message, and whether a shell may be given it: as it is when it
+ * holds nothing a shell or terminal would take for more; else quoted for the
+ * eye only (*plain = 0): the record and its status directory are another
+ * user's words, and a command built of them must not be offered to paste.
  */
 static const char *
-stk_job_path(char *buf, size_t len, const char *path)
+stk_job_path(char *buf, size_t len, const char *path, int *plain)
 {
 	if (strspn(path, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._+-:@,") ==
-	    strlen(path) && len >= strlen(path) + 1) {
+	    strlen(path) && path[0] != '-' && len >= strlen(path) + 1) {
 		snprintf(buf, len, "%s", path);
 		return buf;
 	}
+	*plain = 0;
 	return len >= MSG_QUOTE_LEN(200) ? msg_quote(buf, path, strlen(path), 200) : "?";
 }
 
-/* The owner's status pages of job id in dir (their names begin coll.ID.); others' are not counted. */
+/*
+ * The owner's status pages of job id in dir (their names begin coll.ID.);
+ * *foreign is set when a file of anyone else's matches too (a glob would
+ * remove it).
+ */
 static int
-stk_job_pages_left(const char *dir, const char *id, uid_t owner)
+stk_job_pages_left(const char *dir, const char *id, uid_t owner, int *foreign)
 {
 	char prefix[40], path[8192];
 	struct dirent *de;
@@ -140,6 +146,7 @@ stk_job_pages_left(const char *dir, const char *id, uid_t owner)
 	DIR *d;
 	int n = 0;
 
+	*foreign = 0;
 	snprintf(prefix, sizeof prefix, "coll.%s.", id);
 	if ((d = opendir(dir)) == NULL)
 		return 0;
@@ -149,6 +156,8 @@ stk_job_pages_left(const char *dir, const char *id, uid_t owner)
 		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
 		if (lstat(path, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_uid == owner)
 			n++;
+		else
+			*foreign = 1;
 	}
 	closedir(d);
 	return n;
@@ -194,12 +203,12 @@ stk_job_leftover(const char *dir, const char *name, uid_t owner, char *err, size
 	const char *id = json_string_value(json_object_get(rec, "jobid"));
 	const char *sd = json_string_value(json_object_get(rec, "status_dir"));
 	json_int_t lp = json_integer_value(json_object_get(rec, "launcher_pid"));
-	int np, nproc;
+	int np, nproc, n, plain = 1, foreign;
 
 	snprintf(rpath, sizeof rpath, "%s/%s", dir, name);
 	if (id == NULL || strlen(id) != 16 || strspn(id, "0123456789abcdef") != 16) {
 		snprintf(err, len, "job record %s is malformed: remove it",
-		    stk_job_path(q1, sizeof q1, rpath));
+		    stk_job_path(q1, sizeof q1, rpath, &plain));
 		json_decref(rec);
 		return;
 	}
@@ -211,18 +220,26 @@ stk_job_leftover(const char *dir, const char *name, uid_t owner, char *err, size
 		json_decref(rec);
 		return;
 	}
-	np = stk_job_pages_left(sdir, id, owner);
-	stk_job_path(q1, sizeof q1, rpath);
-	stk_job_path(q2, sizeof q2, sdir);
-	if (np == 0)
-		snprintf(err, len, "job %s: its collrun (pid %lld) is gone and none of its "
-		    "processes runs here; its record (%s) is left over: remove it with rm %s", id,
-		    (long long)lp, q1, q1);
+	np = stk_job_pages_left(sdir, id, owner, &foreign);
+	stk_job_path(q1, sizeof q1, rpath, &plain);
+	stk_job_path(q2, sizeof q2, sdir, &plain);
+	n = snprintf(err, len, "job %s: its collrun (pid %lld) is gone and none of its processes "
+	    "runs here; its record (%s)", id, (long long)lp, q1);
+	if (np > 0 && n > 0 && (size_t)n < len)
+		n += snprintf(err + n, len - (size_t)n, " and %d status page%s", np, np == 1 ? "" : "s");
+	if (n <= 0 || (size_t)n >= len) {
+		json_decref(rec);
+		return;
+	}
+	if (!plain || foreign)	/* no command to paste: name the place */
+		snprintf(err + n, len - (size_t)n, " %s left over%s%s: remove %s by hand",
+		    np > 0 ? "are" : "is", np > 0 ? " in " : "", np > 0 ? q2 : "",
+		    np > 0 ? "them" : "it");
+	else if (np == 0)
+		snprintf(err + n, len - (size_t)n, " is left over: remove it with rm %s", q1);
 	else
-		snprintf(err, len, "job %s: its collrun (pid %lld) is gone and none of its "
-		    "processes runs here; its record (%s) and %d status page%s are left over: "
-		    "remove them with rm %s %s/coll.%s.*", id, (long long)lp, q1, np,
-		    np == 1 ? "" : "s", q1, q2, id);
+		snprintf(err + n, len - (size_t)n, " are left over: remove them with rm %s %s/coll.%s.*",
+		    q1, q2, id);
 	json_decref(rec);
 }
 

@@ -43,6 +43,29 @@ check "the files are left alone" test -f "$COLL_JOB_DIR/$ID.json" -a "$(ls "$COL
 sh -c "$(sed -n 's/.*remove them with //p' "$TMP/e")"
 check "the command given removes them" test -z "$(ls "$COLL_JOB_DIR" "$COLL_STATUS_DIR" | grep coll\\.\\\|json)"
 
+# 1b. No command to paste when a path is more than plain words (a record and
+# its status directory are their owner's words: a quote in one made the rm
+# command run what followed it), nor a glob that would take another user's page.
+ID3=fedcba9876543210
+SD3="$TMP/sd x'; touch $TMP/PWNED; '"
+mkdir -p "$SD3" "$TMP/sd4"
+touch "$SD3/coll.$ID3.0"
+printf '{"version": 1, "jobid": "%s", "launcher": "local", "launcher_pid": %d, "status_dir": "%s", "nranks": 1, "ranks": []}\n' \
+	"$ID3" "$CR" "$SD3" >"$COLL_JOB_DIR/$ID3.json"
+collstack --job "$ID3" >"$TMP/o" 2>"$TMP/e"
+expect_code 3 $? "--job of a gone job whose status directory holds a quote"
+check "... no rm to paste, the place named" grep -q "are left over in '.*': remove them by hand$" "$TMP/e"
+check "... and no rm at all" sh -c "! grep -q ' rm ' '$TMP/e'"
+rm -f "$COLL_JOB_DIR/$ID3.json"
+touch "$TMP/sd4/coll.$ID3.0" "$TMP/sd4/coll.$ID3.other"
+chown nobody "$TMP/sd4/coll.$ID3.other"
+printf '{"version": 1, "jobid": "%s", "launcher": "local", "launcher_pid": %d, "status_dir": "%s", "nranks": 1, "ranks": []}\n' \
+	"$ID3" "$CR" "$TMP/sd4" >"$COLL_JOB_DIR/$ID3.json"
+collstack --job "$ID3" >"$TMP/o" 2>"$TMP/e"
+check "a glob that would match another user's page is not offered" \
+	grep -q "1 status page are left over in $TMP/sd4: remove them by hand$" "$TMP/e"
+rm -f "$COLL_JOB_DIR/$ID3.json"
+
 # 2. Ranks that outlived their collrun: named, with --pid to read them.
 ID2=0123456789abcdef
 printf '{"version": 1, "jobid": "%s", "launcher": "local", "launcher_pid": %d, "status_dir": "%s", "nranks": 1, "ranks": []}\n' \
