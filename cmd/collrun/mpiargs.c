@@ -109,6 +109,20 @@ mpiargs_free(char **v, int argc, char **argv)
 	free(v);
 }
 
+/* Is name one of the variables collrun sets for each rank? */
+static int
+mpiargs_ours(const char *name)
+{
+	static const char *const ours[] = { "COLL_UNIQUE_ID", "COLL_ROOT_VIA", "COLL_RANK",
+	    "COLL_SIZE", "COLL_LOCAL_RANK", "COLL_LOCAL_SIZE", "COLL_JOBID", "RANK", "WORLD_SIZE",
+	    "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK", "MASTER_ADDR", "MASTER_PORT", NULL };
+
+	for (int i = 0; ours[i] != NULL; i++)
+		if (strcmp(ours[i], name) == 0)
+			return 1;
+	return 0;
+}
+
 char *
 mpiargs_export(const char *arg, char *err, size_t len)
 {
@@ -122,9 +136,15 @@ mpiargs_export(const char *arg, char *err, size_t len)
 		    msg_quote(q, arg, strlen(arg), 64));
 		return NULL;
 	}
+	memcpy(name, arg, n);
+	name[n] = '\0';
+	/* Set for each rank by collrun; the id also carries the job's secret, never on a command line. */
+	if (mpiargs_ours(name)) {
+		snprintf(err, len, "-x %s: collrun sets %s for each rank itself: leave it out", name, name);
+		return NULL;
+	}
 	if (arg[n] == '=')
 		return xstrdup(arg);
-	memcpy(name, arg, n + 1);
 	if ((val = getenv(name)) == NULL) {
 		snprintf(err, len, "-x %s: %s is not set here: give -x %s=VALUE", name, name, name);
 		return NULL;

@@ -18,8 +18,9 @@ expect_code 0 $? "-oversubscribe, one dash as mpirun takes it"
 collrun --host localhost:4 -npernode 2 sh -c 'echo $COLL_LOCAL_SIZE' >"$TMP/o" 2>"$TMP/e"
 check "--host and -npernode, mpirun's names for -H and -N" test "$(tr '\n' ' ' <"$TMP/o")" = "2 2 "
 
-# -x NAME=VALUE, -x NAME (its value here); coll's own variables stay coll's.
-FROM_HERE='a b;$(c)' collrun -n 2 -x NCCL_DEBUG=INFO -x FROM_HERE -x COLL_RANK=9 \
+# -x NAME=VALUE, -x NAME (its value here); coll's own variables are refused
+# (the id holds the job's secret, which must never ride a command line).
+FROM_HERE='a b;$(c)' collrun -n 2 -x NCCL_DEBUG=INFO -x FROM_HERE \
 	sh -c 'echo "$COLL_RANK $NCCL_DEBUG $FROM_HERE"' >"$TMP/o" 2>"$TMP/e"
 expect_code 0 $? "-x NCCL_DEBUG=INFO -x FROM_HERE"
 check "every rank got both, as given ($(tr '\n' '|' <"$TMP/o"))" \
@@ -30,6 +31,11 @@ check "... one line saying what to give" \
 	grep -q '^collrun: -x NOT_SET_HERE: NOT_SET_HERE is not set here: give -x NOT_SET_HERE=VALUE$' "$TMP/e"
 collrun -x '1BAD=x' true >"$TMP/o" 2>"$TMP/e"
 expect_code 2 $? "-x with no variable's name"
+for v in COLL_RANK=9 COLL_UNIQUE_ID MASTER_PORT=1; do
+	COLL_UNIQUE_ID=x collrun -x "$v" true >"$TMP/o" 2>"$TMP/e"
+	expect_code 2 $? "-x $v, which collrun sets itself"
+	check "... one line saying so" grep -q "^collrun: -x ${v%%=*}: collrun sets ${v%%=*} for each rank itself: leave it out$" "$TMP/e"
+done
 
 # On a remote host the agent sets -x's variables (as -e), then puts the
 # installation's bin first: -x PATH (mpirun's habit) keeps --prefix's dirs.
