@@ -119,10 +119,11 @@ job_quiet(const struct job *j)
 }
 
 /*
- * Our stdout failed: a reader that went away (| head) ends the job quietly
- * with a shell's SIGPIPE code, as if collrun had died of it; any other
- * error (a full disk) is said once. Either way nothing more can be shown,
- * so the ranks are stopped at once, and the first failure keeps its code.
+ * Our stdout failed. A reader that went away (| head) ends the job quietly
+ * with a shell's SIGPIPE code, as if collrun had died of it: the ranks are
+ * stopped at once. Any other error (a full disk, a quota) is said once and
+ * the ranks' output dropped, but the job runs on (a week's training is not
+ * ended by its log), to end with EXIT_CANNOT if nothing else failed.
  */
 static void
 job_stdout_failed(struct job *j, int e)
@@ -131,11 +132,10 @@ job_stdout_failed(struct job *j, int e)
 		return;
 	j->stdout_errno = e != 0 ? e : EIO;
 	j->broken_stdout = 1;
-	if (e != EPIPE)
-		fprintf(stderr, "%s: cannot write standard output: %s\n", j->o->tool,
-		    strerror(j->stdout_errno));
 	if (j->failed_rank < 0 && !j->timed_out)
-		j->exit_code = e == EPIPE ? JOB_EXIT_SIGPIPE : EXIT_CANNOT;
+		j->exit_code = cmd_stdout_failed(j->stdout_errno, EXIT_OK);
+	if (e != EPIPE)
+		return;
 	if (!j->stopping && j->l != NULL && launch_running(j->l) > 0) {
 		j->stopping = 1;
 		j->term_at = clock_now_ms();

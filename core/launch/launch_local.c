@@ -149,11 +149,18 @@ local_child(const struct launch_opts *o, char **env, int pout[2], int perr[2], i
 	int devnull;
 
 	setpgid(0, 0);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
+	/*
+	 * Signals came blocked from the fork: the launcher's handlers go first,
+	 * or a signal to the new group before execve ran them here, in the
+	 * rank, as if the user had signalled the launcher.
+	 */
 	signal(SIGPIPE, SIG_DFL);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	signal(SIGQUIT, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (!(o->keep_stdin && rank == 0) && (devnull = open("/dev/null", O_RDONLY)) >= 0) {
 		dup2(devnull, STDIN_FILENO);
 		close(devnull);
@@ -218,15 +225,19 @@ local_one(struct local *lc, const struct launch_opts *o, int rank)
 {
 	struct local_proc *p = &lc->procs[rank];
 	int pout[2], perr[2];
+	sigset_t all, old;
 	char **env;
 	pid_t pid;
 
 	if (local_pipes(pout, perr) != COLL_OK)
 		return COLL_ESYS;
 	env = local_env(lc, o, rank);
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &old);
 	pid = fork();
 	if (pid == 0)
 		local_child(o, env, pout, perr, rank);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	launch_env_free(env);
 	close(pout[1]);
 	close(perr[1]);
