@@ -444,6 +444,10 @@ ui_step(struct ui *u, struct top_front *f, int ms)
 
 	timeout(ms);
 	ch = getch();
+	if (ch == 3) {	/* Ctrl-C ends colltop from the help, the filter and F6's list too */
+		u->intr = 1;
+		return 2;
+	}
 	if (ch != ERR && ch != KEY_RESIZE) {
 		if (u->help)
 			u->help = 0;
