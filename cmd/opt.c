@@ -139,6 +139,23 @@ opt_long(struct opt_state *st, const char *a, const char **val)
 	return o->id;
 }
 
+/*
+ * The long option a letter stood for before one letter got one meaning
+ * (-f fanout, -t timeout, -x exclude in collrun), where this table has it.
+ */
+static const char *
+opt_letter_was(const struct opt *opts, char c)
+{
+	static const struct { char c; const char *lng; } moved[] = {
+		{ 'f', "fanout" }, { 't', "timeout" }, { 'x', "exclude" },
+	};
+
+	for (size_t i = 0; i < sizeof moved / sizeof moved[0]; i++)
+		if (moved[i].c == c && opt_find_long(opts, moved[i].lng, strlen(moved[i].lng)))
+			return moved[i].lng;
+	return NULL;
+}
+
 static int
 opt_short(struct opt_state *st, const char **val)
 {
@@ -147,8 +164,14 @@ opt_short(struct opt_state *st, const char **val)
 
 	if (o == NULL) {
 		char q[MSG_QUOTE_LEN(2)], dashed[3] = { '-', c, '\0' };
+		const char *was = opt_letter_was(st->opts, c);
 
-		snprintf(st->err, sizeof st->err, "unknown option %s", msg_quote(q, dashed, 2, 2));
+		msg_quote(q, dashed, 2, 2);
+		if (was != NULL)
+			snprintf(st->err, sizeof st->err, "unknown option %s; did you mean --%s?", q,
+			    was);
+		else
+			snprintf(st->err, sizeof st->err, "unknown option %s", q);
 		st->cluster = NULL;
 		return OPT_ERROR;
 	}

@@ -146,7 +146,12 @@ mpiargs_export(const char *arg, char *err, size_t len)
 	if (arg[n] == '=')
 		return xstrdup(arg);
 	if ((val = getenv(name)) == NULL) {
-		snprintf(err, len, "-x %s: %s is not set here: give -x %s=VALUE", name, name, name);
+		if (strpbrk(name, "abcdefghijklmnopqrstuvwxyz") != NULL)	/* a host, as -x was before */
+			snprintf(err, len, "-x %s: %s is not set here: -x is mpirun's export "
+			    "(VAR[=VALUE]); to leave out a host, give --exclude %s", name, name, name);
+		else
+			snprintf(err, len, "-x %s: %s is not set here: give -x %s=VALUE", name, name,
+			    name);
 		return NULL;
 	}
 	return xasprintf("%s=%s", name, val);
