@@ -62,7 +62,7 @@ trap 'exit 130' INT TERM HUP
 width=$([ "$k" -gt 99 ] && echo 3 || echo 2)
 HOSTS=$(printf "node[%0${width}d-%0${width}d]" 1 "$k")
 CFG=$BED/ssh_config
-SSHOPTS=(-F "$CFG" -f "$fanout" --connect-timeout 30)
+SSHOPTS=(-F "$CFG" --fanout "$fanout" --connect-timeout 30)
 failed=0
 rows=()
 
