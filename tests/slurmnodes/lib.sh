@@ -25,6 +25,11 @@ eval "cli_$(declare -f cleanup)"
 cleanup() { cancel_coll_jobs; cli_cleanup; }
 
 node() { printf 'node%02d' "$1"; }
+# Each test starts on a bed whose K nodes are idle: the test before may leave
+# a job completing on a node, and an allocation made then takes another
+# node than the test names (t0507 got node01,03,04 under ASan in CI).
+bed_idle() { [ "$(sinfo -h -N -o '%N %t' 2>/dev/null | awk '$2 == "idle"' | sort -u | wc -l)" -eq "$K" ]; }
+for _ in $(seq 300); do bed_idle && break; sleep 0.1; done
 # shellcheck disable=SC2120 # t0504 passes one
 # coll_jobs [STATES]: how many jobs named coll-* squeue lists (squeue's failure is a failure)
 coll_jobs() { squeue -h ${1:+-t "$1"} -o '%j' >"$TMP/squeue" && grep -c '^coll-' "$TMP/squeue"; }
