@@ -47,7 +47,7 @@ check "... the same line" grep -qx "collstack: $want" "$TMP/e"
 collstack --json >"$TMP/o" 2>"$TMP/e"
 expect_code 3 $? "--json: the same exit"
 check "the files are left alone" test -f "$COLL_JOB_DIR/$ID.json" -a "$(ls "$COLL_STATUS_DIR" | wc -l)" -eq "$np"
-sh -c "$(sed -n 's/.*remove them with //p' "$TMP/e")"
+sh -c "$(sed -n 's/.*remove \(them\|it\) with //p' "$TMP/e")"
 check "the command given removes them" test -z "$(ls "$COLL_JOB_DIR" "$COLL_STATUS_DIR" | grep coll\\.\\\|json)"
 
 # 1b. No command to paste when a path is more than plain words (a record and
