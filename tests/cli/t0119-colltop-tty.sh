@@ -4,17 +4,7 @@
 # a resize to a terminal too small says so and back again redraws, colours
 # go with NO_COLOR, sparklines fall back to ASCII. Assertions are on the
 # text tmux holds (capture-pane).
-. "$(dirname "$0")/lib.sh"
-command -v tmux >/dev/null || { echo "skipped: no tmux"; exit 77; }
-SOCK=colltop-test-$$
-tm() { tmux -L "$SOCK" "$@"; }
-trap 'tm kill-server 2>/dev/null; cleanup' EXIT
-screen() { tm capture-pane -p -t top; }
-wait_screen() { # wait_screen REGEX [SECONDS]: until the screen shows it
-	for _ in $(seq $((${2:-10} * 10))); do screen | grep -qE -- "$1" && return 0; sleep 0.1; done
-	screen >"$TMP/last"
-	return 1
-}
+. "$(dirname "$0")/tmuxlib.sh"
 frame() { screen | sed -n 's/^colltop  .* #\([0-9]*\)  every.*/\1/p' | head -1; }
 start() { # start NAME ENV... : colltop in a 120x30 window
 	local name=$1

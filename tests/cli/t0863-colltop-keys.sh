@@ -4,17 +4,7 @@
 # F6 picks the sort column from a list, I inverts the sort, \ filters, -d 10
 # is 1 s; at 80 columns the host table's GPU columns are cut, and Right
 # scrolls them in (Left back), which the bottom line says.
-. "$(dirname "$0")/lib.sh"
-command -v tmux >/dev/null || { echo "skipped: no tmux"; exit 77; }
-SOCK=colltop-keys-$$
-tm() { tmux -L "$SOCK" "$@"; }
-trap 'tm kill-server 2>/dev/null; cleanup' EXIT
-screen() { tm capture-pane -p -t top; }
-wait_screen() { # wait_screen REGEX [SECONDS]: until the screen shows it
-	for _ in $(seq $((${2:-10} * 10))); do screen | grep -qE -- "$1" && return 0; sleep 0.1; done
-	screen >"$TMP/last"
-	return 1
-}
+. "$(dirname "$0")/tmuxlib.sh"
 start() { # start NAME ARGS... : colltop in an 80x24 window
 	local name=$1
 	shift
