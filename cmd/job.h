@@ -58,7 +58,6 @@ struct job_opts {
 
 #define JOB_LABEL_TTY 2
 #define JOB_EXIT_TIMEOUT 124
-#define JOB_EXIT_SIGPIPE (128 + 13)	/* what a shell shows for a death by SIGPIPE */
 #define JOB_EXIT_UNREACHABLE 255
 
 /* How a rank ended, for a message after "rank N": "exited with code 3", "was lost: ...". */

@@ -175,5 +175,5 @@ collrun_run(int argc, char **argv)
 	collrun_release(&c);
 	mpiargs_free(v, argc, argv);
 	/* A closed pipe was the job's end, not news: said by its code alone (141). */
-	return code == JOB_EXIT_SIGPIPE ? code : cmd_finish_stdout(code);
+	return code == EXIT_PIPE ? code : cmd_finish_stdout(code);
 }
