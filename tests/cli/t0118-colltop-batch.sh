@@ -21,15 +21,17 @@ P=$R/sys/class/infiniband/mlx5_0/ports/1
 for c in symbol_error link_downed port_rcv_errors port_xmit_discards; do echo 0 >"$P/counters/$c"; done
 for c in local_ack_timeout_err packet_seq_err out_of_sequence; do echo 0 >"$P/hw_counters/$c"; done
 (
+	# Each value is written beside its file and renamed over it: a reader
+	# never sees the empty file that "echo >" leaves between truncate and write.
+	put() { echo "$2" >"$1.new" && mv "$1.new" "$1"; }
 	i=0
 	while :; do
 		i=$((i + 1))
-		echo $((i * 1000000)) >"$R/sys/class/net/fx0/statistics/rx_bytes.new"
-		mv "$R/sys/class/net/fx0/statistics/rx_bytes.new" "$R/sys/class/net/fx0/statistics/rx_bytes"
-		echo $((i * 500000)) >"$R/sys/class/net/fx0/statistics/tx_bytes"
-		echo $((i * 250000)) >"$P/counters/port_rcv_data"
-		echo $((i * 250000)) >"$P/counters/port_xmit_data"
-		echo $((i / 10)) >"$P/hw_counters/local_ack_timeout_err"
+		put "$R/sys/class/net/fx0/statistics/rx_bytes" $((i * 1000000))
+		put "$R/sys/class/net/fx0/statistics/tx_bytes" $((i * 500000))
+		put "$P/counters/port_rcv_data" $((i * 250000))
+		put "$P/counters/port_xmit_data" $((i * 250000))
+		put "$P/hw_counters/local_ack_timeout_err" $((i / 10))
 		sleep 0.05
 	done
 ) &

@@ -7,7 +7,8 @@ nccl_standin.py): five all-reduces complete, then every rank but
 STANDIN_LATE (default 2) enqueues the sixth, its kernel starts, and it waits
 in synchronize(); the late rank sits in save_checkpoint(), in Python.
 With STANDIN_ADVANCE set, every rank goes on with an all-reduce a tick.
-Without the plugin each rank only waits. It prints "ready RANK PID"."""
+Without the plugin each rank only waits. It prints "ready RANK PID" once
+it is where it stays."""
 import ctypes
 import os
 import sys
@@ -91,23 +92,32 @@ def synchronize():
     time.sleep(1000)
 
 
+def ready():
+    # One write: the workers share the launcher's stdout, and python -u writes each piece of a print.
+    sys.stdout.write("ready %d %d\n" % (rank, os.getpid()))
+    sys.stdout.flush()
+
+
 def train_step(nccl):
     if nccl:
         nccl.kernel(nccl.enqueue())
+    # Said once the sixth all-reduce is in the pages: a test that reads the
+    # job on "ready" sees the hang, not the five before it.
+    ready()
     synchronize()
 
 
 def save_checkpoint():
+    ready()
     time.sleep(1000)
 
 
 nccl = Plugin(os.environ["COLL_NCCLPROF"]) if os.environ.get("COLL_NCCLPROF") else None
 for _ in range(5 if nccl else 0):
     nccl.prof.stop(nccl.kernel(nccl.enqueue()))
-# One write: the workers share the launcher's stdout, and python -u writes each piece of a print.
-sys.stdout.write("ready %d %d\n" % (rank, os.getpid()))
-sys.stdout.flush()
-while nccl and os.environ.get("STANDIN_ADVANCE"):  # a job that runs on: one all-reduce a tick
-    nccl.prof.stop(nccl.kernel(nccl.enqueue()))
-    time.sleep(0.1)
+if nccl and os.environ.get("STANDIN_ADVANCE"):  # a job that runs on: one all-reduce a tick
+    ready()
+    while True:
+        nccl.prof.stop(nccl.kernel(nccl.enqueue()))
+        time.sleep(0.1)
 save_checkpoint() if rank == late else train_step(nccl)
