@@ -47,6 +47,7 @@ struct top_args {
 	double dead_after_s;	/* a rank silent this long is dropped */
 	double stall_s;		/* a job's sequence numbers still this long: stalled */
 	const char *sort, *filter;	/* column name; text a row must hold */
+	const char *listen;	/* --listen [ADDR:]PORT: serve /metrics; NULL none */
 	long ctl_port;		/* worker: the front end's control port */
 	int out_said;		/* the front end said how stdout failed: not again */
 };
@@ -83,6 +84,14 @@ struct top_jobrank {
 	char host[80];
 	uint64_t seq_started, seq_done, seq_queued;
 	char kind[16];
+	/* The job's own straggler test (model_jobs.c), from the ops its page keeps. */
+	double late_ms;		/* later than the others to the recent ops (median); -1 unknown */
+	int slow_run;		/* intervals in a row late by the rule */
+	int straggler;		/* by the rule: it holds the job up */
+	int gpu;		/* its GPU's index on its host; -1 unknown */
+	uint64_t retries;	/* ops its page says were run again (since init) */
+	int retry_peer;		/* the other rank of the link that broke last; -1 unknown */
+	double retry_age_s;	/* since its last retry; -1 none */
 };
 
 struct top_job {
@@ -108,6 +117,11 @@ struct top_job {
 	int live;		/* ranks whose process is there (not gone, not a zombie) */
 	uint64_t behind_seq, ahead_seq;
 	int seen;		/* in the last frame */
+	int straggler;		/* index into r of the rank that holds the job up; -1 none */
+	int nops;		/* ops the last straggler test compared */
+	uint64_t judged_seq;	/* the newest op it compared */
+	uint64_t retries;	/* of all its ranks */
+	int retrying;		/* a retry within the last stall_s: its link is flapping */
 };
 
 struct top_model {

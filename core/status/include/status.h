@@ -70,6 +70,21 @@
  *                2.28.3); 0 unknown
  * The strings are whatever the page's writer put there: a reader bounds them
  * and makes them printable before they reach a terminal.
+ *
+ * Version 5 grows the page to 1024 bytes (readers take 512-byte pages of
+ * versions 2 to 4, whose new fields read as none) and adds:
+ *   retry_peer   the other rank of the link whose break led to the last
+ *                retry, -1 unknown
+ *   ops          the last STATUS_RING ops, each at ops[seq % STATUS_RING]:
+ *                its seq (0: the slot is unused), and the wall times (ns
+ *                since the epoch, 0 not yet) it was queued (NCCL: enqueued;
+ *                coll's core: 0), began (coll's core: status_begin; NCCL:
+ *                its kernel began) and ended. A tool that samples now and
+ *                then sees when each rank came to each recent op, so it can
+ *                name the rank that holds a job up without being in the job:
+ *                end - begin on one rank is how long it waited for the
+ *                others, a difference of one clock with itself, so hosts'
+ *                clocks need not agree.
  */
 #ifndef COLL_STATUS_H
 #define COLL_STATUS_H
@@ -79,9 +94,11 @@
 #include <sys/types.h>
 
 #define STATUS_MAGIC 0x50545343u
-#define STATUS_VERSION 4
+#define STATUS_VERSION 5
 #define STATUS_VERSION_MIN 2	/* the oldest a reader takes */
-#define STATUS_PAGE_SIZE 512
+#define STATUS_PAGE_SIZE 1024
+#define STATUS_PAGE_SIZE_V4 512	/* versions 2 to 4 */
+#define STATUS_RING 16		/* ops kept in a page */
 #define STATUS_READ_SPINS 100		/* immediate retries of a reader */
 #define STATUS_READ_RETRY_MS 100	/* then yielding retries, for this long */
 #define STATUS_SCAN_MS 1000		/* reading a directory's pages, at most */
@@ -136,7 +153,13 @@ struct status_page {
 	char proto[16];
 	uint32_t lib_version;
 	uint32_t pad2;
-	uint8_t reserved[STATUS_PAGE_SIZE - 168 - 192 - 16 - 24 - 56];
+	/* version 5 */
+	int32_t retry_peer;
+	uint32_t pad3;
+	uint8_t reserved[48];
+	struct status_op {
+		uint64_t seq, queued_ns, begin_ns, end_ns;
+	} ops[STATUS_RING];
 };
 
 _Static_assert(sizeof(struct status_page) == STATUS_PAGE_SIZE, "status page layout is fixed");
@@ -145,6 +168,8 @@ _Static_assert(offsetof(struct status_page, host) == 104, "status page layout is
 _Static_assert(offsetof(struct status_page, retries) == 360, "status page layout is fixed");
 _Static_assert(offsetof(struct status_page, seq_queued) == 376, "status page layout is fixed");
 _Static_assert(offsetof(struct status_page, dtype) == 400, "status page layout is fixed");
+_Static_assert(offsetof(struct status_page, retry_peer) == 456, "status page layout is fixed");
+_Static_assert(offsetof(struct status_page, ops) == STATUS_PAGE_SIZE_V4, "status page layout is fixed");
 
 struct status {
 	struct status_page *page;
@@ -178,6 +203,8 @@ void status_kernel_begin(struct status *st, uint64_t seq, uint32_t kind);
 void status_kernel_end(struct status *st, uint64_t seq, uint32_t kind);
 /* The op under way was run again: retries is the count since init. */
 void status_retry(struct status *st, uint64_t retries);
+/* The same, naming the other rank of the link that broke (-1 unknown). */
+void status_retry_peer(struct status *st, uint64_t retries, int peer);
 /* Lock-free single-field updates on the hot path. */
 void status_wait(struct status *st, int peer, int dir);
 void status_progress(struct status *st);
