@@ -24,8 +24,8 @@ static const char *const collrun_description[] = {
 	"the variables above, the -x ones, and PATH and LD_LIBRARY_PATH with the "
 	"installation's bin and lib first (see --prefix); the rest is what its host gives a "
 	"command over SSH (the login's), or what srun passes on (by default all of "
-	"collrun's). -x values are on the agent's command line on the remote host, so "
-	"give secrets some other way.",
+	"collrun's). -x values travel on the agent's standard input, never on a command line "
+	"there (ps); -x VAR=VALUE is on collrun's own here, so give a secret as -x VAR.",
 	"Options end at the program name, as with mpirun and srun, so the program's own flags "
 	"need no --. Hosts come from -H (pdsh ranges such as node[01-16] or n[1-3,7], each with "
 	"an optional :slots), else --hostfile (Open MPI's 'host slots=N' lines), else a Slurm "

@@ -1,8 +1,9 @@
 /*
  * collrun --agent: what the SSH and Slurm launchers run for each rank. It is
  * internal (not in the option table): the launcher builds its command line,
- * `collrun --agent [--slurm] [--uid-stdin] [--path DIR] [--libpath DIR]
- * [-e NAME=VALUE]... -- PROGRAM ARGS`.
+ * `collrun --agent [--slurm] [--uid-stdin [--env-stdin]] [--path DIR] [--libpath DIR]
+ * [-e NAME=VALUE]... -- PROGRAM ARGS`. The unique id and the user's -x
+ * variables (--env-stdin, envwire.h) come on stdin: anyone can read argv.
  *
  * It starts the program in a new session (its own process group) with its
  * stdout and stderr on pipes of the agent's own, and speaks agentproto.h on
@@ -43,6 +44,7 @@
 #include "agentproto.h"
 #include "clock.h"
 #include "cmd.h"
+#include "envwire.h"
 #include "err.h"
 #include "hostlist.h"
 #include "linebuf.h"
@@ -150,27 +152,66 @@ agent_slurm_env(void)
 	return agent_slurm_root();
 }
 
-/* The unique id, first line of stdin (it holds a secret: never in argv). */
-static int
-agent_uid_stdin(void)
+/*
+ * One line of stdin into line (cap bytes), its newline dropped: its length,
+ * or -1 (too long, the end, or nothing within 30 s). A byte at a time: what
+ * follows on stdin is the launcher's records, for the loop to read.
+ */
+static ssize_t
+agent_line_stdin(char *line, size_t cap)
 {
-	static char line[UID_STR_LEN + 32];
-	size_t n = 0;
 	struct pollfd pfd = { STDIN_FILENO, POLLIN, 0 };
+	size_t n = 0;
 
 	for (;;) {
-		if (n + 1 >= sizeof line || poll(&pfd, 1, 30000) <= 0 ||
-		    read(STDIN_FILENO, line + n, 1) != 1) {
-			fprintf(stderr, "collrun --agent: no unique id on stdin within 30 s: is the "
-			    "launcher the same coll version?\n");
-			return -2;
-		}
+		if (n + 1 >= cap || poll(&pfd, 1, 30000) <= 0 || read(STDIN_FILENO, line + n, 1) != 1)
+			return -1;
 		if (line[n] == '\n')
 			break;
 		n++;
 	}
 	line[n] = '\0';
+	return (ssize_t)n;
+}
+
+/* The unique id, first line of stdin (it holds a secret: never in argv). */
+static int
+agent_uid_stdin(void)
+{
+	static char line[UID_STR_LEN + 32];
+
+	if (agent_line_stdin(line, sizeof line) < 0) {
+		fprintf(stderr, "collrun --agent: no unique id on stdin within 30 s: is the "
+		    "launcher the same coll version?\n");
+		return -2;
+	}
 	return setenv("COLL_UNIQUE_ID", line, 1);
+}
+
+/* The user's variables for the program, from stdin up to "." (envwire.h: never in argv). */
+static int
+agent_env_stdin(void)
+{
+	static char line[LINEBUF_MAX];
+	ssize_t n;
+
+	while ((n = agent_line_stdin(line, sizeof line)) >= 0 && strcmp(line, ".") != 0) {
+		char *var = malloc((size_t)n + 1);
+
+		if (var == NULL || envwire_decode(line, (size_t)n, var, (size_t)n + 1) != 0 ||
+		    putenv(var) != 0) {
+			fprintf(stderr, "collrun --agent: a bad variable line on stdin: is the "
+			    "launcher the same coll version?\n");
+			free(var);
+			return -2;
+		}
+	}
+	if (n < 0) {
+		fprintf(stderr, "collrun --agent: the variables on stdin did not end within 30 s: "
+		    "is the launcher the same coll version?\n");
+		return -2;
+	}
+	return 0;
 }
 
 /* Put DIR first in the list variable NAME ("DIR" alone when it was unset). */
@@ -201,6 +242,11 @@ agent_args(int argc, char **argv, int *prog, int *slurm)
 	}
 	if (i < argc && strcmp(argv[i], "--uid-stdin") == 0) {
 		if (agent_uid_stdin() != 0)
+			return -2;
+		i++;
+	}
+	if (i < argc && strcmp(argv[i], "--env-stdin") == 0) {
+		if (agent_env_stdin() != 0)
 			return -2;
 		i++;
 	}
@@ -664,7 +710,7 @@ agent_main(int argc, char **argv)
 		return EXIT_CANNOT;
 	if (r != 0) {
 		fprintf(stderr, "collrun --agent: internal use only: collrun --agent [--slurm] "
-		    "[--uid-stdin] [--path DIR] [--libpath DIR] [-e NAME=VALUE]... -- "
+		    "[--uid-stdin] [--env-stdin] [--path DIR] [--libpath DIR] [-e NAME=VALUE]... -- "
 		    "PROGRAM [ARGS...]\n");
 		return EXIT_USAGE;
 	}

@@ -143,9 +143,16 @@ mpiargs_export(const char *arg, char *err, size_t len)
 		snprintf(err, len, "-x %s: collrun sets %s for each rank itself: leave it out", name, name);
 		return NULL;
 	}
+	val = arg[n] == '=' ? arg + n + 1 : getenv(name);
+	/* A remote agent reads it as one line of stdin (envwire.h), three bytes a byte at worst. */
+	if (val != NULL && strlen(val) > MPIARGS_EXPORT_MAX) {
+		snprintf(err, len, "-x %s: its value is %zu bytes, over %d: put it in a file and "
+		    "give the file's name", name, strlen(val), MPIARGS_EXPORT_MAX);
+		return NULL;
+	}
 	if (arg[n] == '=')
 		return xstrdup(arg);
-	if ((val = getenv(name)) == NULL) {
+	if (val == NULL) {
 		if (strpbrk(name, "abcdefghijklmnopqrstuvwxyz") != NULL)	/* a host, as -x was before */
 			snprintf(err, len, "-x %s: %s is not set here: -x is mpirun's export "
 			    "(VAR[=VALUE]); to leave out a host, give --exclude %s", name, name, name);

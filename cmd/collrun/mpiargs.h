@@ -15,9 +15,12 @@
 char **mpiargs_normalize(const struct opt *opts, int argc, char **argv);
 /* Free what mpiargs_normalize made of argv. */
 void mpiargs_free(char **v, int argc, char **argv);
+/* The longest value -x takes (it reaches a remote agent as one line of stdin). */
+#define MPIARGS_EXPORT_MAX 16384
 /*
  * -x NAME[=VALUE] as "NAME=VALUE", the value taken from our environment when
- * not given (free it); NULL with err when NAME is no name or is not set here.
+ * not given (free it); NULL with err when NAME is no name, is not set here or
+ * its value is over MPIARGS_EXPORT_MAX bytes.
  */
 char *mpiargs_export(const char *arg, char *err, size_t len);
 

@@ -14,10 +14,11 @@
  * that cannot be set up (the root refuses us), they reach it directly, as
  * in a flat launch, and the relay says so on its stderr.
  *
- * It is internal, like --agent: `collrun --relay --uid-stdin [--path DIR]
- * [--libpath DIR] --nranks N --nhosts H --tree K --fanout F
+ * It is internal, like --agent: `collrun --relay --uid-stdin [--env-stdin]
+ * [--path DIR] [--libpath DIR] --nranks N --nhosts H --tree K --fanout F
  * --connect-timeout-ms MS --master-port P --master ADDR [--root-via ADDR] [--accept-new]
- * [--ssh-config FILE] [--cwd DIR] [--env NAME=VALUE]... -- PROGRAM ARGS`.
+ * [--ssh-config FILE] [--cwd DIR] -- PROGRAM ARGS`. The user's variables for
+ * the ranks come among the plan's lines (envwire.h), never in argv.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +33,7 @@
 #include "agentproto.h"
 #include "clock.h"
 #include "comm.h"
+#include "envwire.h"
 #include "err.h"
 #include "launch.h"
 #include "linebuf.h"
@@ -64,7 +66,7 @@ struct relay {
 	size_t out_len, out_cap;
 	struct launch *l;
 	const char *root_via;	/* the relay above ours, if any (else the root itself) */
-	char **env;		/* --env NAME=VALUE: the user's variables for every rank */
+	char **env;		/* the user's variables for every rank, from stdin (envwire.h) */
 	int nenv;
 	struct proxy *proxy;
 };
@@ -190,6 +192,24 @@ relay_host_failed(void *arg, int host, const char *why)
 	relay_put(r, "\n", 1);
 }
 
+/* A variable of the user's for the ranks (envwire.h); kept for the relay's life. */
+static void
+relay_env_line(struct relay *r, const char *line, size_t len)
+{
+	char *var = xmalloc(len + 1);
+
+	if (envwire_decode(line, len, var, len + 1) != 0) {
+		fprintf(stderr, "collrun --relay: bad variable line on stdin\n");
+		free(var);
+		r->bad = 1;
+		return;
+	}
+	r->env = xreallocarray(r->env, (size_t)r->nenv + 2, sizeof *r->env);
+	r->env[r->nenv++] = var;
+	r->env[r->nenv] = NULL;
+	r->o.env = r->env;
+}
+
 static void
 relay_input(void *arg, const char *line, size_t len)
 {
@@ -212,6 +232,10 @@ relay_input(void *arg, const char *line, size_t len)
 	case 1:
 		if (len == 1 && line[0] == '.') {
 			r->stage = 2;
+			return;
+		}
+		if (len > strlen(ENVWIRE_PREFIX) && memcmp(line, ENVWIRE_PREFIX, strlen(ENVWIRE_PREFIX)) == 0) {
+			relay_env_line(r, line, len);
 			return;
 		}
 		if (treeproto_parse_host(line, len, r->o.nranks, r->o.nhosts, &host, name,
@@ -305,15 +329,6 @@ relay_number(struct relay *r, const char *opt, const char *val)
 	return 0;
 }
 
-static void
-relay_env_add(struct relay *r, const char *var)
-{
-	r->env = xreallocarray(r->env, (size_t)r->nenv + 2, sizeof *r->env);
-	r->env[r->nenv++] = (char *)var;
-	r->env[r->nenv] = NULL;
-	r->o.env = r->env;
-}
-
 static int
 relay_args(struct relay *r, int argc, char **argv)
 {
@@ -328,6 +343,8 @@ relay_args(struct relay *r, int argc, char **argv)
 			r->o.accept_new = 1;
 			continue;
 		}
+		if (strcmp(opt, "--env-stdin") == 0)	/* they come among the plan's lines */
+			continue;
 		if (val == NULL)
 			return -1;
 		i++;
@@ -343,8 +360,6 @@ relay_args(struct relay *r, int argc, char **argv)
 			r->o.cwd = val;
 		else if (strcmp(opt, "--root-via") == 0)
 			r->root_via = val;
-		else if (strcmp(opt, "--env") == 0 && strchr(val, '=') != NULL)
-			relay_env_add(r, val);
 		else if (!relay_number(r, opt, val))
 			return -1;
 	}

@@ -128,16 +128,6 @@ slurm_argv_add(char ***argv, int *n, char *word)
 	(*argv)[*n] = NULL;
 }
 
-/* Is var one of the user's variables for the ranks (o->env)? */
-static int
-slurm_env_given(const struct launch_opts *o, const char *var)
-{
-	for (char *const *e = o->env; e != NULL && *e != NULL; e++)
-		if (strcmp(*e, var) == 0)
-			return 1;
-	return 0;
-}
-
 static char **
 slurm_argv(const struct launch_opts *o, const char *uidstr)
 {
@@ -175,14 +165,13 @@ slurm_argv(const struct launch_opts *o, const char *uidstr)
 	/*
 	 * What is the same for every rank; the agent adds the rest from SLURM_*.
 	 * The unique id holds the secret: it reaches the tasks in srun's
-	 * environment (readable by its owner only), never in argv. The user's
-	 * -x variables go too: srun passes on our environment, but not one
-	 * given a value for the ranks only.
+	 * environment (readable by its owner only), never in argv; so do the
+	 * user's -x variables (slurm_start puts them in srun's environment).
 	 */
 	for (char **e = env; *e != NULL; e++) {
 		if (strncmp(*e, "COLL_SIZE=", 10) &&
 		    strncmp(*e, "WORLD_SIZE=", 11) && strncmp(*e, "COLL_JOBID=", 11) &&
-		    strncmp(*e, "MASTER_PORT=", 12) && !slurm_env_given(o, *e))
+		    strncmp(*e, "MASTER_PORT=", 12))
 			continue;
 		slurm_argv_add(&argv, &n, xstrdup("-e"));
 		slurm_argv_add(&argv, &n, xstrdup(*e));
@@ -221,7 +210,7 @@ slurm_start(struct launch *l, const struct launch_opts *o)
 	    (unsigned long long)o->uid->jobid);
 	so = (struct launch_opts){ .kind = LAUNCH_LOCAL, .nranks = 1, .path = srun,
 	    .argv = sl->argv, .uid = o->uid, .master_addr = o->master_addr,
-	    .master_port = o->master_port };
+	    .master_port = o->master_port, .env = o->env };
 	sl->srun.ops = &launch_local_ops;
 	sl->srun.nranks = 1;
 	sl->srun.cb = (struct launch_cb){ slurm_output, slurm_srun_exited, slurm_no_host, l, NULL };

@@ -22,6 +22,7 @@
 #include "agentproto.h"
 #include "agentrx.h"
 #include "clock.h"
+#include "envwire.h"
 #include "err.h"
 #include "launch.h"
 #include "linebuf.h"
@@ -47,6 +48,9 @@ launch_ssh_command_head(const struct ssh *sh, struct shbuf *b, const char *mode)
 	shquote_word(b, mode);
 	/* The unique id holds the job's secret: it goes on stdin, never in argv (ps). */
 	shquote_word(b, "--uid-stdin");
+	/* So may the user's -x variables (envwire.h): tokens and keys travel that way. */
+	if (sh->o.env != NULL && sh->o.env[0] != NULL)
+		shquote_word(b, "--env-stdin");
 	/* The launching installation's bin and lib first there too (Open MPI's --prefix). */
 	if (sh->o.bindir != NULL) {
 		shquote_word(b, "--path");
@@ -76,6 +80,16 @@ launch_ssh_place(const struct ssh *sh, int rank, int *lrank, int *lsize)
 	*lrank = lo - sh->host_first[h];
 }
 
+/* Is var one of the user's own (-x), which go on stdin? */
+static int
+launch_ssh_user_var(const struct ssh *sh, const char *var)
+{
+	for (char *const *e = sh->o.env; e != NULL && *e != NULL; e++)
+		if (strcmp(*e, var) == 0)
+			return 1;
+	return 0;
+}
+
 static char *
 launch_ssh_command(const struct ssh *sh, int rank, const char *uidstr, const char *via)
 {
@@ -95,7 +109,7 @@ launch_ssh_command(const struct ssh *sh, int rank, const char *uidstr, const cha
 		shquote_word(&b, var);
 	}
 	for (char **e = env; *e != NULL; e++) {
-		if (strncmp(*e, "COLL_UNIQUE_ID=", 15) == 0)
+		if (strncmp(*e, "COLL_UNIQUE_ID=", 15) == 0 || launch_ssh_user_var(sh, *e))
 			continue;
 		shquote_word(&b, "-e");
 		shquote_word(&b, *e);
@@ -311,6 +325,24 @@ launch_ssh_node_report(struct launch *l, struct ssh_node *n)
 	sshhost_close(&n->h);
 }
 
+/* An agent's stdin: the unique id, the user's variables, then what was queued for it. */
+static char *
+launch_ssh_input(const struct ssh *sh, const char *uidstr, const char *pending, size_t plen)
+{
+	struct shbuf in = { 0 };
+	char *rest = xasprintf("%.*s", (int)plen, pending != NULL ? pending : "");
+
+	shquote_raw(&in, uidstr);
+	shquote_raw(&in, "\n");
+	if (sh->o.env != NULL && sh->o.env[0] != NULL) {
+		envwire_encode(&in, sh->o.env);
+		shquote_raw(&in, ".\n");
+	}
+	shquote_raw(&in, rest);
+	free(rest);
+	return in.p;
+}
+
 static void
 launch_ssh_node_ready(struct ssh *sh, struct ssh_node *n)
 {
@@ -344,7 +376,7 @@ launch_ssh_node_ready(struct ssh *sh, struct ssh_node *n)
 			continue;
 		}
 		c->cmd = launch_ssh_command(sh, c->rank, uidstr, via);
-		c->input = xasprintf("%s\n%.*s", uidstr, (int)c->input_len, pending ? pending : "");
+		c->input = launch_ssh_input(sh, uidstr, pending, c->input_len);
 		c->input_len = strlen(c->input);
 		free(pending);
 	}

@@ -22,6 +22,7 @@
 
 #include "agentproto.h"
 #include "err.h"
+#include "envwire.h"
 #include "launch_ssh.h"
 #include "msg.h"
 #include "treeproto.h"
@@ -94,10 +95,6 @@ launch_sshtree_relay_ready(struct ssh *sh, struct ssh_chan *c, const char *uidst
 		shquote_word(&b, "--cwd");
 		shquote_word(&b, o->cwd);
 	}
-	for (char *const *e = o->env; e != NULL && *e != NULL; e++) {
-		shquote_word(&b, "--env");
-		shquote_word(&b, *e);
-	}
 	shquote_word(&b, "--");
 	for (char *const *a = o->argv; *a != NULL; a++)
 		shquote_word(&b, *a);
@@ -105,6 +102,8 @@ launch_sshtree_relay_ready(struct ssh *sh, struct ssh_chan *c, const char *uidst
 	/* The id, the plan, then what was queued before the host was ready. */
 	shquote_raw(&in, uidstr);
 	shquote_raw(&in, "\n");
+	/* The user's variables among the plan's lines: never on the relay's command line. */
+	envwire_encode(&in, o->env);
 	for (int i = 0; i < rl->nhosts; i++) {
 		int h = rl->hosts[i], first = sh->host_first[h];
 		char *line = treeproto_encode_host(h, o->hosts[h], sh->host_ranks + first,

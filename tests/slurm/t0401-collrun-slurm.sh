@@ -46,4 +46,17 @@ check "both tasks saw SIGINT" test "$(grep -c 'got INT' "$TMP/o")" -eq 2
 # A job may show as completing for a moment; none of this test's may stay.
 for _ in $(seq 100); do [ "$(jobs 'coll-[0-9a-f]*')" = 0 ] && break; sleep 0.1; done
 check "no job of ours is left in squeue ($(paste -sd' ' "$TMP/squeue"))" test "$(jobs 'coll-[0-9a-f]*')" = 0
+# -x: the user's variables reach every task, given a value or taken from
+# here, and neither srun's nor anyone's command line holds them (ps).
+secret=tok-$RANDOM$RANDOM-$$
+T_SECRET=$secret "$BIN/collrun" --label --launcher slurm -n 2 -x T_SECRET -x T_GIVEN=given-value \
+	sh -c 'echo "got $T_SECRET $T_GIVEN"; echo up; sleep 3' >"$TMP/o" 2>"$TMP/e" &
+pid=$!
+echo $pid >>"$TMP/pids"
+for _ in $(seq 150); do [ "$(grep -c ' up$' "$TMP/o")" -ge 2 ] && break; sleep 0.1; done
+check "-x: 2 tasks up" test "$(grep -c ' up$' "$TMP/o")" -eq 2
+check "-x: no process's arguments hold the value" test "$(pgrep -fc -- "$secret")" -eq 0
+wait $pid
+expect_code 0 $? "-x: the job"
+check "-x: both tasks have the variables" test "$(grep -c "] got $secret given-value\$" "$TMP/o")" -eq 2
 finish
