@@ -2,6 +2,7 @@
 # Operator retry: a link closed mid-op (COLL_FAULT close) is retried and every
 # result is right; an in-place op whose input was not kept is refused, with
 # the reason, on every rank; with COLL_RETRY_MAX=0 the op fails naming the peer.
+# The status pages name the retried link (retry_peer): rank 2 its other end.
 . "$(dirname "$0")/ftlib.sh"
 
 for i in $(seq "$REPS"); do
@@ -11,6 +12,13 @@ for i in $(seq "$REPS"); do
 		test "$(count "$TMP/out" 'ft: rank [0-7] done 10 iterations, retries 1$')" -eq 8
 	check "run $i: each rank logged the retry" \
 		test "$(count "$TMP/out" 'retrying allreduce seq 4 \(retry 1 of at most 3\)')" -eq 8
+	# The status page names the link: rank 2 its other end; that end names 2 or,
+	# asked to stop before it saw the break, no one; every other rank no one.
+	peer=$(sed -n 's/^\[2\] ft: rank 2 retry peer \([0-9]*\)$/\1/p' "$TMP/out")
+	check "run $i: rank 2's page names the other end of the link it closed" \
+		test -n "$peer" -a "$peer" != 2
+	check "run $i: ... the other ranks' pages name rank 2 or no one" \
+		test "$(count "$TMP/out" "ft: rank ([0-7] retry peer -1|${peer:-x} retry peer 2)\$")" -eq 7
 
 	# Seq 2 is the first op on links not made yet: ranks are connecting when the round starts.
 	COLL_FAULT=2@2:close ft "$TMP/out" -n 8 "$FT" close 10

@@ -5,7 +5,8 @@
  *                           named, the survivors shrink and go on, correct
  *                           (FT_PACE_MS: sleep that long before each step)
  *   ft_rank close ITERS     a link closed by COLL_FAULT mid-op: the op is
- *                           retried and every result is right
+ *                           retried and every result is right; each rank
+ *                           says which peer its status page names for it
  *   ft_rank inplace         the same on an in-place all-reduce whose input
  *                           was not saved: the retry is refused, with why
  *   ft_rank abort-init|abort-split|abort-shrink
@@ -34,6 +35,7 @@
 #include "coll.h"
 #include "comm.h"
 #include "err.h"
+#include "status.h"
 
 #define FT_BIG (256 * 1024)
 
@@ -187,6 +189,16 @@ run_kill(int iters)
 }
 
 static int
+own_page(const struct status_page *pg, uid_t owner, void *arg)
+{
+	(void)owner;
+	if (pg->pid != (int32_t)getpid())
+		return 0;
+	*(int *)arg = pg->retry_peer;
+	return 1;
+}
+
+static int
 run_close(int iters, int inplace)
 {
 	struct comm *c = join();
@@ -196,6 +208,13 @@ run_close(int iters, int inplace)
 		if ((rc = step(c, mem, inplace)) != COLL_OK)
 			die("allreduce", c, rc);
 	printf("ft: rank %d done %d iterations, retries %" PRIu64 "\n", me, iters, comm_retries(c));
+	/* The retried link as this rank's page names it, read as colltop reads it. */
+	{
+		int peer = -2;
+
+		status_scan(NULL, own_page, &peer);
+		printf("ft: rank %d retry peer %d\n", me, peer);
+	}
 	free(mem);
 	comm_destroy(c);
 	return 0;

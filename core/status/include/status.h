@@ -4,7 +4,8 @@
  * every rank is doing while the job is hung, at no cost to the job.
  *
  * File:   $COLL_STATUS_DIR (default /dev/shm) / coll.<jobid %016x>.<commid %016x>.<rank>
- * Layout: struct status_page below, 512 bytes, little-endian (x86-64, aarch64).
+ * Layout: struct status_page below, 1024 bytes (512 up to version 4),
+ *         little-endian (x86-64, aarch64).
  *
  * Writing never takes a lock. A page has one writer at a time (a writer
  * with several threads, as the NCCL plugin has, orders them itself). The record is guarded by a generation counter
@@ -85,6 +86,10 @@
  *                end - begin on one rank is how long it waited for the
  *                others, a difference of one clock with itself, so hosts'
  *                clocks need not agree.
+ * A reader returns the ring as the page holds it: a slot whose seq is not
+ * its index's, times out of order or far off, are the writer's to make, and
+ * every user of ops checks them (slot seq % STATUS_RING == index, begin <=
+ * end, a plausible span) before it compares ranks by them.
  */
 #ifndef COLL_STATUS_H
 #define COLL_STATUS_H
