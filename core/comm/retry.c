@@ -191,7 +191,8 @@ retry_op(struct comm *c, int rc, int intact)
 	epoch = c->rt.verdict_epoch;
 	retry_clear(c, epoch);
 	c->op_retries++;
-	status_retry(&c->status, epoch);
+	/* The peer whose link broke here (-1: this rank was asked to stop, its links whole). */
+	status_retry_peer(&c->status, epoch, peer);
 	log_warn("rank %d: retrying %s seq %" PRIu64 " (retry %u of at most %d)", c->rank,
 	    comm_op_name(c), c->seq, epoch, c->retry_max);
 	pause = (struct timespec){ c->retry_interval_ms / 1000,

@@ -30,11 +30,34 @@ status_write_begin(struct status_page *p)
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 }
 
+/* now: the wall clock read for the update (one read serves its fields and progress_ns). */
+static void
+status_write_end_at(struct status_page *p, uint64_t now)
+{
+	__atomic_store_n(&p->progress_ns, now, __ATOMIC_RELAXED);
+	__atomic_store_n(&p->gen, p->gen + 1, __ATOMIC_RELEASE);
+}
+
 static void
 status_write_end(struct status_page *p)
 {
-	__atomic_store_n(&p->progress_ns, clock_wall_ns(), __ATOMIC_RELAXED);
-	__atomic_store_n(&p->gen, p->gen + 1, __ATOMIC_RELEASE);
+	status_write_end_at(p, clock_wall_ns());
+}
+
+/* The ring's slot of op seq, or NULL when a later op has taken it (or none had it yet). */
+static struct status_op *
+status_slot(struct status_page *p, uint64_t seq)
+{
+	struct status_op *o = &p->ops[seq % STATUS_RING];
+
+	return o->seq == seq ? o : NULL;
+}
+
+/* Op seq takes its slot afresh: whatever op seq - STATUS_RING left there is gone. */
+static void
+status_slot_start(struct status_page *p, uint64_t seq, uint64_t queued_ns, uint64_t begin_ns)
+{
+	p->ops[seq % STATUS_RING] = (struct status_op){ seq, queued_ns, begin_ns, 0 };
 }
 
 /* A page file we may use: a plain file (no link, fifo, device) owned by uid. */
@@ -112,6 +135,7 @@ status_open(struct status *st, uint64_t jobid, uint64_t commid, int rank, int nr
 	p->pid = (int32_t)getpid();
 	p->state = STATUS_INIT;
 	p->wait_peer = -1;
+	p->retry_peer = -1;
 	snprintf(p->host, sizeof p->host, "%s", host);
 	p->magic = STATUS_MAGIC;
 	status_write_end(p);
@@ -133,9 +157,11 @@ void
 status_begin(struct status *st, uint64_t seq, uint32_t kind, uint64_t bytes)
 {
 	struct status_page *p = st->page;
+	uint64_t now;
 
 	if (p == NULL)
 		return;
+	now = clock_wall_ns();
 	status_write_begin(p);
 	p->seq_started = seq;
 	p->kind_started = kind;
@@ -143,24 +169,30 @@ status_begin(struct status *st, uint64_t seq, uint32_t kind, uint64_t bytes)
 	p->state = STATUS_RUNNING;
 	p->wait_peer = -1;
 	p->wait_dir = 0;
-	p->start_ns = clock_wall_ns();
-	status_write_end(p);
+	p->start_ns = now;
+	status_slot_start(p, seq, 0, now);
+	status_write_end_at(p, now);
 }
 
 void
 status_end(struct status *st, uint64_t seq, uint32_t kind)
 {
 	struct status_page *p = st->page;
+	struct status_op *o;
+	uint64_t now;
 
 	if (p == NULL)
 		return;
+	now = clock_wall_ns();
 	status_write_begin(p);
 	p->seq_done = seq;
 	p->kind_done = kind;
 	p->state = STATUS_IDLE;
 	p->wait_peer = -1;
 	p->wait_dir = 0;
-	status_write_end(p);
+	if ((o = status_slot(p, seq)) != NULL)
+		o->end_ns = now;
+	status_write_end_at(p, now);
 }
 
 void
@@ -186,9 +218,11 @@ status_queue_op(struct status *st, uint64_t seq, uint32_t kind, uint64_t bytes,
     const char *dtype, const char *algo, const char *proto, uint32_t lib_version)
 {
 	struct status_page *p = st->page;
+	uint64_t now;
 
 	if (p == NULL)
 		return;
+	now = clock_wall_ns();
 	status_write_begin(p);
 	p->seq_queued = seq;
 	p->kind_queued = kind;
@@ -198,38 +232,49 @@ status_queue_op(struct status *st, uint64_t seq, uint32_t kind, uint64_t bytes,
 	snprintf(p->algo, sizeof p->algo, "%s", algo != NULL ? algo : "");
 	snprintf(p->proto, sizeof p->proto, "%s", proto != NULL ? proto : "");
 	p->lib_version = lib_version;
-	status_write_end(p);
+	status_slot_start(p, seq, now, 0);
+	status_write_end_at(p, now);
 }
 
 /*
  * A device runs queued ops in order, but its reports of them may come late
  * or out of order (NCCL's proxy thread polls the kernel's counters): the
- * sequence numbers only ever move forward.
+ * sequence numbers only ever move forward. In the ring an op keeps the first
+ * begin reported for it; one queued STATUS_RING or more ops ago has lost its
+ * slot to a later op, and its times are not kept.
  */
 void
 status_kernel_begin(struct status *st, uint64_t seq, uint32_t kind)
 {
 	struct status_page *p = st->page;
+	struct status_op *o;
+	uint64_t now;
 
 	if (p == NULL)
 		return;
+	now = clock_wall_ns();
 	status_write_begin(p);
 	p->flags |= STATUS_F_KERNEL;
 	if (seq > p->seq_started) {
 		p->seq_started = seq;
 		p->kind_started = kind;
-		p->start_ns = clock_wall_ns();
+		p->start_ns = now;
 	}
-	status_write_end(p);
+	if ((o = status_slot(p, seq)) != NULL && o->begin_ns == 0)
+		o->begin_ns = now;
+	status_write_end_at(p, now);
 }
 
 void
 status_kernel_end(struct status *st, uint64_t seq, uint32_t kind)
 {
 	struct status_page *p = st->page;
+	struct status_op *o;
+	uint64_t now;
 
 	if (p == NULL)
 		return;
+	now = clock_wall_ns();
 	status_write_begin(p);
 	p->flags |= STATUS_F_KERNEL;
 	if (seq > p->seq_done) {
@@ -238,20 +283,31 @@ status_kernel_end(struct status *st, uint64_t seq, uint32_t kind)
 	}
 	if (p->seq_done >= p->seq_queued && p->state == STATUS_RUNNING)
 		p->state = STATUS_IDLE;
-	status_write_end(p);
+	if ((o = status_slot(p, seq)) != NULL)
+		o->end_ns = now;
+	status_write_end_at(p, now);
 }
 
 void
 status_retry(struct status *st, uint64_t retries)
 {
+	status_retry_peer(st, retries, -1);
+}
+
+void
+status_retry_peer(struct status *st, uint64_t retries, int peer)
+{
 	struct status_page *p = st->page;
+	uint64_t now;
 
 	if (p == NULL)
 		return;
+	now = clock_wall_ns();
 	status_write_begin(p);
 	p->retries = retries;
-	p->retry_ns = clock_wall_ns();
-	status_write_end(p);
+	p->retry_ns = now;
+	p->retry_peer = peer;
+	status_write_end_at(p, now);
 }
 
 void
@@ -298,7 +354,8 @@ status_progress(struct status *st)
  * a reader that sees gen odd or changed first retries at once, then yields
  * the CPU (the writer may have been preempted mid-update). A writer that died
  * mid-update leaves gen odd for good: after STATUS_READ_RETRY_MS the reader
- * gives up.
+ * gives up. A page is read whole up to STATUS_PAGE_SIZE: an older, 512-byte
+ * page reads short, and *got says how much came (at least STATUS_PAGE_SIZE_V4).
  */
 static int
 status_gen_read(int fd, uint32_t *gen)
@@ -308,16 +365,18 @@ status_gen_read(int fd, uint32_t *gen)
 }
 
 static int
-status_copy(int fd, struct status_page *out, int patient)
+status_copy(int fd, struct status_page *out, size_t *got, int patient)
 {
 	uint64_t give_up = 0;
 	uint32_t g1, g2;
+	ssize_t n;
 
 	for (unsigned tries = 0;; tries++) {
 		if (status_gen_read(fd, &g1) != COLL_OK ||
-		    pread(fd, out, sizeof *out, 0) != (ssize_t)sizeof *out ||
+		    (n = pread(fd, out, sizeof *out, 0)) < STATUS_PAGE_SIZE_V4 ||
 		    status_gen_read(fd, &g2) != COLL_OK)
 			return COLL_EPROTO;	/* cut short under us: not a page */
+		*got = (size_t)n;
 		if (g1 == g2 && (g1 & 1) == 0 && out->gen == g1)
 			return COLL_OK;
 		if (tries < STATUS_READ_SPINS)
@@ -343,8 +402,8 @@ status_open_read(const char *path, uid_t owner, int *fdp)
 	if (*fdp == -1)
 		return errno == ELOOP ? COLL_EUNSAFE : COLL_ESYS;
 	r = fstat(*fdp, &sb) == -1 ? COLL_ESYS : status_check(&sb, owner);
-	/* A page being created is empty for a moment. */
-	if (r == COLL_OK && sb.st_size < STATUS_PAGE_SIZE)
+	/* A page being created is empty for a moment; none is shorter than version 4's. */
+	if (r == COLL_OK && sb.st_size < STATUS_PAGE_SIZE_V4)
 		r = COLL_EPROTO;
 	if (r != COLL_OK) {
 		close(*fdp);
@@ -353,26 +412,27 @@ status_open_read(const char *path, uid_t owner, int *fdp)
 	return r;
 }
 
+/*
+ * The size a page of this version has: versions 2 to 4 are 512 bytes, 5 is
+ * 1024. A page whose size field says otherwise, or whose file is shorter
+ * than its size, is not a page (a reader never takes a ring it did not read).
+ */
 static int
-status_read_how(const char *path, uid_t owner, struct status_page *out, int patient)
+status_size_check(const struct status_page *p, size_t got)
 {
-	int fd, r;
+	uint32_t want = p->version < 5 ? STATUS_PAGE_SIZE_V4 : STATUS_PAGE_SIZE;
 
-	if ((r = status_open_read(path, owner, &fd)) != COLL_OK)
-		return r;
-	r = status_copy(fd, out, patient);
-	close(fd);
-	out->host[sizeof out->host - 1] = '\0';
-	out->error[sizeof out->error - 1] = '\0';
-	out->dtype[sizeof out->dtype - 1] = '\0';
-	out->algo[sizeof out->algo - 1] = '\0';
-	out->proto[sizeof out->proto - 1] = '\0';
-	if (r != COLL_OK)
-		return r;
-	if (out->magic != STATUS_MAGIC || out->size != STATUS_PAGE_SIZE)
-		return COLL_EPROTO;
-	if (out->version < STATUS_VERSION_MIN || out->version > STATUS_VERSION)
-		return COLL_EVERSION;
+	return p->size == want && got >= want ? COLL_OK : COLL_EPROTO;
+}
+
+/*
+ * What an older version kept reserved, or did not have, reads as none. The
+ * ring's values are the writer's, as anything in a page: a reader of ops
+ * bounds them (a slot's seq need not be its index's, nor its times in order).
+ */
+static void
+status_upgrade(struct status_page *out)
+{
 	if (out->version < 3) {
 		/* What version 2 kept reserved reads as zero: coll's core, nothing queued. */
 		out->seq_queued = 0;
@@ -385,6 +445,41 @@ status_read_how(const char *path, uid_t owner, struct status_page *out, int pati
 		memset(out->dtype, 0, offsetof(struct status_page, reserved) -
 		    offsetof(struct status_page, dtype));
 	}
+	if (out->version < 5) {
+		/* Past a 512-byte page: not read, or another file's bytes beyond it. */
+		memset(out->reserved, 0, sizeof *out - offsetof(struct status_page, reserved));
+		out->retry_peer = -1;
+		out->pad3 = 0;
+	}
+}
+
+static int
+status_read_how(const char *path, uid_t owner, struct status_page *out, int patient)
+{
+	size_t got = 0;
+	int fd, r;
+
+	if ((r = status_open_read(path, owner, &fd)) != COLL_OK)
+		return r;
+	r = status_copy(fd, out, &got, patient);
+	close(fd);
+	/* A short copy leaves the tail unread: never hand back stale bytes. */
+	if (got < sizeof *out)
+		memset((char *)out + got, 0, sizeof *out - got);
+	out->host[sizeof out->host - 1] = '\0';
+	out->error[sizeof out->error - 1] = '\0';
+	out->dtype[sizeof out->dtype - 1] = '\0';
+	out->algo[sizeof out->algo - 1] = '\0';
+	out->proto[sizeof out->proto - 1] = '\0';
+	if (r != COLL_OK)
+		return r;
+	if (out->magic != STATUS_MAGIC)
+		return COLL_EPROTO;
+	if (out->version < STATUS_VERSION_MIN || out->version > STATUS_VERSION)
+		return COLL_EVERSION;
+	if ((r = status_size_check(out, got)) != COLL_OK)
+		return r;
+	status_upgrade(out);
 	return COLL_OK;
 }
 

@@ -353,7 +353,64 @@ test_ncclprof_threads(void **state)
 	read_page(hash, 5, &pg);
 	assert_true(pg.seq_queued == N && pg.seq_started == N && pg.seq_done == N);
 	assert_int_equal(pg.state, STATUS_IDLE);
+	/* The ring holds the last STATUS_RING ops, each queued, begun and ended in order. */
+	for (int i = 0; i < STATUS_RING; i++) {
+		const struct status_op *o = &pg.ops[(N - i) % STATUS_RING];
+
+		assert_true(o->seq == (uint64_t)(N - i));
+		assert_true(o->queued_ns != 0 && o->queued_ns <= o->begin_ns &&
+		    o->begin_ns <= o->end_ns);
+	}
 	v5->finalize(a.ctx);
+}
+
+/*
+ * The ring of an NCCL op (page version 5): queued at enqueue, several ahead
+ * of the kernels; begun when its first channel's kernel begins, ended when
+ * its last channel's ends (as the page's seq_done), each in its seq's slot.
+ */
+static void
+test_ncclprof_ring(void **state)
+{
+	const uint64_t hash = 0x5106ull;
+	struct status_page pg;
+	void *ctx = NULL, *c[4], *k[4][2];
+	int mask = 0;
+	uint64_t b1;
+
+	(void)state;
+	assert_int_equal(v5->init(&ctx, hash, &mask, "ring", 1, 2, 0, NULL), NPROF_OK);
+	for (int i = 1; i <= 3; i++)
+		c[i] = coll_v5(ctx, "AllReduce", 1024, "ncclFloat32", 2);
+	read_page(hash, 0, &pg);
+	for (int i = 1; i <= 3; i++)
+		assert_true(pg.ops[i].seq == (uint64_t)i && pg.ops[i].queued_ns != 0 &&
+		    pg.ops[i].begin_ns == 0 && pg.ops[i].end_ns == 0);
+	k[1][0] = kernel_v5(ctx, c[1], 0);
+	read_page(hash, 0, &pg);
+	b1 = pg.ops[1].begin_ns;
+	assert_true(b1 >= pg.ops[1].queued_ns && b1 >= pg.ops[3].queued_ns);
+	k[1][1] = kernel_v5(ctx, c[1], 1);	/* the second channel: the op's begin stays */
+	v5->stop(k[1][0]);
+	read_page(hash, 0, &pg);
+	assert_true(pg.ops[1].begin_ns == b1 && pg.ops[1].end_ns == 0);
+	v5->stop(k[1][1]);
+	read_page(hash, 0, &pg);
+	assert_true(pg.ops[1].end_ns >= b1 && pg.seq_done == 1);
+	assert_true(pg.ops[2].begin_ns == 0 && pg.ops[3].begin_ns == 0);
+	for (int i = 2; i <= 3; i++) {
+		k[i][0] = kernel_v5(ctx, c[i], 0);
+		k[i][1] = kernel_v5(ctx, c[i], 1);
+		v5->stop(k[i][1]);
+		v5->stop(k[i][0]);
+	}
+	read_page(hash, 0, &pg);
+	for (int i = 1; i <= 3; i++)
+		assert_true(pg.ops[i].queued_ns <= pg.ops[i].begin_ns &&
+		    pg.ops[i].begin_ns <= pg.ops[i].end_ns);
+	assert_true(pg.ops[2].begin_ns >= pg.ops[1].end_ns);
+	assert_true(pg.ops[0].seq == 0 && pg.ops[4].seq == 0);
+	v5->finalize(ctx);
 }
 
 int
@@ -366,6 +423,7 @@ main(void)
 		cmocka_unit_test(test_ncclprof_no_page),
 		cmocka_unit_test(test_ncclprof_enqueue_only),
 		cmocka_unit_test(test_ncclprof_threads),
+		cmocka_unit_test(test_ncclprof_ring),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

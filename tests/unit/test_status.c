@@ -149,6 +149,8 @@ test_status_open_fields(void **state)
 		assert_true(pg.seq_started == 0 && pg.seq_done == 0);
 		assert_int_equal(pg.wait_peer, -1);
 		assert_int_equal(pg.wait_dir, 0);
+		assert_int_equal(pg.retry_peer, -1);
+		assert_true(pg.ops[0].seq == 0 && pg.ops[STATUS_RING - 1].seq == 0);
 		assert_true(pg.progress_ns >= before);
 		assert_string_equal(pg.host, rows[i].want_host);
 		assert_string_equal(pg.error, "");
@@ -382,7 +384,7 @@ static void
 test_status_read_not_a_page(void **state)
 {
 	static uint8_t zeros[STATUS_PAGE_SIZE], big[3 * STATUS_PAGE_SIZE];
-	struct status_page good, vnext, v1, v2, badsize;
+	struct status_page good, vnext, v1, v2, v4, v4big, v5small, badsize;
 	int bad = 0;
 	static const char text[] = "this is not a status page\n";
 	const struct {
@@ -400,7 +402,15 @@ test_status_read_not_a_page(void **state)
 		{ "big junk", big, sizeof big, COLL_EPROTO },
 		{ "a later version", &vnext, sizeof vnext, COLL_EVERSION },
 		{ "version 1", &v1, sizeof v1, COLL_EVERSION },
-		{ "version 2 (still read)", &v2, sizeof v2, COLL_OK },
+		{ "version 2 (still read)", &v2, STATUS_PAGE_SIZE_V4, COLL_OK },
+		{ "version 2 cut short", &v2, STATUS_PAGE_SIZE_V4 - 8, COLL_EPROTO },
+		{ "version 4 in a longer file", &v4, sizeof v4, COLL_OK },
+		{ "version 4 of version 5's size", &v4big, sizeof v4big, COLL_EPROTO },
+		{ "version 5 of version 4's size", &v5small, STATUS_PAGE_SIZE_V4, COLL_EPROTO },
+		{ "version 5 of version 4's size, long file", &v5small, sizeof v5small,
+		  COLL_EPROTO },
+		{ "version 5 cut to 512 bytes", &good, STATUS_PAGE_SIZE_V4, COLL_EPROTO },
+		{ "version 5 cut short by one", &good, sizeof good - 1, COLL_EPROTO },
 		{ "good", &good, sizeof good, COLL_OK },
 	};
 
@@ -415,7 +425,15 @@ test_status_read_not_a_page(void **state)
 	v1.version = 1;
 	v2 = good;
 	v2.version = 2;
+	v2.size = STATUS_PAGE_SIZE_V4;
 	memset(&v2.seq_queued, 0xa5, 24);	/* what version 2 left reserved: junk, not read */
+	v4 = v2;
+	v4.version = 4;
+	memset(v4.ops, 0xa5, sizeof v4.ops);	/* past its 512 bytes: not the page's */
+	v4big = v4;
+	v4big.size = STATUS_PAGE_SIZE;
+	v5small = good;
+	v5small.size = STATUS_PAGE_SIZE_V4;
 	badsize = good;
 	badsize.size = 256;
 	memset(big, 'j', sizeof big);
@@ -447,17 +465,18 @@ test_status_read_v2(void **state)
 	memset(&v2, 0, sizeof v2);
 	v2.magic = STATUS_MAGIC;
 	v2.version = 2;
-	v2.size = STATUS_PAGE_SIZE;
+	v2.size = STATUS_PAGE_SIZE_V4;
 	v2.state = STATUS_IDLE;
 	v2.seq_started = 7;
 	memset(&v2.seq_queued, 0xa5, 24);
 	snprintf(path, sizeof path, "%s/coll.%016x.%016x.0", dir, 0x2, 0x2);
-	write_file(path, &v2, sizeof v2);
+	write_file(path, &v2, STATUS_PAGE_SIZE_V4);
 	assert_int_equal(status_read(path, &pg), COLL_OK);
 	unlink(path);
 	assert_true(pg.seq_started == 7 && pg.seq_queued == 0 && pg.kind_queued == 0);
 	assert_int_equal(pg.source, STATUS_SRC_CORE);
 	assert_int_equal(pg.flags, 0);
+	assert_int_equal(pg.retry_peer, -1);
 }
 
 /*
@@ -473,7 +492,7 @@ test_status_op_fields(void **state)
 	assert_int_equal(status_open(&st, 0, 0x4f4eull, 0, 4, "host"), COLL_OK);
 	status_queue_op(&st, 9, KIND_ALLREDUCE, 4096, "ncclFloat32", "Ring", "LL128", 22803);
 	assert_int_equal(status_read(st.path, &pg), COLL_OK);
-	assert_int_equal(pg.version, 4);
+	assert_int_equal(pg.version, STATUS_VERSION);
 	assert_true(pg.seq_queued == 9 && pg.kind_queued == KIND_ALLREDUCE && pg.bytes == 4096);
 	assert_string_equal(pg.dtype, "ncclFloat32");
 	assert_string_equal(pg.algo, "Ring");
@@ -499,19 +518,20 @@ test_status_read_v3(void **state)
 	memset(&v3, 0, sizeof v3);
 	v3.magic = STATUS_MAGIC;
 	v3.version = 3;
-	v3.size = STATUS_PAGE_SIZE;
+	v3.size = STATUS_PAGE_SIZE_V4;
 	v3.state = STATUS_RUNNING;
 	v3.seq_queued = 5;
 	v3.source = STATUS_SRC_NCCL;
 	v3.flags = STATUS_F_KERNEL;
-	memset(v3.dtype, 0xa5, STATUS_PAGE_SIZE - offsetof(struct status_page, dtype));
+	memset(v3.dtype, 0xa5, STATUS_PAGE_SIZE_V4 - offsetof(struct status_page, dtype));
 	snprintf(path, sizeof path, "%s/coll.%016x.%016x.0", dir, 0x3, 0x3);
-	write_file(path, &v3, sizeof v3);
+	write_file(path, &v3, STATUS_PAGE_SIZE_V4);
 	assert_int_equal(status_read(path, &pg), COLL_OK);
 	unlink(path);
 	assert_true(pg.seq_queued == 5 && pg.source == STATUS_SRC_NCCL && pg.flags == STATUS_F_KERNEL);
 	assert_true(pg.dtype[0] == '\0' && pg.algo[0] == '\0' && pg.proto[0] == '\0');
 	assert_int_equal(pg.lib_version, 0);
+	assert_int_equal(pg.retry_peer, -1);
 }
 
 /* A version 4 page's strings with no end (a writer's junk) come back cut to their field. */
@@ -524,11 +544,11 @@ test_status_read_v4_unterminated(void **state)
 	memset(&v4, 0, sizeof v4);
 	v4.magic = STATUS_MAGIC;
 	v4.version = 4;
-	v4.size = STATUS_PAGE_SIZE;
+	v4.size = STATUS_PAGE_SIZE_V4;
 	v4.state = STATUS_IDLE;
 	memset(v4.dtype, 'x', sizeof v4.dtype + sizeof v4.algo + sizeof v4.proto);
 	snprintf(path, sizeof path, "%s/coll.%016x.%016x.0", dir, 0x4, 0x4);
-	write_file(path, &v4, sizeof v4);
+	write_file(path, &v4, STATUS_PAGE_SIZE_V4);
 	assert_int_equal(status_read(path, &pg), COLL_OK);
 	unlink(path);
 	assert_int_equal(strlen(pg.dtype), sizeof pg.dtype - 1);
@@ -767,6 +787,10 @@ page_whole(const struct status_page *pg)
 	if (pg->bytes != 3 * s || pg->kind_started != s % 1000 ||
 	    pg->kind_done != pg->seq_done % 1000)
 		return 0;
+	/* The ring moves with the rest: op s's slot is s's, begun at start_ns, ended once idle. */
+	if (pg->ops[s % STATUS_RING].seq != s || pg->ops[s % STATUS_RING].begin_ns != pg->start_ns ||
+	    (pg->ops[s % STATUS_RING].end_ns != 0) != (pg->state == STATUS_IDLE))
+		return 0;
 	if (pg->state == STATUS_IDLE)
 		return pg->seq_done == s && pg->wait_peer == -1 && pg->wait_dir == 0;
 	if (pg->state != STATUS_RUNNING || pg->seq_done + 1 != s)
@@ -1004,6 +1028,183 @@ test_status_read_truncated(void **state)
 	status_close(&st);
 }
 
+/* Every slot of the ring is empty (what a page of an older version reads as). */
+static int
+ring_empty(const struct status_page *pg)
+{
+	static const struct status_op none;
+
+	for (int i = 0; i < STATUS_RING; i++)
+		if (memcmp(&pg->ops[i], &none, sizeof none) != 0)
+			return 0;
+	return 1;
+}
+
+/*
+ * A version 4 page (512 bytes) reads with no ring and no retried link,
+ * whatever its reserved bytes hold and whatever follows it in a longer file.
+ */
+static void
+test_status_read_v4_ring(void **state)
+{
+	struct status_page v4, pg;
+	char path[512];
+
+	memset(&v4, 0xa5, sizeof v4);
+	v4.magic = STATUS_MAGIC;
+	v4.version = 4;
+	v4.size = STATUS_PAGE_SIZE_V4;
+	v4.gen = 2;
+	v4.retries = 3;
+	snprintf(path, sizeof path, "%s/coll.%016x.%016x.0", dir, 0x44, 0x44);
+	for (size_t n = STATUS_PAGE_SIZE_V4; n <= sizeof v4; n += sizeof v4 - STATUS_PAGE_SIZE_V4) {
+		write_file(path, &v4, n);
+		assert_int_equal(status_read(path, &pg), COLL_OK);
+		assert_int_equal(pg.version, 4);
+		assert_true(pg.retries == 3);
+		assert_int_equal(pg.retry_peer, -1);
+		assert_true(ring_empty(&pg));
+	}
+	unlink(path);
+}
+
+/*
+ * coll's core: each op takes its slot, seq % STATUS_RING, at status_begin
+ * (begin_ns = start_ns, nothing queued) and ends there at status_end; past
+ * STATUS_RING ops the oldest slots are taken again, and an end for an op
+ * whose slot a later op took (or whose seq never began) writes nothing.
+ */
+static void
+test_status_ring_core(void **state)
+{
+	struct status st;
+	struct status_page pg;
+	uint64_t before = clock_wall_ns();
+
+	assert_int_equal(status_open(&st, 0, 0x41, 0, 2, "h"), COLL_OK);
+	status_begin(&st, 1, KIND_ALLREDUCE, 8);
+	assert_int_equal(status_read(st.path, &pg), COLL_OK);
+	assert_true(pg.ops[1].seq == 1 && pg.ops[1].queued_ns == 0 && pg.ops[1].end_ns == 0);
+	assert_true(pg.ops[1].begin_ns == pg.start_ns && pg.start_ns >= before);
+	status_end(&st, 1, KIND_ALLREDUCE);
+	assert_int_equal(status_read(st.path, &pg), COLL_OK);
+	assert_true(pg.ops[1].end_ns >= pg.ops[1].begin_ns && pg.ops[1].end_ns == pg.progress_ns);
+	for (uint64_t seq = 2; seq <= 2 * STATUS_RING + 3; seq++) {
+		status_begin(&st, seq, KIND_ALLREDUCE, 8);
+		status_end(&st, seq, KIND_ALLREDUCE);
+	}
+	status_begin(&st, 2 * STATUS_RING + 4, KIND_ALLREDUCE, 8);
+	status_end(&st, STATUS_RING + 4, KIND_ALLREDUCE);	/* its slot is op 2R+4's */
+	status_end(&st, 99, KIND_ALLREDUCE);		/* never began: slot 3 is op 2R+3's */
+	assert_int_equal(status_read(st.path, &pg), COLL_OK);
+	for (int i = 0; i < STATUS_RING; i++) {
+		/* The slot holds the latest op of its index: seqs R+5 .. 2R+4. */
+		uint64_t want = (uint64_t)(i < 5 ? 2 * STATUS_RING + i : STATUS_RING + i);
+
+		assert_true(pg.ops[i].seq == want);
+		assert_true(pg.ops[i].seq % STATUS_RING == (uint64_t)i);
+		assert_true(pg.ops[i].begin_ns >= before);
+		if (want == 2 * STATUS_RING + 4)
+			assert_true(pg.ops[i].end_ns == 0);	/* still under way */
+		else
+			assert_true(pg.ops[i].end_ns >= pg.ops[i].begin_ns);
+	}
+	status_close(&st);
+}
+
+/*
+ * A device's ops (NCCL): queued several ahead ({seq, queued, 0, 0}), then the
+ * kernel's begin and end fill the slot of that seq. A second begin (an op
+ * run again) keeps the first; an op queued STATUS_RING or more before the
+ * one it reports on has lost its slot, and its times go nowhere.
+ */
+static void
+test_status_ring_device(void **state)
+{
+	struct status st;
+	struct status_page pg;
+	uint64_t q1, b1;
+
+	assert_int_equal(status_open(&st, 0, 0x42, 1, 2, "h"), COLL_OK);
+	status_set_source(&st, STATUS_SRC_NCCL);
+	for (uint64_t seq = 1; seq <= 3; seq++)
+		status_queue_op(&st, seq, KIND_ALLREDUCE, 64, "ncclFloat32", "Ring", "LL", 22803);
+	assert_int_equal(status_read(st.path, &pg), COLL_OK);
+	for (int i = 1; i <= 3; i++)
+		assert_true(pg.ops[i].seq == (uint64_t)i && pg.ops[i].queued_ns > 0 &&
+		    pg.ops[i].begin_ns == 0 && pg.ops[i].end_ns == 0);
+	assert_true(pg.ops[1].queued_ns <= pg.ops[2].queued_ns);
+	q1 = pg.ops[1].queued_ns;
+	status_kernel_begin(&st, 1, KIND_ALLREDUCE);
+	assert_int_equal(status_read(st.path, &pg), COLL_OK);
+	b1 = pg.ops[1].begin_ns;
+	assert_true(b1 >= q1 && b1 == pg.start_ns && pg.ops[2].begin_ns == 0);
+	status_kernel_begin(&st, 1, KIND_ALLREDUCE);	/* again: the first begin stays */
+	status_kernel_end(&st, 1, KIND_ALLREDUCE);
+	assert_int_equal(status_read(st.path, &pg), COLL_OK);
+	assert_true(pg.ops[1].queued_ns == q1 && pg.ops[1].begin_ns == b1);
+	assert_true(pg.ops[1].end_ns >= b1 && pg.ops[2].end_ns == 0);
+	/* Queued far ahead: op 2's slot goes to op 2 + R before op 2's kernel reports. */
+	for (uint64_t seq = 4; seq <= STATUS_RING + 2; seq++)
+		status_queue(&st, seq, KIND_ALLREDUCE, 64);
+	status_kernel_begin(&st, 2, KIND_ALLREDUCE);
+	status_kernel_end(&st, 2, KIND_ALLREDUCE);
+	assert_int_equal(status_read(st.path, &pg), COLL_OK);
+	assert_true(pg.seq_done == 2 && pg.seq_started == 2);
+	assert_true(pg.ops[2].seq == STATUS_RING + 2 && pg.ops[2].begin_ns == 0 &&
+	    pg.ops[2].end_ns == 0);
+	assert_true(pg.ops[3].seq == 3 && pg.ops[3].begin_ns == 0);
+	status_close(&st);
+}
+
+/* A retry names the other rank of the link that broke; status_retry names none. */
+static void
+test_status_retry_peer(void **state)
+{
+	struct status st;
+	struct status_page pg;
+	uint64_t before = clock_wall_ns();
+
+	assert_int_equal(status_open(&st, 0, 0x43, 0, 4, "h"), COLL_OK);
+	status_retry_peer(&st, 1, 3);
+	assert_int_equal(status_read(st.path, &pg), COLL_OK);
+	assert_true(pg.retries == 1 && pg.retry_ns >= before);
+	assert_int_equal(pg.retry_peer, 3);
+	status_retry(&st, 2);
+	assert_int_equal(status_read(st.path, &pg), COLL_OK);
+	assert_true(pg.retries == 2);
+	assert_int_equal(pg.retry_peer, -1);
+	status_close(&st);
+	status_retry_peer(&st, 3, 1);	/* closed: nothing */
+}
+
+/*
+ * The ring is the writer's, as the rest of the page: a slot whose seq is not
+ * its index's, times out of order or of any value, come back as they are
+ * (a reader of ops bounds them); they make no page unreadable.
+ */
+static void
+test_status_read_v5_junk_ring(void **state)
+{
+	struct status_page v5, pg;
+	char path[512];
+
+	memset(&v5, 0, sizeof v5);
+	v5.magic = STATUS_MAGIC;
+	v5.version = STATUS_VERSION;
+	v5.size = STATUS_PAGE_SIZE;
+	v5.retry_peer = 1 << 30;
+	memset(v5.ops, 0xff, sizeof v5.ops);
+	v5.ops[0] = (struct status_op){ 5, 9, 3, 1 };
+	snprintf(path, sizeof path, "%s/coll.%016x.%016x.0", dir, 0x55, 0x55);
+	write_file(path, &v5, sizeof v5);
+	assert_int_equal(status_read(path, &pg), COLL_OK);
+	unlink(path);
+	assert_int_equal(pg.retry_peer, 1 << 30);
+	assert_true(pg.ops[0].seq == 5 && pg.ops[0].end_ns == 1);
+	assert_true(pg.ops[1].seq == UINT64_MAX);
+}
+
 int
 main(void)
 {
@@ -1020,6 +1221,11 @@ main(void)
 		cmocka_unit_test(test_status_op_fields),
 		cmocka_unit_test(test_status_read_v3),
 		cmocka_unit_test(test_status_read_v4_unterminated),
+		cmocka_unit_test(test_status_read_v4_ring),
+		cmocka_unit_test(test_status_read_v5_junk_ring),
+		cmocka_unit_test(test_status_ring_core),
+		cmocka_unit_test(test_status_ring_device),
+		cmocka_unit_test(test_status_retry_peer),
 		cmocka_unit_test(test_status_read_missing),
 		cmocka_unit_test(test_status_remove_job),
 		cmocka_unit_test(test_status_scan),
