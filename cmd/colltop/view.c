@@ -476,12 +476,26 @@ view_link_said(const struct top_job *x, int k)
 	return 0;
 }
 
+/* ", the last 2 s ago": the newer of a's and b's last retries; "" unknown. */
+static void
+view_retry_age(const struct top_jobrank *a, const struct top_jobrank *b, char *buf, size_t len)
+{
+	double age = a->retry_age_s;
+
+	if (b != NULL && b->retry_age_s >= 0 && (age < 0 || b->retry_age_s < age))
+		age = b->retry_age_s;
+	buf[0] = '\0';
+	if (age >= 0)
+		snprintf(buf, len, ", the last %.0f s ago", age);
+}
+
 /* A link that broke and was retried: its two ranks and hosts where the pages name them. */
 static int
 view_alert_retries(const struct top_job *x, const char *name, char lines[][256], int *attrs,
     int n, int max)
 {
 	int links = 0;
+	char age[48];
 
 	for (int k = 0; k < x->nr && n < max && links < 3; k++) {
 		const struct top_jobrank *a = &x->r[k], *b = view_jobrank(x, a->retry_peer);
@@ -491,19 +505,21 @@ view_alert_retries(const struct top_job *x, const char *name, char lines[][256],
 			continue;
 		if (b != NULL && b->retries > times)
 			times = b->retries;
+		view_retry_age(a, b, age, sizeof age);
 		attrs[n] = x->retrying ? VA_BAD : VA_WARN;
-		view_line(lines[n++], "job %s: link rank %d <-> rank %d (%.40s <-> %.40s) broke; "
-		    "ops were retried %llu time%s%s", name, view_jobrank_shown(a),
+		view_line(lines[n++], "job %s: link rank %d <-> rank %d (%.40s <-> %.40s) broke "
+		    "and ops were retried %llu time%s%s%s", name, view_jobrank_shown(a),
 		    b != NULL ? view_jobrank_shown(b) : a->retry_peer, a->host,
-		    b != NULL ? b->host : "?", (unsigned long long)times, times == 1 ? "" : "s",
-		    x->retrying ? ": a flapping link" : "");
+		    b != NULL ? b->host : "?", (unsigned long long)times, times == 1 ? "" : "s", age,
+		    x->retrying && times > 1 ? ": a flapping link" : "");
 		links++;
 	}
 	if (links == 0 && x->retries > 0 && n < max) {
 		attrs[n] = x->retrying ? VA_BAD : VA_WARN;
 		view_line(lines[n++], "job %s: ops were retried %llu time%s after a broken link "
 		    "(its pages do not say which)%s", name, (unsigned long long)x->retries,
-		    x->retries == 1 ? "" : "s", x->retrying ? ": a flapping link" : "");
+		    x->retries == 1 ? "" : "s", x->retrying && x->retries > 1 ?
+		    ": a flapping link" : "");
 	}
 	return n;
 }
