@@ -16,12 +16,14 @@ start_job() {
 	echo "not ok - the job's 4 status pages never came"; cat "$TMP/job.out"
 	exit 1
 }
-# top_json OUT: colltop --json beside the job, its own probe of 2, 10 intervals of 0.3 s.
+# top_json OUT: colltop --json beside the job, its own probe of 2, 10 intervals
+# of 0.3 s, and the options in TOPARGS.
+TOPARGS=()
 top_json() {
-	"$BIN/colltop" --json -n 10 -d 3 --np 2 --no-gpu >"$1" 2>"$TMP/e"
+	"$BIN/colltop" --json -n 10 -d 3 --np 2 --no-gpu "${TOPARGS[@]}" >"$1" 2>"$TMP/e"
 }
 top_text() {
-	"$BIN/colltop" -b -n 10 -d 3 --np 2 --no-gpu >"$1" 2>"$TMP/e"
+	"$BIN/colltop" -b -n 10 -d 3 --np 2 --no-gpu "${TOPARGS[@]}" >"$1" 2>"$TMP/e"
 }
 # until_json PYCOND: colltop --json again (5 times at most) until the last frame's
 # job (jobs[0], as j) meets PYCOND; every run's frames are kept in $TMP/all.

@@ -4,8 +4,9 @@
 # and the operator retry (on by default, docs/FAULTS.md) makes the
 # connections again and runs the op again on every rank. colltop counts the
 # retry per job and rank and names the link by both its ranks and hosts, in
-# --json and in the batch text.
+# --json and in the batch text (the straggler floor at 20 ms, as in t0900).
 . "$(dirname "$0")/jobslib.sh"
+TOPARGS=(--straggler-ms 20)
 
 start_job COLL_FAULT=1@40:close
 until_json 'j.get("retries", 0) >= 1 and any(r["retry_peer"] is not None for r in j["ranks"])'
