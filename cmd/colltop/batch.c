@@ -126,17 +126,54 @@ batch_hosts(const struct top_model *m)
 	return a;
 }
 
+/* A communicator rank and the rank shown for it (its world rank where known). */
+struct batch_shown {
+	int rank, shown;
+};
+
+static int
+batch_cmp_shown(const void *a, const void *b)
+{
+	int x = ((const struct batch_shown *)a)->rank, y = ((const struct batch_shown *)b)->rank;
+
+	return (x > y) - (x < y);
+}
+
+/* The job's ranks by communicator rank, for a peer's shown rank by a search. */
+static struct batch_shown *
+batch_shown_index(const struct top_job *x)
+{
+	struct batch_shown *ix = xcalloc((size_t)x->nr + 1, sizeof *ix);
+
+	for (int k = 0; k < x->nr; k++)
+		ix[k] = (struct batch_shown){ x->r[k].rank, view_jobrank_shown(&x->r[k]) };
+	if (x->nr > 0)
+		qsort(ix, (size_t)x->nr, sizeof *ix, batch_cmp_shown);
+	return ix;
+}
+
+static json_t *
+batch_peer(const struct top_job *x, const struct batch_shown *ix, int peer)
+{
+	struct batch_shown want = { peer, 0 }, *e;
+
+	if (peer < 0)
+		return json_null();
+	e = bsearch(&want, ix, (size_t)x->nr, sizeof *ix, batch_cmp_shown);
+	return json_integer(e != NULL ? e->shown : peer);
+}
+
 /* A rank's straggler test by the job's own ops, and its retries (jobstrag.c). */
 static void
-batch_jobrank_late(json_t *o, const struct top_job *x, const struct top_jobrank *r)
+batch_jobrank_late(json_t *o, const struct top_job *x, const struct batch_shown *ix,
+    const struct top_jobrank *r)
 {
 	json_object_set_new(o, "late_ms", r->late_ms >= 0 ? json_real(r->late_ms) : json_null());
 	json_object_set_new(o, "slow_intervals", json_integer(r->slow_run));
 	json_object_set_new(o, "straggler", json_boolean(r->straggler));
 	json_object_set_new(o, "gpu", json_integer(r->gpu));
 	json_object_set_new(o, "retries", json_integer((json_int_t)r->retries));
-	json_object_set_new(o, "retry_peer", r->retry_peer >= 0 ?
-	    json_integer(view_rank_shown(x, r->retry_peer)) : json_null());
+	json_object_set_new(o, "retry_peer", batch_peer(x, ix, r->retry_peer));
 	json_object_set_new(o, "retry_age_s", r->retry_age_s >= 0 ? json_real(r->retry_age_s) :
 	    json_null());
 }
@@ -145,6 +182,7 @@ static json_t *
 batch_job_ranks(const struct top_job *x)
 {
 	json_t *rs = json_array(), *o;
+	struct batch_shown *ix = batch_shown_index(x);
 
 	for (int k = 0; k < x->nr; k++) {
 		o = json_pack("{s:i, s:i, s:s, s:i, s:i, s:I, s:I, s:I, s:s, "
@@ -156,9 +194,10 @@ batch_job_ranks(const struct top_job *x)
 		    "wait_peer", x->r[k].wait_peer, "proc", &x->r[k].proc, (size_t)1,
 		    "kernel", x->r[k].kernel, "alive", strchr("?ZX", x->r[k].proc) == NULL);
 		if (o != NULL)
-			batch_jobrank_late(o, x, &x->r[k]);
+			batch_jobrank_late(o, x, ix, &x->r[k]);
 		json_array_append_new(rs, o);
 	}
+	free(ix);
 	return rs;
 }
 

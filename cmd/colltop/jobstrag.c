@@ -132,9 +132,10 @@ jobstrag_unique(uint64_t *v, int n)
 
 /*
  * Each rank's lateness to op seq into late[k * TOP_RING + nlate[k]]: the
- * median of the others' waits less its own, never below 0 (early is not late).
+ * median of the others' waits less its own, never below 0 (early is not
+ * late). 1 when two ranks or more had it, else 0.
  */
-static void
+static int
 jobstrag_op(const struct top_job *j, uint64_t seq, double *wait, double *sorted, double *late,
     int *nlate)
 {
@@ -144,34 +145,71 @@ jobstrag_op(const struct top_job *j, uint64_t seq, double *wait, double *sorted,
 		if ((wait[k] = jobstrag_wait(&j->r[k], seq)) >= 0)
 			sorted[c++] = wait[k];
 	if (c < 2)
-		return;
+		return 0;
 	rule_median(sorted, c);
 	for (int k = 0; k < j->nr; k++)
 		if (wait[k] >= 0 && nlate[k] < TOP_RING)
 			late[k * TOP_RING + nlate[k]++] =
 			    fmax(rule_median_others(sorted, c, wait[k]) - wait[k], 0) / 1e6;
+	return 1;
 }
 
-/* This frame's ranks take what the last frame's knew of them (the same rank and process). */
+struct jobstrag_key {
+	int rank, pid, at;	/* at: index into the last frame's ranks */
+};
+
+static int
+jobstrag_cmp_key(const void *a, const void *b)
+{
+	const struct jobstrag_key *x = a, *y = b;
+
+	if (x->rank != y->rank)
+		return (x->rank > y->rank) - (x->rank < y->rank);
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/* The last frame's rank that is x (the same rank, process and host); NULL none. */
+static const struct top_jobrank *
+jobstrag_was(const struct top_jobrank *x, const struct top_jobrank *was,
+    const struct jobstrag_key *keys, int nwas)
+{
+	struct jobstrag_key want = { x->rank, x->pid, 0 };
+	const struct jobstrag_key *e = bsearch(&want, keys, (size_t)nwas, sizeof *keys,
+	    jobstrag_cmp_key);
+
+	if (e == NULL)
+		return NULL;
+	while (e > keys && jobstrag_cmp_key(e - 1, &want) == 0)
+		e--;
+	for (; e < keys + nwas && jobstrag_cmp_key(e, &want) == 0; e++)
+		if (strcmp(was[e->at].host, x->host) == 0)
+			return &was[e->at];
+	return NULL;
+}
+
+/*
+ * This frame's ranks take what the last frame's knew of them: a search of
+ * the last frame's ranks by (rank, pid), not a walk of them for each.
+ */
 static void
 jobstrag_carry(struct top_job *j, const struct top_jobrank *was, int nwas)
 {
+	struct jobstrag_key *keys = xcalloc((size_t)nwas + 1, sizeof *keys);
+
+	for (int i = 0; i < nwas; i++)
+		keys[i] = (struct jobstrag_key){ was[i].rank, was[i].pid, i };
+	if (nwas > 0)
+		qsort(keys, (size_t)nwas, sizeof *keys, jobstrag_cmp_key);
 	for (int k = 0; k < j->nr; k++) {
 		struct top_jobrank *x = &j->r[k];
+		const struct top_jobrank *w = jobstrag_was(x, was, keys, nwas);
 
-		x->late_ms = -1;
-		x->slow_run = 0;
-		x->straggler = 0;
-		for (int i = 0; i < nwas; i++)
-			if (was[i].rank == x->rank && was[i].pid == x->pid &&
-			    strcmp(was[i].host, x->host) == 0) {
-				x->late_ms = was[i].late_ms;
-				x->slow_run = was[i].slow_run;
-				x->straggler = was[i].straggler;
-				j->retrying |= x->retries > was[i].retries;
-				break;
-			}
+		x->late_ms = w != NULL ? w->late_ms : -1;
+		x->slow_run = w != NULL ? w->slow_run : 0;
+		x->straggler = w != NULL ? w->straggler : 0;
+		j->retrying |= w != NULL && x->retries > w->retries;
 	}
+	free(keys);
 }
 
 /* The rule over the ranks that came to this interval's ops. */
@@ -212,18 +250,16 @@ jobstrag_late(const struct top_model *m, struct top_job *j)
 	double *wait = xcalloc((size_t)j->nr + 1, sizeof *wait);
 	double *sorted = xcalloc((size_t)j->nr + 1, sizeof *sorted);
 	int *nlate = xcalloc((size_t)j->nr + 1, sizeof *nlate);
-	int n = jobstrag_unique(seqs, jobstrag_seqs(j, seqs)), compared = 0;
+	int n = jobstrag_unique(seqs, jobstrag_seqs(j, seqs)), compared = 0, from;
 
-	for (int i = 0; i < n; i++) {
-		int before = 0, after = 0;
+	/*
+	 * The newest TOP_RING at most: a page's ring holds no more, and pages
+	 * that each claim other ops must not make this a walk of ranks x ops.
+	 */
+	from = n > TOP_RING ? n - TOP_RING : 0;
 
-		for (int k = 0; k < j->nr; k++)
-			before += nlate[k];
-		jobstrag_op(j, seqs[i], wait, sorted, late, nlate);
-		for (int k = 0; k < j->nr; k++)
-			after += nlate[k];
-		compared += after > before;
-	}
+	for (int i = from; i < n; i++)
+		compared += jobstrag_op(j, seqs[i], wait, sorted, late, nlate);
 	if (compared > 0) {
 		j->nops = compared;
 		j->judged_seq = seqs[n - 1];

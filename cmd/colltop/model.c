@@ -316,7 +316,10 @@ model_page(struct top_model *m, json_t *p)
 	j->nranks = model_int(p, "nranks", 0);
 	model_str(p, "launcher", j->launcher, sizeof j->launcher);
 	model_str(p, "slurm", j->slurm, sizeof j->slurm);
-	j->r = xreallocarray(j->r, (size_t)j->nr + 1, sizeof *j->r);
+	if (j->nr == j->rcap) {
+		j->rcap = j->rcap > 0 ? 2 * j->rcap : 4;
+		j->r = xreallocarray(j->r, (size_t)j->rcap, sizeof *j->r);
+	}
 	x = &j->r[j->nr++];
 	*x = (struct top_jobrank){ .rank = model_int(p, "rank", 0), .pid = model_int(p, "pid", 0),
 	    .state = model_int(p, "state", 0), .source = model_int(p, "source", 0),
@@ -482,6 +485,7 @@ model_jobs(struct top_model *m, json_t *ranks, double dt)
 		nwas[j] = m->jobs[j].nr;
 		m->jobs[j].r = NULL;
 		m->jobs[j].nr = 0;
+		m->jobs[j].rcap = 0;
 		m->jobs[j].seen = 0;
 	}
 	json_array_foreach(ranks, i, o)

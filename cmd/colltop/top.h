@@ -112,6 +112,7 @@ struct top_job {
 	int nranks;
 	struct top_jobrank *r;
 	int nr;
+	int rcap;		/* r's room: it grows by doubling, rebuilt each frame */
 	uint64_t sum;		/* of every rank's sequence numbers: a change is progress */
 	double still_s;		/* since sum last changed */
 	int stalled;

@@ -494,15 +494,20 @@ static int
 view_alert_retries(const struct top_job *x, const char *name, char lines[][256], int *attrs,
     int n, int max)
 {
-	int links = 0;
+	int links = 0, named = 0;
 	char age[48];
 
-	for (int k = 0; k < x->nr && n < max && links < 3; k++) {
-		const struct top_jobrank *a = &x->r[k], *b = view_jobrank(x, a->retry_peer);
+	/* A few ranks that name a peer are looked at: a line, not a walk of ranks x ranks. */
+	for (int k = 0; k < x->nr && n < max && links < 3 && named < 32; k++) {
+		const struct top_jobrank *a = &x->r[k], *b;
 		uint64_t times = a->retries;
 
-		if (a->retries == 0 || a->retry_peer < 0 || view_link_said(x, k))
+		if (a->retries == 0 || a->retry_peer < 0)
 			continue;
+		named++;
+		if (view_link_said(x, k))
+			continue;
+		b = view_jobrank(x, a->retry_peer);
 		if (b != NULL && b->retries > times)
 			times = b->retries;
 		view_retry_age(a, b, age, sizeof age);

@@ -346,6 +346,36 @@ test_job_straggler(void **state)
 	model_free(&m);
 }
 
+/* A frame's ops are untrusted: odd shapes and values are passed over, never read past. */
+static void
+test_job_ops_odd(void **state)
+{
+	static const char *const ops[] = { "\"x\"", "[[1]]", "[[-5,0,1,2]]", "[[\"a\",1,2,3]]",
+		"[[3,0,9,2]]", "[[4,0,1,99999999999999999]]", "[1,2,3]", "[[7,0,1,2],[7,0,1,3]]" };
+	char extra[2048];
+	struct top_model m;
+
+	(void)state;
+	model_init(&m, &args);
+	for (int i = 0; i < 10; i++) {
+		size_t o = (size_t)snprintf(extra, sizeof extra, ",\"pages\":[");
+
+		for (int r = 0; r < 2; r++)
+			o += (size_t)snprintf(extra + o, sizeof extra - o, "%s{\"job\":\"00000000000000ee\","
+			    "\"comm\":\"00000000000000ff\",\"rank\":%d,\"nranks\":2,\"pid\":%d,"
+			    "\"proc\":\"S\",\"retries\":-3,\"retry_peer\":99999999999,\"gpu\":\"x\","
+			    "\"ops\":%s}", r ? "," : "", r, 900 + r, ops[(i + r) % 8]);
+		snprintf(extra + o, sizeof extra - o, "]");
+		feed(&m, 1, NULL, extra, i);
+		assert_int_equal(m.njobs, 1);
+		assert_int_equal(m.jobs[0].straggler, -1);
+		assert_int_equal(m.jobs[0].retries, 0);
+		assert_int_equal(m.jobs[0].r[0].retry_peer, -1);
+		assert_int_equal(m.jobs[0].r[0].gpu, -1);
+	}
+	model_free(&m);
+}
+
 /* c takes the user's own stalled job before another user's listed first. */
 static void
 test_stalled_own_first(void **state)
@@ -512,6 +542,7 @@ main(void)
 		cmocka_unit_test(test_jobs),
 		cmocka_unit_test(test_jobs_by_owner),
 		cmocka_unit_test(test_job_straggler),
+		cmocka_unit_test(test_job_ops_odd),
 		cmocka_unit_test(test_not_frames),
 		cmocka_unit_test(test_stalled_own_first),
 		cmocka_unit_test(test_view),
