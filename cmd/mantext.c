@@ -371,6 +371,14 @@ static const char *const colltop_description[] = {
 	"on it. A job none of whose processes is running any more (killed, its pages left "
 	"behind) is shown gone, its ranks not counted as live: a page counts only while its pid "
 	"is a live process of the page's owner that started before the page's last write.",
+	"A job's own straggler is named from the times its pages keep of its last ops (page "
+	"version 5): each op seen ended on two or more of its ranks, on any host, is compared "
+	"across them, a rank's wait being the op's end less its begin on its own clock (so "
+	"hosts' clocks need not agree), and its lateness the others' median wait less its own. "
+	"Over each interval's new ops, the rank late by the probe's rule (above) is named per "
+	"job and communicator with its host, on the alert line and in --json. Retries of its "
+	"ops after a broken link are counted per job and rank, the link named by both its ranks "
+	"and hosts where the pages say.",
 	"A host that stops answering is named lost as soon as the core's keep-alive gives its "
 	"verdict (--dead-after, 1.5 intervals by default, at least 1 s; COLL_KEEPALIVE_MS and "
 	"COLL_KEEPALIVE_LIMIT, when set, win), and the other workers shrink their "

@@ -126,20 +126,78 @@ batch_hosts(const struct top_model *m)
 	return a;
 }
 
+/* A communicator rank and the rank shown for it (its world rank where known). */
+struct batch_shown {
+	int rank, shown;
+};
+
+static int
+batch_cmp_shown(const void *a, const void *b)
+{
+	int x = ((const struct batch_shown *)a)->rank, y = ((const struct batch_shown *)b)->rank;
+
+	return (x > y) - (x < y);
+}
+
+/* The job's ranks by communicator rank, for a peer's shown rank by a search. */
+static struct batch_shown *
+batch_shown_index(const struct top_job *x)
+{
+	struct batch_shown *ix = xcalloc((size_t)x->nr + 1, sizeof *ix);
+
+	for (int k = 0; k < x->nr; k++)
+		ix[k] = (struct batch_shown){ x->r[k].rank, view_jobrank_shown(&x->r[k]) };
+	if (x->nr > 0)
+		qsort(ix, (size_t)x->nr, sizeof *ix, batch_cmp_shown);
+	return ix;
+}
+
+static json_t *
+batch_peer(const struct top_job *x, const struct batch_shown *ix, int peer)
+{
+	struct batch_shown want = { peer, 0 }, *e;
+
+	if (peer < 0)
+		return json_null();
+	e = bsearch(&want, ix, (size_t)x->nr, sizeof *ix, batch_cmp_shown);
+	return json_integer(e != NULL ? e->shown : peer);
+}
+
+/* A rank's straggler test by the job's own ops, and its retries (jobstrag.c). */
+static void
+batch_jobrank_late(json_t *o, const struct top_job *x, const struct batch_shown *ix,
+    const struct top_jobrank *r)
+{
+	json_object_set_new(o, "late_ms", r->late_ms >= 0 ? json_real(r->late_ms) : json_null());
+	json_object_set_new(o, "slow_intervals", json_integer(r->slow_run));
+	json_object_set_new(o, "straggler", json_boolean(r->straggler));
+	json_object_set_new(o, "gpu", json_integer(r->gpu));
+	json_object_set_new(o, "retries", json_integer((json_int_t)r->retries));
+	json_object_set_new(o, "retry_peer", batch_peer(x, ix, r->retry_peer));
+	json_object_set_new(o, "retry_age_s", r->retry_age_s >= 0 ? json_real(r->retry_age_s) :
+	    json_null());
+}
+
 static json_t *
 batch_job_ranks(const struct top_job *x)
 {
-	json_t *rs = json_array();
+	json_t *rs = json_array(), *o;
+	struct batch_shown *ix = batch_shown_index(x);
 
-	for (int k = 0; k < x->nr; k++)
-		json_array_append_new(rs, json_pack("{s:i, s:i, s:s, s:i, s:i, s:I, s:I, s:I, s:s, "
+	for (int k = 0; k < x->nr; k++) {
+		o = json_pack("{s:i, s:i, s:s, s:i, s:i, s:I, s:I, s:I, s:s, "
 		    "s:i, s:s%, s:b, s:b}", "rank", view_jobrank_shown(&x->r[k]),
 		    "comm_rank", x->r[k].rank, "host", x->r[k].host, "pid", x->r[k].pid,
 		    "state", x->r[k].state, "seq_started", (json_int_t)x->r[k].seq_started,
 		    "seq_done", (json_int_t)x->r[k].seq_done,
 		    "seq_queued", (json_int_t)x->r[k].seq_queued, "kind", x->r[k].kind,
 		    "wait_peer", x->r[k].wait_peer, "proc", &x->r[k].proc, (size_t)1,
-		    "kernel", x->r[k].kernel, "alive", strchr("?ZX", x->r[k].proc) == NULL));
+		    "kernel", x->r[k].kernel, "alive", strchr("?ZX", x->r[k].proc) == NULL);
+		if (o != NULL)
+			batch_jobrank_late(o, x, ix, &x->r[k]);
+		json_array_append_new(rs, o);
+	}
+	free(ix);
 	return rs;
 }
 
@@ -158,6 +216,23 @@ batch_job_cs(const struct top_model *m, const struct view_cs_index *ix, int j)
 	return o;
 }
 
+/* The job's straggler by its own ops (its rank as shown, null none) and its retries. */
+static void
+batch_job_late(json_t *o, const struct top_job *x)
+{
+	const struct top_jobrank *s = x->straggler >= 0 && x->straggler < x->nr ?
+	    &x->r[x->straggler] : NULL;
+
+	json_object_set_new(o, "straggler", s != NULL ? json_integer(view_jobrank_shown(s)) :
+	    json_null());
+	json_object_set_new(o, "straggler_late_ms", s != NULL ? json_real(s->late_ms) :
+	    json_null());
+	json_object_set_new(o, "ops_compared", json_integer(x->nops));
+	json_object_set_new(o, "judged_seq", json_integer((json_int_t)x->judged_seq));
+	json_object_set_new(o, "retries", json_integer((json_int_t)x->retries));
+	json_object_set_new(o, "retrying", json_boolean(x->retrying));
+}
+
 static json_t *
 batch_jobs(const struct top_model *m)
 {
@@ -166,8 +241,7 @@ batch_jobs(const struct top_model *m)
 
 	for (int j = 0; j < m->njobs; j++) {
 		const struct top_job *x = &m->jobs[j];
-
-		json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:s, s:i, s:i, s:b, s:s, s:f, "
+		json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:i, s:i, s:b, s:s, s:f, "
 		    "s:i, s:i, s:s, s:I, s:I, s:o, s:o}", "job", x->jobid, "launcher", x->launcher,
 		    "user", x->user, "comm", x->commid, "nranks", x->nranks, "live", x->live,
 		    "stalled", x->stalled,
@@ -175,7 +249,11 @@ batch_jobs(const struct top_model *m)
 		    "behind", x->behind >= 0 ? view_rank_shown(x, x->behind) : -1,
 		    "behind_comm_rank", x->behind, "how", x->behind >= 0 ? x->why : "",
 		    "behind_seq", (json_int_t)x->behind_seq, "ahead_seq", (json_int_t)x->ahead_seq,
-		    "ranks", batch_job_ranks(x), "collstack", batch_job_cs(m, ix, j)));
+		    "ranks", batch_job_ranks(x), "collstack", batch_job_cs(m, ix, j));
+
+		if (o != NULL)
+			batch_job_late(o, x);
+		json_array_append_new(a, o);
 	}
 	view_cs_index_free(ix);
 	return a;

@@ -9,9 +9,11 @@
  * No curses here: collectors fill plain data, the view and the screen show it.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kind.h"
@@ -198,6 +200,50 @@ collect_page_ident(json_t *o, const struct status_page *p, const struct top_iden
 		json_object_set_new(o, "slurm", json_string(id->slurm));
 }
 
+/*
+ * The ops the page keeps that have ended, for the job's straggler test
+ * (jobstrag.c), and its retries with the broken link's other rank. A slot
+ * holds op seq only at seq % STATUS_RING: any other is stale or made up.
+ * Its GPU: nothing here says which a process uses (NVML's per-process lists
+ * are not sampled), so -1. Frames stay small: a page with no retry says
+ * only that it has none.
+ */
+static void
+collect_page_ops(json_t *o, const struct status_page *p)
+{
+	json_t *ops = json_array();
+	struct timespec now;
+
+	for (int i = 0; i < STATUS_RING; i++) {
+		const struct status_op *op = &p->ops[i];
+
+		if (op->seq == 0 || op->seq % STATUS_RING != (uint64_t)i || op->end_ns == 0 ||
+		    op->seq > INT64_MAX || op->end_ns > INT64_MAX || op->begin_ns > INT64_MAX ||
+		    op->queued_ns > INT64_MAX)
+			continue;
+		json_array_append_new(ops, json_pack("[I, I, I, I]", (json_int_t)op->seq,
+		    (json_int_t)op->queued_ns, (json_int_t)op->begin_ns, (json_int_t)op->end_ns));
+	}
+	if (json_array_size(ops) > 0)
+		json_object_set_new(o, "ops", ops);
+	else
+		json_decref(ops);
+	json_object_set_new(o, "gpu", json_integer(-1));
+	json_object_set_new(o, "retries", json_integer(p->retries > INT64_MAX ? INT64_MAX :
+	    (json_int_t)p->retries));
+	if (p->retries == 0)
+		return;
+	clock_gettime(CLOCK_REALTIME, &now);
+	json_object_set_new(o, "retry_peer", json_integer(p->retry_peer >= 0 &&
+	    p->retry_peer < p->nranks ? p->retry_peer : -1));
+	json_object_set_new(o, "retry_ns", json_integer(p->retry_ns > INT64_MAX ? 0 :
+	    (json_int_t)p->retry_ns));
+	/* Its age here, where the page's clock is: the front end's host may not agree. */
+	if (p->retry_ns != 0 && p->retry_ns <= INT64_MAX)
+		json_object_set_new(o, "retry_age_s", json_real(fmax(((double)now.tv_sec * 1e9 +
+		    (double)now.tv_nsec - (double)p->retry_ns) / 1e9, 0)));
+}
+
 static json_t *
 collect_page(const struct status_page *p, uid_t owner, const struct top_ident *id,
     double boot_s)
@@ -226,6 +272,7 @@ collect_page(const struct status_page *p, uid_t owner, const struct top_ident *i
 	if (o != NULL) {
 		json_object_set_new(o, "user", json_string(user));
 		collect_page_ident(o, p, id);
+		collect_page_ops(o, p);
 	}
 	return o;
 }

@@ -133,83 +133,42 @@ model_one_rank(struct top_model *m, json_t *o, int bound)
 	return 1;
 }
 
-static int
-model_cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double
-model_median(double *v, int n)
-{
-	if (n == 0)
-		return -1;
-	qsort(v, (size_t)n, sizeof *v, model_cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-/*
- * The median of v (sorted, n) without one element equal to x: what a rank is
- * held against is the others' lateness, or with two ranks the slow one would
- * always pull the median up to half its own.
- */
-static double
-model_median_others(const double *v, int n, double x)
-{
-	int lo = 0, hi = n, m = n - 1;
-
-	while (lo < hi) {
-		int mid = (lo + hi) / 2;
-
-		if (v[mid] < x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (m <= 0)
-		return 0;
-	/* The k-th of the others is v[k] before x's place, v[k + 1] from it on. */
-#define OTHER(k) ((k) < lo ? v[(k)] : v[(k) + 1])
-	return m % 2 ? OTHER(m / 2) : (OTHER(m / 2 - 1) + OTHER(m / 2)) / 2;
-#undef OTHER
-}
-
-/* Medians, busbw of the op, and the straggler test over the ranks of this frame. */
+/* Medians, busbw of the op, and the straggler test (rule.c) over the ranks of this frame. */
 static void
 model_judge(struct top_model *m, const char *seen)
 {
 	double *late = xcalloc((size_t)m->nranks + 1, sizeof *late);
-	double *lat = xcalloc((size_t)m->nranks + 1, sizeof *lat), thr, minlat = -1;
-	int n = 0, judge = m->frames > (uint64_t)m->a->warmup;
+	double *lat = xcalloc((size_t)m->nranks + 1, sizeof *lat), minlat = -1;
+	int *slow = xcalloc((size_t)m->nranks + 1, sizeof *slow);
+	int *strag = xcalloc((size_t)m->nranks + 1, sizeof *strag);
+	int *idx = xcalloc((size_t)m->nranks + 1, sizeof *idx);
+	int n = 0, worst;
 
 	for (int r = 0; r < m->nranks; r++) {
 		if (!seen[r])
 			continue;
+		idx[n] = r;
+		slow[n] = m->ranks[r].slow_run;
 		late[n] = m->ranks[r].late_us;
 		lat[n++] = m->ranks[r].lat_us;
 		if (minlat < 0 || m->ranks[r].lat_us < minlat)
 			minlat = m->ranks[r].lat_us;
 	}
-	m->med_late_us = model_median(late, n);	/* sorts late: model_median_others needs it so */
-	m->med_lat_us = model_median(lat, n);
-	m->busbw = m->size > 1 ? model_busbw(m, minlat) : -1;
-	m->straggler = -1;
-	for (int r = 0; r < m->nranks; r++) {
-		struct top_rank *x = &m->ranks[r];
-
-		if (!seen[r])
-			continue;
-		thr = fmax(m->a->factor * model_median_others(late, n, x->late_us),
-		    m->a->min_late_ms * 1e3);
-		x->slow_run = judge && n > 1 && x->late_us > thr ? x->slow_run + 1 : 0;
-		x->straggler = x->slow_run >= m->a->slow_k;
-		if (x->straggler && (m->straggler < 0 || x->late_us > m->ranks[m->straggler].late_us))
-			m->straggler = r;
+	worst = rule_judge(m->a, m->a->min_late_ms * 1e3, m->frames > (uint64_t)m->a->warmup,
+	    late, n, slow, strag);
+	m->straggler = worst >= 0 ? idx[worst] : -1;
+	for (int i = 0; i < n; i++) {
+		m->ranks[idx[i]].slow_run = slow[i];
+		m->ranks[idx[i]].straggler = strag[i];
 	}
+	m->med_late_us = rule_median(late, n);
+	m->med_lat_us = rule_median(lat, n);
+	m->busbw = m->size > 1 ? model_busbw(m, minlat) : -1;
 	free(late);
 	free(lat);
+	free(slow);
+	free(strag);
+	free(idx);
 }
 
 static void
@@ -312,7 +271,7 @@ model_job(struct top_model *m, const char *job, const char *comm, const char *us
 			return &m->jobs[i];
 	m->jobs = xreallocarray(m->jobs, (size_t)m->njobs + 1, sizeof *m->jobs);
 	j = &m->jobs[m->njobs++];
-	*j = (struct top_job){ .behind = -1 };
+	*j = (struct top_job){ .behind = -1, .straggler = -1 };
 	snprintf(j->jobid, sizeof j->jobid, "%s", id);
 	snprintf(j->commid, sizeof j->commid, "%s", comm);
 	snprintf(j->user, sizeof j->user, "%s", who);
@@ -357,7 +316,10 @@ model_page(struct top_model *m, json_t *p)
 	j->nranks = model_int(p, "nranks", 0);
 	model_str(p, "launcher", j->launcher, sizeof j->launcher);
 	model_str(p, "slurm", j->slurm, sizeof j->slurm);
-	j->r = xreallocarray(j->r, (size_t)j->nr + 1, sizeof *j->r);
+	if (j->nr == j->rcap) {
+		j->rcap = j->rcap > 0 ? 2 * j->rcap : 4;
+		j->r = xreallocarray(j->r, (size_t)j->rcap, sizeof *j->r);
+	}
 	x = &j->r[j->nr++];
 	*x = (struct top_jobrank){ .rank = model_int(p, "rank", 0), .pid = model_int(p, "pid", 0),
 	    .state = model_int(p, "state", 0), .source = model_int(p, "source", 0),
@@ -366,7 +328,9 @@ model_page(struct top_model *m, json_t *p)
 	    .seq_started = (uint64_t)json_integer_value(json_object_get(p, "seq_started")),
 	    .seq_done = (uint64_t)json_integer_value(json_object_get(p, "seq_done")),
 	    .seq_queued = (uint64_t)json_integer_value(json_object_get(p, "seq_queued")),
-	    .wait_peer = model_int(p, "wait_peer", -1), .proc = '?' };
+	    .wait_peer = model_int(p, "wait_peer", -1), .proc = '?', .late_ms = -1, .gpu = -1,
+	    .retry_peer = -1, .retry_age_s = -1 };
+	jobstrag_page(x, p);
 	if (json_string_value(json_object_get(p, "proc")) != NULL)
 		x->proc = json_string_value(json_object_get(p, "proc"))[0];
 	model_str(p, "host", x->host, sizeof x->host);
@@ -502,30 +466,47 @@ model_job_judge(struct top_model *m, struct top_job *j, double dt)
 	j->ahead_seq = hi;
 }
 
-/* Pages of this frame replace the last; jobs no longer seen are gone. */
+/*
+ * Pages of this frame replace the last; jobs no longer seen are gone. The
+ * last frame's ranks of each job are kept aside until its straggler test
+ * (jobstrag.c) has carried over what it knew of them.
+ */
 static void
 model_jobs(struct top_model *m, json_t *ranks, double dt)
 {
+	int had = m->njobs, w = 0;
+	struct top_jobrank **was = xcalloc((size_t)had + 1, sizeof *was);
+	int *nwas = xcalloc((size_t)had + 1, sizeof *nwas);
 	size_t i, k;
 	json_t *o, *p;
-	int w = 0;
 
-	for (int j = 0; j < m->njobs; j++) {
+	for (int j = 0; j < had; j++) {
+		was[j] = m->jobs[j].r;
+		nwas[j] = m->jobs[j].nr;
+		m->jobs[j].r = NULL;
 		m->jobs[j].nr = 0;
+		m->jobs[j].rcap = 0;
 		m->jobs[j].seen = 0;
 	}
 	json_array_foreach(ranks, i, o)
 		json_array_foreach(json_object_get(o, "pages"), k, p)
 			model_page(m, p);
 	for (int j = 0; j < m->njobs; j++) {
+		const struct top_jobrank *old = j < had ? was[j] : NULL;
+
 		if (!m->jobs[j].seen) {
 			free(m->jobs[j].r);
 			continue;
 		}
 		m->jobs[w] = m->jobs[j];
-		model_job_judge(m, &m->jobs[w++], dt);
+		model_job_judge(m, &m->jobs[w], dt);
+		jobstrag_judge(m, &m->jobs[w++], old, j < had ? nwas[j] : 0);
 	}
 	m->njobs = w;
+	for (int j = 0; j < had; j++)
+		free(was[j]);
+	free(was);
+	free(nwas);
 }
 
 int

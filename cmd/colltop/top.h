@@ -31,6 +31,7 @@
 
 #define TOP_HIST 120		/* intervals of history kept per rank */
 #define TOP_FRAME_MAX (64u << 20)
+#define TOP_RING 16		/* ops a page keeps (status.h's STATUS_RING) */
 
 struct top_args {
 	const struct cmd *cmd;
@@ -92,6 +93,10 @@ struct top_jobrank {
 	uint64_t retries;	/* ops its page says were run again (since init) */
 	int retry_peer;		/* the other rank of the link that broke last; -1 unknown */
 	double retry_age_s;	/* since its last retry; -1 none */
+	/* The completed ops its page keeps, at ops[seq % TOP_RING]; seq 0: none (jobstrag.c). */
+	struct top_op {
+		uint64_t seq, queued_ns, begin_ns, end_ns;
+	} ops[TOP_RING];
 };
 
 struct top_job {
@@ -107,6 +112,7 @@ struct top_job {
 	int nranks;
 	struct top_jobrank *r;
 	int nr;
+	int rcap;		/* r's room: it grows by doubling, rebuilt each frame */
 	uint64_t sum;		/* of every rank's sequence numbers: a change is progress */
 	double still_s;		/* since sum last changed */
 	int stalled;
@@ -120,7 +126,7 @@ struct top_job {
 	int straggler;		/* index into r of the rank that holds the job up; -1 none */
 	int nops;		/* ops the last straggler test compared */
 	uint64_t judged_seq;	/* the newest op it compared */
-	uint64_t retries;	/* of all its ranks */
+	uint64_t retries;	/* of all its ranks: the most one counts (a retry reruns every rank's op) */
 	int retrying;		/* a retry within the last stall_s: its link is flapping */
 };
 
@@ -156,6 +162,33 @@ int model_frame(struct top_model *m, const char *line, size_t len, double now_s,
 void model_ranks_lost(struct top_model *m, const int *rank_host, int nranks, int host,
     const char *why);
 int model_find_host(struct top_model *m, const char *name, int add);
+
+/* ---- rule.c: the straggler rule, the probe's and each job's ---- */
+
+/* The median of v (n, sorted in place); -1 when n is 0. */
+double rule_median(double *v, int n);
+/* The median of sorted v without one element equal to x (0 when none is left). */
+double rule_median_others(const double *v, int n, double x);
+/*
+ * Judge n ranks by their lateness late[i] this interval: slow when later than
+ * factor x the others' median and than floor (late's unit), slow_run[i] counts
+ * it in a row (judge 0, the warm-up: reset), straggler[i] once it reaches
+ * slow_k. The index of the latest straggler, -1 none.
+ */
+int rule_judge(const struct top_args *a, double floor, int judge, const double *late, int n,
+    int *slow_run, int *straggler);
+
+/* ---- jobstrag.c: each job's own straggler and retries, from its pages' ops ---- */
+
+/* A page's ops and retries (JSON from a worker: untrusted) into x. */
+void jobstrag_page(struct top_jobrank *x, json_t *page);
+/*
+ * Judge job j, whose ranks this frame just read, against was (its ranks as of
+ * the last frame, nwas): lateness over the ops new since judged_seq, the rule,
+ * retries. An interval without new ops keeps what the last one found.
+ */
+void jobstrag_judge(const struct top_model *m, struct top_job *j, const struct top_jobrank *was,
+    int nwas);
 
 /* ---- view.c: the model as rows of cells (no curses) ---- */
 

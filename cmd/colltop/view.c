@@ -383,6 +383,30 @@ view_line(char *line, const char *fmt, ...)
 	va_end(ap);
 }
 
+/*
+ * An advancing job's line, with its latest rank by its own ops (LATE) and
+ * its retries where there are any.
+ */
+static void
+view_alert_advancing(const struct top_job *x, const char *name, char *line)
+{
+	char late[64] = "", retries[48] = "";
+	int w = -1;
+
+	for (int k = 0; k < x->nr; k++)
+		if (x->r[k].late_ms >= 0 && (w < 0 || x->r[k].late_ms > x->r[w].late_ms))
+			w = k;
+	if (w >= 0)
+		snprintf(late, sizeof late, "; latest to its ops: rank %d, %.1f ms",
+		    view_jobrank_shown(&x->r[w]),
+		    x->r[w].late_ms);
+	if (x->retries > 0)
+		snprintf(retries, sizeof retries, "; retries %llu", (unsigned long long)x->retries);
+	view_line(line, "job %s: %d of %d ranks here, at seq %llu, advancing%s%s%s", name, x->live,
+	    x->nranks, (unsigned long long)x->ahead_seq,
+	    x->live < x->nr ? " (some ranks' processes are gone)" : "", late, retries);
+}
+
 /* The line of a stalled job: who holds it up and how, or that none is late. */
 static void
 view_alert_stalled(const struct top_job *x, const char *name, char *line)
@@ -416,6 +440,96 @@ view_alert_stalled(const struct top_job *x, const char *name, char *line)
 		    "collstack)", name, x->still_s, (unsigned long long)x->ahead_seq);
 }
 
+/* The job's straggler by its own ops (jobstrag.c): who, where, by how much. */
+static void
+view_alert_jobstrag(const struct top_job *x, const char *name, char *line)
+{
+	const struct top_jobrank *s = &x->r[x->straggler];
+	char gpu[24] = "";
+
+	if (s->gpu >= 0)
+		snprintf(gpu, sizeof gpu, ", GPU %d", s->gpu);
+	view_line(line, "job %s: straggler: rank %d (%.40s%s, pid %d) comes %.1f ms late to "
+	    "each op (median of %d ops, %d intervals running): the others wait for it", name,
+	    view_jobrank_shown(s), s->host, gpu, s->pid, s->late_ms, x->nops, s->slow_run);
+}
+
+/* The rank in the job whose communicator rank is rank, NULL none. */
+static const struct top_jobrank *
+view_jobrank(const struct top_job *x, int rank)
+{
+	for (int k = 0; k < x->nr; k++)
+		if (x->r[k].rank == rank)
+			return &x->r[k];
+	return NULL;
+}
+
+/* Is k's link (k and its retry_peer) one an earlier rank already said? */
+static int
+view_link_said(const struct top_job *x, int k)
+{
+	for (int i = 0; i < k; i++)
+		if (x->r[i].retries > 0 && x->r[i].retry_peer >= 0 &&
+		    ((x->r[i].rank == x->r[k].rank && x->r[i].retry_peer == x->r[k].retry_peer) ||
+		    (x->r[i].rank == x->r[k].retry_peer && x->r[i].retry_peer == x->r[k].rank)))
+			return 1;
+	return 0;
+}
+
+/* ", the last 2 s ago": the newer of a's and b's last retries; "" unknown. */
+static void
+view_retry_age(const struct top_jobrank *a, const struct top_jobrank *b, char *buf, size_t len)
+{
+	double age = a->retry_age_s;
+
+	if (b != NULL && b->retry_age_s >= 0 && (age < 0 || b->retry_age_s < age))
+		age = b->retry_age_s;
+	buf[0] = '\0';
+	if (age >= 0)
+		snprintf(buf, len, ", the last %.0f s ago", age);
+}
+
+/* A link that broke and was retried: its two ranks and hosts where the pages name them. */
+static int
+view_alert_retries(const struct top_job *x, const char *name, char lines[][256], int *attrs,
+    int n, int max)
+{
+	int links = 0, named = 0;
+	char age[48];
+
+	/* A few ranks that name a peer are looked at: a line, not a walk of ranks x ranks. */
+	for (int k = 0; k < x->nr && n < max && links < 3 && named < 32; k++) {
+		const struct top_jobrank *a = &x->r[k], *b;
+		uint64_t times = a->retries;
+
+		if (a->retries == 0 || a->retry_peer < 0)
+			continue;
+		named++;
+		if (view_link_said(x, k))
+			continue;
+		b = view_jobrank(x, a->retry_peer);
+		if (b != NULL && b->retries > times)
+			times = b->retries;
+		view_retry_age(a, b, age, sizeof age);
+		attrs[n] = x->retrying ? VA_BAD : VA_WARN;
+		view_line(lines[n++], "job %s: link rank %d <-> rank %d (%.40s <-> %.40s) broke "
+		    "and ops were retried %llu time%s%s%s", name, view_jobrank_shown(a),
+		    b != NULL ? view_jobrank_shown(b) : a->retry_peer, a->host,
+		    b != NULL ? b->host : "?", (unsigned long long)times, times == 1 ? "" : "s", age,
+		    x->retrying && times > 1 ? ": a flapping link" : "");
+		links++;
+	}
+	if (links == 0 && x->retries > 0 && n < max) {
+		attrs[n] = x->retrying ? VA_BAD : VA_WARN;
+		view_line(lines[n++], "job %s: ops were retried %llu time%s after a broken link "
+		    "(its pages do not say which)%s", name, (unsigned long long)x->retries,
+		    x->retries == 1 ? "" : "s", x->retrying && x->retries > 1 ?
+		    ": a flapping link" : "");
+	}
+	return n;
+}
+
+/* The job's line, then its straggler and retries. */
 static int
 view_alert_jobs(const struct top_model *m, char lines[][256], int *attrs, int n, int max)
 {
@@ -431,11 +545,14 @@ view_alert_jobs(const struct top_model *m, char lines[][256], int *attrs, int n,
 			    "running (pages left at seq %llu by a job that was killed)", name, x->nr,
 			    x->nr == 1 ? "" : "s", (unsigned long long)x->ahead_seq);
 		else if (!x->stalled)
-			view_line(lines[n++], "job %s: %d of %d ranks here, at seq %llu, advancing%s",
-			    name, x->live, x->nranks, (unsigned long long)x->ahead_seq,
-			    x->live < x->nr ? " (some ranks' processes are gone)" : "");
+			view_alert_advancing(x, name, lines[n++]);
 		else
 			view_alert_stalled(x, name, lines[n++]);
+		if (x->straggler >= 0 && x->straggler < x->nr && n < max) {
+			attrs[n] = VA_BAD;
+			view_alert_jobstrag(x, name, lines[n++]);
+		}
+		n = view_alert_retries(x, name, lines, attrs, n, max);
 	}
 	return n;
 }

@@ -248,6 +248,134 @@ test_jobs(void **state)
 	model_free(&m);
 }
 
+/*
+ * Pages of a 4-rank job whose ops first..first+nops-1 each rank came to
+ * late_ms[r] after the first: every rank ends together, so a rank's wait is
+ * the latest arrival less its own (plus 1 ms of work). retries/peer: rank 1's.
+ */
+static void
+feed_ops(struct top_model *m, const double *late_ms, unsigned first, int nops, int retries,
+    int peer, double now)
+{
+	char extra[16384];
+	size_t o = (size_t)snprintf(extra, sizeof extra, ",\"pages\":[");
+	double hi = 0;
+
+	for (int r = 0; r < 4; r++)
+		hi = late_ms[r] > hi ? late_ms[r] : hi;
+	for (int r = 0; r < 4; r++) {
+		o += (size_t)snprintf(extra + o, sizeof extra - o, "%s{\"job\":\"00000000000000cc\","
+		    "\"comm\":\"00000000000000dd\",\"rank\":%d,\"nranks\":4,\"pid\":%d,"
+		    "\"state\":2,\"source\":0,\"seq_started\":%u,\"seq_done\":%u,"
+		    "\"seq_queued\":0,\"kind\":\"allreduce\",\"host\":\"h%d\",\"wait_peer\":-1,"
+		    "\"proc\":\"S\",\"retries\":%d,\"retry_peer\":%d,\"retry_age_s\":0.5,"
+		    "\"ops\":[", r ? "," : "", r, 600 + r, first + (unsigned)nops - 1,
+		    first + (unsigned)nops - 1, r, r == 1 ? retries : 0, r == 1 ? peer : -1);
+		for (int k = 0; k < nops; k++) {
+			long long base = 1000000000000LL + (long long)(first + (unsigned)k) * 100000000LL;
+
+			o += (size_t)snprintf(extra + o, sizeof extra - o, "%s[%u,0,%lld,%lld]",
+			    k ? "," : "", first + (unsigned)k, base + (long long)(late_ms[r] * 1e6),
+			    base + (long long)((hi + 1) * 1e6));
+		}
+		o += (size_t)snprintf(extra + o, sizeof extra - o, "]}");
+	}
+	snprintf(extra + o, sizeof extra - o, "]");
+	feed(m, 1, NULL, extra, now);
+}
+
+/*
+ * A job's own straggler (jobstrag.c), by the probe's rule: rank 2 comes 40 ms
+ * late to each op and is named after the warm-up and slow_k intervals; equal
+ * ranks name none; an interval with no new ops changes nothing; a retried
+ * link is counted and named by both ranks.
+ */
+static void
+test_job_straggler(void **state)
+{
+	double slow[4] = { 0, 0.2, 40, 0.1 }, equal[4] = { 0.1, 0, 0.2, 0.1 };
+	struct top_model m;
+	char lines[8][256];
+	int at[8], n, found = 0;
+
+	(void)state;
+	model_init(&m, &args);
+	for (int i = 0; i < 6; i++) {
+		feed_ops(&m, slow, 1 + (unsigned)i * 3, 3, 0, -1, i);
+		assert_int_equal(m.njobs, 1);
+		assert_int_equal(m.jobs[0].straggler, i < 5 ? -1 : 2);	/* judged from 4, 3 in a row */
+		assert_int_equal(m.jobs[0].nops, 3);
+		assert_int_equal(m.jobs[0].judged_seq, 3 + (unsigned)i * 3);
+	}
+	assert_int_equal(m.jobs[0].r[2].rank, 2);
+	/* The others' median wait (40.9 ms) less its own (1 ms). */
+	assert_true(m.jobs[0].r[2].late_ms > 39.89 && m.jobs[0].r[2].late_ms < 39.91);
+	for (int k = 0; k < 4; k++)
+		assert_int_equal(m.jobs[0].r[k].straggler, k == 2);
+	n = view_alerts(&m, 5.5, lines, at, 8);
+	for (int i = 0; i < n; i++)
+		found += strstr(lines[i], "straggler: rank 2 (h2, pid 602) comes 39.9 ms late to "
+		    "each op (median of 3 ops") != NULL;
+	assert_int_equal(found, 1);
+	/* The same ops again (no new op): nothing changes, however often. */
+	for (int i = 0; i < 4; i++) {
+		feed_ops(&m, equal, 16, 3, 0, -1, 6 + i);
+		assert_int_equal(m.jobs[0].straggler, 2);
+		assert_int_equal(m.jobs[0].r[2].slow_run, 3);
+	}
+	/* New ops with equal ranks: no longer named. */
+	feed_ops(&m, equal, 19, 3, 0, -1, 10);
+	assert_int_equal(m.jobs[0].straggler, -1);
+	model_free(&m);
+
+	model_init(&m, &args);
+	for (int i = 0; i < 8; i++) {
+		feed_ops(&m, equal, 1 + (unsigned)i * 3, 3, i > 5 ? 2 : 0, 3, i);
+		assert_int_equal(m.jobs[0].straggler, -1);
+	}
+	assert_int_equal(m.jobs[0].retries, 2);
+	assert_true(m.jobs[0].retrying);
+	n = view_alerts(&m, 7.5, lines, at, 8);
+	found = 0;
+	for (int i = 0; i < n; i++) {
+		found += strstr(lines[i], "straggler") != NULL;
+		found += 10 * (strstr(lines[i], "link rank 1 <-> rank 3 (h1 <-> h3) broke and ops "
+		    "were retried 2 times") != NULL);
+	}
+	assert_int_equal(found, 10);
+	model_free(&m);
+}
+
+/* A frame's ops are untrusted: odd shapes and values are passed over, never read past. */
+static void
+test_job_ops_odd(void **state)
+{
+	static const char *const ops[] = { "\"x\"", "[[1]]", "[[-5,0,1,2]]", "[[\"a\",1,2,3]]",
+		"[[3,0,9,2]]", "[[4,0,1,99999999999999999]]", "[1,2,3]", "[[7,0,1,2],[7,0,1,3]]" };
+	char extra[2048];
+	struct top_model m;
+
+	(void)state;
+	model_init(&m, &args);
+	for (int i = 0; i < 10; i++) {
+		size_t o = (size_t)snprintf(extra, sizeof extra, ",\"pages\":[");
+
+		for (int r = 0; r < 2; r++)
+			o += (size_t)snprintf(extra + o, sizeof extra - o, "%s{\"job\":\"00000000000000ee\","
+			    "\"comm\":\"00000000000000ff\",\"rank\":%d,\"nranks\":2,\"pid\":%d,"
+			    "\"proc\":\"S\",\"retries\":-3,\"retry_peer\":99999999999,\"gpu\":\"x\","
+			    "\"ops\":%s}", r ? "," : "", r, 900 + r, ops[(i + r) % 8]);
+		snprintf(extra + o, sizeof extra - o, "]");
+		feed(&m, 1, NULL, extra, i);
+		assert_int_equal(m.njobs, 1);
+		assert_int_equal(m.jobs[0].straggler, -1);
+		assert_int_equal(m.jobs[0].retries, 0);
+		assert_int_equal(m.jobs[0].r[0].retry_peer, -1);
+		assert_int_equal(m.jobs[0].r[0].gpu, -1);
+	}
+	model_free(&m);
+}
+
 /* c takes the user's own stalled job before another user's listed first. */
 static void
 test_stalled_own_first(void **state)
@@ -413,6 +541,8 @@ main(void)
 		cmocka_unit_test(test_lost),
 		cmocka_unit_test(test_jobs),
 		cmocka_unit_test(test_jobs_by_owner),
+		cmocka_unit_test(test_job_straggler),
+		cmocka_unit_test(test_job_ops_odd),
 		cmocka_unit_test(test_not_frames),
 		cmocka_unit_test(test_stalled_own_first),
 		cmocka_unit_test(test_view),
