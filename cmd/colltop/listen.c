@@ -45,6 +45,7 @@ struct listen_server;
 struct listen_client {
 	struct listen_server *s;
 	int fd;
+	uint64_t serial;	/* in the order accepted: the lowest is the oldest */
 	uint64_t since_ms;	/* accepted, then its answer begun: the deadline's start */
 	int writing;
 	size_t hlen;
@@ -59,6 +60,7 @@ struct listen_server {
 	struct loop *loop;
 	int lfd;
 	atomic_int stop;
+	uint64_t serial;	/* the last client's */
 	struct listen_client *c[LISTEN_CLIENTS];
 };
 
@@ -256,7 +258,7 @@ listen_free_slot(struct listen_server *s)
 	for (int i = 0; i < LISTEN_CLIENTS; i++) {
 		if (s->c[i] == NULL)
 			return i;
-		if (s->c[i]->since_ms < s->c[old]->since_ms)
+		if (s->c[i]->serial < s->c[old]->serial)
 			old = i;
 	}
 	listen_close(s, old);
@@ -293,7 +295,8 @@ listen_accept(struct loop *l, int lfd, int events, void *arg)
 			return;	/* EAGAIN, or a connection gone before it was taken */
 		i = listen_free_slot(s);
 		c = xcalloc(1, sizeof *c);
-		*c = (struct listen_client){ .s = s, .fd = fd, .since_ms = clock_now_ms() };
+		*c = (struct listen_client){ .s = s, .fd = fd, .serial = ++s->serial,
+		    .since_ms = clock_now_ms() };
 		if (loop_watch(l, fd, LOOP_READ, listen_client_io, c) != 0) {
 			close(fd);
 			free(c);
