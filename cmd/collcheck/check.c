@@ -19,7 +19,7 @@ enum { O_VERBOSE = 1, O_JSON, O_PROMETHEUS, O_BASELINE, O_SAVE_BASELINE, O_CONFI
 	{ O_JSON, 0, "json", OPT_FLAG, NULL, "write the facts, findings and measurements as " \
 	    "JSON", NULL }, \
 	{ O_PROMETHEUS, 0, "prometheus", OPT_VALUE, "FILE", "also write the findings to FILE " \
-	    "for node_exporter's textfile collector (FILE.prom, renamed into place)", "@file" }, \
+	    "for node_exporter's textfile collector (written beside it, then renamed)", "@file" }, \
 	{ O_BASELINE, 0, "baseline", OPT_VALUE, "FILE", "compare every host with the facts " \
 	    "saved from a good one", "@file" }, \
 	{ O_SAVE_BASELINE, 0, "save-baseline", OPT_VALUE, "FILE", "save the facts the hosts " \
