@@ -2,7 +2,9 @@
 # colltop's own cost at 1 Hz on K netns hosts (default 8) over SSH: CPU of the
 # dashboard and of each host's worker over a window of W seconds (default 60),
 # beside top -b -d 1 on one host in the same window (the tool every host
-# already runs, as the reference); and the bytes a host sends per second
+# already runs, as the reference), the dashboard serving --listen's /metrics
+# to a curl loop that scrapes it every second (as Prometheus would), with the
+# scrapes' time and size; and the bytes a host sends per second
 # (probe, frames, SSH) against the link bandwidth collcheck links measures
 # between the same hosts. Prints a markdown table.
 #
@@ -49,12 +51,30 @@ link=nan
 d=json.load(open(sys.argv[1]))["links"]["bw_gbs"]
 print(s.median([v for i,row in enumerate(d) for j,v in enumerate(row) if i!=j and v and v>0]))' "$BED/links.json")
 
+# A build from before --listen (bench/compare.sh's "before") runs without it.
+listen=""
+case $("$BIN/colltop" --help) in *--listen*) listen=1 ;; esac
 # More iterations than the window needs (the trap stops it): on a loaded machine the
 # setup before the window can take longer than it does on an idle one.
 "$BIN/colltop" -F "$CFG" -H "$HOSTS" --no-gpu --json --interval 1 --iterations $((w + 60)) \
-	>"$BED/frames" 2>"$BED/err" &
+	${listen:+--listen 127.0.0.1:0} >"$BED/frames" 2>"$BED/err" &
 front=$!
 pids="$front"
+# A scrape every second, as Prometheus's scrape_interval: 1s would: each one's time and size.
+: >"$BED/scrapes"
+mport=""
+for _ in $(seq 100); do
+	[ -n "$listen" ] && [ -z "$mport" ] || break
+	mport=$(sed -n 's/^colltop: serving Prometheus metrics on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$BED/err")
+	sleep 0.1
+done
+[ -n "$mport" ] || listen=""
+[ -z "$listen" ] || while :; do
+	curl -s -o /dev/null -w '%{time_total} %{size_download}\n' "http://127.0.0.1:$mport/metrics" \
+		>>"$BED/scrapes" || true
+	sleep 1
+done &
+[ -z "$listen" ] || pids="$pids $!"
 bash "$NB" exec "$BED" 1 top -b -d 1 >/dev/null &
 pids="$pids $!"
 sleep 8
@@ -75,6 +95,7 @@ workers=$(inbed $(pgrep -x colltop | grep -vx "$front") | tr '\n' ' ')
 declare -A t0 b0
 for p in $front $topp $workers; do t0[$p]=$(ticks "$p"); done
 for i in $(seq 1 "$k"); do b0[$i]=$(txb "$i"); done
+: >"$BED/scrapes"
 sleep "$w"
 declare -A t1 b1
 for p in $front $topp $workers; do t1[$p]=$(ticks "$p"); done
@@ -85,7 +106,7 @@ for p in $workers; do wk="$wk $(pct "${t0[$p]}" "${t1[$p]}")"; done
 tx=""
 for i in $(seq 1 "$k"); do tx="$tx $(( (b1[$i] - b0[$i]) / w ))"; done
 python3 - "$w" "$k" "$(pct "${t0[$front]}" "${t1[$front]}")" "$(pct "${t0[$topp]}" "${t1[$topp]}")" \
-	"$link" "$wk" "$tx" "$(wc -l <"$BED/frames")" <<'EOF'
+	"$link" "$wk" "$tx" "$(wc -l <"$BED/frames")" "$BED/scrapes" <<'EOF'
 import statistics as s, sys
 w, k, front, top, link = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
 wk = [float(x) for x in sys.argv[6].split()]
@@ -97,7 +118,12 @@ print(f"| worker CPU, % of one core (median of {len(wk)}) | {s.median(wk):.3f} |
 print(f"| worker CPU, % of one core (max) | {max(wk):.3f} | | |")
 # The mean of all workers: one worker's ticks over a short window are few, their sum is not.
 print(f"| worker CPU, % of one core (mean of {len(wk)}) | {s.mean(wk):.3f} | | |")
-print(f"| dashboard CPU, % of one core | {front:.3f} | | |")
+sc = [l.split() for l in open(sys.argv[9]) if l.strip()]
+print(f"| dashboard CPU, % of one core{' (serving --listen, scraped every second)' if sc else ''} | {front:.3f} | | |")
+if sc:
+    ms = [float(t) * 1e3 for t, _ in sc]
+    print(f"| a scrape of /metrics: median time ({len(sc)} scrapes), max | {s.median(ms):.2f} ms, {max(ms):.2f} ms | | |")
+    print(f"| a scrape of /metrics: size | {int(s.median(int(b) for _, b in sc))} B | | |")
 print()
 print("| what | per host | link (collcheck links) | share of the link |")
 print("|---|---:|---:|---:|")

@@ -148,7 +148,11 @@ static const char *const collcheck_description[] = {
 	"differing ones with the hosts that hold them; --json writes hosts, facts, findings, "
 	"the link matrices, the sweep and rank 0's phase times. A host that cannot be used "
 	"(unreachable, refused, or its worker cannot be started) is named with why, and the "
-	"others are checked without it.",
+	"others are checked without it. --prometheus FILE also writes the outcome for "
+	"node_exporter's textfile collector (coll_check_success, coll_check_findings by "
+	"severity, one coll_check_finding per host, check and severity, "
+	"coll_check_last_run_timestamp_seconds; label mode: all, env or links), to a new file "
+	"beside FILE renamed over it, so the collector never reads half of one.",
 	"collcheck allreduce is nccl-tests' all-reduce sweep: for each size it reports time, "
 	"algorithm and bus bandwidth, the number of wrong results, and the slowest rank. Its "
 	"flags follow all_reduce_perf, except that -N is the rank count, since nccl-tests "
@@ -203,6 +207,8 @@ static const struct mantext_item collcheck_examples[] = {
 	    "hosts agree on ..." },
 	{ "collcheck env -H 'node[17-64]' --baseline good.json", "... and hold others to it." },
 	{ "collcheck links -H 'node[01-08]' -s 16M", "Every pair of 8 hosts, 16 MiB each way." },
+	{ "collcheck -H 'node[01-16]' --prometheus /var/lib/node_exporter/textfile/coll.prom",
+	    "The findings for node_exporter's textfile collector (from cron)." },
 	{ "collcheck allreduce -N 4 -d all -o all -e 1M",
 	    "Four local ranks, every datatype and operation, up to 1 MiB." },
 	{ "collcheck allreduce -N 4 --json > result.json", "The results as JSON, for scripts." },
@@ -395,6 +401,18 @@ static const char *const colltop_description[] = {
 	"terminal) prints "
 	"each interval's summary, alerts and both tables as text, or with --json one object "
 	"per line holding every number shown and each counter's total.",
+	"--listen [ADDR:]PORT serves the same numbers to Prometheus at /metrics (the text "
+	"format, version 0.0.4; the current values at each scrape) in every mode, the screen, "
+	"-b and --json alike, so a headless node can run colltop -b --listen 9464 for its "
+	"dashboards. PORT alone listens on every address, as exporters do; 127.0.0.1:PORT or "
+	"[::1]:PORT on loopback only; port 0 picks a free one, said on standard error. "
+	"Series: coll_probe_* per rank (host, rank), the hosts' NIC, RDMA and GPU counters "
+	"(host with device, port or gpu, as node_exporter and dcgm-exporter name them), "
+	"coll_job_* per watched job (job, comm) and rank, colltop's own coll_top_*; "
+	"docs/PROMETHEUS.md lists them. The server runs on a thread of its own and never "
+	"waits on a client: a header is at most 8 KiB and must come within 5 s, at most 16 "
+	"connections are kept (a newcomer cuts off the oldest). A port that cannot be had "
+	"is said before the workers start (exit 3).",
 	NULL,
 };
 
@@ -413,6 +431,8 @@ static const struct mantext_item colltop_examples[] = {
 	{ "colltop -H 'node[01-64]'", "One worker on each of 64 hosts over SSH." },
 	{ "colltop --once --json | jq .straggler", "One interval, for a script." },
 	{ "colltop -d 5 --bytes 1M --probe-iters 4", "A heavier probe twice a second." },
+	{ "colltop -b -H 'node[01-64]' --listen 9464 > /dev/null", "Headless, for "
+	    "Prometheus to scrape at :9464/metrics." },
 	{ NULL, NULL },
 };
 

@@ -10,7 +10,7 @@
 
 #include "check.h"
 
-enum { O_VERBOSE = 1, O_JSON, O_BASELINE, O_SAVE_BASELINE, O_CONFIG, O_SIZE, O_ITERS,
+enum { O_VERBOSE = 1, O_JSON, O_PROMETHEUS, O_BASELINE, O_SAVE_BASELINE, O_CONFIG, O_SIZE, O_ITERS,
 	O_TIMEOUT, O_NO_COLOR, O_WORKER };
 
 #define CHECK_COMMON_OPTS \
@@ -18,6 +18,8 @@ enum { O_VERBOSE = 1, O_JSON, O_BASELINE, O_SAVE_BASELINE, O_CONFIG, O_SIZE, O_I
 	    "by value", NULL }, \
 	{ O_JSON, 0, "json", OPT_FLAG, NULL, "write the facts, findings and measurements as " \
 	    "JSON", NULL }, \
+	{ O_PROMETHEUS, 0, "prometheus", OPT_VALUE, "FILE", "also write the findings to FILE " \
+	    "for node_exporter's textfile collector (written beside it, then renamed)", "@file" }, \
 	{ O_BASELINE, 0, "baseline", OPT_VALUE, "FILE", "compare every host with the facts " \
 	    "saved from a good one", "@file" }, \
 	{ O_SAVE_BASELINE, 0, "save-baseline", OPT_VALUE, "FILE", "save the facts the hosts " \
@@ -110,6 +112,7 @@ check_value(void *args, int id, const char *val, char *err, size_t len)
 	case O_BASELINE: a->baseline = val; return 0;
 	case O_SAVE_BASELINE: a->save_baseline = val; return 0;
 	case O_CONFIG: a->config = val; return 0;
+	case O_PROMETHEUS: a->prometheus = val; return 0;
 	case O_SIZE: return opt_size("-s", val, &a->link_bytes, err, len);
 	case O_ITERS: return opt_int("--iters", val, 1, 100000, &a->link_iters, err, len);
 	case O_TIMEOUT: return opt_double("-T", val, 0.5, 1e6, &a->timeout_s, err, len);
@@ -131,6 +134,12 @@ check_parse(struct check_args *a, int argc, char **argv)
 		return cmd_usage_error(a->cmd, "-s must be between 1 byte and 1G");
 	if (a->baseline != NULL && a->save_baseline != NULL)
 		return cmd_usage_error(a->cmd, "give --baseline or --save-baseline, not both");
+	/* Said before minutes of checking, not after. */
+	if (a->prometheus != NULL && !a->worker &&
+	    check_prom_dir(a->prometheus, err, sizeof err) != 0) {
+		fprintf(stderr, "collcheck: %s\n", err);
+		return EXIT_USAGE;
+	}
 	/* Workers of a front end leave the files to it: they may not exist on their host. */
 	if (a->config != NULL && !a->worker &&
 	    check_conf_read(&a->conf, a->config, err, sizeof err) != 0) {

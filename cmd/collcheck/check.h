@@ -45,6 +45,7 @@ struct check_args {
 	struct hostopt ho;
 	int verbose, json, color, worker;
 	const char *baseline, *save_baseline, *config;
+	const char *prometheus;	/* --prometheus FILE: the findings for node_exporter; NULL none */
 	size_t link_bytes;
 	long link_iters;
 	double timeout_s;
@@ -122,7 +123,14 @@ int check_conf_sev(const struct check_conf *c, const char *key, int sev);
 int check_baseline_save(const struct check_result *r, const char *path, char *err, size_t len);
 int check_baseline_load(struct facts *f, const char *path, char *err, size_t len);
 
-/* report.c: print (text or JSON); exit code. */
+/* report.c: print (text or JSON), and --prometheus's file; exit code. */
 int check_report(const struct check_result *r, const struct check_args *a);
+
+/* prom.c: --prometheus FILE for node_exporter's textfile collector. */
+/* Can FILE be written (its directory there and writable)? -1 with err. */
+int check_prom_dir(const char *path, char *err, size_t len);
+/* The outcome (code: the check's exit code) into a temporary file renamed to FILE; -1 with err. */
+int check_prom_write(const struct check_result *r, const struct check_args *a, int code,
+    char *err, size_t len);
 
 #endif

@@ -320,9 +320,15 @@ check_report(const struct check_result *r, const struct check_args *a)
 {
 	int code = check_exit(r);
 
+	char err[512];
+
 	if (a->json)
 		check_print_json(r, code);
 	else
 		check_print_text(r, a);
+	if (a->prometheus != NULL && check_prom_write(r, a, code, err, sizeof err) != 0) {
+		fprintf(stderr, "collcheck: %s\n", err);
+		return EXIT_CANNOT;
+	}
 	return code;
 }

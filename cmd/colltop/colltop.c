@@ -13,11 +13,12 @@
 
 #include "comm.h"
 #include "msg.h"
+#include "net.h"
 #include "top.h"
 
 enum { O_NP = 1, O_DELAY, O_INTERVAL, O_BATCH, O_ONCE, O_ITERATIONS, O_JSON, O_BYTES, O_PROBE_ITERS,
 	O_BY_HOST, O_SORT, O_FILTER, O_FACTOR, O_SLOW_K, O_SLOW_MS, O_WARMUP, O_DEAD_AFTER,
-	O_STALL, O_NO_GPU, O_NO_COLOR, O_ASCII, O_WORKER, O_CTL_PORT };
+	O_STALL, O_LISTEN, O_NO_GPU, O_NO_COLOR, O_ASCII, O_WORKER, O_CTL_PORT };
 
 static const struct opt top_opts[] = {
 	{ O_NP, 0, "np", OPT_VALUE, "N", "workers in all (default 2 here)", NULL },
@@ -52,6 +53,9 @@ static const struct opt top_opts[] = {
 	    "(1.5 intervals)", NULL },
 	{ O_STALL, 0, "stall", OPT_VALUE, "SECONDS", "another job still this long: stalled "
 	    "(default 5)", NULL },
+	{ O_LISTEN, 0, "listen", OPT_VALUE, "[ADDR:]PORT", "serve Prometheus metrics at /metrics: "
+	    "PORT alone on every address (as exporters do), 127.0.0.1:PORT on loopback only",
+	    NULL },
 	{ O_NO_GPU, 0, "no-gpu", OPT_FLAG, NULL, "do not load NVML", NULL },
 	{ O_NO_COLOR, 0, "no-color", OPT_FLAG, NULL, "no colours (so does NO_COLOR)", NULL },
 	{ O_ASCII, 0, "ascii", OPT_FLAG, NULL, "ASCII sparklines (the default outside UTF-8)",
@@ -125,6 +129,7 @@ top_value(void *args, int id, const char *val, char *err, size_t len)
 	case O_BY_HOST: a->by_host = 1; return 0;
 	case O_SORT: a->sort = val; return 0;
 	case O_FILTER: a->filter = val; return 0;
+	case O_LISTEN: a->listen = val; return 0;
 	case O_NO_GPU: a->no_gpu = 1; return 0;
 	case O_NO_COLOR: a->color = 0; return 0;
 	case O_ASCII: a->ascii = 1; return 0;
@@ -136,6 +141,10 @@ top_value(void *args, int id, const char *val, char *err, size_t len)
 static int
 top_check(struct top_args *a, char *err, size_t len)
 {
+	struct net_addr la;
+
+	if (a->listen != NULL && listen_parse(a->listen, &la, err, len) != 0)
+		return -1;
 	if (a->sort != NULL && view_col_parse(0, a->sort) < 0 && view_col_parse(1, a->sort) < 0) {
 		snprintf(err, len, "--sort '%s' names no column: use rank, host, state, lat_ms, "
 		    "late_ms, busbw, net_rx, net_tx, net_err, rdma_rx, gpu%%, power_w, ...", a->sort);

@@ -442,6 +442,9 @@ front_open(struct top_front *f, char *err, size_t len)
 {
 	struct top_args *a = f->a;
 
+	/* Before the workers and the screen: a port in use is said on a terminal, at once. */
+	if (a->listen != NULL && (f->lsrv = listen_start(f, err, len)) == NULL)
+		return EXIT_CANNOT;
 	if (!a->batch && ctl_listen(a->ho.jo.kind != LAUNCH_LOCAL, &f->lfd, &f->port, err, len) != 0)
 		return EXIT_CANNOT;
 	if (!a->batch && (f->srv = ctl_server_start(f->lfd, err, len)) == NULL)
@@ -490,6 +493,7 @@ front_run(struct top_args *a, int argc, char **argv)
 	code = f.m.frames == 0 ? EXIT_CANNOT : f.intr || code == 128 + SIGINT ? EXIT_INTERRUPTED :
 	    front_any_lost(&f.m) ? EXIT_PROBLEMS : code == 0 || f.quit ? EXIT_OK : EXIT_PROBLEMS;
 out:
+	listen_stop(f.lsrv);	/* before the model it reads goes */
 	ctl_server_stop(f.srv);
 	if (f.ui != NULL)
 		ui_close(f.ui);

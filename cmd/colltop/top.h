@@ -347,6 +347,21 @@ double alive_boot_s(void);
 /* The page's process state letter (R S D T Z...), or 0: gone, another user's, or a newer process. */
 char alive_state(const struct status_page *pg, uid_t owner, double boot_s);
 
+/* ---- metrics.c: the model as Prometheus's text format (no I/O) ---- */
+struct promtext;
+/* Append the model's metrics to t; the caller holds the model still. */
+void metrics_render(const struct top_model *m, struct promtext *t);
+
+/* ---- listen.c: --listen's HTTP server for /metrics, on a thread of its own ---- */
+struct net_addr;
+struct listen_server;
+/* [ADDR:]PORT into a; -1 with err (one line naming it). */
+int listen_parse(const char *spec, struct net_addr *a, char *err, size_t len);
+/* Bind f->a->listen and serve f's model; NULL with err (the port taken, ...). */
+struct listen_server *listen_start(struct top_front *f, char *err, size_t len);
+/* Stop serving and close every connection; NULL is nothing. */
+void listen_stop(struct listen_server *s);
+
 /* ---- worker.c ---- */
 int worker_run(struct top_args *a);
 
@@ -371,6 +386,7 @@ struct top_front {
 	char why[512];		/* of that */
 	int out_errno;		/* batch: standard output failed (EPIPE, ENOSPC); 0 not */
 	int out_saved_err;	/* the real stderr while it is kept quiet after that, else -1 */
+	struct listen_server *lsrv;	/* --listen's server, NULL none */
 };
 int front_run(struct top_args *a, int argc, char **argv);
 /* Hold the model still (the screen draws from it while frames come in). */
