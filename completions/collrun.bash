@@ -39,6 +39,7 @@ _coll_collcheck()
 		case "$prev" in
 		-s|--size) return ;;
 		--iters) return ;;
+		--prometheus) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 		--baseline) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 		--save-baseline) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 		--config) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
@@ -55,9 +56,10 @@ _coll_collcheck()
 		-F|--ssh-config) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 		--prefix) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
 		esac
-		COMPREPLY=($(compgen -W " -s --size --iters -v --verbose --json --baseline --save-baseline --config -T --timeout --no-color -H --hosts -x --exclude --oversubscribe --hostfile -N --per-host --place --launcher --connect-timeout --fanout --tree --accept-new -F --ssh-config --prefix -h --help -V --version" -- "$cur")) ;;
+		COMPREPLY=($(compgen -W " -s --size --iters -v --verbose --json --prometheus --baseline --save-baseline --config -T --timeout --no-color -H --hosts -x --exclude --oversubscribe --hostfile -N --per-host --place --launcher --connect-timeout --fanout --tree --accept-new -F --ssh-config --prefix -h --help -V --version" -- "$cur")) ;;
 	env)
 		case "$prev" in
+		--prometheus) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 		--baseline) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 		--save-baseline) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 		--config) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
@@ -74,11 +76,12 @@ _coll_collcheck()
 		-F|--ssh-config) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 		--prefix) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
 		esac
-		COMPREPLY=($(compgen -W " -v --verbose --json --baseline --save-baseline --config -T --timeout --no-color -H --hosts -x --exclude --oversubscribe --hostfile -N --per-host --place --launcher --connect-timeout --fanout --tree --accept-new -F --ssh-config --prefix -h --help -V --version" -- "$cur")) ;;
+		COMPREPLY=($(compgen -W " -v --verbose --json --prometheus --baseline --save-baseline --config -T --timeout --no-color -H --hosts -x --exclude --oversubscribe --hostfile -N --per-host --place --launcher --connect-timeout --fanout --tree --accept-new -F --ssh-config --prefix -h --help -V --version" -- "$cur")) ;;
 	links)
 		case "$prev" in
 		-s|--size) return ;;
 		--iters) return ;;
+		--prometheus) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 		--baseline) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 		--save-baseline) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 		--config) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
@@ -95,7 +98,7 @@ _coll_collcheck()
 		-F|--ssh-config) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 		--prefix) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
 		esac
-		COMPREPLY=($(compgen -W " -s --size --iters -v --verbose --json --baseline --save-baseline --config -T --timeout --no-color -H --hosts -x --exclude --oversubscribe --hostfile -N --per-host --place --launcher --connect-timeout --fanout --tree --accept-new -F --ssh-config --prefix -h --help -V --version" -- "$cur")) ;;
+		COMPREPLY=($(compgen -W " -s --size --iters -v --verbose --json --prometheus --baseline --save-baseline --config -T --timeout --no-color -H --hosts -x --exclude --oversubscribe --hostfile -N --per-host --place --launcher --connect-timeout --fanout --tree --accept-new -F --ssh-config --prefix -h --help -V --version" -- "$cur")) ;;
 	allreduce)
 		case "$prev" in
 		-b|--minbytes) return ;;
@@ -264,6 +267,7 @@ _coll_colltop()
 		--warmup) return ;;
 		--dead-after) return ;;
 		--stall) return ;;
+		--listen) return ;;
 		-H|--hosts) return ;;
 		-x|--exclude) return ;;
 		--hostfile) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
@@ -277,7 +281,7 @@ _coll_colltop()
 		--prefix) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
 	esac
 	if [[ "$cur" == -* ]]; then
-		COMPREPLY=($(compgen -W " --np -d --delay --interval -b --batch -n --iterations --once --json --bytes --probe-iters --by-host --sort --filter --straggler-factor --straggler-intervals --straggler-ms --warmup --dead-after --stall --no-gpu --no-color --ascii -H --hosts -x --exclude --oversubscribe --hostfile -N --per-host --place --launcher --connect-timeout --fanout --tree --accept-new -F --ssh-config --prefix -h --help -V --version" -- "$cur"))
+		COMPREPLY=($(compgen -W " --np -d --delay --interval -b --batch -n --iterations --once --json --bytes --probe-iters --by-host --sort --filter --straggler-factor --straggler-intervals --straggler-ms --warmup --dead-after --stall --listen --no-gpu --no-color --ascii -H --hosts -x --exclude --oversubscribe --hostfile -N --per-host --place --launcher --connect-timeout --fanout --tree --accept-new -F --ssh-config --prefix -h --help -V --version" -- "$cur"))
 	else
 		COMPREPLY=($(compgen -c -- "$cur"))
 	fi

@@ -282,7 +282,7 @@ static const struct {
 	{ "coll_job_ranks", "gauge", "The ranks the job's pages say it has" },
 	{ "coll_job_ranks_live", "gauge", "Ranks whose process is there" },
 	{ "coll_job_straggler_rank", "gauge", "The rank the job's straggler rule names" },
-	{ "coll_job_retries_total", "counter", "Ops the job's ranks ran again" },
+	{ "coll_job_retries_total", "counter", "Ops the job ran again after a broken link (the most any of its ranks counts)" },
 	{ "coll_job_retrying", "gauge", "1 while a retry came within --stall: a flapping link" },
 };
 
