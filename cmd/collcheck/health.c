@@ -205,7 +205,7 @@ health_rate(const struct facts *f, const char *btime, long long d, char *out, si
 	double hrs = now != NULL && btime != NULL ? (atof(now) - atof(btime)) / 3600 : 0;
 
 	out[0] = '\0';
-	if (hrs > 0)
+	if (hrs >= 0.1)	/* a rate over minutes says little */
 		snprintf(out, len, " in %.1f h (%.1f/h)", hrs, (double)d / hrs);
 }
 

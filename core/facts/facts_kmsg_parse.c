@@ -191,6 +191,28 @@ facts_kmsg_aer(const char *text, struct kmsg_event *ev)
 	return ev->kind = KMSG_AER;
 }
 
+/* "mlx5_0 port 1 port state changed": the device and port ("mlx5_0:1"), not "1". */
+static void
+facts_kmsg_port(char *dev, const char *text, const char *at)
+{
+	const char *p = at;
+	char name[KMSG_DEV_MAX], num[8];
+
+	if (strspn(dev, "0123456789") != strlen(dev))
+		return;
+	if (strlen(dev) >= sizeof num)
+		return;
+	snprintf(num, sizeof num, "%s", dev);
+	while (p > text && p[-1] == ' ')
+		p--;
+	while (p > text && p[-1] != ' ')
+		p--;
+	if (p - text < 6 || strncmp(p - 5, "port ", 5) != 0)
+		return;
+	facts_kmsg_dev_before(name, text, p - 5);
+	snprintf(dev, KMSG_DEV_MAX, "%.*s:%.7s", KMSG_DEV_MAX - 9, name, num);
+}
+
 /* The NIC phrases, in the order they are tried. */
 static const struct { const char *phrase, *what; } facts_kmsg_nic[] = {
 	{ "NIC Link is Down", "link_down" }, { "NIC Link is Up", "link_up" },
@@ -221,6 +243,7 @@ facts_kmsg_nic_event(const char *text, struct kmsg_event *ev)
 		if (isalpha((unsigned char)next))
 			continue;
 		facts_kmsg_dev_before(ev->dev, text, at);
+		facts_kmsg_port(ev->dev, text, at);
 		snprintf(ev->what, sizeof ev->what, "%s", facts_kmsg_nic[i].what);
 		return ev->kind = KMSG_NIC;
 	}
