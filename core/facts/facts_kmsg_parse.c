@@ -139,6 +139,57 @@ facts_kmsg_dev_at(char *dev, const char *s)
 	facts_kmsg_dev(dev, s, strcspn(s, " "));
 }
 
+/* Hex digits at s, at most max; their count. */
+static size_t
+facts_kmsg_hex(const char *s, size_t max)
+{
+	size_t n = 0;
+
+	while (n < max && isxdigit((unsigned char)s[n]))
+		n++;
+	return n;
+}
+
+/*
+ * A PCI address at s ("0000:3b:00", "0000:3b:00.0"; an 8-digit domain too): its
+ * length, or 0. The log holds text other users control (a program's name in a
+ * segfault line, a file's): an address of hex digits in its place is what
+ * tells the driver's own line from one made to look like it.
+ */
+static size_t
+facts_kmsg_pci(const char *s)
+{
+	size_t d = facts_kmsg_hex(s, 8), n;
+
+	if ((d != 4 && d != 8) || s[d] != ':' || facts_kmsg_hex(s + d + 1, 3) != 2 ||
+	    s[d + 3] != ':' || facts_kmsg_hex(s + d + 4, 3) != 2)
+		return 0;
+	n = d + 6;
+	if (s[n] == '.' && facts_kmsg_hex(s + n + 1, 2) == 1)
+		n += 2;
+	return n;
+}
+
+/*
+ * A driver's line about a device: "<driver> <PCI address>[ <interface>]: "
+ * (dev_printk, netdev_printk). The text after it, or NULL; the address into pci.
+ * A program's name (15 bytes at most, then "[pid]") cannot make it.
+ */
+static const char *
+facts_kmsg_devline(const char *text, char *pci, size_t len)
+{
+	size_t w = strcspn(text, " :[("), a;
+	const char *p = text + w;
+
+	if (w == 0 || *p != ' ' || (a = facts_kmsg_pci(p + 1)) == 0)
+		return NULL;
+	snprintf(pci, len, "%.*s", (int)a, p + 1);
+	p += 1 + a;
+	if (*p == ' ')
+		p += 1 + strcspn(p + 1, " :");
+	return strncmp(p, ": ", 2) == 0 ? p + 2 : NULL;
+}
+
 /* "... (PCI:0000:3b:00): 79, ...": the address and the number; 0, or -1. */
 static int
 facts_kmsg_xid(const char *p, struct kmsg_event *ev)
@@ -146,8 +197,10 @@ facts_kmsg_xid(const char *p, struct kmsg_event *ev)
 	const char *close;
 	size_t n = 0;
 
-	if (strncmp(p, "(PCI:", 5) != 0 || (close = strchr(p + 5, ')')) == NULL)
+	if (strncmp(p, "(PCI:", 5) != 0 || (n = facts_kmsg_pci(p + 5)) == 0 ||
+	    *(close = p + 5 + n) != ')')
 		return -1;
+	n = 0;
 	facts_kmsg_dev(ev->dev, p + 5, (size_t)(close - p - 5));
 	p = close + 1;
 	if (*p == ':')
@@ -166,10 +219,11 @@ facts_kmsg_xid(const char *p, struct kmsg_event *ev)
 static int
 facts_kmsg_aer(const char *text, struct kmsg_event *ev)
 {
-	const char *aer = strstr(text, "AER: "), *from;
+	char port[KMSG_DEV_MAX];
+	const char *aer = facts_kmsg_devline(text, port, sizeof port), *from;
 	const char *cls;
 
-	if (aer == NULL || strstr(aer, "received") == NULL)
+	if (aer == NULL || strncmp(aer, "AER: ", 5) != 0 || strstr(aer, "received") == NULL)
 		return KMSG_NONE;
 	if (strstr(aer, "(Fatal)") != NULL)
 		cls = "fatal";
@@ -183,11 +237,11 @@ facts_kmsg_aer(const char *text, struct kmsg_event *ev)
 	/* The device that sent it ("received: 0000:3b:00.0", "received from ..."), else the port. */
 	if (((from = strstr(aer, "received: ")) != NULL && (from += 10)) ||
 	    ((from = strstr(aer, "received from ")) != NULL && (from += 14)))
-		if (strchr(from, ':') != NULL && strncmp(from, "id=", 3) != 0) {
-			facts_kmsg_dev_at(ev->dev, from);
+		if (facts_kmsg_pci(from) > 0) {
+			facts_kmsg_dev(ev->dev, from, facts_kmsg_pci(from));
 			return ev->kind = KMSG_AER;
 		}
-	facts_kmsg_dev_before(ev->dev, text, aer);
+	snprintf(ev->dev, sizeof ev->dev, "%s", port);
 	return ev->kind = KMSG_AER;
 }
 
@@ -222,18 +276,47 @@ static const struct { const char *phrase, *what; } facts_kmsg_nic[] = {
 	{ "reset adapter", "reset" }, { "Reset adapter", "reset" },
 };
 
+/*
+ * Where a NIC phrase may be: after a driver's device prefix anywhere, or right
+ * after "<driver>: <interface> " (e1000e). NULL where neither starts the text.
+ */
+static const char *
+facts_kmsg_nic_from(const char *text, const char *phrase)
+{
+	char pci[KMSG_DEV_MAX];
+	const char *rest = facts_kmsg_devline(text, pci, sizeof pci), *p;
+	size_t w = strcspn(text, " :[(");
+
+	if (rest != NULL)
+		return strstr(rest, phrase);
+	if (w == 0 || strncmp(text + w, ": ", 2) != 0)
+		return NULL;
+	p = text + w + 2;
+	p += strcspn(p, " ");
+	return *p == ' ' && strncmp(p + 1, phrase, strlen(phrase)) == 0 ? p + 1 : NULL;
+}
+
 static int
 facts_kmsg_nic_event(const char *text, struct kmsg_event *ev)
 {
-	const char *wd = strstr(text, "NETDEV WATCHDOG: ");
+	char pci[KMSG_DEV_MAX];
+	const char *rest = facts_kmsg_devline(text, pci, sizeof pci), *wd = NULL;
 
+	/* Old kernels: "NETDEV WATCHDOG: eth3 (mlx5_core): ..."; new: after the device's prefix. */
+	if (strncmp(text, "NETDEV WATCHDOG: ", 17) == 0)
+		wd = text + 17;
+	else if (rest != NULL && strncmp(rest, "NETDEV WATCHDOG: ", 17) == 0)
+		wd = rest;
 	if (wd != NULL && strstr(wd, "timed out") != NULL) {
-		facts_kmsg_dev_at(ev->dev, wd + 17);
+		if (wd == rest)
+			facts_kmsg_dev_before(ev->dev, text, rest - 2);
+		else
+			facts_kmsg_dev_at(ev->dev, wd);
 		snprintf(ev->what, sizeof ev->what, "tx_timeout");
 		return ev->kind = KMSG_NIC;
 	}
 	for (size_t i = 0; i < sizeof facts_kmsg_nic / sizeof facts_kmsg_nic[0]; i++) {
-		const char *at = strstr(text, facts_kmsg_nic[i].phrase);
+		const char *at = facts_kmsg_nic_from(text, facts_kmsg_nic[i].phrase);
 		char next;
 
 		if (at == NULL)
@@ -256,10 +339,13 @@ facts_kmsg_classify(const char *text, struct kmsg_event *ev)
 	const char *p;
 
 	memset(ev, 0, sizeof *ev);
-	if ((p = strstr(text, "NVRM: Xid ")) != NULL && facts_kmsg_xid(p + 10, ev) == 0)
+	if (strncmp(text, "NVRM: Xid ", 10) == 0 && facts_kmsg_xid(text + 10, ev) == 0)
 		return ev->kind = KMSG_XID;
-	if ((p = strstr(text, "SXid ")) != NULL && facts_kmsg_xid(p + 5, ev) == 0)
-		return ev->kind = KMSG_SXID;
+	if (strncmp(text, "nvidia-nvswitch", 15) == 0) {
+		p = text + 15 + strspn(text + 15, "0123456789");
+		if (strncmp(p, ": SXid ", 7) == 0 && facts_kmsg_xid(p + 7, ev) == 0)
+			return ev->kind = KMSG_SXID;
+	}
 	memset(ev, 0, sizeof *ev);
 	if (strstr(text, "NVRM") != NULL || strstr(text, "SXid") != NULL)
 		return KMSG_NONE;

@@ -2,7 +2,8 @@
 # collcheck env and the kernel log: an Xid not in coll's catalog, NVSwitch
 # SXids (non-fatal a warning, fatal an error), dmesg's line format beside
 # /dev/kmsg's, the log's bytes escaped before they reach a terminal, lines
-# past any bound, and a log that is no file.
+# past any bound, lines another user made to look like a driver's, and a log
+# that is no file.
 . "$(dirname "$0")/lib.sh"
 
 printf '4,1,1000,-;NVRM: Xid (PCI:0000:3b:00): 9999, pid=1, something new\n' >"$TMP/kunk"
@@ -29,20 +30,34 @@ check "... each is a '?'" grep -q 'name=?\[31mred?\]0;title? ???, GPU has fallen
 COLL_KMSG_FILE=$TMP/kesc collcheck env --json >"$TMP/j" 2>"$TMP/e"
 check "--json stays JSON" python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$TMP/j"
 
-# A line of 200 KB, a device name of junk, many devices: bounded, no crash.
+# A line of 200 KB, many devices: bounded, no crash.
 python3 - "$TMP/kbig" <<'EOPY'
 import sys
 with open(sys.argv[1], "w") as f:
     f.write("3,1,1000,-;NVRM: Xid (PCI:" + "0" * 200000 + "): 79, x\n")
-    f.write("3,2,1000,-;NVRM: Xid (PCI:;rm -rf *..\t): 79, x\n")
     for i in range(400):
         f.write("6,%d,1000,-;mlx5_core 0000:%02x:00.0 eth%d: TX timeout detected\n" % (i + 3, i % 256, i))
 EOPY
 COLL_KMSG_FILE=$TMP/kbig collcheck env -v >"$TMP/o" 2>"$TMP/e"
 expect_code 1 $? "a huge and hostile log"
-check "a device name keeps only safe bytes" grep -q "kmsg.xid.rm-rf...79 " "$TMP/o"
 check "devices past the bound are counted, not itemized" grep -q "^  kmsg  .*(some devices not itemized)" "$TMP/o"
 check "no error output" test ! -s "$TMP/e"
+
+# Another user's program names itself (15 bytes) and its files so that the
+# kernel's segfault line reads like a driver's: none is an event.
+cat >"$TMP/kforged" <<'EOK'
+6,1,1000,-;NVRM: Xid (PCI:[4242]: segfault at 0 ip 0 sp 0 error 4 in x): 79, y[7f0000+1000]
+6,2,1000,-;nvidia-nvswitch[4242]: segfault at 0 ip 0 sp 0 error 4 in : SXid (PCI:0000:05:00.0): 24007, Fatal, x[7f0000+1000]
+6,3,1000,-;x AER: [4242]: segfault at 0 ip 0 sp 0 error 4 in Uncorrected (Fatal) error received: 0000:01:00.0[7f0000+1000]
+6,4,1000,-;pcieport 0000:0[4242]: segfault at 0 ip 0 sp 0 error 4 in AER: (Fatal) received[7f0000+1000]
+6,5,1000,-;e1000e: eth0 NI[4242]: segfault at 0 ip 0 sp 0 error 4 in Reset adapter[7f0000+1000]
+6,6,1000,-;python3[4242]: segfault at 0 ip 0 sp 0 error 4 in NIC Link is Down Link down TX timeout[7f0000+1000]
+6,7,1000,-;NVRM: Xid (PCI:0000:3b:00$(id)): 79, x
+EOK
+for i in 1 2 3; do cat "$TMP/kforged"; done >"$TMP/kforged3"
+COLL_KMSG_FILE=$TMP/kforged3 collcheck env -v >"$TMP/o" 2>"$TMP/e"
+expect_code 0 $? "lines other users' programs make look like drivers'"
+check "... are no events" grep -q "^  kmsg  *21 records of .* 0 events$" "$TMP/o"
 
 mkfifo "$TMP/fifo"
 COLL_KMSG_FILE=$TMP/fifo collcheck env -v >"$TMP/o" 2>"$TMP/e"
