@@ -135,6 +135,13 @@ static const char *const collcheck_description[] = {
 	"--save-baseline FILE keeps the facts the hosts agree on, and --baseline FILE compares "
 	"every host with them later, as nhc-genconf and NHC do. --config FILE sets thresholds "
 	"and severities (see the --config option).",
+	"collcheck env also reads each host's kernel log (/dev/kmsg, since boot or --since "
+	"TIME; reading it needs root or CAP_SYSLOG, else it says so as info; tests give a file "
+	"in COLL_KMSG_FILE) for NVIDIA Xid and SXid events, judged by NVIDIA's Xid catalog (79 "
+	"fallen off the bus, 48/64/95 memory and 74 NVLink are errors), PCIe AER errors and NIC "
+	"link flaps, resets and transmit timeouts, and its error counters (PCIe AER from sysfs, "
+	"RDMA link_downed, symbol errors and congestion counters, GID tables), which a "
+	"--baseline compares with the same host's.",
 	"collcheck links measures every pair of hosts (ranks, with -N) in the n-1 rounds of a "
 	"round-robin tournament, all pairs of a round at once: latency (half a round trip of 8 "
 	"bytes) and bandwidth (-s bytes both ways at once), each the median of its iterations. "

@@ -43,6 +43,7 @@ _coll_collcheck()
 		--baseline) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 		--save-baseline) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 		--config) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+		--since) return ;;
 		-T|--timeout) return ;;
 		-H|--hosts) return ;;
 		-x|--exclude) return ;;
@@ -56,13 +57,14 @@ _coll_collcheck()
 		-F|--ssh-config) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 		--prefix) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
 		esac
-		COMPREPLY=($(compgen -W " -s --size --iters -v --verbose --json --prometheus --baseline --save-baseline --config -T --timeout --no-color -H --hosts -x --exclude --oversubscribe --hostfile -N --per-host --place --launcher --connect-timeout --fanout --tree --accept-new -F --ssh-config --prefix -h --help -V --version" -- "$cur")) ;;
+		COMPREPLY=($(compgen -W " -s --size --iters -v --verbose --json --prometheus --baseline --save-baseline --config --since -T --timeout --no-color -H --hosts -x --exclude --oversubscribe --hostfile -N --per-host --place --launcher --connect-timeout --fanout --tree --accept-new -F --ssh-config --prefix -h --help -V --version" -- "$cur")) ;;
 	env)
 		case "$prev" in
 		--prometheus) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 		--baseline) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 		--save-baseline) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 		--config) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+		--since) return ;;
 		-T|--timeout) return ;;
 		-H|--hosts) return ;;
 		-x|--exclude) return ;;
@@ -76,7 +78,7 @@ _coll_collcheck()
 		-F|--ssh-config) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 		--prefix) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
 		esac
-		COMPREPLY=($(compgen -W " -v --verbose --json --prometheus --baseline --save-baseline --config -T --timeout --no-color -H --hosts -x --exclude --oversubscribe --hostfile -N --per-host --place --launcher --connect-timeout --fanout --tree --accept-new -F --ssh-config --prefix -h --help -V --version" -- "$cur")) ;;
+		COMPREPLY=($(compgen -W " -v --verbose --json --prometheus --baseline --save-baseline --config --since -T --timeout --no-color -H --hosts -x --exclude --oversubscribe --hostfile -N --per-host --place --launcher --connect-timeout --fanout --tree --accept-new -F --ssh-config --prefix -h --help -V --version" -- "$cur")) ;;
 	links)
 		case "$prev" in
 		-s|--size) return ;;
@@ -85,6 +87,7 @@ _coll_collcheck()
 		--baseline) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 		--save-baseline) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 		--config) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+		--since) return ;;
 		-T|--timeout) return ;;
 		-H|--hosts) return ;;
 		-x|--exclude) return ;;
@@ -98,7 +101,7 @@ _coll_collcheck()
 		-F|--ssh-config) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 		--prefix) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
 		esac
-		COMPREPLY=($(compgen -W " -s --size --iters -v --verbose --json --prometheus --baseline --save-baseline --config -T --timeout --no-color -H --hosts -x --exclude --oversubscribe --hostfile -N --per-host --place --launcher --connect-timeout --fanout --tree --accept-new -F --ssh-config --prefix -h --help -V --version" -- "$cur")) ;;
+		COMPREPLY=($(compgen -W " -s --size --iters -v --verbose --json --prometheus --baseline --save-baseline --config --since -T --timeout --no-color -H --hosts -x --exclude --oversubscribe --hostfile -N --per-host --place --launcher --connect-timeout --fanout --tree --accept-new -F --ssh-config --prefix -h --help -V --version" -- "$cur")) ;;
 	allreduce)
 		case "$prev" in
 		-b|--minbytes) return ;;

@@ -49,7 +49,7 @@ check_identity_key(const char *key)
 	for (size_t i = 0; i < sizeof pats / sizeof pats[0]; i++)
 		if (fnmatch(pats[i], key, 0) == 0)
 			return 1;
-	return 0;
+	return health_identity(key);
 }
 
 /* How much a difference in this fact matters. */
@@ -553,6 +553,7 @@ void
 check_analyse(struct check_result *r, const struct check_args *a, const struct facts *baseline)
 {
 	check_host_rules(r, a);
+	health_analyse(r, a, baseline);
 	if (a->what & CHECK_ENV)
 		check_compare(r, a);
 	if (baseline != NULL)

@@ -11,7 +11,7 @@
 #include "check.h"
 
 enum { O_VERBOSE = 1, O_JSON, O_PROMETHEUS, O_BASELINE, O_SAVE_BASELINE, O_CONFIG, O_SIZE, O_ITERS,
-	O_TIMEOUT, O_NO_COLOR, O_WORKER };
+	O_TIMEOUT, O_NO_COLOR, O_WORKER, O_SINCE };
 
 #define CHECK_COMMON_OPTS \
 	{ O_VERBOSE, 'v', "verbose", OPT_FLAG, NULL, "show every fact of every host, grouped " \
@@ -27,6 +27,8 @@ enum { O_VERBOSE = 1, O_JSON, O_PROMETHEUS, O_BASELINE, O_SAVE_BASELINE, O_CONFI
 	{ O_CONFIG, 0, "config", OPT_VALUE, "FILE", "thresholds and rules: 'clock_offset_ms = " \
 	    "100', 'link_bw_factor = 0.5', 'ignore = env.OMPI_*', 'severity env.UCX_* = info'", \
 	    "@file" }, \
+	{ O_SINCE, 0, "since", OPT_VALUE, "TIME", "the kernel log's events from this time on " \
+	    "(2h, 30m, 2026-11-28T10:00; default since boot)", NULL }, \
 	{ O_TIMEOUT, 'T', "timeout", OPT_VALUE, "SECONDS", "give up on the check after this " \
 	    "long (default 120)", NULL }, \
 	{ O_NO_COLOR, 0, "no-color", OPT_FLAG, NULL, "no colours, even on a terminal " \
@@ -116,6 +118,7 @@ check_value(void *args, int id, const char *val, char *err, size_t len)
 	case O_SIZE: return opt_size("-s", val, &a->link_bytes, err, len);
 	case O_ITERS: return opt_int("--iters", val, 1, 100000, &a->link_iters, err, len);
 	case O_TIMEOUT: return opt_double("-T", val, 0.5, 1e6, &a->timeout_s, err, len);
+	case O_SINCE: return health_since_parse(val, &a->since, err, len);
 	}
 	return 0;
 }

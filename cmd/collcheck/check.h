@@ -49,6 +49,7 @@ struct check_args {
 	size_t link_bytes;
 	long link_iters;
 	double timeout_s;
+	double since;		/* --since: the kernel log from this wall time on; 0: since boot */
 	struct check_conf conf;
 };
 
@@ -122,6 +123,23 @@ int check_conf_ignored(const struct check_conf *c, const char *key);
 int check_conf_sev(const struct check_conf *c, const char *key, int sev);
 int check_baseline_save(const struct check_result *r, const char *path, char *err, size_t len);
 int check_baseline_load(struct facts *f, const char *path, char *err, size_t len);
+
+/* health.c: the kernel log's events and the error counters as findings. */
+void health_analyse(struct check_result *r, const struct check_args *a,
+    const struct facts *baseline);
+/* Facts of the host's health, never compared across hosts ("kmsg*", "ctr.*"). */
+int health_identity(const char *key);
+/* Each host's counters into a baseline being saved, as "<key>@<host>". */
+void health_baseline_save(const struct check_result *r, json_t *facts);
+int health_since_parse(const char *s, double *epoch, char *err, size_t len);
+
+/* health_xid.c: NVIDIA's Xid catalog, as collcheck acts on it. */
+struct health_xid {
+	int xid;
+	int sev;
+	const char *what, *todo;
+};
+const struct health_xid *health_xid_find(int xid);
 
 /* report.c: print (text or JSON), and --prometheus's file; exit code. */
 int check_report(const struct check_result *r, const struct check_args *a);

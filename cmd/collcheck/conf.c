@@ -213,6 +213,7 @@ check_baseline_save(const struct check_result *r, const char *path, char *err, s
 				json_object_set_new(facts, k, json_string(v));
 		}
 	}
+	health_baseline_save(r, facts);
 	if (live == 0) {
 		json_decref(facts);
 		snprintf(err, len, "no host answered: nothing to save in '%s'", path);

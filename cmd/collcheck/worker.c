@@ -170,6 +170,7 @@ check_gather_facts(struct check_worker *w)
 
 	facts_init(&f);
 	facts_roots_env(&roots);
+	roots.since = w->a->since;
 	if (w->a->what & CHECK_ENV)
 		facts_collect(&f, &roots, environ);
 	else

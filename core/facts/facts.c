@@ -254,4 +254,6 @@ facts_collect(struct facts *f, const struct facts_roots *r, char *const *envp)
 	facts_read_pci(f, r);
 	facts_read_rdma(f, r);
 	facts_read_net(f, r);
+	facts_read_counters(f, r);
+	facts_read_kmsg(f, r);
 }

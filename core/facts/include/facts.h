@@ -39,6 +39,7 @@ struct facts_roots {
 	const char *root;	/* stands for "/": /sys, /proc and /etc are read under it */
 	const char *home;	/* for ~/.nccl.conf */
 	const char *shm;	/* /dev/shm */
+	double since;		/* the kernel log from this wall time (epoch s) on; 0: since boot */
 };
 
 void facts_init(struct facts *f);
@@ -76,5 +77,9 @@ void facts_read_pci(struct facts *f, const struct facts_roots *r);
 void facts_read_net(struct facts *f, const struct facts_roots *r);
 void facts_read_rdma(struct facts *f, const struct facts_roots *r);
 void facts_read_gpu(struct facts *f, const struct facts_roots *r);
+/* The kernel log's Xid, SXid, AER and NIC events (facts_kmsg.c): "kmsg.*". */
+void facts_read_kmsg(struct facts *f, const struct facts_roots *r);
+/* AER, RDMA port and RoCE congestion counters, GID tables (facts_counters.c): "ctr.*". */
+void facts_read_counters(struct facts *f, const struct facts_roots *r);
 
 #endif
