@@ -138,7 +138,10 @@ retried_gather(struct comm *c, int nranks, const struct retried_set *mine,
     struct retried_set *out)
 {
 	struct coll_blobs b = { 0 };
-	int rc = coll_gatherv(c, mine->v, (size_t)mine->n * sizeof *mine->v, 0, &b);
+	/* Nothing retried here (the usual case): still a buffer, never NULL, for memcpy. */
+	static const struct retried none;
+	int rc = coll_gatherv(c, mine->n > 0 ? (const void *)mine->v : &none,
+	    (size_t)mine->n * sizeof *mine->v, 0, &b);
 
 	if (rc != COLL_OK || comm_rank(c) != 0) {
 		coll_blobs_free(&b);
