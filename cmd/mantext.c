@@ -194,14 +194,21 @@ static const char *const collcheck_description[] = {
 	"the sweep. Under collrun, give it -k (--keep-going) so that collrun lets the "
 	"survivors run; collcheck run alone does that by itself. Rehearse it with COLL_FAULT "
 	"(see coll(7)).",
+	"An op whose link broke while both ends lived is run again by the core (COLL_RETRY_MAX), "
+	"so its results come out right; the sweeps, links and the whole check still report "
+	"each such op, once per link, as an error that names it and its two ranks and hosts "
+	"(\"retried: allreduce seq 40 between rank 1 (node01) and rank 2 (node02), 1 time\"), "
+	"and exit 1: the NIC, cable or switch port between them wants looking at. The sweeps "
+	"print it after the table as a comment line (on stderr with --json); --json lists them "
+	"under \"retries\" (seq, op, ranks, hosts, count).",
 	"collcheck --help lists the commands and collcheck --version prints the version.",
 	NULL,
 };
 
 static const struct mantext_item collcheck_exit[] = {
 	{ "0", "All is well: every result was right, no host differs, no rule fired above info." },
-	{ "1", "Problems were found: wrong results, a host that differs or cannot be reached, a "
-	    "warning or an error." },
+	{ "1", "Problems were found: wrong results, an op retried after a broken link, a host "
+	    "that differs or cannot be reached, a warning or an error." },
 	{ "2", "Usage error: a bad command, option or value." },
 	{ "3", "collcheck could not run (a rank could not join, a rank died, a timeout)." },
 	{ NULL, NULL },

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "retried.h"
 #include "xmalloc.h"
 
 const char *
@@ -562,6 +563,8 @@ check_analyse(struct check_result *r, const struct check_args *a, const struct f
 		check_links(r, a);
 	if (r->allreduce != NULL)
 		check_allreduce_rules(r);
+	if (r->retries != NULL)
+		retried_find(r);
 }
 
 void
@@ -582,6 +585,7 @@ check_result_free(struct check_result *r)
 	free(r->lat);
 	free(r->bw);
 	json_decref(r->allreduce);
+	json_decref(r->retries);
 	facts_fold_free(&r->fold);
 	memset(r, 0, sizeof *r);
 }

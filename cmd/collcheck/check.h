@@ -78,6 +78,7 @@ struct check_result {
 	struct facts_fold fold;	/* every rank's facts, until check_expand_facts */
 	double *lat, *bw;	/* nranks x nranks, row = measuring rank; NULL without links */
 	json_t *allreduce;	/* rows, or NULL */
+	json_t *retries;	/* ops retried after a broken link (retried.h: retried_json), or NULL */
 	int nfind;
 	struct check_finding *find;
 	int agree_keys, differ_keys;

@@ -41,6 +41,7 @@
 #include "nccl_engine.h"
 #include "perf_intr.h"
 #include "probe.h"
+#include "retried.h"
 #include "xmalloc.h"
 
 /* How long a failed op waits for the root to name the dead, beyond the core's own wait. */
@@ -369,6 +370,9 @@ struct perf_state {
 	int64_t step;			/* cur's index in the sweep */
 	uint64_t own_ops;		/* collectives of ours on c, besides the probe's */
 	struct perf_totals t;
+	struct retried_set retried;	/* this rank's, of communicators shrunk away */
+	int gen;			/* shrinks so far: each communicator numbers its ops anew */
+	struct retried_set retries;	/* rank 0: every rank's, at the end */
 	char err[COLL_ERR_LEN + 128];	/* why it stopped, when comm_last_error(c) cannot say */
 };
 
@@ -661,6 +665,7 @@ perf_resume(struct perf_state *st, struct comm *base, struct comm *cur, const in
 		    "stopped: start it again");
 	}
 	perf_event(st, base, cur, all, pick);
+	retried_take(&st->retried, base, st->gen++, st->orig);
 	orig = xcalloc((size_t)n, sizeof *orig);
 	for (int j = 0; j < n; j++)
 		orig[j] = (int)all[j * PERF_POS_N + PERF_ORIG];
@@ -734,6 +739,8 @@ perf_footer(const struct perf_state *st, int interrupted)
 	    t->rows_json, "avg_busbw", avg, "wrong", (json_int_t)t->wrong, "events", t->events);
 	if (interrupted)
 		json_object_set_new(doc, "interrupted", json_true());
+	else
+		json_object_set_new(doc, "retries", retried_json(&st->retries));
 	s = json_dumps(doc, JSON_INDENT(2));
 	json_decref(doc);
 	text = xasprintf("%s\n", s != NULL ? s : "{}");
@@ -744,10 +751,24 @@ perf_footer(const struct perf_state *st, int interrupted)
 static void
 perf_print_footer(const struct perf_state *st)
 {
-	char *text = perf_footer(st, 0);
+	char *text = perf_footer(st, 0), line[512];
 
 	fputs(text, stdout);
 	free(text);
+	/* After the table, as comments: a parser of nccl-tests' output skips them. */
+	for (int i = 0; i < st->retries.n; i++) {
+		retried_line(&st->retries.v[i], line, sizeof line);
+		fprintf(st->a->json ? stderr : stdout, "# %s\n", line);
+	}
+}
+
+/* Every rank's retried ops to rank 0: the sweep came out right, but a link broke under it. */
+static int
+perf_retries(struct perf_state *st)
+{
+	retried_take(&st->retried, st->c, st->gen, st->orig);
+	st->own_ops++;
+	return retried_gather(st->c, st->n0, &st->retried, &st->retries);
 }
 
 static int
@@ -918,13 +939,15 @@ perf_worker(const struct perf_args *a)
 		perf_intr_set(perf_footer(&st, 1));
 	perf_intr_arm();
 	code = EXIT_CANNOT;
-	if ((rc = perf_sweep(&st)) != COLL_OK)
+	if ((rc = perf_sweep(&st)) == COLL_OK)
+		rc = perf_retries(&st);
+	if (rc != COLL_OK)
 		fprintf(stderr, "collcheck: %s\n", st.err[0] ? st.err : probe_error(&st.p));
 	else if (comm_rank(st.c) == 0)
 		perf_print_footer(&st);
 	perf_intr_release();
 	if (rc == COLL_OK)
-		code = cmd_finish_stdout(st.t.wrong ? EXIT_PROBLEMS : EXIT_OK);
+		code = cmd_finish_stdout(st.t.wrong || st.retries.n > 0 ? EXIT_PROBLEMS : EXIT_OK);
 out:
 	perf_intr_release();
 	perf_intr_arm();
@@ -934,6 +957,8 @@ out:
 	comm_destroy(st.c);
 	json_decref(st.t.rows_json);
 	json_decref(st.t.events);
+	retried_free(&st.retried);
+	retried_free(&st.retries);
 	free(st.orig);
 	return code;
 }

@@ -306,6 +306,8 @@ check_print_json(const struct check_result *r, int code)
 	}
 	if (r->allreduce != NULL)
 		json_object_set(doc, "allreduce", r->allreduce);
+	if (r->retries != NULL)
+		json_object_set(doc, "retries", r->retries);
 	json_object_set_new(doc, "phases_ms", ms);
 	json_object_set_new(doc, "same_facts", json_integer(r->agree_keys));
 	json_object_set_new(doc, "differing_facts", json_integer(r->differ_keys));

@@ -16,6 +16,7 @@
 #include "comm.h"
 #include "err.h"
 #include "probe.h"
+#include "retried.h"
 #include "xmalloc.h"
 
 extern char **environ;
@@ -270,6 +271,24 @@ check_allreduce(struct check_worker *w)
 	return rc;
 }
 
+/* Ops the core ran again after a broken link, on either communicator, to rank 0. */
+static int
+check_retries(struct check_worker *w)
+{
+	struct retried_set mine = { 0 }, all = { 0 };
+	int rc;
+
+	retried_take(&mine, w->c, 0, NULL);
+	if (w->pc != NULL)
+		retried_take(&mine, w->pc, 1, NULL);
+	rc = retried_gather(w->c, comm_size(w->c), &mine, &all);
+	if (rc == COLL_OK && comm_rank(w->c) == 0)
+		w->r.retries = retried_json(&all);
+	retried_free(&mine);
+	retried_free(&all);
+	return rc;
+}
+
 static int
 check_steps(struct check_worker *w)
 {
@@ -293,6 +312,8 @@ check_steps(struct check_worker *w)
 	if (w->a->what & CHECK_ALLREDUCE)
 		rc = check_allreduce(w);
 	check_phase_done(w, PH_ALLREDUCE);
+	if (rc == COLL_OK)
+		rc = check_retries(w);
 	return rc;
 }
 
@@ -395,6 +416,8 @@ check_record(const struct check_result *r)
 	}
 	if (r->allreduce != NULL)
 		json_object_set(rec, "allreduce", r->allreduce);
+	if (r->retries != NULL)
+		json_object_set(rec, "retries", r->retries);
 	return rec;
 }
 
@@ -420,7 +443,7 @@ int
 check_record_read(struct check_result *r, const char *buf, size_t len, char *err, size_t errlen)
 {
 	json_error_t je;
-	json_t *rec = json_loadb(buf, len, 0, &je), *hosts, *map, *lat, *bw, *ar, *facts;
+	json_t *rec = json_loadb(buf, len, 0, &je), *hosts, *map, *lat, *bw, *ar, *facts, *rt;
 	size_t n, nn;
 
 	if (rec == NULL) {
@@ -494,6 +517,9 @@ check_record_read(struct check_result *r, const char *buf, size_t len, char *err
 		    check_phase_names[p]));
 	if (json_is_array(ar = json_object_get(rec, "allreduce")))
 		r->allreduce = json_incref(ar);
+	/* Checked entry by entry when analysed (retried_find): a bad one is a finding. */
+	if ((rt = json_object_get(rec, "retries")) != NULL)
+		r->retries = json_incref(rt);
 	json_decref(rec);
 	return 0;
 }

@@ -621,6 +621,27 @@ comm_retries(const struct comm *c)
 }
 
 int
+comm_retry_log(struct comm *c, struct comm_retry *out, int max, uint64_t *total)
+{
+	uint64_t t, kept, first;
+	int n = 0;
+
+	pthread_mutex_lock(&c->lock);
+	t = c->rlog_total;
+	kept = t < COLL_RETRY_LOG ? t : COLL_RETRY_LOG;
+	if (max < 0)
+		max = 0;
+	/* The newest max of those kept, oldest first. */
+	first = t - (kept < (uint64_t)max ? kept : (uint64_t)max);
+	for (uint64_t i = first; i < t; i++)
+		out[n++] = c->rlog[i % COLL_RETRY_LOG];
+	pthread_mutex_unlock(&c->lock);
+	if (total != NULL)
+		*total = t;
+	return n;
+}
+
+int
 comm_wait_failed(struct comm *c, int wait_ms, int **out)
 {
 	struct timespec ts = { 0, 10 * 1000000 };

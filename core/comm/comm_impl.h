@@ -32,7 +32,7 @@ struct comm_rg_reply {
 	struct wire_regroup_done d;
 };
 
-struct comm_retry {
+struct comm_rt_round {
 	uint64_t query_seq;	/* the root asked ranks to stop at this seq (0: no) */
 	uint32_t query_epoch;
 	int answered;		/* we answered that query */
@@ -117,7 +117,10 @@ struct comm {
 	uint8_t *dead;			/* nranks flags: ranks the root announced dead */
 
 	struct comm_rg_reply rg;	/* the root's answer to our regroup request */
-	struct comm_retry rt;		/* the operator retry under way, under lock */
+	struct comm_rt_round rt;	/* the operator retry under way, under lock */
+	/* Ops retried, a ring of the last COLL_RETRY_LOG (rlog_total % it is next), under lock. */
+	struct comm_retry rlog[COLL_RETRY_LOG];
+	uint64_t rlog_total;
 	int retry_max;			/* COLL_RETRY_MAX */
 	int retry_interval_ms;		/* COLL_RETRY_INTERVAL_MS */
 	size_t retry_save;		/* COLL_RETRY_SAVE_BYTES: in-place inputs kept up to this */
@@ -258,6 +261,8 @@ void comm_defer_stop(struct comm *c);
 void retry_on_root(struct comm *c, uint8_t type, const uint8_t *p, uint32_t len);
 /* retry.c: an op failed with rc; COLL_OK means run it again, else the error to return. */
 int retry_op(struct comm *c, int rc, int intact);
+/* retry.c: log that the op under way (c->seq, c->kind) is run again; peer -1: unknown. */
+void retry_log_add(struct comm *c, int peer);
 
 /* fault_hooks.c: read COLL_FAULT once per process; COLL_EINVAL with the reason. */
 int fault_load(int rank, char *err, size_t errlen);

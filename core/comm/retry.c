@@ -148,6 +148,30 @@ retry_refused(struct comm *c, int peer)
 	return code;
 }
 
+/*
+ * A retry is worth telling whoever checks the cluster (collcheck): the op
+ * came out right, but a link broke under it. Written only here, on a retry:
+ * a rerun of the op already last in the ring counts there.
+ */
+void
+retry_log_add(struct comm *c, int peer)
+{
+	struct comm_retry *e;
+
+	pthread_mutex_lock(&c->lock);
+	e = c->rlog_total > 0 ? &c->rlog[(c->rlog_total - 1) % COLL_RETRY_LOG] : NULL;
+	if (e == NULL || e->seq != c->seq || e->kind != c->kind) {
+		e = &c->rlog[c->rlog_total++ % COLL_RETRY_LOG];
+		*e = (struct comm_retry){ .seq = c->seq, .kind = c->kind, .peer = -1,
+		    .wall_ns = clock_wall_ns() };
+	}
+	e->count++;
+	/* The first broken link this rank saw names it; a later rerun's may differ. */
+	if (e->peer < 0 && peer >= 0 && peer < c->nranks)
+		e->peer = peer;
+	pthread_mutex_unlock(&c->lock);
+}
+
 int
 retry_op(struct comm *c, int rc, int intact)
 {
@@ -193,6 +217,7 @@ retry_op(struct comm *c, int rc, int intact)
 	c->op_retries++;
 	/* The peer whose link broke here (-1: this rank was asked to stop, its links whole). */
 	status_retry_peer(&c->status, epoch, peer);
+	retry_log_add(c, peer);
 	log_warn("rank %d: retrying %s seq %" PRIu64 " (retry %u of at most %d)", c->rank,
 	    comm_op_name(c), c->seq, epoch, c->retry_max);
 	pause = (struct timespec){ c->retry_interval_ms / 1000,

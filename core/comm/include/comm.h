@@ -123,6 +123,23 @@ uint64_t comm_op_begin_ns(const struct comm *c);
 /* Ops run again after a broken link, since init. */
 uint64_t comm_retries(const struct comm *c);
 
+/* The retried ops a communicator remembers: the last COLL_RETRY_LOG of them. */
+#define COLL_RETRY_LOG 64
+struct comm_retry {
+	uint64_t seq;		/* the op's sequence number */
+	uint32_t kind;		/* its kind (kind.h: coll_kind_name) */
+	int peer;		/* the other rank of the link that broke here; -1: this rank's
+				 * links held, it stopped because another's broke */
+	uint32_t count;		/* times it was run again */
+	uint64_t wall_ns;	/* when it was first run again (wall clock, ns since the epoch) */
+};
+/*
+ * Copy the retried ops kept, oldest first, at most max of them (the newest);
+ * their number. *total (when not NULL) gets every op retried since init,
+ * also those the log no longer holds.
+ */
+int comm_retry_log(struct comm *c, struct comm_retry *out, int max, uint64_t *total);
+
 /* Timeout in ms from COLL_TIMEOUT (seconds) or the default. */
 int comm_env_timeout_ms(void);
 
