@@ -172,6 +172,8 @@ batch_jobrank_late(json_t *o, const struct top_job *x, const struct batch_shown 
 	json_object_set_new(o, "slow_intervals", json_integer(r->slow_run));
 	json_object_set_new(o, "straggler", json_boolean(r->straggler));
 	json_object_set_new(o, "gpu", json_integer(r->gpu));
+	if (r->gpu_bus[0] != '\0')
+		json_object_set_new(o, "gpu_bus", json_string(r->gpu_bus));
 	json_object_set_new(o, "retries", json_integer((json_int_t)r->retries));
 	json_object_set_new(o, "retry_peer", batch_peer(x, ix, r->retry_peer));
 	json_object_set_new(o, "retry_age_s", r->retry_age_s >= 0 ? json_real(r->retry_age_s) :

@@ -204,9 +204,7 @@ collect_page_ident(json_t *o, const struct status_page *p, const struct top_iden
  * The ops the page keeps that have ended, for the job's straggler test
  * (jobstrag.c), and its retries with the broken link's other rank. A slot
  * holds op seq only at seq % STATUS_RING: any other is stale or made up.
- * Its GPU: nothing here says which a process uses (NVML's per-process lists
- * are not sampled), so -1. Frames stay small: a page with no retry says
- * only that it has none.
+ * Frames stay small: a page with no retry says only that it has none.
  */
 static void
 collect_page_ops(json_t *o, const struct status_page *p)
@@ -228,7 +226,6 @@ collect_page_ops(json_t *o, const struct status_page *p)
 		json_object_set_new(o, "ops", ops);
 	else
 		json_decref(ops);
-	json_object_set_new(o, "gpu", json_integer(-1));
 	json_object_set_new(o, "retries", json_integer(p->retries > INT64_MAX ? INT64_MAX :
 	    (json_int_t)p->retries));
 	if (p->retries == 0)
@@ -244,9 +241,32 @@ collect_page_ops(json_t *o, const struct status_page *p)
 		    (double)now.tv_nsec - (double)p->retry_ns) / 1e9, 0)));
 }
 
+/*
+ * The page's GPU (NCCL's plugin names it by PCI address) as NVML counts this
+ * host's GPUs, from the sample just taken: -1 where it is not one of them.
+ */
+static void
+collect_page_gpu(json_t *o, const struct status_page *p, const struct sample_host *s)
+{
+	char bus[sizeof p->gpu_bus];
+	unsigned int dom, b, dev;
+	int index = -1;
+
+	snprintf(bus, sizeof bus, "%.*s", (int)strnlen(p->gpu_bus, sizeof p->gpu_bus), p->gpu_bus);
+	msg_clean(bus);
+	if (bus[0] != '\0' && sscanf(bus, "%x:%x:%x", &dom, &b, &dev) == 3)
+		for (int i = 0; s != NULL && i < s->ngpu; i++)
+			if (s->gpu[i].pci_bus == b && s->gpu[i].pci_device == dev &&
+			    s->gpu[i].pci_domain == dom && (b | dev | dom) != 0)
+				index = s->gpu[i].index;
+	json_object_set_new(o, "gpu", json_integer(index));
+	if (bus[0] != '\0')
+		json_object_set_new(o, "gpu_bus", json_string(bus));
+}
+
 static json_t *
 collect_page(const struct status_page *p, uid_t owner, const struct top_ident *id,
-    double boot_s)
+    double boot_s, const struct sample_host *s)
 {
 	/*
 	 * Its process state here ('?' gone, or its pid another process now): a
@@ -273,6 +293,7 @@ collect_page(const struct status_page *p, uid_t owner, const struct top_ident *i
 		json_object_set_new(o, "user", json_string(user));
 		collect_page_ident(o, p, id);
 		collect_page_ops(o, p);
+		collect_page_gpu(o, p, s);
 	}
 	return o;
 }
@@ -288,6 +309,7 @@ struct collect_scan {
 	json_t *pages;
 	uint64_t own_job;
 	const char *host;
+	const struct sample_host *sample;	/* this host's, for the pages' GPUs; NULL none */
 	struct top_ident ids[COLLECT_IDENT_MAX];
 	uid_t id_owner[COLLECT_IDENT_MAX];
 	int nids;
@@ -315,7 +337,7 @@ collect_scan_one(const struct status_page *pg, uid_t owner, void *arg)
 	if (pg->jobid != cs->own_job && strncmp(pg->host, cs->host, sizeof pg->host) == 0 &&
 	    collect_page_trusted(pg, owner))
 		json_array_append_new(cs->pages, collect_page(pg, owner,
-		    collect_ident(cs, pg->pid, owner), cs->boot_s));
+		    collect_ident(cs, pg->pid, owner), cs->boot_s, cs->sample));
 	return json_array_size(cs->pages) >= COLLECT_PAGES_MAX;
 }
 
@@ -324,7 +346,7 @@ collect_scan_one(const struct status_page *pg, uid_t owner, void *arg)
  * bed's namespaces, a container's bind mount) would each report them all.
  */
 json_t *
-collect_pages(uint64_t own_job, const char *host)
+collect_pages(const struct collect *c, uint64_t own_job, const char *host)
 {
 	struct collect_scan *cs = xcalloc(1, sizeof *cs);
 	json_t *pages = json_array();
@@ -332,6 +354,7 @@ collect_pages(uint64_t own_job, const char *host)
 	cs->pages = pages;
 	cs->own_job = own_job;
 	cs->host = host;
+	cs->sample = c != NULL ? c->prev : NULL;
 	cs->boot_s = alive_boot_s();
 	status_scan(NULL, collect_scan_one, cs);
 	free(cs);

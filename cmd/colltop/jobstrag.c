@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "msg.h"
 #include "top.h"
 #include "xmalloc.h"
 
@@ -47,6 +48,9 @@ jobstrag_page(struct top_jobrank *x, json_t *page)
 	v = json_object_get(page, "gpu");
 	x->gpu = json_is_integer(v) && json_integer_value(v) >= 0 &&
 	    json_integer_value(v) < 4096 ? (int)json_integer_value(v) : -1;
+	v = json_object_get(page, "gpu_bus");
+	snprintf(x->gpu_bus, sizeof x->gpu_bus, "%s", json_is_string(v) ? json_string_value(v) : "");
+	msg_clean(x->gpu_bus);
 	memset(x->ops, 0, sizeof x->ops);
 	json_array_foreach(ops, i, o) {
 		uint64_t seq = jobstrag_u64(json_array_get(o, 0));

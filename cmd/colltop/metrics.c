@@ -389,8 +389,8 @@ metrics_jobrank_one(struct promtext *t, size_t f, const struct top_jobrank *r,
 static void
 metrics_jobranks(const struct top_model *m, struct promtext *t)
 {
-	char **dup = xcalloc((size_t)m->njobs + 1, sizeof *dup), rank[16];
-	const char *lab[13];
+	char **dup = xcalloc((size_t)m->njobs + 1, sizeof *dup), rank[16], gpu[16];
+	const char *lab[15];
 
 	for (int i = 0; i < m->njobs; i++)
 		dup[i] = metrics_jobrank_dups(&m->jobs[i]);
@@ -410,6 +410,13 @@ metrics_jobranks(const struct top_model *m, struct promtext *t)
 				lab[10] = "host";
 				lab[11] = j->r[k].host;
 				lab[12] = NULL;
+				/* Its GPU where known: dcgm-exporter's label, so the series join. */
+				if (j->r[k].gpu >= 0) {
+					snprintf(gpu, sizeof gpu, "%d", j->r[k].gpu);
+					lab[12] = "gpu";
+					lab[13] = gpu;
+					lab[14] = NULL;
+				}
 				snprintf(rank, sizeof rank, "%d", j->r[k].rank);
 				metrics_jobrank_one(t, f, &j->r[k], lab);
 			}

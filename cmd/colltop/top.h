@@ -90,6 +90,7 @@ struct top_jobrank {
 	int slow_run;		/* intervals in a row late by the rule */
 	int straggler;		/* by the rule: it holds the job up */
 	int gpu;		/* its GPU's index on its host; -1 unknown */
+	char gpu_bus[16];	/* its GPU's PCI address where the index is not known; "" */
 	uint64_t retries;	/* ops its page says were run again (since init) */
 	int retry_peer;		/* the other rank of the link that broke last; -1 unknown */
 	double retry_age_s;	/* since its last retry; -1 none */
@@ -322,8 +323,11 @@ struct collect {
 void collect_init(struct collect *c, uint64_t own_job, int gpus);
 void collect_free(struct collect *c);
 json_t *collect_host(struct collect *c);
-/* The status pages of other jobs' ranks on this host (named host in their pages). */
-json_t *collect_pages(uint64_t own_job, const char *host);
+/*
+ * The status pages of other jobs' ranks on this host (named host in their
+ * pages); c's last sample (NULL: none) maps their GPUs to its indexes.
+ */
+json_t *collect_pages(const struct collect *c, uint64_t own_job, const char *host);
 
 /* ---- ident.c: who a page's process is in its job, from its launcher ---- */
 struct top_ident {

@@ -445,10 +445,12 @@ static void
 view_alert_jobstrag(const struct top_job *x, const char *name, char *line)
 {
 	const struct top_jobrank *s = &x->r[x->straggler];
-	char gpu[24] = "";
+	char gpu[40] = "";
 
 	if (s->gpu >= 0)
 		snprintf(gpu, sizeof gpu, ", GPU %d", s->gpu);
+	else if (s->gpu_bus[0] != '\0')
+		snprintf(gpu, sizeof gpu, ", GPU at %s", s->gpu_bus);
 	view_line(line, "job %s: straggler: rank %d (%.40s%s, pid %d) comes %.1f ms late to "
 	    "each op (median of %d ops, %d intervals running): the others wait for it", name,
 	    view_jobrank_shown(s), s->host, gpu, s->pid, s->late_ms, x->nops, s->slow_run);

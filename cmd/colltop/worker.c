@@ -140,7 +140,7 @@ worker_snapshot(struct worker *w, double lat, double late, size_t *len)
 
 	if (w->leader) {
 		json_object_set_new(o, "s", collect_host(&w->col));
-		json_object_set_new(o, "pages", collect_pages(comm_jobid(w->c),
+		json_object_set_new(o, "pages", collect_pages(&w->col, comm_jobid(w->c),
 		    comm_host(w->c, comm_rank(w->c))));
 	}
 	s = json_dumps(o, JSON_COMPACT);

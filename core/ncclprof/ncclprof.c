@@ -173,12 +173,37 @@ nprof_nccl_version(void)
 	return (uint32_t)v;
 }
 
+/*
+ * The PCI address of the GPU this communicator's rank drives: NCCL sets
+ * its device before it starts the profiler, so the current context's is
+ * it. From CUDA's driver library, already loaded by then (never loaded
+ * here); "" when anything is missing.
+ */
+static void
+nprof_gpu_bus(char *bus, size_t len)
+{
+	int (*ctx_dev)(int *) = NULL, (*bus_id)(char *, int, int) = NULL;
+	void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD | RTLD_LOCAL);
+	int dev;
+
+	bus[0] = '\0';
+	if (h == NULL)
+		return;
+	*(void **)&ctx_dev = dlsym(h, "cuCtxGetDevice");
+	*(void **)&bus_id = dlsym(h, "cuDeviceGetPCIBusId");
+	if (ctx_dev == NULL || bus_id == NULL || ctx_dev(&dev) != 0 ||
+	    bus_id(bus, (int)len, dev) != 0)
+		bus[0] = '\0';
+	bus[len - 1] = '\0';
+	dlclose(h);
+}
+
 static int
 nprof_init(void **ctxp, int *mask, uint64_t hash, int nranks, int rank, nprof_log_fn log)
 {
 	struct nprof_ctx *c = calloc(1, sizeof *c);
 	const char *k = getenv("COLL_NCCL_KERNEL_EVENTS");
-	char host[64] = "";
+	char host[64] = "", bus[16];
 	int r;
 
 	/* One mask for the whole process (see above): the same value every time. */
@@ -201,6 +226,8 @@ nprof_init(void **ctxp, int *mask, uint64_t hash, int nranks, int rank, nprof_lo
 		return NPROF_OK;
 	}
 	status_set_source(&c->st, STATUS_SRC_NCCL);
+	nprof_gpu_bus(bus, sizeof bus);
+	status_set_gpu(&c->st, bus);
 	status_set_state(&c->st, STATUS_IDLE, NULL);
 	if (log != NULL)
 		log(NPROF_LOG_INFO, NPROF_LOG_INIT, __FILE__, __LINE__,

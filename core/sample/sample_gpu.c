@@ -51,6 +51,20 @@ sample_nvml_load(void)
 	nv.ok = 1;
 }
 
+/* Where the GPU sits on PCI: a rank's page names its GPU that way (status.h: gpu_bus). */
+static void
+sample_gpu_pci(plat_nvml_dev d, struct sample_gpu *g)
+{
+	struct plat_nvml_pci pci;
+
+	memset(&pci, 0, sizeof pci);
+	if (nv.t->pci == NULL || nv.t->pci(d, &pci) != 0)
+		return;
+	g->pci_domain = pci.domain;
+	g->pci_bus = pci.bus;
+	g->pci_device = pci.device;
+}
+
 /* NVLink's data counters summed over links, KiB; -1 where NVML has none (no NVLink). */
 static void
 sample_nvlink(plat_nvml_dev d, struct sample_gpu *g)
@@ -101,6 +115,7 @@ sample__gpus(struct sample_host *s)
 			continue;
 		if (nv.t->name != NULL && nv.t->name(d, g->name, sizeof g->name) != 0)
 			g->name[0] = '\0';
+		sample_gpu_pci(d, g);
 		if (nv.t->util != NULL && nv.t->util(d, &u) == 0) {
 			g->util_gpu = (int)u.gpu;
 			g->util_mem = (int)u.memory;

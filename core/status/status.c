@@ -208,6 +208,18 @@ status_set_source(struct status *st, uint32_t source)
 }
 
 void
+status_set_gpu(struct status *st, const char *bus)
+{
+	struct status_page *p = st->page;
+
+	if (p == NULL || bus == NULL)
+		return;
+	status_write_begin(p);
+	snprintf(p->gpu_bus, sizeof p->gpu_bus, "%s", bus);
+	status_write_end(p);
+}
+
+void
 status_queue(struct status *st, uint64_t seq, uint32_t kind, uint64_t bytes)
 {
 	status_queue_op(st, seq, kind, bytes, NULL, NULL, NULL, 0);

@@ -477,6 +477,7 @@ test_status_read_v2(void **state)
 	assert_int_equal(pg.source, STATUS_SRC_CORE);
 	assert_int_equal(pg.flags, 0);
 	assert_int_equal(pg.retry_peer, -1);
+	assert_string_equal(pg.gpu_bus, "");
 }
 
 /*
@@ -1174,8 +1175,17 @@ test_status_retry_peer(void **state)
 	assert_int_equal(status_read(st.path, &pg), COLL_OK);
 	assert_true(pg.retries == 2);
 	assert_int_equal(pg.retry_peer, -1);
+	/* The GPU's PCI address: none until set, bounded to its field, NUL-terminated. */
+	assert_string_equal(pg.gpu_bus, "");
+	status_set_gpu(&st, "0000:3b:00.0");
+	assert_int_equal(status_read(st.path, &pg), COLL_OK);
+	assert_string_equal(pg.gpu_bus, "0000:3b:00.0");
+	status_set_gpu(&st, "0000:3b:00.0-and-much-more");
+	assert_int_equal(status_read(st.path, &pg), COLL_OK);
+	assert_string_equal(pg.gpu_bus, "0000:3b:00.0-an");
 	status_close(&st);
 	status_retry_peer(&st, 3, 1);	/* closed: nothing */
+	status_set_gpu(&st, "x");
 }
 
 /*

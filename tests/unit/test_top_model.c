@@ -269,8 +269,9 @@ feed_ops(struct top_model *m, const double *late_ms, unsigned first, int nops, i
 		    "\"state\":2,\"source\":0,\"seq_started\":%u,\"seq_done\":%u,"
 		    "\"seq_queued\":0,\"kind\":\"allreduce\",\"host\":\"h%d\",\"wait_peer\":-1,"
 		    "\"proc\":\"S\",\"retries\":%d,\"retry_peer\":%d,\"retry_age_s\":0.5,"
-		    "\"ops\":[", r ? "," : "", r, 600 + r, first + (unsigned)nops - 1,
-		    first + (unsigned)nops - 1, r, r == 1 ? retries : 0, r == 1 ? peer : -1);
+		    "\"gpu\":%d,%s\"ops\":[", r ? "," : "", r, 600 + r, first + (unsigned)nops - 1,
+		    first + (unsigned)nops - 1, r, r == 1 ? retries : 0, r == 1 ? peer : -1,
+		    r == 2 ? -1 : r, r == 2 ? "\"gpu_bus\":\"0000:3b:00.0\"," : "");
 		for (int k = 0; k < nops; k++) {
 			long long base = 1000000000000LL + (long long)(first + (unsigned)k) * 100000000LL;
 
@@ -314,9 +315,13 @@ test_job_straggler(void **state)
 		assert_int_equal(m.jobs[0].r[k].straggler, k == 2);
 	n = view_alerts(&m, 5.5, lines, at, 8);
 	for (int i = 0; i < n; i++)
-		found += strstr(lines[i], "straggler: rank 2 (h2, pid 602) comes 39.9 ms late to "
-		    "each op (median of 3 ops") != NULL;
+		found += strstr(lines[i], "straggler: rank 2 (h2, GPU at 0000:3b:00.0, pid 602) comes "
+		    "39.9 ms late to each op (median of 3 ops") != NULL;
 	assert_int_equal(found, 1);
+	/* A GPU the worker placed among its host's is shown by its index; else by its address. */
+	assert_int_equal(m.jobs[0].r[3].gpu, 3);
+	assert_int_equal(m.jobs[0].r[2].gpu, -1);
+	assert_string_equal(m.jobs[0].r[2].gpu_bus, "0000:3b:00.0");
 	/* The same ops again (no new op): nothing changes, however often. */
 	for (int i = 0; i < 4; i++) {
 		feed_ops(&m, equal, 16, 3, 0, -1, 6 + i);

@@ -35,6 +35,7 @@ struct sample_rdma {
 struct sample_gpu {
 	int index;
 	char name[64];
+	unsigned int pci_domain, pci_bus, pci_device;	/* where it sits; all 0: unknown */
 	int util_gpu, util_mem;		/* percent */
 	long long mem_used, mem_total;	/* bytes */
 	long power_mw;

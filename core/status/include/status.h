@@ -76,6 +76,11 @@
  * versions 2 to 4, whose new fields read as none) and adds:
  *   retry_peer   the other rank of the link whose break led to the last
  *                retry, -1 unknown
+ *   gpu_bus      the PCI address of the GPU the rank drives
+ *                ("0000:3b:00.0", as CUDA names it), NUL-terminated; ""
+ *                unknown. NCCL's plugin sets it: a tool on the host maps it
+ *                to the GPU's index as NVML counts them (CUDA's order may
+ *                differ, and CUDA_VISIBLE_DEVICES renumbers)
  *   ops          the last STATUS_RING ops, each at ops[seq % STATUS_RING]:
  *                its seq (0: the slot is unused), and the wall times (ns
  *                since the epoch, 0 not yet) it was queued (NCCL: enqueued;
@@ -161,7 +166,8 @@ struct status_page {
 	/* version 5 */
 	int32_t retry_peer;
 	uint32_t pad3;
-	uint8_t reserved[48];
+	char gpu_bus[16];
+	uint8_t reserved[32];
 	struct status_op {
 		uint64_t seq, queued_ns, begin_ns, end_ns;
 	} ops[STATUS_RING];
@@ -174,6 +180,7 @@ _Static_assert(offsetof(struct status_page, retries) == 360, "status page layout
 _Static_assert(offsetof(struct status_page, seq_queued) == 376, "status page layout is fixed");
 _Static_assert(offsetof(struct status_page, dtype) == 400, "status page layout is fixed");
 _Static_assert(offsetof(struct status_page, retry_peer) == 456, "status page layout is fixed");
+_Static_assert(offsetof(struct status_page, gpu_bus) == 464, "status page layout is fixed");
 _Static_assert(offsetof(struct status_page, ops) == STATUS_PAGE_SIZE_V4, "status page layout is fixed");
 
 struct status {
@@ -192,6 +199,8 @@ void status_close(struct status *st);
 void status_begin(struct status *st, uint64_t seq, uint32_t kind, uint64_t bytes);
 void status_end(struct status *st, uint64_t seq, uint32_t kind);
 void status_set_state(struct status *st, int state, const char *error);
+/* The PCI address of the rank's GPU (gpu_bus above); set once, after status_open. */
+void status_set_gpu(struct status *st, const char *bus);
 /* Who writes the page (enum status_source); set once, after status_open. */
 void status_set_source(struct status *st, uint32_t source);
 /* An op handed to the device: queued, not yet begun (state RUNNING until it ends). */
