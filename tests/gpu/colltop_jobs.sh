@@ -3,7 +3,8 @@
 # a torchrun job of 4 ranks (one per GPU, tests/gpu/colltop_slow.py) with
 # coll's NCCL profiler plugin, beside colltop -b --json with its own 2-rank
 # probe (colltop never joins the job):
-#   1. slow: rank 2 sleeps 40 ms before each all-reduce: colltop names it;
+#   1. slow: rank 2 (rank 1 with 2 GPUs) sleeps 40 ms before each all-reduce:
+#      colltop names it;
 #   2. even: no rank slowed: colltop names none;
 # each while colltop --listen serves /metrics, scraped once a second.
 #   bash tests/gpu/colltop_jobs.sh BUILD OUT [LIBDIR]
@@ -23,13 +24,15 @@ command -v torchrun >/dev/null || TORCHRUN=(python3 -m torch.distributed.run)
 NPROC=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 [ "$NPROC" -le 4 ] 2>/dev/null || NPROC=4
 nvidia-smi -L >"$OUT/gpus.txt" 2>&1
+nvidia-smi --query-gpu=index,pci.bus_id --format=csv >>"$OUT/gpus.txt" 2>&1
 python3 -c 'import torch; print("torch", torch.__version__, "nccl", torch.cuda.nccl.version())' \
 	>>"$OUT/gpus.txt" 2>&1
 for sc in slow even; do
 	d=$OUT/$sc
 	mkdir -p "$d"
 	slow=-1
-	[ $sc = slow ] && slow=2
+	# rank 2, or rank 1 on a machine of 2 GPUs
+	[ $sc = slow ] && slow=$((NPROC > 2 ? 2 : 1))
 	SLOW_RANK=$slow SLOW_MS=40 setsid "${TORCHRUN[@]}" --nproc-per-node "$NPROC" \
 		"$HERE/colltop_slow.py" 45 >"$d/job.out" 2>&1 &
 	job=$!
@@ -52,6 +55,8 @@ for sc in slow even; do
 	kill -- -$job 2>/dev/null
 	wait $job 2>/dev/null
 	pkill -f colltop_slow.py 2>/dev/null
+	# A job killed by a signal leaves its plugin's pages (NCCL never finalizes): the next starts clean.
+	rm -f "$COLL_STATUS_DIR"/coll.*
 done
 python3 - "$OUT" <<'PY' | tee "$OUT/summary.txt"
 import json, os, sys
@@ -63,7 +68,7 @@ for sc in ("slow", "even"):
     for f in fr[-3:]:
         for j in f.get("jobs", []):
             print("  job", j.get("job"), "comm", j.get("comm"), "straggler", j.get("straggler"),
-                  "late_ms", [(r.get("rank"), r.get("late_ms"), r.get("straggler")) for r in j.get("ranks", [])])
+                  "late_ms", [(r.get("rank"), r.get("late_ms"), r.get("straggler"), r.get("gpu"), r.get("gpu_bus")) for r in j.get("ranks", [])])
     print("  text:")
     for l in open(os.path.join(d, "top.txt")):
         if "late" in l or "straggl" in l or "holds" in l:
