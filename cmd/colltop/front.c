@@ -104,26 +104,51 @@ front_out_said(struct top_front *f)
 	return cmd_stdout_failed(f->out_errno, EXIT_OK);
 }
 
+/*
+ * Batch mode's text of the frame just folded in, written out once the
+ * model's lock is let go: a reader of stdout that stalls (a full pipe) must
+ * not stall /metrics' scrapes, which render under that lock.
+ */
+static void
+front_batch_out(struct top_front *f, char *buf, size_t len)
+{
+	int e = 0;
+
+	errno = 0;
+	if (buf != NULL && len > 0 && fwrite(buf, 1, len, stdout) != len)
+		e = errno != 0 ? errno : EIO;
+	if (e == 0 && fflush(stdout) != 0)
+		e = errno != 0 ? errno : EIO;
+	free(buf);
+	if (e == 0)
+		return;
+	front_lock_model(f);
+	front_out_failed(f, e);
+	front_unlock_model(f);
+}
+
 static void
 front_fold(struct top_front *f)
 {
-	char err[256];
+	char err[256], *out = NULL;
+	size_t outlen = 0;
+	FILE *mf = NULL;
 	int r;
 
 	front_lock_model(f);
 	r = model_frame(&f->m, front_line.buf, front_line.len, front_now(), err, sizeof err);
 	if (r == 0) {
 		f->dirty = 1;
-		if (f->a->batch && f->out_errno == 0) {
-			int e = f->a->json ? batch_json(&f->m, stdout) : batch_text(&f->m, stdout);
-
-			if (e != 0)
-				front_out_failed(f, e);
-		}
+		if (f->a->batch && f->out_errno == 0 && (mf = open_memstream(&out, &outlen)) != NULL)
+			(void)(f->a->json ? batch_json(&f->m, mf) : batch_text(&f->m, mf));
 	} else {
 		snprintf(f->last_parse, sizeof f->last_parse, "%.200s", err);
 	}
 	front_unlock_model(f);
+	if (mf != NULL && fclose(mf) == 0)
+		front_batch_out(f, out, outlen);
+	else if (mf != NULL)
+		free(out);
 	if (r == 0 || front_line.len > TOP_FRAME_MAX)
 		front_line.len = 0;
 }

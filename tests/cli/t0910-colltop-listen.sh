@@ -160,4 +160,40 @@ check "... named, in one line" sh -c "[ \$(wc -l <'$TMP/e') = 1 ] && grep -q 'ca
 check "... before the workers ran an interval" test ! -s "$TMP/o"
 check "... at once" test $((SECONDS - start)) -lt 3
 cat "$TMP/e"
+
+# A reader of stdout that stalls (a full pipe nobody reads: a log shipper that
+# hangs) must not stall a scrape: frames wait, /metrics answers.
+mkfifo "$TMP/fifo"
+python3 - "$BIN/colltop" "$TMP/fifo" >"$TMP/py" 2>&1 <<'EOPY' &
+import fcntl, os, re, subprocess, sys, termios, time, urllib.request
+hold = os.open(sys.argv[2], os.O_RDWR | os.O_NONBLOCK)	# open, never read
+top = subprocess.Popen([sys.argv[1], "--json", "--np", "2", "--no-gpu", "-d", "1",
+                        "--listen", "127.0.0.1:0"], stdout=os.open(sys.argv[2], os.O_WRONLY),
+                       stderr=subprocess.PIPE, text=True)
+port = int(re.search(r":(\d+) \(", top.stderr.readline()).group(1))
+def queued():
+    b = bytearray(4)
+    fcntl.ioctl(hold, termios.FIONREAD, b)
+    return int.from_bytes(b, "little")
+# The pipe holds 64 KiB: once what it holds stops growing (a frame did not
+# fit), colltop's write waits for a reader that never comes.
+until, last, still = time.time() + 60, -1, 0
+while still < 15:
+    assert time.time() < until, "the pipe never filled: %d" % queued()
+    n = queued()
+    still = still + 1 if n == last and n > 16384 else 0
+    last = n
+    time.sleep(0.1)
+for _ in range(5):
+    t = time.time()
+    body = urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=4).read().decode()
+    assert "coll_top_up 1" in body and time.time() - t < 3, (time.time() - t)
+    time.sleep(0.2)
+print("stalled stdout: scrapes answered")
+top.kill()
+EOPY
+echo $! >>"$TMP/pids"
+wait $!
+check "a stalled stdout does not stall a scrape" grep -q 'scrapes answered' "$TMP/py"
+pkill -9 -f -- "--listen 127.0.0.1:0" 2>/dev/null
 finish
