@@ -47,6 +47,7 @@
 #include "envwire.h"
 #include "err.h"
 #include "hostlist.h"
+#include "launch.h"
 #include "linebuf.h"
 #include "loop.h"
 #include "net.h"
@@ -154,8 +155,8 @@ agent_slurm_env(void)
 
 /*
  * One line of stdin into line (cap bytes), its newline dropped: its length,
- * or -1 (too long, the end, or nothing within 30 s). A byte at a time: what
- * follows on stdin is the launcher's records, for the loop to read.
+ * -1 (the end, or nothing within 30 s) or -2 (longer than cap). A byte at a
+ * time: what follows on stdin is the launcher's records, for the loop to read.
  */
 static ssize_t
 agent_line_stdin(char *line, size_t cap)
@@ -164,7 +165,9 @@ agent_line_stdin(char *line, size_t cap)
 	size_t n = 0;
 
 	for (;;) {
-		if (n + 1 >= cap || poll(&pfd, 1, 30000) <= 0 || read(STDIN_FILENO, line + n, 1) != 1)
+		if (n + 1 >= cap)
+			return -2;
+		if (poll(&pfd, 1, 30000) <= 0 || read(STDIN_FILENO, line + n, 1) != 1)
 			return -1;
 		if (line[n] == '\n')
 			break;
@@ -188,14 +191,23 @@ agent_uid_stdin(void)
 	return setenv("COLL_UNIQUE_ID", line, 1);
 }
 
+/* The most variables a launcher sends (collrun's own -x count is far below). */
+#define AGENT_ENV_MAX 4096
+
 /* The user's variables for the program, from stdin up to "." (envwire.h: never in argv). */
 static int
 agent_env_stdin(void)
 {
 	static char line[LINEBUF_MAX];
 	ssize_t n;
+	int count = 0;
 
 	while ((n = agent_line_stdin(line, sizeof line)) >= 0 && strcmp(line, ".") != 0) {
+		if (++count > AGENT_ENV_MAX) {
+			fprintf(stderr, "collrun --agent: over %d variables on stdin: is the "
+			    "launcher the same coll version?\n", AGENT_ENV_MAX);
+			return -2;
+		}
 		char *var = malloc((size_t)n + 1);
 
 		if (var == NULL || envwire_decode(line, (size_t)n, var, (size_t)n + 1) != 0 ||
@@ -206,11 +218,49 @@ agent_env_stdin(void)
 			return -2;
 		}
 	}
-	if (n < 0) {
-		fprintf(stderr, "collrun --agent: the variables on stdin did not end within 30 s: "
-		    "is the launcher the same coll version?\n");
+	if (n == -2) {
+		fprintf(stderr, "collrun --agent: a variable line on stdin is over %zu bytes: is "
+		    "the launcher the same coll version?\n", sizeof line);
 		return -2;
 	}
+	if (n < 0) {
+		fprintf(stderr, "collrun --agent: the variables on stdin did not end (nothing more "
+		    "within 30 s, or the end): is the launcher the same coll version?\n");
+		return -2;
+	}
+	return 0;
+}
+
+/*
+ * Under srun: the user's -x variables came in srun's environment under
+ * LAUNCH_SLURM_XPREFIX (launch_slurm.c); the program gets them as named.
+ */
+static int
+agent_env_unprefix(void)
+{
+	extern char **environ;
+	size_t plen = strlen(LAUNCH_SLURM_XPREFIX), n = 0;
+	char **vars;
+
+	while (environ[n] != NULL)
+		n++;
+	vars = calloc(n + 1, sizeof *vars);
+	if (vars == NULL)
+		return -1;
+	/* Collected first: setenv and unsetenv change environ under a walk of it. */
+	for (size_t i = 0, k = 0; i < n; i++)
+		if (strncmp(environ[i], LAUNCH_SLURM_XPREFIX, plen) == 0 &&
+		    strchr(environ[i] + plen, '=') > environ[i] + plen)
+			vars[k++] = strdup(environ[i]);
+	for (size_t k = 0; vars[k] != NULL; k++) {
+		char *eq = strchr(vars[k], '=');
+
+		*eq = '\0';
+		unsetenv(vars[k]);
+		setenv(vars[k] + plen, eq + 1, 1);
+		free(vars[k]);
+	}
+	free(vars);
 	return 0;
 }
 
@@ -239,6 +289,8 @@ agent_args(int argc, char **argv, int *prog, int *slurm)
 	if (i < argc && strcmp(argv[i], "--slurm") == 0) {
 		*slurm = 1;
 		i++;
+		if (agent_env_unprefix() != 0)
+			return -2;
 	}
 	if (i < argc && strcmp(argv[i], "--uid-stdin") == 0) {
 		if (agent_uid_stdin() != 0)

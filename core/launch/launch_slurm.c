@@ -31,6 +31,7 @@ struct slurm {
 	int *done;
 	struct agentrx *rx;	/* per rank: its records, pid and end */
 	char **argv;
+	char **xenv;		/* the user's -x variables, as LAUNCH_SLURM_XPREFIX NAME=VALUE */
 	char jobname[64];	/* coll-<jobid>: srun's job (own_job) or step name */
 	const char *alloc;	/* the allocation we run in (SLURM_JOB_ID), or NULL */
 	int step;		/* a step in someone's running job: never scancel it */
@@ -151,6 +152,7 @@ slurm_argv(const struct launch_opts *o, const char *uidstr)
 	slurm_argv_add(&argv, &n, xasprintf("--distribution=%s", o->cyclic ? "cyclic" : "block"));
 	slurm_argv_add(&argv, &n, xasprintf("--kill-on-bad-exit=%d", !o->keep_going));
 	slurm_argv_add(&argv, &n, xstrdup("--label"));
+	slurm_argv_add(&argv, &n, xstrdup("--export=ALL"));
 	slurm_argv_add(&argv, &n, xstrdup(o->agent));
 	slurm_argv_add(&argv, &n, xstrdup("--agent"));
 	slurm_argv_add(&argv, &n, xstrdup("--slurm"));
@@ -166,7 +168,8 @@ slurm_argv(const struct launch_opts *o, const char *uidstr)
 	 * What is the same for every rank; the agent adds the rest from SLURM_*.
 	 * The unique id holds the secret: it reaches the tasks in srun's
 	 * environment (readable by its owner only), never in argv; so do the
-	 * user's -x variables (slurm_start puts them in srun's environment).
+	 * user's -x variables (slurm_xenv). --export=ALL: a site's or job's
+	 * SLURM_EXPORT_ENV=NONE would leave the tasks without either.
 	 */
 	for (char **e = env; *e != NULL; e++) {
 		if (strncmp(*e, "COLL_SIZE=", 10) &&
@@ -181,6 +184,25 @@ slurm_argv(const struct launch_opts *o, const char *uidstr)
 		slurm_argv_add(&argv, &n, xstrdup(*a));
 	launch_env_free(env);
 	return argv;
+}
+
+/*
+ * The user's -x variables for srun's environment, each under a prefix that
+ * the agent takes off in the task (agent.c): as themselves they would
+ * change srun and the agent too (-x LD_PRELOAD=..., PATH, SLURM_*).
+ */
+static char **
+slurm_xenv(const struct launch_opts *o)
+{
+	size_t n = 0;
+	char **env;
+
+	while (o->env != NULL && o->env[n] != NULL)
+		n++;
+	env = xcalloc(n + 1, sizeof *env);
+	for (size_t i = 0; i < n; i++)
+		env[i] = xasprintf("%s%s", LAUNCH_SLURM_XPREFIX, o->env[i]);
+	return env;
 }
 
 static int
@@ -210,12 +232,13 @@ slurm_start(struct launch *l, const struct launch_opts *o)
 	    (unsigned long long)o->uid->jobid);
 	so = (struct launch_opts){ .kind = LAUNCH_LOCAL, .nranks = 1, .path = srun,
 	    .argv = sl->argv, .uid = o->uid, .master_addr = o->master_addr,
-	    .master_port = o->master_port, .env = o->env };
+	    .master_port = o->master_port, .env = sl->xenv = slurm_xenv(o) };
 	sl->srun.ops = &launch_local_ops;
 	sl->srun.nranks = 1;
 	sl->srun.cb = (struct launch_cb){ slurm_output, slurm_srun_exited, slurm_no_host, l, NULL };
 	if ((r = launch_local_ops.start(&sl->srun, &so)) != COLL_OK) {
 		launch_env_free(sl->argv);
+		launch_env_free(sl->xenv);
 		free(sl->done);
 		free(sl->rx);
 		free(sl);
@@ -376,6 +399,7 @@ slurm_free(struct launch *l)
 
 	launch_local_ops.free(&sl->srun);
 	launch_env_free(sl->argv);
+	launch_env_free(sl->xenv);
 	for (int r = 0; r < sl->nranks; r++)
 		agentrx_free(&sl->rx[r]);
 	free(sl->rx);

@@ -56,6 +56,9 @@ echo $pid >>"$TMP/pids"
 for _ in $(seq 150); do [ "$(grep -c ' up$' "$TMP/o")" -ge 2 ] && break; sleep 0.1; done
 check "-x: 2 tasks up" test "$(grep -c ' up$' "$TMP/o")" -eq 2
 check "-x: no process's arguments hold the value" test "$(pgrep -fc -- "$secret")" -eq 0
+# srun runs with the environment it had: the variables are the tasks' only.
+srun_pid=$(pgrep -P $pid -x srun | head -1)
+check "-x: srun itself does not have them" sh -c "[ -n '$srun_pid' ] && ! tr '\\0' '\\n' </proc/$srun_pid/environ | grep -q '^T_GIVEN='"
 wait $pid
 expect_code 0 $? "-x: the job"
 check "-x: both tasks have the variables" test "$(grep -c "] got $secret given-value\$" "$TMP/o")" -eq 2

@@ -117,6 +117,13 @@ char **launch_env_vars(const struct launch_opts *o, int rank, int lrank, int lsi
 void launch_place(const struct launch_opts *o, int rank, int *lrank, int *lsize);
 void launch_env_free(char **env);
 
+/*
+ * Under srun, each of the user's variables (-x) travels in srun's
+ * environment as this prefix and NAME=VALUE; the agent takes the prefix off
+ * in the task, so that srun and the agent run with the environment they had.
+ */
+#define LAUNCH_SLURM_XPREFIX "COLL_X_"
+
 /* Backend entry points, called through launch.c. */
 struct launch_ops {
 	int (*start)(struct launch *l, const struct launch_opts *o);
