@@ -351,6 +351,48 @@ test_job_straggler(void **state)
 	model_free(&m);
 }
 
+/*
+ * A frame of many jobs (the model finds a page's job by its key, not by a
+ * walk of every job): each job once with both its ranks, over two frames, and
+ * a communicator id with a byte the model cleans still one job, not one a page.
+ */
+static void
+test_many_jobs(void **state)
+{
+	enum { NJOBS = 3000 };
+	size_t cap = (size_t)NJOBS * 2 * 256 + 1024, o;
+	char *buf = malloc(cap), err[256];
+	struct top_model m;
+
+	(void)state;
+	assert_non_null(buf);
+	model_init(&m, &args);
+	for (int f = 0; f < 2; f++) {
+		o = (size_t)snprintf(buf, cap, "{\"it\":%d,\"size\":1,\"ranks\":[{\"r\":0,"
+		    "\"h\":\"h0\",\"lat\":1,\"late\":1,\"pages\":[", f);
+		for (int r = 0; r < 2; r++)
+			for (int j = 0; j <= NJOBS; j++)
+				o += (size_t)snprintf(buf + o, cap - o, "%s{\"job\":\"%016x\","
+				    "\"comm\":\"%s\",\"rank\":%d,\"nranks\":2,\"pid\":%d,"
+				    "\"proc\":\"S\",\"user\":\"u%d\"}", r + j ? "," : "", j,
+				    j == NJOBS ? "b\\u001bb" : "00000000000000bb", r, 1000 + j, j % 3);
+		snprintf(buf + o, cap - o, "]}],\"lost\":[]}");
+		assert_int_equal(model_frame(&m, buf, strlen(buf), f + 1, err, sizeof err), 0);
+		assert_int_equal(m.njobs, NJOBS + 1);
+		for (int j = 0; j < m.njobs; j++) {
+			unsigned id = 0;
+
+			assert_int_equal(sscanf(m.jobs[j].jobid, "%x", &id), 1);
+			assert_int_equal(id, (unsigned)j);
+			assert_int_equal(m.jobs[j].nr, 2);
+			assert_int_equal(m.jobs[j].r[0].rank, 0);
+			assert_int_equal(m.jobs[j].r[1].rank, 1);
+		}
+	}
+	model_free(&m);
+	free(buf);
+}
+
 /* A frame's ops are untrusted: odd shapes and values are passed over, never read past. */
 static void
 test_job_ops_odd(void **state)
@@ -546,6 +588,7 @@ main(void)
 		cmocka_unit_test(test_lost),
 		cmocka_unit_test(test_jobs),
 		cmocka_unit_test(test_jobs_by_owner),
+		cmocka_unit_test(test_many_jobs),
 		cmocka_unit_test(test_job_straggler),
 		cmocka_unit_test(test_job_ops_odd),
 		cmocka_unit_test(test_not_frames),
