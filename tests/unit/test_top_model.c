@@ -393,6 +393,31 @@ test_many_jobs(void **state)
 	free(buf);
 }
 
+/*
+ * A job that makes its communicator again with the same ids counts its ops
+ * from 1 anew: below the last judged, they are judged again, not never.
+ */
+static void
+test_job_restart(void **state)
+{
+	double slow[4] = { 0, 0.2, 40, 0.1 };
+	struct top_model m;
+
+	(void)state;
+	model_init(&m, &args);
+	for (int i = 0; i < 6; i++)
+		feed_ops(&m, slow, 1 + (unsigned)i * 3, 3, 0, -1, i);
+	assert_int_equal(m.jobs[0].judged_seq, 18);
+	assert_int_equal(m.jobs[0].straggler, 2);
+	for (int i = 0; i < 3; i++) {
+		feed_ops(&m, slow, 1 + (unsigned)i * 3, 3, 0, -1, 6 + i);
+		assert_int_equal(m.jobs[0].judged_seq, 3 + (unsigned)i * 3);
+		assert_int_equal(m.jobs[0].nops, 3);
+		assert_int_equal(m.jobs[0].straggler, 2);
+	}
+	model_free(&m);
+}
+
 /* A frame's ops are untrusted: odd shapes and values are passed over, never read past. */
 static void
 test_job_ops_odd(void **state)
@@ -591,6 +616,7 @@ main(void)
 		cmocka_unit_test(test_many_jobs),
 		cmocka_unit_test(test_job_straggler),
 		cmocka_unit_test(test_job_ops_odd),
+		cmocka_unit_test(test_job_restart),
 		cmocka_unit_test(test_not_frames),
 		cmocka_unit_test(test_stalled_own_first),
 		cmocka_unit_test(test_view),
