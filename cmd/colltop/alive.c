@@ -89,19 +89,33 @@ alive_start_s(pid_t pid, double boot_s)
 	return boot_s + (double)start / (double)hz;
 }
 
+void
+alive_read(struct alive_proc *a, pid_t pid, uid_t owner, double boot_s)
+{
+	*a = (struct alive_proc){ .pid = pid, .owner = owner, .start_s = -1 };
+	if (pid <= 0 || (a->state = stack_state(pid, NULL)) == 0)
+		return;
+	a->owned = alive_owned(pid, owner);
+	if (a->owned)
+		a->start_s = alive_start_s(pid, boot_s);
+}
+
+char
+alive_of(const struct alive_proc *a, const struct status_page *pg)
+{
+	if (a->state == 0 || !a->owned)
+		return 0;
+	if (a->start_s >= 0 && pg->progress_ns > 0 &&
+	    a->start_s > (double)pg->progress_ns / 1e9 + ALIVE_SLACK_S)
+		return 0;
+	return a->state;
+}
+
 char
 alive_state(const struct status_page *pg, uid_t owner, double boot_s)
 {
-	char state;
-	double start;
+	struct alive_proc a;
 
-	if (pg->pid <= 0 || (state = stack_state(pg->pid, NULL)) == 0)
-		return 0;
-	if (!alive_owned(pg->pid, owner))
-		return 0;
-	start = alive_start_s(pg->pid, boot_s);
-	if (start >= 0 && pg->progress_ns > 0 &&
-	    start > (double)pg->progress_ns / 1e9 + ALIVE_SLACK_S)
-		return 0;
-	return state;
+	alive_read(&a, pg->pid, owner, boot_s);
+	return alive_of(&a, pg);
 }

@@ -26,6 +26,14 @@
 #include "xmalloc.h"
 
 #define COLLECT_PAGES_MAX 4096	/* pages read per host per interval */
+/*
+ * The most pages of one user's an interval takes: a user's flood of pages
+ * (each backed by a live process of theirs) cannot crowd out another's job.
+ * What is left: four users or more, each at its share, still fill
+ * COLLECT_PAGES_MAX, and a fifth's pages read after them are not shown; a
+ * stranger would need live processes under that many uids.
+ */
+#define COLLECT_PAGES_PER_UID 1024
 
 void
 collect_init(struct collect *c, uint64_t own_job, int gpus)
@@ -170,13 +178,13 @@ collect_host(struct collect *c)
  * leftovers are not a job).
  */
 static int
-collect_page_trusted(const struct status_page *pg, uid_t owner)
+collect_page_trusted(const struct alive_proc *a, uid_t owner)
 {
 	uid_t me = geteuid();
 
 	if (owner == me)
 		return 1;
-	return me == 0 && alive_owned(pg->pid, owner);
+	return me == 0 && a->owned;
 }
 
 /*
@@ -266,7 +274,7 @@ collect_page_gpu(json_t *o, const struct status_page *p, const struct sample_hos
 
 static json_t *
 collect_page(const struct status_page *p, uid_t owner, const struct top_ident *id,
-    double boot_s, const struct sample_host *s)
+    const struct alive_proc *a, const struct sample_host *s)
 {
 	/*
 	 * Its process state here ('?' gone, or its pid another process now): a
@@ -274,7 +282,7 @@ collect_page(const struct status_page *p, uid_t owner, const struct top_ident *i
 	 * waiting for it, and only this tells them apart; a killed job's pages
 	 * stay, and only this says nobody writes them.
 	 */
-	char state = alive_state(p, owner, boot_s);
+	char state = alive_of(a, p);
 	char job[20], comm[20], st[2] = { state ? state : '?', '\0' }, user[64];
 	json_t *o;
 
@@ -313,6 +321,10 @@ struct collect_scan {
 	struct top_ident ids[COLLECT_IDENT_MAX];
 	uid_t id_owner[COLLECT_IDENT_MAX];
 	int nids;
+	struct alive_proc procs[COLLECT_IDENT_MAX];	/* /proc read once a process */
+	int nprocs;
+	struct { uid_t uid; int n; } share[COLLECT_PAGES_MAX];	/* pages taken, by owner */
+	int nshare;
 	double boot_s;		/* read once a scan */
 };
 
@@ -329,15 +341,54 @@ collect_ident(struct collect_scan *cs, pid_t pid, uid_t owner)
 	return &cs->ids[cs->nids++];
 }
 
+/*
+ * Whether pid is owner's live process, read once a scan however many pages
+ * name it (past COLLECT_IDENT_MAX processes: read again, into spare).
+ */
+static const struct alive_proc *
+collect_alive(struct collect_scan *cs, pid_t pid, uid_t owner, struct alive_proc *spare)
+{
+	for (int i = 0; i < cs->nprocs; i++)
+		if (cs->procs[i].pid == pid && cs->procs[i].owner == owner)
+			return &cs->procs[i];
+	if (cs->nprocs < COLLECT_IDENT_MAX)
+		spare = &cs->procs[cs->nprocs++];
+	alive_read(spare, pid, owner, cs->boot_s);
+	return spare;
+}
+
+/* Owner's count of pages taken this scan (a linear walk: owners are few, each a live process). */
+static int *
+collect_share(struct collect_scan *cs, uid_t owner)
+{
+	for (int i = 0; i < cs->nshare; i++)
+		if (cs->share[i].uid == owner)
+			return &cs->share[i].n;
+	if (cs->nshare == COLLECT_PAGES_MAX)
+		return NULL;
+	cs->share[cs->nshare].uid = owner;
+	cs->share[cs->nshare].n = 0;
+	return &cs->share[cs->nshare++].n;
+}
+
 static int
 collect_scan_one(const struct status_page *pg, uid_t owner, void *arg)
 {
 	struct collect_scan *cs = arg;
+	const struct alive_proc *a;
+	struct alive_proc spare;
+	int *taken;
 
-	if (pg->jobid != cs->own_job && strncmp(pg->host, cs->host, sizeof pg->host) == 0 &&
-	    collect_page_trusted(pg, owner))
-		json_array_append_new(cs->pages, collect_page(pg, owner,
-		    collect_ident(cs, pg->pid, owner), cs->boot_s, cs->sample));
+	if (pg->jobid == cs->own_job || strncmp(pg->host, cs->host, sizeof pg->host) != 0)
+		return 0;
+	if ((taken = collect_share(cs, owner)) == NULL || *taken >= COLLECT_PAGES_PER_UID)
+		return 0;
+	a = collect_alive(cs, pg->pid, owner, &spare);
+	if (!collect_page_trusted(a, owner))
+		return 0;
+	(*taken)++;
+	json_array_append_new(cs->pages, collect_page(pg, owner,
+	    collect_ident(cs, pg->pid, owner), a, cs->sample));
 	return json_array_size(cs->pages) >= COLLECT_PAGES_MAX;
 }
 

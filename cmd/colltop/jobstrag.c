@@ -86,16 +86,12 @@ jobstrag_cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/*
- * The ops to compare: new since j->judged_seq, up to the newest every rank
- * with ops has finished, ascending (repeats left in), into seqs (room
- * for nr * TOP_RING); their count.
- */
-static int
-jobstrag_seqs(const struct top_job *j, uint64_t *seqs)
+/* The newest op every rank with ops has finished; 0 when fewer than two ranks have ops. */
+static uint64_t
+jobstrag_hi(const struct top_job *j)
 {
 	uint64_t hi = UINT64_MAX;
-	int n = 0, with = 0;
+	int with = 0;
 
 	for (int k = 0; k < j->nr; k++) {
 		uint64_t top = 0;
@@ -108,7 +104,20 @@ jobstrag_seqs(const struct top_job *j, uint64_t *seqs)
 			with++;
 		}
 	}
-	if (with < 2)
+	return with < 2 ? 0 : hi;
+}
+
+/*
+ * The ops to compare: new since j->judged_seq, up to hi (jobstrag_hi),
+ * ascending (repeats left in), into seqs (room for nr * TOP_RING); their
+ * count.
+ */
+static int
+jobstrag_seqs(const struct top_job *j, uint64_t hi, uint64_t *seqs)
+{
+	int n = 0;
+
+	if (hi == 0)
 		return 0;
 	for (int k = 0; k < j->nr; k++)
 		for (int s = 0; s < TOP_RING; s++) {
@@ -254,7 +263,17 @@ jobstrag_late(const struct top_model *m, struct top_job *j)
 	double *wait = xcalloc((size_t)j->nr + 1, sizeof *wait);
 	double *sorted = xcalloc((size_t)j->nr + 1, sizeof *sorted);
 	int *nlate = xcalloc((size_t)j->nr + 1, sizeof *nlate);
-	int n = jobstrag_unique(seqs, jobstrag_seqs(j, seqs)), compared = 0, from;
+	uint64_t hi = jobstrag_hi(j);
+	int n, compared = 0, from;
+
+	/*
+	 * Every rank finished only ops below the last judged: the job made its
+	 * communicator again with the same ids and counts from 1 anew. Judge
+	 * from there, or it would never be judged again.
+	 */
+	if (hi > 0 && hi < j->judged_seq)
+		j->judged_seq = 0;
+	n = jobstrag_unique(seqs, jobstrag_seqs(j, hi, seqs));
 
 	/*
 	 * The newest TOP_RING at most: a page's ring holds no more, and pages

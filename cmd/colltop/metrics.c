@@ -282,7 +282,8 @@ static const struct {
 	{ "coll_job_ranks", "gauge", "The ranks the job's pages say it has" },
 	{ "coll_job_ranks_live", "gauge", "Ranks whose process is there" },
 	{ "coll_job_straggler_rank", "gauge", "The rank the job's straggler rule names" },
-	{ "coll_job_retries_total", "counter", "Ops the job ran again after a broken link (the most any of its ranks counts)" },
+	{ "coll_job_retried_ops", "gauge", "Ops the job ran again after a broken link: the most "
+	  "any of its ranks counts (a gauge: it falls when that rank's page goes)" },
 	{ "coll_job_retrying", "gauge", "1 while a retry came within --stall: a flapping link" },
 };
 
@@ -293,10 +294,12 @@ metrics_job_value(const struct top_job *j, size_t f)
 	case 0: return (double)metrics_job_seq(j);
 	case 1: return j->stalled ? 1 : 0;
 	case 2: return j->still_s >= 0 ? j->still_s : NAN;
-	case 3: return j->stalled && j->behind >= 0 ? j->behind : NAN;
+	/* Ranks as the screen and --json show them: world ranks where known. */
+	case 3: return j->stalled && j->behind >= 0 ? view_rank_shown(j, j->behind) : NAN;
 	case 4: return j->nranks;
 	case 5: return j->live;
-	case 6: return j->straggler >= 0 && j->straggler < j->nr ? j->r[j->straggler].rank : NAN;
+	case 6: return j->straggler >= 0 && j->straggler < j->nr ? view_jobrank_shown(&j->r[j->straggler]) :
+	    NAN;
 	case 7: return (double)j->retries;
 	default: return j->retrying ? 1 : 0;
 	}
@@ -363,7 +366,7 @@ metrics_jobrank_dups(const struct top_job *j)
 	char *dup = xcalloc((size_t)j->nr + 1, 1);
 
 	for (int i = 0; i < j->nr; i++)
-		k[i] = (struct metrics_key){ j->r[i].rank, j->r[i].host, i };
+		k[i] = (struct metrics_key){ view_jobrank_shown(&j->r[i]), j->r[i].host, i };
 	qsort(k, (size_t)j->nr, sizeof *k, metrics_key_cmp);
 	for (int i = 1; i < j->nr; i++)
 		if (k[i].rank == k[i - 1].rank && strcmp(k[i].host, k[i - 1].host) == 0)
@@ -417,7 +420,7 @@ metrics_jobranks(const struct top_model *m, struct promtext *t)
 					lab[13] = gpu;
 					lab[14] = NULL;
 				}
-				snprintf(rank, sizeof rank, "%d", j->r[k].rank);
+				snprintf(rank, sizeof rank, "%d", view_jobrank_shown(&j->r[k]));
 				metrics_jobrank_one(t, f, &j->r[k], lab);
 			}
 		}

@@ -245,38 +245,105 @@ model_ranks_lost(struct top_model *m, const int *rank_host, int nranks, int host
 }
 
 /*
+ * The jobs by key, for this frame's pages: a hash of the key model_job
+ * compares, so a frame of many jobs' pages is a lookup a page, not a walk
+ * of every job (which made a host of 4096 jobs hold the model's lock for a
+ * third of a second a frame). Open addressing, sized once a frame for the
+ * jobs there were and one new job a page; slots hold indices into m->jobs.
+ */
+struct model_index {
+	int *slot;		/* -1 empty */
+	size_t mask;
+};
+
+static uint64_t
+model_hash(const char *id, const char *comm, const char *who, const char *where)
+{
+	const char *part[4] = { id, comm, who, where };
+	uint64_t h = 1469598103934665603ull;
+
+	for (int i = 0; i < 4; i++) {
+		for (const unsigned char *c = (const unsigned char *)part[i]; *c; c++)
+			h = (h ^ *c) * 1099511628211ull;
+		h = (h ^ 0xff) * 1099511628211ull;	/* no byte of a cleaned string */
+	}
+	return h;
+}
+
+static int
+model_same(const struct top_job *j, const char *id, const char *comm, const char *who,
+    const char *where)
+{
+	return strcmp(j->jobid, id) == 0 && strcmp(j->commid, comm) == 0 &&
+	    strcmp(j->user, who) == 0 && strcmp(j->local, where) == 0;
+}
+
+/* The slot of the key: the job's, or the empty one where it would go. */
+static int *
+model_slot(const struct top_model *m, const struct model_index *ix, const char *id,
+    const char *comm, const char *who, const char *where)
+{
+	size_t at = (size_t)model_hash(id, comm, who, where) & ix->mask;
+
+	while (ix->slot[at] >= 0 && !model_same(&m->jobs[ix->slot[at]], id, comm, who, where))
+		at = (at + 1) & ix->mask;
+	return &ix->slot[at];
+}
+
+static void
+model_index_build(const struct top_model *m, struct model_index *ix, size_t npages)
+{
+	size_t cap = 64;
+
+	while (cap < 2 * ((size_t)m->njobs + npages))
+		cap *= 2;
+	ix->slot = xreallocarray(NULL, cap, sizeof *ix->slot);
+	ix->mask = cap - 1;
+	for (size_t i = 0; i < cap; i++)
+		ix->slot[i] = -1;
+	for (int j = 0; j < m->njobs; j++) {
+		const struct top_job *x = &m->jobs[j];
+
+		*model_slot(m, ix, x->jobid, x->commid, x->user, x->local) = j;
+	}
+}
+
+/*
  * A job is its id, communicator and owner: ids are public (page names), so
  * another user's pages with the same ids are another job, theirs, never
  * ranks of this one (and colltop's 'c' names the owner to collstack). A job
  * coll did not launch is known by its launcher's key (ident.c); a key that
  * is a launcher's pid holds on its host only, so the host is part of it.
+ * The key is compared as it is kept: cleaned and bounded.
  */
 static struct top_job *
-model_job(struct top_model *m, const char *job, const char *comm, const char *user,
-    const char *local)
+model_job(struct top_model *m, struct model_index *ix, const char *job, const char *comm,
+    const char *user, const char *local)
 {
 	char who[sizeof m->jobs[0].user], id[sizeof m->jobs[0].jobid];
-	char where[sizeof m->jobs[0].local];
+	char where[sizeof m->jobs[0].local], cid[sizeof m->jobs[0].commid];
 	struct top_job *j;
+	int *slot;
 
 	snprintf(who, sizeof who, "%s", user ? user : "?");
 	snprintf(id, sizeof id, "%s", job);
 	snprintf(where, sizeof where, "%s", local ? local : "");
+	snprintf(cid, sizeof cid, "%s", comm);
 	msg_clean(who);
 	msg_clean(id);
 	msg_clean(where);
-	for (int i = 0; i < m->njobs; i++)
-		if (strcmp(m->jobs[i].jobid, id) == 0 && strcmp(m->jobs[i].commid, comm) == 0 &&
-		    strcmp(m->jobs[i].user, who) == 0 && strcmp(m->jobs[i].local, where) == 0)
-			return &m->jobs[i];
+	msg_clean(cid);
+	slot = model_slot(m, ix, id, cid, who, where);
+	if (*slot >= 0)
+		return &m->jobs[*slot];
 	m->jobs = xreallocarray(m->jobs, (size_t)m->njobs + 1, sizeof *m->jobs);
+	*slot = m->njobs;
 	j = &m->jobs[m->njobs++];
 	*j = (struct top_job){ .behind = -1, .straggler = -1 };
 	snprintf(j->jobid, sizeof j->jobid, "%s", id);
-	snprintf(j->commid, sizeof j->commid, "%s", comm);
+	snprintf(j->commid, sizeof j->commid, "%s", cid);
 	snprintf(j->user, sizeof j->user, "%s", who);
 	snprintf(j->local, sizeof j->local, "%s", where);
-	msg_clean(j->commid);
 	return j;
 }
 
@@ -299,7 +366,7 @@ model_int(json_t *p, const char *key, int dflt)
 }
 
 static void
-model_page(struct top_model *m, json_t *p)
+model_page(struct top_model *m, struct model_index *ix, json_t *p)
 {
 	const char *job = json_string_value(json_object_get(p, "job"));
 	const char *comm = json_string_value(json_object_get(p, "comm"));
@@ -310,7 +377,7 @@ model_page(struct top_model *m, json_t *p)
 
 	if (job == NULL || comm == NULL)
 		return;
-	j = model_job(m, job, comm, user, json_is_true(json_object_get(p, "job_local")) ?
+	j = model_job(m, ix, job, comm, user, json_is_true(json_object_get(p, "job_local")) ?
 	    (host ? host : "?") : NULL);
 	j->seen = 1;
 	j->nranks = model_int(p, "nranks", 0);
@@ -475,6 +542,8 @@ static void
 model_jobs(struct top_model *m, json_t *ranks, double dt)
 {
 	int had = m->njobs, w = 0;
+	struct model_index ix;
+	size_t npages = 0;
 	struct top_jobrank **was = xcalloc((size_t)had + 1, sizeof *was);
 	int *nwas = xcalloc((size_t)had + 1, sizeof *nwas);
 	size_t i, k;
@@ -489,8 +558,12 @@ model_jobs(struct top_model *m, json_t *ranks, double dt)
 		m->jobs[j].seen = 0;
 	}
 	json_array_foreach(ranks, i, o)
+		npages += json_array_size(json_object_get(o, "pages"));
+	model_index_build(m, &ix, npages);
+	json_array_foreach(ranks, i, o)
 		json_array_foreach(json_object_get(o, "pages"), k, p)
-			model_page(m, p);
+			model_page(m, &ix, p);
+	free(ix.slot);
 	for (int j = 0; j < m->njobs; j++) {
 		const struct top_jobrank *old = j < had ? was[j] : NULL;
 

@@ -350,6 +350,17 @@ int alive_owned(pid_t pid, uid_t owner);
 double alive_boot_s(void);
 /* The page's process state letter (R S D T Z...), or 0: gone, another user's, or a newer process. */
 char alive_state(const struct status_page *pg, uid_t owner, double boot_s);
+/* What alive_state reads of a process, once for all the pages that name it (collect.c). */
+struct alive_proc {
+	pid_t pid;
+	uid_t owner;
+	char state;		/* 0: no such process */
+	int owned;		/* a process of owner's (real uid) */
+	double start_s;		/* its start, wall seconds; -1 unknown */
+};
+void alive_read(struct alive_proc *a, pid_t pid, uid_t owner, double boot_s);
+/* alive_state from what alive_read found, for page pg of that process. */
+char alive_of(const struct alive_proc *a, const struct status_page *pg);
 
 /* ---- metrics.c: the model as Prometheus's text format (no I/O) ---- */
 struct promtext;

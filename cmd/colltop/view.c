@@ -384,11 +384,13 @@ view_line(char *line, const char *fmt, ...)
 }
 
 /*
- * An advancing job's line, with its latest rank by its own ops (LATE) and
+ * An advancing job's line, with its latest rank by its own ops (LATE) where
+ * it is late by min_late_ms at least (in a job of equal ranks, one of them
+ * is always the latest by a hair: naming it would point at nothing), and
  * its retries where there are any.
  */
 static void
-view_alert_advancing(const struct top_job *x, const char *name, char *line)
+view_alert_advancing(const struct top_job *x, const char *name, double min_late_ms, char *line)
 {
 	char late[64] = "", retries[48] = "";
 	int w = -1;
@@ -396,7 +398,7 @@ view_alert_advancing(const struct top_job *x, const char *name, char *line)
 	for (int k = 0; k < x->nr; k++)
 		if (x->r[k].late_ms >= 0 && (w < 0 || x->r[k].late_ms > x->r[w].late_ms))
 			w = k;
-	if (w >= 0)
+	if (w >= 0 && x->r[w].late_ms >= min_late_ms)
 		snprintf(late, sizeof late, "; latest to its ops: rank %d, %.1f ms",
 		    view_jobrank_shown(&x->r[w]),
 		    x->r[w].late_ms);
@@ -547,7 +549,7 @@ view_alert_jobs(const struct top_model *m, char lines[][256], int *attrs, int n,
 			    "running (pages left at seq %llu by a job that was killed)", name, x->nr,
 			    x->nr == 1 ? "" : "s", (unsigned long long)x->ahead_seq);
 		else if (!x->stalled)
-			view_alert_advancing(x, name, lines[n++]);
+			view_alert_advancing(x, name, m->a->min_late_ms, lines[n++]);
 		else
 			view_alert_stalled(x, name, lines[n++]);
 		if (x->straggler >= 0 && x->straggler < x->nr && n < max) {

@@ -10,6 +10,10 @@
 # 2. Status pages in a shared directory: one the stranger forged claiming
 #    root's pid 1 is not listed as a job by root's colltop; one of the
 #    stranger's own live process is, with the stranger named as its user.
+# 3. A flood of the stranger's valid pages (live processes of theirs, more
+#    than colltop reads a host) written before and after a victim's job:
+#    root's colltop still shows every rank of the victim's job (a share per
+#    user), and at most the share of the stranger's.
 . "$(dirname "$0")/lib.sh"
 command -v tmux >/dev/null || { echo "skipped: no tmux"; exit 77; }
 attacker_init
@@ -17,7 +21,8 @@ SRC=$(cd "$(dirname "$0")/../.." && pwd)
 WV=$(sed -n 's/^#define WIRE_VERSION \([0-9]*\).*/\1/p' "$SRC/core/net/include/wire.h")
 SOCK=colltop-stranger-$$
 tm() { tmux -L "$SOCK" "$@"; }
-trap 'tm kill-server 2>/dev/null; cleanup' EXIT
+SHM=/dev/shm/coll-t0603-$$
+trap 'tm kill-server 2>/dev/null; rm -rf "$SHM"; cleanup' EXIT
 screen() { tm capture-pane -p -t top; }
 wait_screen() { # wait_screen REGEX [SECONDS]
 	for _ in $(seq $((${2:-10} * 10))); do screen | grep -qE -- "$1" && return 0; sleep 0.1; done
@@ -91,10 +96,14 @@ p = bytearray(512)
 struct.pack_into("<IIIIQQiiii", p, 0, 0x50545343, 3, 512, 0, job, 0x77, 0, 2, pid, 3)
 struct.pack_into("<QQ", p, 48, 7, 6)
 p[104:104 + len(host)] = host
-with open("%s/coll.%016x.%016x.0" % (d, job, 0x77), "wb") as f:
-    f.write(p)
-if sys.argv[3] == "self":  # a live process of the stranger's, as long as the test needs
-    open(d + "/../atk/page.done", "w").write("%d\n" % pid)
+n = int(sys.argv[4]) if len(sys.argv) > 4 else 1  # ranks, one page each
+struct.pack_into("<i", p, 36, max(n, 2))
+for r in range(n):
+    struct.pack_into("<i", p, 32, r)
+    with open("%s/coll.%016x.%016x.%d" % (d, job, 0x77, r), "wb") as f:
+        f.write(p)
+if sys.argv[3] == "self":  # a live process of the writer's, as long as the test needs
+    open(sys.argv[5] if len(sys.argv) > 5 else d + "/../atk/page.done", "w").write("%d\n" % pid)
     time.sleep(60)
 EOF
 chmod 644 "$ATK_DIR/page.py"
@@ -113,4 +122,29 @@ print(("ok " if j and j.get("user") == sys.argv[2] else "BAD ") + "the stranger'
 EOF
 check "root's colltop lists only pages a live process of their owner backs" sh -c "! grep -q '^BAD' '$TMP/py'"
 grep '^BAD' "$TMP/py"
+
+# 3. The victim's pages between two floods: read after one of them, whichever order a directory lists.
+mkdir -p "$SHM" && chmod 1777 "$SHM"
+as_atk python3 "$ATK_DIR/page.py" "$SHM" f00d000000000003 self 4200 "$ATK_DIR/flood.done" &
+echo $! >>"$TMP/pids"
+check "the stranger's first flood of pages is written" wait_file "$ATK_DIR/flood.done" 30
+python3 "$ATK_DIR/page.py" "$SHM" beef000000000001 self 2 "$TMP/victim.done" &
+echo $! >>"$TMP/pids"
+check "the victim's job's pages are written" wait_file "$TMP/victim.done"
+as_atk python3 "$ATK_DIR/page.py" "$SHM" f00d000000000004 self 4200 "$ATK_DIR/flood2.done" &
+echo $! >>"$TMP/pids"
+check "the stranger's second flood of pages is written" wait_file "$ATK_DIR/flood2.done" 30
+COLL_STATUS_DIR=$SHM "$BIN/colltop" --once --json --np 2 --no-gpu >"$TMP/j3" 2>"$TMP/e3"
+expect_code 0 $? "colltop --once --json as root over the flooded directory"
+python3 - "$TMP/j3" >"$TMP/py3" 2>&1 <<'EOF'
+import json, sys
+jobs = {j["job"]: j for l in open(sys.argv[1]) for j in json.loads(l)["jobs"]}
+v = jobs.get("beef000000000001")
+print(("ok " if v and len(v["ranks"]) == 2 else "BAD ") + "the victim's 2 ranks: %s" %
+      (v and v["ranks"]))
+n = sum(len(jobs[f]["ranks"]) for f in ("f00d000000000003", "f00d000000000004") if f in jobs)
+print(("ok " if 0 < n <= 1024 else "BAD ") + "the floods, at most the stranger's share: %d" % n)
+EOF
+check "a stranger's flood of pages does not hide the victim's job" sh -c "! grep -q '^BAD' '$TMP/py3'"
+cat "$TMP/py3"
 finish

@@ -72,10 +72,10 @@ model_make(struct top_model *m, struct top_host *h, struct top_rank *r, struct t
 	*j = (struct top_job){ .jobid = "abc", .commid = "c1", .user = "u", .nranks = 2,
 	    .r = jr, .nr = 3, .still_s = 1.25, .stalled = 1, .behind = 1, .straggler = 1,
 	    .retries = 3, .live = 2 };
-	jr[0] = (struct top_jobrank){ .rank = 0, .host = "n2", .seq_done = 41, .late_ms = -1 };
-	jr[1] = (struct top_jobrank){ .rank = 1, .host = "n2", .seq_done = 40, .late_ms = 40,
+	jr[0] = (struct top_jobrank){ .rank = 0, .wrank = 4, .gpu = -1, .host = "n2", .seq_done = 41, .late_ms = -1 };
+	jr[1] = (struct top_jobrank){ .rank = 1, .wrank = 5, .gpu = -1, .host = "n2", .seq_done = 40, .late_ms = 40,
 	    .straggler = 1, .retries = 3 };
-	jr[2] = (struct top_jobrank){ .rank = 1, .host = "n2", .seq_done = 12, .late_ms = 9 };
+	jr[2] = (struct top_jobrank){ .rank = 1, .wrank = 5, .gpu = -1, .host = "n2", .seq_done = 12, .late_ms = 9 };
 }
 
 static int
@@ -116,14 +116,14 @@ test_render(void **state)
 		"coll_gpu_nvlink_transmit_bytes_total{host=\"n\\\"1\",gpu=\"3\"} 2048\n",
 		"coll_job_stalled{job=\"abc\",comm=\"c1\",user=\"u\"} 1\n",
 		"coll_job_seq{job=\"abc\",comm=\"c1\",user=\"u\"} 41\n",
-		"coll_job_behind_rank{job=\"abc\",comm=\"c1\",user=\"u\"} 1\n",
+		"coll_job_behind_rank{job=\"abc\",comm=\"c1\",user=\"u\"} 5\n",
 		"coll_job_still_seconds{job=\"abc\",comm=\"c1\",user=\"u\"} 1.25\n",
-		"coll_job_straggler_rank{job=\"abc\",comm=\"c1\",user=\"u\"} 1\n",
-		"coll_job_retries_total{job=\"abc\",comm=\"c1\",user=\"u\"} 3\n",
-		"coll_job_rank_late_seconds{job=\"abc\",comm=\"c1\",user=\"u\",rank=\"1\",host=\"n2\"} "
+		"coll_job_straggler_rank{job=\"abc\",comm=\"c1\",user=\"u\"} 5\n",
+		"coll_job_retried_ops{job=\"abc\",comm=\"c1\",user=\"u\"} 3\n",
+		"coll_job_rank_late_seconds{job=\"abc\",comm=\"c1\",user=\"u\",rank=\"5\",host=\"n2\"} "
 		    "0.04\n",
-		"coll_job_rank_straggler{job=\"abc\",comm=\"c1\",user=\"u\",rank=\"1\",host=\"n2\"} 1\n",
-		"coll_job_rank_retries_total{job=\"abc\",comm=\"c1\",user=\"u\",rank=\"1\",host=\"n2\"} "
+		"coll_job_rank_straggler{job=\"abc\",comm=\"c1\",user=\"u\",rank=\"5\",host=\"n2\"} 1\n",
+		"coll_job_rank_retries_total{job=\"abc\",comm=\"c1\",user=\"u\",rank=\"5\",host=\"n2\"} "
 		    "3\n",
 	};
 
@@ -138,12 +138,12 @@ test_render(void **state)
 	assert_null(strstr(t.p, "coll_probe_latency_seconds{host=\"n2\""));
 	assert_null(strstr(t.p, "coll_gpu_temperature_celsius{"));
 	assert_null(strstr(t.p, "coll_job_rank_late_seconds{job=\"abc\",comm=\"c1\",user=\"u\","
-	    "rank=\"0\""));
+	    "rank=\"4\""));
 	/* Retransmits only from hardware counters. */
 	assert_null(strstr(t.p, "coll_rdma_retransmits_total{"));
 	/* The second page of rank 1 on n2: one series, the first's. */
 	assert_int_equal(count(t.p, "coll_job_rank_seq{job=\"abc\",comm=\"c1\",user=\"u\","
-	    "rank=\"1\",host=\"n2\"}"), 1);
+	    "rank=\"5\",host=\"n2\"}"), 1);
 	assert_int_equal(count(t.p, "# TYPE coll_job_rank_seq gauge\n"), 1);
 	/* Every counter's name ends in _total. */
 	for (const char *p = t.p; (p = strstr(p, "# TYPE ")) != NULL; p++) {

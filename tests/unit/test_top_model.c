@@ -351,6 +351,73 @@ test_job_straggler(void **state)
 	model_free(&m);
 }
 
+/*
+ * A frame of many jobs (the model finds a page's job by its key, not by a
+ * walk of every job): each job once with both its ranks, over two frames, and
+ * a communicator id with a byte the model cleans still one job, not one a page.
+ */
+static void
+test_many_jobs(void **state)
+{
+	enum { NJOBS = 3000 };
+	size_t cap = (size_t)NJOBS * 2 * 256 + 1024, o;
+	char *buf = malloc(cap), err[256];
+	struct top_model m;
+
+	(void)state;
+	assert_non_null(buf);
+	model_init(&m, &args);
+	for (int f = 0; f < 2; f++) {
+		o = (size_t)snprintf(buf, cap, "{\"it\":%d,\"size\":1,\"ranks\":[{\"r\":0,"
+		    "\"h\":\"h0\",\"lat\":1,\"late\":1,\"pages\":[", f);
+		for (int r = 0; r < 2; r++)
+			for (int j = 0; j <= NJOBS; j++)
+				o += (size_t)snprintf(buf + o, cap - o, "%s{\"job\":\"%016x\","
+				    "\"comm\":\"%s\",\"rank\":%d,\"nranks\":2,\"pid\":%d,"
+				    "\"proc\":\"S\",\"user\":\"u%d\"}", r + j ? "," : "", j,
+				    j == NJOBS ? "b\\u001bb" : "00000000000000bb", r, 1000 + j, j % 3);
+		snprintf(buf + o, cap - o, "]}],\"lost\":[]}");
+		assert_int_equal(model_frame(&m, buf, strlen(buf), f + 1, err, sizeof err), 0);
+		assert_int_equal(m.njobs, NJOBS + 1);
+		for (int j = 0; j < m.njobs; j++) {
+			unsigned id = 0;
+
+			assert_int_equal(sscanf(m.jobs[j].jobid, "%x", &id), 1);
+			assert_int_equal(id, (unsigned)j);
+			assert_int_equal(m.jobs[j].nr, 2);
+			assert_int_equal(m.jobs[j].r[0].rank, 0);
+			assert_int_equal(m.jobs[j].r[1].rank, 1);
+		}
+	}
+	model_free(&m);
+	free(buf);
+}
+
+/*
+ * A job that makes its communicator again with the same ids counts its ops
+ * from 1 anew: below the last judged, they are judged again, not never.
+ */
+static void
+test_job_restart(void **state)
+{
+	double slow[4] = { 0, 0.2, 40, 0.1 };
+	struct top_model m;
+
+	(void)state;
+	model_init(&m, &args);
+	for (int i = 0; i < 6; i++)
+		feed_ops(&m, slow, 1 + (unsigned)i * 3, 3, 0, -1, i);
+	assert_int_equal(m.jobs[0].judged_seq, 18);
+	assert_int_equal(m.jobs[0].straggler, 2);
+	for (int i = 0; i < 3; i++) {
+		feed_ops(&m, slow, 1 + (unsigned)i * 3, 3, 0, -1, 6 + i);
+		assert_int_equal(m.jobs[0].judged_seq, 3 + (unsigned)i * 3);
+		assert_int_equal(m.jobs[0].nops, 3);
+		assert_int_equal(m.jobs[0].straggler, 2);
+	}
+	model_free(&m);
+}
+
 /* A frame's ops are untrusted: odd shapes and values are passed over, never read past. */
 static void
 test_job_ops_odd(void **state)
@@ -546,8 +613,10 @@ main(void)
 		cmocka_unit_test(test_lost),
 		cmocka_unit_test(test_jobs),
 		cmocka_unit_test(test_jobs_by_owner),
+		cmocka_unit_test(test_many_jobs),
 		cmocka_unit_test(test_job_straggler),
 		cmocka_unit_test(test_job_ops_odd),
+		cmocka_unit_test(test_job_restart),
 		cmocka_unit_test(test_not_frames),
 		cmocka_unit_test(test_stalled_own_first),
 		cmocka_unit_test(test_view),
