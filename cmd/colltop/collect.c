@@ -227,8 +227,9 @@ collect_page_ops(json_t *o, const struct status_page *p)
 		    op->seq > INT64_MAX || op->end_ns > INT64_MAX || op->begin_ns > INT64_MAX ||
 		    op->queued_ns > INT64_MAX)
 			continue;
-		json_array_append_new(ops, json_pack("[I, I, I, I]", (json_int_t)op->seq,
-		    (json_int_t)op->queued_ns, (json_int_t)op->begin_ns, (json_int_t)op->end_ns));
+		json_array_append_new(ops, json_pack("[I, I, I, I, i]", (json_int_t)op->seq,
+		    (json_int_t)op->queued_ns, (json_int_t)op->begin_ns, (json_int_t)op->end_ns,
+		    (int)p->op_kind[i]));
 	}
 	if (json_array_size(ops) > 0)
 		json_object_set_new(o, "ops", ops);

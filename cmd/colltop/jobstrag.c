@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kind.h"
 #include "msg.h"
 #include "top.h"
 #include "xmalloc.h"
@@ -30,6 +31,21 @@ static uint64_t
 jobstrag_u64(json_t *v)
 {
 	return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
+}
+
+/*
+ * An op with a root (broadcast, reduce, gather, scatter) or between two
+ * ranks: its ranks' waits differ by design (the root of a broadcast leaves
+ * first), so it says nothing of who comes late. An op whose page does not
+ * say its kind (0, or none) is compared.
+ */
+static int
+jobstrag_rooted(json_t *kind)
+{
+	json_int_t k = json_is_integer(kind) ? json_integer_value(kind) : 0;
+
+	return k == KIND_BROADCAST || k == KIND_REDUCE || k == KIND_GATHERV || k == KIND_GATHER ||
+	    k == KIND_SCATTER || k == KIND_SEND || k == KIND_RECV || k == KIND_SENDRECV;
 }
 
 void
@@ -58,7 +74,8 @@ jobstrag_page(struct top_jobrank *x, json_t *page)
 
 		if (i >= TOP_RING)
 			break;
-		if (seq == 0 || json_array_size(o) != 4)
+		if (seq == 0 || json_array_size(o) < 4 || json_array_size(o) > 5 ||
+		    jobstrag_rooted(json_array_get(o, 4)))
 			continue;
 		*op = (struct top_op){ seq, jobstrag_u64(json_array_get(o, 1)),
 		    jobstrag_u64(json_array_get(o, 2)), jobstrag_u64(json_array_get(o, 3)) };

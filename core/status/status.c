@@ -55,9 +55,11 @@ status_slot(struct status_page *p, uint64_t seq)
 
 /* Op seq takes its slot afresh: whatever op seq - STATUS_RING left there is gone. */
 static void
-status_slot_start(struct status_page *p, uint64_t seq, uint64_t queued_ns, uint64_t begin_ns)
+status_slot_start(struct status_page *p, uint64_t seq, uint32_t kind, uint64_t queued_ns,
+    uint64_t begin_ns)
 {
 	p->ops[seq % STATUS_RING] = (struct status_op){ seq, queued_ns, begin_ns, 0 };
+	p->op_kind[seq % STATUS_RING] = kind < 256 ? (uint8_t)kind : 0;
 }
 
 /* A page file we may use: a plain file (no link, fifo, device) owned by uid. */
@@ -170,7 +172,7 @@ status_begin(struct status *st, uint64_t seq, uint32_t kind, uint64_t bytes)
 	p->wait_peer = -1;
 	p->wait_dir = 0;
 	p->start_ns = now;
-	status_slot_start(p, seq, 0, now);
+	status_slot_start(p, seq, kind, 0, now);
 	status_write_end_at(p, now);
 }
 
@@ -244,7 +246,7 @@ status_queue_op(struct status *st, uint64_t seq, uint32_t kind, uint64_t bytes,
 	snprintf(p->algo, sizeof p->algo, "%s", algo != NULL ? algo : "");
 	snprintf(p->proto, sizeof p->proto, "%s", proto != NULL ? proto : "");
 	p->lib_version = lib_version;
-	status_slot_start(p, seq, now, 0);
+	status_slot_start(p, seq, kind, now, 0);
 	status_write_end_at(p, now);
 }
 

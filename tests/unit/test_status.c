@@ -1087,6 +1087,11 @@ test_status_ring_core(void **state)
 	assert_int_equal(status_read(st.path, &pg), COLL_OK);
 	assert_true(pg.ops[1].seq == 1 && pg.ops[1].queued_ns == 0 && pg.ops[1].end_ns == 0);
 	assert_true(pg.ops[1].begin_ns == pg.start_ns && pg.start_ns >= before);
+	assert_int_equal(pg.op_kind[1], KIND_ALLREDUCE);
+	status_begin(&st, 1 + STATUS_RING, KIND_BROADCAST, 8);	/* the slot's kind is its op's */
+	assert_int_equal(status_read(st.path, &pg), COLL_OK);
+	assert_int_equal(pg.op_kind[1], KIND_BROADCAST);
+	status_begin(&st, 1, KIND_ALLREDUCE, 8);
 	status_end(&st, 1, KIND_ALLREDUCE);
 	assert_int_equal(status_read(st.path, &pg), COLL_OK);
 	assert_true(pg.ops[1].end_ns >= pg.ops[1].begin_ns && pg.ops[1].end_ns == pg.progress_ns);
@@ -1129,8 +1134,11 @@ test_status_ring_device(void **state)
 	assert_int_equal(status_open(&st, 0, 0x42, 1, 2, "h"), COLL_OK);
 	status_set_source(&st, STATUS_SRC_NCCL);
 	for (uint64_t seq = 1; seq <= 3; seq++)
-		status_queue_op(&st, seq, KIND_ALLREDUCE, 64, "ncclFloat32", "Ring", "LL", 22803);
+		status_queue_op(&st, seq, seq == 2 ? KIND_REDUCE : KIND_ALLREDUCE, 64, "ncclFloat32",
+		    "Ring", "LL", 22803);
 	assert_int_equal(status_read(st.path, &pg), COLL_OK);
+	assert_true(pg.op_kind[1] == KIND_ALLREDUCE && pg.op_kind[2] == KIND_REDUCE &&
+	    pg.op_kind[3] == KIND_ALLREDUCE);
 	for (int i = 1; i <= 3; i++)
 		assert_true(pg.ops[i].seq == (uint64_t)i && pg.ops[i].queued_ns > 0 &&
 		    pg.ops[i].begin_ns == 0 && pg.ops[i].end_ns == 0);

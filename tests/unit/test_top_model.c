@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "kind.h"
 #include "top.h"
 #include "user.h"
 
@@ -253,6 +254,8 @@ test_jobs(void **state)
  * late_ms[r] after the first: every rank ends together, so a rank's wait is
  * the latest arrival less its own (plus 1 ms of work). retries/peer: rank 1's.
  */
+static int feed_kind;	/* each op's kind in the frame (enum coll_kind); 0: not said */
+
 static void
 feed_ops(struct top_model *m, const double *late_ms, unsigned first, int nops, int retries,
     int peer, double now)
@@ -275,9 +278,11 @@ feed_ops(struct top_model *m, const double *late_ms, unsigned first, int nops, i
 		for (int k = 0; k < nops; k++) {
 			long long base = 1000000000000LL + (long long)(first + (unsigned)k) * 100000000LL;
 
-			o += (size_t)snprintf(extra + o, sizeof extra - o, "%s[%u,0,%lld,%lld]",
+			o += (size_t)snprintf(extra + o, sizeof extra - o, "%s[%u,0,%lld,%lld",
 			    k ? "," : "", first + (unsigned)k, base + (long long)(late_ms[r] * 1e6),
 			    base + (long long)((hi + 1) * 1e6));
+			o += (size_t)(feed_kind ? snprintf(extra + o, sizeof extra - o, ",%d]",
+			    feed_kind) : snprintf(extra + o, sizeof extra - o, "]"));
 		}
 		o += (size_t)snprintf(extra + o, sizeof extra - o, "]}");
 	}
@@ -416,6 +421,29 @@ test_job_restart(void **state)
 		assert_int_equal(m.jobs[0].straggler, 2);
 	}
 	model_free(&m);
+}
+
+/*
+ * A rooted op's waits differ by design (the root of a broadcast leaves
+ * first): ops of such kinds are never compared; an all-reduce said as such is.
+ */
+static void
+test_job_rooted(void **state)
+{
+	double slow[4] = { 0, 0.2, 40, 0.1 };
+	struct top_model m;
+
+	(void)state;
+	for (int kind = KIND_ALLREDUCE; kind <= KIND_BROADCAST; kind++) {
+		feed_kind = kind;
+		model_init(&m, &args);
+		for (int i = 0; i < 6; i++)
+			feed_ops(&m, slow, 1 + (unsigned)i * 3, 3, 0, -1, i);
+		assert_int_equal(m.jobs[0].straggler, kind == KIND_ALLREDUCE ? 2 : -1);
+		assert_int_equal(m.jobs[0].nops, kind == KIND_ALLREDUCE ? 3 : 0);
+		model_free(&m);
+	}
+	feed_kind = 0;
 }
 
 /* A frame's ops are untrusted: odd shapes and values are passed over, never read past. */
@@ -615,6 +643,7 @@ main(void)
 		cmocka_unit_test(test_jobs_by_owner),
 		cmocka_unit_test(test_many_jobs),
 		cmocka_unit_test(test_job_straggler),
+		cmocka_unit_test(test_job_rooted),
 		cmocka_unit_test(test_job_ops_odd),
 		cmocka_unit_test(test_job_restart),
 		cmocka_unit_test(test_not_frames),

@@ -81,6 +81,9 @@
  *                unknown. NCCL's plugin sets it: a tool on the host maps it
  *                to the GPU's index as NVML counts them (CUDA's order may
  *                differ, and CUDA_VISIBLE_DEVICES renumbers)
+ *   op_kind      each ring slot's op, as enum coll_kind (0 unknown): the
+ *                waits of a rooted op (broadcast, reduce, gather, scatter)
+ *                differ by design, so a tool compares only the others
  *   ops          the last STATUS_RING ops, each at ops[seq % STATUS_RING]:
  *                its seq (0: the slot is unused), and the wall times (ns
  *                since the epoch, 0 not yet) it was queued (NCCL: enqueued;
@@ -167,7 +170,8 @@ struct status_page {
 	int32_t retry_peer;
 	uint32_t pad3;
 	char gpu_bus[16];
-	uint8_t reserved[32];
+	uint8_t op_kind[STATUS_RING];
+	uint8_t reserved[16];
 	struct status_op {
 		uint64_t seq, queued_ns, begin_ns, end_ns;
 	} ops[STATUS_RING];
@@ -181,6 +185,7 @@ _Static_assert(offsetof(struct status_page, seq_queued) == 376, "status page lay
 _Static_assert(offsetof(struct status_page, dtype) == 400, "status page layout is fixed");
 _Static_assert(offsetof(struct status_page, retry_peer) == 456, "status page layout is fixed");
 _Static_assert(offsetof(struct status_page, gpu_bus) == 464, "status page layout is fixed");
+_Static_assert(offsetof(struct status_page, op_kind) == 480, "status page layout is fixed");
 _Static_assert(offsetof(struct status_page, ops) == STATUS_PAGE_SIZE_V4, "status page layout is fixed");
 
 struct status {
