@@ -424,8 +424,8 @@ static const char *const colltop_description[] = {
 	"(host with device, port or gpu, as node_exporter and dcgm-exporter name them), "
 	"coll_job_* per watched job (job, comm) and rank, colltop's own coll_top_*; "
 	"docs/PROMETHEUS.md lists them. The server runs on a thread of its own and never "
-	"waits on a client: a header is at most 8 KiB and must come within 5 s, at most 16 "
-	"connections are kept (a newcomer cuts off the oldest). A port that cannot be had "
+	"waits on a client: a header is at most 8 KiB and must come within 5 s, at most 64 "
+	"connections are kept (a newcomer cuts off an idle reader, never one being answered). A port that cannot be had "
 	"is said before the workers start (exit 3).",
 	NULL,
 };

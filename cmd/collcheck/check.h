@@ -151,5 +151,7 @@ int check_prom_dir(const char *path, char *err, size_t len);
 /* The outcome (code: the check's exit code) into a temporary file renamed to FILE; -1 with err. */
 int check_prom_write(const struct check_result *r, const struct check_args *a, int code,
     char *err, size_t len);
+/* FILE for a run that ended with no report: success 0, completed 0 with REASON. */
+int check_prom_fail(const struct check_args *a, const char *reason, char *err, size_t len);
 
 #endif

@@ -37,6 +37,7 @@ struct check_front {
 	/* Hosts found unusable so far, over all attempts. */
 	char **gone, **gone_why;
 	int ngone;
+	int reported;		/* the report was made (and --prometheus's file with it) */
 };
 
 static void
@@ -220,8 +221,45 @@ check_front_finish(struct check_front *f, struct check_result *r, const struct f
 		fprintf(stderr, "collcheck: %s\n", err);
 		return EXIT_CANNOT;
 	}
+	f->reported = 1;
 	code = check_report(r, a);
 	return code;
+}
+
+/* Why the check ended with no report: said on stderr; the reason for --prometheus. */
+static const char *
+check_front_said(struct check_front *f, int rc, int all_gone, int jobcode)
+{
+	const char *why = "workers";
+
+	if (all_gone)
+		fprintf(stderr, "collcheck: no host could be checked:\n"), why = "unreachable";
+	else if (jobcode == JOB_EXIT_TIMEOUT)
+		fprintf(stderr, "collcheck: the check ran past -T %g s: raise -T, or look for the "
+		    "rank named above\n", f->a->timeout_s), why = "timeout";
+	else if (f->fatal != NULL)
+		fprintf(stderr, "collcheck: %s\n", f->fatal), why = "failed";
+	else if (rc == 1)
+		fprintf(stderr, "collcheck: hosts kept failing after %d attempts:\n",
+		    CHECK_ATTEMPTS), why = "unreachable";
+	else
+		fprintf(stderr, "collcheck: the workers did not report (job exit code %d)\n",
+		    jobcode);
+	for (int i = 0; i < f->ngone; i++)
+		fprintf(stderr, "  %s: %s\n", f->gone[i], f->gone_why[i]);
+	return why;
+}
+
+/* A run with no report still says so in --prometheus's file: the last success must go. */
+static void
+check_front_prom_fail(struct check_front *f, const char *why)
+{
+	char err[512];
+
+	if (f->reported || f->a->prometheus == NULL)
+		return;
+	if (check_prom_fail(f->a, why, err, sizeof err) != 0)
+		fprintf(stderr, "collcheck: %s\n", err);
 }
 
 int
@@ -234,6 +272,7 @@ check_front(struct check_args *a, int argc, char **argv)
 	char **wargv = NULL, *excl = NULL, err[512];
 	const char *user_excl = a->ho.exclude;
 	int code = EXIT_CANNOT, jobcode = 0, rc = 1, all_gone = 0;
+	const char *why = "setup";	/* no report: why, for --prometheus */
 	struct facts base;
 
 	facts_init(&base);
@@ -263,6 +302,7 @@ check_front(struct check_args *a, int argc, char **argv)
 		}
 		rc = check_front_attempt(&f, wargv, &jobcode);
 	}
+	why = "record";
 	if (rc == 0 && f.rec.overflow)
 		fprintf(stderr, "collcheck: rank 0's record is larger than %u MiB\n",
 		    CHECK_RECORD_MAX >> 20);
@@ -270,21 +310,10 @@ check_front(struct check_args *a, int argc, char **argv)
 		fprintf(stderr, "collcheck: %s\n", err);
 	else if (rc == 0)
 		code = check_front_finish(&f, &r, a->baseline != NULL ? &base : NULL);
-	else if (all_gone)
-		fprintf(stderr, "collcheck: no host could be checked:\n");
-	else if (jobcode == JOB_EXIT_TIMEOUT)
-		fprintf(stderr, "collcheck: the check ran past -T %g s: raise -T, or look for the "
-		    "rank named above\n", a->timeout_s);
-	else if (f.fatal != NULL)
-		fprintf(stderr, "collcheck: %s\n", f.fatal);
-	else if (rc == 1)
-		fprintf(stderr, "collcheck: hosts kept failing after %d attempts:\n", CHECK_ATTEMPTS);
 	else
-		fprintf(stderr, "collcheck: the workers did not report (job exit code %d)\n", jobcode);
-	if (rc != 0)
-		for (int i = 0; i < f.ngone; i++)
-			fprintf(stderr, "  %s: %s\n", f.gone[i], f.gone_why[i]);
+		why = check_front_said(&f, rc, all_gone, jobcode);
 out:
+	check_front_prom_fail(&f, why);
 	for (int i = 0; i < f.ngone; i++) {
 		free(f.gone[i]);
 		free(f.gone_why[i]);

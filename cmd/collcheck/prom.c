@@ -4,7 +4,11 @@
  * scrape. So the file is never seen half written: the text goes to a new
  * file beside it (O_EXCL | O_NOFOLLOW: nothing another user put there is
  * followed or truncated), which is then renamed over FILE; a failure removes
- * it. The temporary name does not end in .prom, so the collector skips it.
+ * it. The temporary name does not end in .prom, so the collector skips it,
+ * and ends in random hex, so another user cannot take it first.
+ *
+ * A run that ends with no report (a timeout, every host gone, a bad record)
+ * still writes FILE, saying so: the last run's success must not stay.
  *
  * Every series carries mode (all, env, links): the checks may write files of
  * their own into the same directory without one series coming twice.
@@ -15,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -80,6 +85,8 @@ prom_render(struct promtext *t, const struct check_result *r, const char *mode, 
 	promtext_family(t, "coll_check_success", "gauge", "1: the check found nothing of "
 	    "severity WARN or worse");
 	promtext_sample(t, "coll_check_success", lab, code == EXIT_OK);
+	promtext_family(t, "coll_check_completed", "gauge", "1: the check ran to its report");
+	promtext_sample(t, "coll_check_completed", lab, 1);
 	promtext_family(t, "coll_check_findings", "gauge", "Findings of each severity");
 	for (int s = SEV_INFO; s <= SEV_UNREACHABLE; s++) {
 		lab[3] = prom_sev[s];
@@ -136,27 +143,44 @@ prom_write_all(int fd, const struct promtext *t)
 	return fsync(fd);
 }
 
-int
-check_prom_write(const struct check_result *r, const struct check_args *a, int code,
-    char *err, size_t len)
+/* A temporary name beside FILE, created here: random, so nobody has it first. */
+static int
+prom_temp(const char *path, char **tmp)
 {
-	struct promtext t = { 0 };
-	char *tmp = xasprintf("%s.%ld.tmp", a->prometheus, (long)getpid());
+	unsigned long long rnd;
+	int fd = -1;
+
+	for (int i = 0; i < 8 && fd < 0; i++) {
+		if (getrandom(&rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
+			rnd = ((unsigned long long)getpid() << 32) ^ (unsigned long long)clock() ^
+			    (unsigned long long)i;	/* no entropy: EEXIST still retries */
+		free(*tmp);
+		*tmp = xasprintf("%s.%016llx.tmp", path, rnd);
+		fd = open(*tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd < 0 && errno != EEXIST)
+			break;
+	}
+	return fd;
+}
+
+/* T into FILE, through a temporary renamed over it. */
+static int
+prom_put(const struct promtext *t, const char *path, char *err, size_t len)
+{
+	char *tmp = NULL;
 	int fd, rc = -1, e;
 
-	prom_render(&t, r, a->cmd->name != NULL ? a->cmd->name : "all", code);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0) {
+	if ((fd = prom_temp(path, &tmp)) < 0) {
 		snprintf(err, len, "--prometheus: cannot create '%s': %s", tmp, strerror(errno));
 		goto out;
 	}
-	e = prom_write_all(fd, &t) != 0 ? errno : 0;
+	e = prom_write_all(fd, t) != 0 ? errno : 0;
 	if (close(fd) != 0 && e == 0)
 		e = errno;
-	if (e == 0 && rename(tmp, a->prometheus) != 0)
+	if (e == 0 && rename(tmp, path) != 0)
 		e = errno;
 	if (e != 0) {
-		snprintf(err, len, "--prometheus: cannot write '%s': %s", a->prometheus, strerror(e));
+		snprintf(err, len, "--prometheus: cannot write '%s': %s", path, strerror(e));
 		unlink(tmp);
 		goto out;
 	}
@@ -164,6 +188,42 @@ check_prom_write(const struct check_result *r, const struct check_args *a, int c
 out:
 	msg_clean(err);
 	free(tmp);
+	return rc;
+}
+
+int
+check_prom_write(const struct check_result *r, const struct check_args *a, int code,
+    char *err, size_t len)
+{
+	struct promtext t = { 0 };
+	int rc;
+
+	prom_render(&t, r, a->cmd->name != NULL ? a->cmd->name : "all", code);
+	rc = prom_put(&t, a->prometheus, err, len);
+	promtext_free(&t);
+	return rc;
+}
+
+int
+check_prom_fail(const struct check_args *a, const char *reason, char *err, size_t len)
+{
+	const char *mode = a->cmd->name != NULL ? a->cmd->name : "all";
+	const char *lab[] = { "mode", mode, NULL, NULL, NULL };
+	struct promtext t = { 0 };
+	int rc;
+
+	promtext_family(&t, "coll_check_success", "gauge", "1: the check found nothing of "
+	    "severity WARN or worse");
+	promtext_sample(&t, "coll_check_success", lab, 0);
+	promtext_family(&t, "coll_check_completed", "gauge", "1: the check ran to its report");
+	lab[2] = "reason";
+	lab[3] = reason;
+	promtext_sample(&t, "coll_check_completed", lab, 0);
+	lab[2] = NULL;
+	promtext_family(&t, "coll_check_last_run_timestamp_seconds", "gauge", "When the check "
+	    "ended (Unix time)");
+	promtext_sample(&t, "coll_check_last_run_timestamp_seconds", lab, (double)time(NULL));
+	rc = prom_put(&t, a->prometheus, err, len);
 	promtext_free(&t);
 	return rc;
 }

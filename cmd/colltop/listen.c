@@ -8,13 +8,20 @@
  * lock, the screen or the workers. Everything a client can make us hold is
  * bounded: a request's header is at most LISTEN_HEAD_MAX bytes and must come
  * within LISTEN_READ_MS, its answer must be taken within LISTEN_WRITE_MS, and
- * at most LISTEN_CLIENTS connections are kept, a newcomer cutting off the
- * oldest (so connections held open by a stranger on this host cost a scrape
- * nothing: the scraper is the newest). One answer per connection
- * (Connection: close): Prometheus opens the next.
+ * at most LISTEN_CLIENTS connections are kept. When they are all taken, a
+ * newcomer cuts off the oldest client still reading a header it has had
+ * LISTEN_GRACE_MS to send, else the oldest that has sent nothing (a scraper
+ * sends its request at once: one that has not is likelier a stranger holding
+ * a slot), else the oldest still reading. A client whose request is whole is
+ * never cut off (it is being answered, and its write deadline bounds it), so
+ * strangers churning connections cannot cut off a scrape mid-answer; when
+ * every slot holds one, the newcomer is closed at once. Few are taken per
+ * wakeup, so a scraper's request is read before many newcomers come. One
+ * answer per connection (Connection: close): Prometheus opens the next.
  */
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -32,13 +39,15 @@
 #include "top.h"
 #include "xmalloc.h"
 
-#define LISTEN_CLIENTS 16
+#define LISTEN_CLIENTS 64
 #define LISTEN_HEAD_MAX 8192
 #define LISTEN_READ_MS 5000
 #define LISTEN_WRITE_MS 10000
+#define LISTEN_GRACE_MS 200	/* a reader this old without a whole request may be cut off */
 #define LISTEN_TICK_MS 250
 #define LISTEN_REST_MS 200	/* out of fds: the listener rests this long */
 #define LISTEN_BACKLOG 64
+#define LISTEN_ACCEPTS 4	/* taken per wakeup: the clients' own events come between */
 
 struct listen_server;
 
@@ -249,20 +258,40 @@ listen_client_io(struct loop *l, int fd, int events, void *arg)
 	}
 }
 
-/* A free slot, cutting off the oldest client when there is none. */
+/* Whether slot I is a better one to cut off than slot BEST (-1: none yet). */
+static int
+listen_older(const struct listen_server *s, int i, int best)
+{
+	return best < 0 || s->c[i]->serial < s->c[best]->serial;
+}
+
+/*
+ * A slot for a newcomer: a free one, else the oldest reader past its grace,
+ * else the oldest that has sent nothing, else the oldest reader; -1: none
+ * (every slot holds a client being answered).
+ */
 static int
 listen_free_slot(struct listen_server *s)
 {
-	int old = 0;
+	uint64_t now = clock_now_ms();
+	int stale = -1, silent = -1, old = -1, v;
 
 	for (int i = 0; i < LISTEN_CLIENTS; i++) {
 		if (s->c[i] == NULL)
 			return i;
-		if (s->c[i]->serial < s->c[old]->serial)
+		if (s->c[i]->writing)
+			continue;
+		if (now - s->c[i]->since_ms > LISTEN_GRACE_MS && listen_older(s, i, stale))
+			stale = i;
+		if (s->c[i]->hlen == 0 && listen_older(s, i, silent))
+			silent = i;
+		if (listen_older(s, i, old))
 			old = i;
 	}
-	listen_close(s, old);
-	return old;
+	v = stale >= 0 ? stale : silent >= 0 ? silent : old;
+	if (v >= 0)
+		listen_close(s, v);
+	return v;
 }
 
 static int
@@ -283,7 +312,7 @@ listen_accept(struct loop *l, int lfd, int events, void *arg)
 	int fd, i;
 
 	(void)events;
-	for (int k = 0; k < LISTEN_CLIENTS; k++) {
+	for (int k = 0; k < LISTEN_ACCEPTS; k++) {
 		fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0 && (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
 		    errno == ENOMEM)) {
@@ -293,16 +322,17 @@ listen_accept(struct loop *l, int lfd, int events, void *arg)
 		}
 		if (fd < 0)
 			return;	/* EAGAIN, or a connection gone before it was taken */
-		i = listen_free_slot(s);
 		c = xcalloc(1, sizeof *c);
 		*c = (struct listen_client){ .s = s, .fd = fd, .serial = ++s->serial,
 		    .since_ms = clock_now_ms() };
-		if (loop_watch(l, fd, LOOP_READ, listen_client_io, c) != 0) {
+		if ((i = listen_free_slot(s)) < 0 ||
+		    loop_watch(l, fd, LOOP_READ, listen_client_io, c) != 0) {
 			close(fd);
 			free(c);
 			continue;
 		}
 		s->c[i] = c;
+		listen_client_io(l, fd, LOOP_READ, c);	/* its request may be here already */
 	}
 }
 
@@ -360,6 +390,10 @@ listen_bind(struct listen_server *s, const char *spec, char *where, char *err, s
 		msg_clean(err);
 		return -1;
 	}
+	/* Connections that send nothing are not handed to accept() for a while: a
+	 * stranger's silent ones then never take a scraper's slot (best effort). */
+	(void)setsockopt(s->lfd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &(int){ LISTEN_READ_MS / 1000 },
+	    sizeof(int));
 	if (net_addr_is_any(&a))
 		snprintf(where, NET_ADDRSTR_LEN, "every address, port %u", net_addr_port(&a));
 	else
