@@ -760,6 +760,9 @@ perf_print_footer(const struct perf_state *st)
 		retried_line(&st->retries.v[i], line, sizeof line);
 		fprintf(st->a->json ? stderr : stdout, "# %s\n", line);
 	}
+	if (st->retries.more > 0)
+		fprintf(st->a->json ? stderr : stdout, "# retried: %d more ops or links, not "
+		    "listed\n", st->retries.more);
 }
 
 /* Every rank's retried ops to rank 0: the sweep came out right, but a link broke under it. */

@@ -54,6 +54,7 @@ retried_free(struct retried_set *s)
 	free(s->v);
 	s->v = NULL;
 	s->n = 0;
+	s->more = 0;
 }
 
 /* Lower rank first; a link not named keeps only the rank that logged it. */
@@ -77,7 +78,7 @@ retried_order(struct retried *e)
  * and the ranks that only stopped for it (their links whole) log it with no
  * link, which says nothing once an end has named the link.
  */
-static void
+void
 retried_merge(struct retried_set *out, const struct retried *in)
 {
 	struct retried e = *in;
@@ -101,6 +102,10 @@ retried_merge(struct retried_set *out, const struct retried *in)
 	if (i < out->n) {
 		if (e.count > out->v[i].count)
 			out->v[i].count = e.count;
+		return;
+	}
+	if (out->n >= RETRIED_LISTED) {
+		out->more++;
 		return;
 	}
 	out->v = xreallocarray(out->v, (size_t)out->n + 1, sizeof *out->v);
@@ -238,7 +243,7 @@ retried_from_json(struct retried_set *s, const json_t *arr, int nranks)
 	size_t i;
 	const json_t *o;
 
-	if (!json_is_array(arr) || json_array_size(arr) > (size_t)RETRIED_MAX * 4)
+	if (!json_is_array(arr) || json_array_size(arr) > (size_t)RETRIED_LISTED)
 		return -1;
 	s->v = xcalloc(json_array_size(arr) + 1, sizeof *s->v);
 	json_array_foreach(arr, i, o) {

@@ -20,6 +20,11 @@ struct comm;
 #define RETRIED_HOST 65
 /* The most entries one rank sends (the core keeps the last 64 per communicator). */
 #define RETRIED_MAX 128
+/*
+ * The most a merged set lists: a NIC that flaps under a large job breaks
+ * many links per op, each an entry; past this they are only counted.
+ */
+#define RETRIED_LISTED (RETRIED_MAX * 4)
 
 /* One retried op on one link; rank[1] -1: the core did not say which link. */
 struct retried {
@@ -35,6 +40,7 @@ struct retried {
 struct retried_set {
 	struct retried *v;
 	int n;
+	int more;		/* merged entries past RETRIED_LISTED, not kept */
 };
 
 /*
@@ -50,6 +56,8 @@ void retried_take(struct retried_set *s, struct comm *c, int which, const int *o
  */
 int retried_gather(struct comm *c, int nranks, const struct retried_set *mine,
     struct retried_set *out);
+/* e into out, once per op and link (past RETRIED_LISTED entries: counted in more). */
+void retried_merge(struct retried_set *out, const struct retried *e);
 void retried_free(struct retried_set *s);
 /* One line, no newline: the op, the link, how many times, what to do. */
 void retried_line(const struct retried *e, char *buf, size_t len);

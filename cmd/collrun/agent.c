@@ -233,34 +233,31 @@ agent_env_stdin(void)
 
 /*
  * Under srun: the user's -x variables came in srun's environment under
- * LAUNCH_SLURM_XPREFIX (launch_slurm.c); the program gets them as named.
+ * LAUNCH_SLURM_XPREFIX, named in LAUNCH_SLURM_XNAMES (launch_slurm.c); the
+ * program gets them as named. Only those: a COLL_X_* the user had in their
+ * own environment stays as it is.
  */
 static int
 agent_env_unprefix(void)
 {
-	extern char **environ;
-	size_t plen = strlen(LAUNCH_SLURM_XPREFIX), n = 0;
-	char **vars;
+	const char *list = getenv(LAUNCH_SLURM_XNAMES);
+	char *names, *save = NULL, pre[320];
 
-	while (environ[n] != NULL)
-		n++;
-	vars = calloc(n + 1, sizeof *vars);
-	if (vars == NULL)
+	if (list == NULL)
+		return 0;
+	if ((names = strdup(list)) == NULL)
 		return -1;
-	/* Collected first: setenv and unsetenv change environ under a walk of it. */
-	for (size_t i = 0, k = 0; i < n; i++)
-		if (strncmp(environ[i], LAUNCH_SLURM_XPREFIX, plen) == 0 &&
-		    strchr(environ[i] + plen, '=') > environ[i] + plen)
-			vars[k++] = strdup(environ[i]);
-	for (size_t k = 0; vars[k] != NULL; k++) {
-		char *eq = strchr(vars[k], '=');
+	unsetenv(LAUNCH_SLURM_XNAMES);
+	for (char *n = strtok_r(names, ",", &save); n != NULL; n = strtok_r(NULL, ",", &save)) {
+		const char *v;
 
-		*eq = '\0';
-		unsetenv(vars[k]);
-		setenv(vars[k] + plen, eq + 1, 1);
-		free(vars[k]);
+		snprintf(pre, sizeof pre, "%s%s", LAUNCH_SLURM_XPREFIX, n);
+		if ((v = getenv(pre)) == NULL)
+			continue;
+		setenv(n, v, 1);
+		unsetenv(pre);
 	}
-	free(vars);
+	free(names);
 	return 0;
 }
 

@@ -39,6 +39,7 @@ struct kmsg_ent {
 struct kmsg_acc {
 	double cut_usec;	/* records before this are left out; <0: none */
 	long records, events, dropped;
+	long untimed;		/* left out under --since: lines with no time to cut by */
 	int n;
 	struct kmsg_ent e[KMSG_KEYS];
 };
@@ -57,6 +58,11 @@ facts_kmsg_add(struct kmsg_acc *acc, const char *line, size_t len)
 		return;
 	if (acc->cut_usec >= 0 && r.usec >= 0 && (double)r.usec < acc->cut_usec)
 		return;
+	/* dmesg -T's or journalctl's lines: of any age, and old Xids are errors: left out. */
+	if (acc->cut_usec >= 0 && r.usec < 0) {
+		acc->untimed++;
+		return;
+	}
 	acc->records++;
 	if (facts_kmsg_classify(r.text, &ev) == KMSG_NONE)
 		return;
@@ -154,8 +160,9 @@ facts_kmsg_put(struct facts *f, const struct kmsg_acc *acc, const char *src, dou
 
 		strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", localtime_r(&t, &tm));
 	}
-	facts_add(f, "kmsg", "%ld records of %s since %s, %ld events%s", acc->records, src, when,
-	    acc->events, acc->dropped ? " (some devices not itemized)" : "");
+	facts_add(f, "kmsg", "%ld records of %s since %s, %ld events%s%s", acc->records, src, when,
+	    acc->events, acc->dropped ? " (some devices not itemized)" : "",
+	    acc->untimed ? " (lines with no time left out: give --since a log with times)" : "");
 	for (int i = 0; i < acc->n; i++)
 		facts_add(f, acc->e[i].key, "%ld: %s", acc->e[i].count, acc->e[i].last);
 }

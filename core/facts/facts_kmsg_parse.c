@@ -46,6 +46,16 @@ facts_kmsg_record(const char *line, size_t len, struct kmsg_rec *r)
 	if (field < 3)
 		return -1;	/* no flags field: not a record */
 	r->usec = v[2];
+	/*
+	 * The priority's facility (v[0] >> 3) is the kernel's (0) only for what
+	 * the kernel printed: a record written to /dev/kmsg from user space
+	 * (root in a container, a daemon passing on text) never has it, so its
+	 * text, whatever it reads like, is no event.
+	 */
+	if (v[0] >> 3 != 0) {
+		r->text[0] = '\0';
+		return 0;
+	}
 	facts_kmsg_copy(r->text, sizeof r->text, semi + 1, len - (size_t)(semi + 1 - line));
 	return 0;
 }
@@ -277,23 +287,18 @@ static const struct { const char *phrase, *what; } facts_kmsg_nic[] = {
 };
 
 /*
- * Where a NIC phrase may be: after a driver's device prefix anywhere, or right
- * after "<driver>: <interface> " (e1000e). NULL where neither starts the text.
+ * Where a NIC phrase may be: after a driver's device prefix ("<driver>
+ * <PCI address> <interface>: ", as netdev_* prints it). Not after a bare
+ * "<driver>: <interface> ": a program's name is up to 15 bytes of the user's
+ * choosing, and the kernel's "<name>[pid]: segfault ..." would pass for it.
  */
 static const char *
 facts_kmsg_nic_from(const char *text, const char *phrase)
 {
 	char pci[KMSG_DEV_MAX];
-	const char *rest = facts_kmsg_devline(text, pci, sizeof pci), *p;
-	size_t w = strcspn(text, " :[(");
+	const char *rest = facts_kmsg_devline(text, pci, sizeof pci);
 
-	if (rest != NULL)
-		return strstr(rest, phrase);
-	if (w == 0 || strncmp(text + w, ": ", 2) != 0)
-		return NULL;
-	p = text + w + 2;
-	p += strcspn(p, " ");
-	return *p == ' ' && strncmp(p + 1, phrase, strlen(phrase)) == 0 ? p + 1 : NULL;
+	return rest != NULL ? strstr(rest, phrase) : NULL;
 }
 
 static int

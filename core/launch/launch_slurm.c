@@ -194,14 +194,21 @@ slurm_argv(const struct launch_opts *o, const char *uidstr)
 static char **
 slurm_xenv(const struct launch_opts *o)
 {
-	size_t n = 0;
-	char **env;
+	size_t n = 0, len = sizeof LAUNCH_SLURM_XNAMES + 1;
+	char **env, *names;
 
 	while (o->env != NULL && o->env[n] != NULL)
-		n++;
-	env = xcalloc(n + 1, sizeof *env);
-	for (size_t i = 0; i < n; i++)
+		len += strcspn(o->env[n++], "=") + 1;
+	env = xcalloc(n + 2, sizeof *env);
+	names = xmalloc(len);
+	snprintf(names, len, "%s=", LAUNCH_SLURM_XNAMES);
+	for (size_t i = 0; i < n; i++) {
 		env[i] = xasprintf("%s%s", LAUNCH_SLURM_XPREFIX, o->env[i]);
+		/* The names are letters, digits and _ (mpiargs_export checks): a comma parts them. */
+		snprintf(names + strlen(names), len - strlen(names), "%s%.*s", i ? "," : "",
+		    (int)strcspn(o->env[i], "="), o->env[i]);
+	}
+	env[n] = names;
 	return env;
 }
 

@@ -49,8 +49,8 @@ check "no job of ours is left in squeue ($(paste -sd' ' "$TMP/squeue"))" test "$
 # -x: the user's variables reach every task, given a value or taken from
 # here, and neither srun's nor anyone's command line holds them (ps).
 secret=tok-$RANDOM$RANDOM-$$
-T_SECRET=$secret "$BIN/collrun" --label --launcher slurm -n 2 -x T_SECRET -x T_GIVEN=given-value \
-	sh -c 'echo "got $T_SECRET $T_GIVEN"; echo up; sleep 3' >"$TMP/o" 2>"$TMP/e" &
+T_SECRET=$secret COLL_X_T_OWN=mine "$BIN/collrun" --label --launcher slurm -n 2 -x T_SECRET -x T_GIVEN=given-value \
+	sh -c 'echo "got $T_SECRET $T_GIVEN ${T_OWN:-none} $COLL_X_T_OWN"; echo up; sleep 3' >"$TMP/o" 2>"$TMP/e" &
 pid=$!
 echo $pid >>"$TMP/pids"
 for _ in $(seq 150); do [ "$(grep -c ' up$' "$TMP/o")" -ge 2 ] && break; sleep 0.1; done
@@ -61,5 +61,6 @@ srun_pid=$(pgrep -P $pid -x srun | head -1)
 check "-x: srun itself does not have them" sh -c "[ -n '$srun_pid' ] && ! tr '\\0' '\\n' </proc/$srun_pid/environ | grep -q '^T_GIVEN='"
 wait $pid
 expect_code 0 $? "-x: the job"
-check "-x: both tasks have the variables" test "$(grep -c "] got $secret given-value\$" "$TMP/o")" -eq 2
+# A COLL_X_ variable of the user's own (srun passes the environment on) stays as it is.
+check "-x: both tasks have the variables, and only those" test "$(grep -c "] got $secret given-value none mine\$" "$TMP/o")" -eq 2
 finish

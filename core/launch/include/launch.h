@@ -123,6 +123,8 @@ void launch_env_free(char **env);
  * in the task, so that srun and the agent run with the environment they had.
  */
 #define LAUNCH_SLURM_XPREFIX "COLL_X_"
+/* Their names, comma-separated: only those are taken (the user's own COLL_X_* are not). */
+#define LAUNCH_SLURM_XNAMES "COLL_XNAMES"
 
 /* Backend entry points, called through launch.c. */
 struct launch_ops {
