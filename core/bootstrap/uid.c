@@ -7,6 +7,7 @@
 #include <sys/random.h>
 
 #include "err.h"
+#include "hex.h"
 #include "uid.h"
 #include "xmalloc.h"
 
@@ -51,28 +52,16 @@ uid_format(const struct coll_uid *uid, char *buf, size_t len)
 	snprintf(buf, len, "coll%d:%016" PRIx64 ":%s@%s", uid->version, uid->jobid, secret, addr);
 }
 
-static int
-uid_hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Decode exactly 2*n hex digits from s into out; returns the end or NULL. */
 static const char *
 uid_hex(const char *s, uint8_t *out, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		int hi = uid_hexval(s[2 * i]), lo = hi < 0 ? -1 : uid_hexval(s[2 * i + 1]);
+		int b = hex_byte(s + 2 * i);
 
-		if (hi < 0 || lo < 0)
+		if (b < 0)
 			return NULL;
-		out[i] = (uint8_t)(hi << 4 | lo);
+		out[i] = (uint8_t)b;
 	}
 	return s + 2 * n;
 }

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "envwire.h"
+#include "hex.h"
 #include "xmalloc.h"
 
 void
@@ -30,18 +31,6 @@ envwire_encode(struct shbuf *b, char *const *env)
 	}
 }
 
-static int
-envwire_hex(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int
 envwire_decode(const char *line, size_t len, char *out, size_t cap)
 {
@@ -53,12 +42,9 @@ envwire_decode(const char *line, size_t len, char *out, size_t cap)
 		int c = (unsigned char)line[i];
 
 		if (c == '%') {
-			int hi = i + 2 < len ? envwire_hex(line[i + 1]) : -1;
-			int lo = hi >= 0 ? envwire_hex(line[i + 2]) : -1;
-
-			if (lo < 0)
+			/* Both digits within the line: it is not NUL-terminated. */
+			if (i + 2 >= len || (c = hex_byte(line + i + 1)) < 0)
 				return -1;
-			c = hi << 4 | lo;
 			i += 2;
 		}
 		if (c == '\0' || k + 1 >= cap)
