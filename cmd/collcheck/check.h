@@ -138,7 +138,7 @@ int health_since_parse(const char *s, double *epoch, char *err, size_t len);
 struct health_xid {
 	int xid;
 	int sev;
-	const char *what, *todo;
+	const char *what, *remedy;	/* what it means; what to do about it */
 };
 const struct health_xid *health_xid_find(int xid);
 

@@ -133,7 +133,7 @@ health_xid(struct check_result *r, int h, const struct check_conf *c, const char
 		    n, n == 1 ? "" : "s", last);
 	else
 		check_find(r, h, check_conf_sev(c, k, x->sev), k, "Xid %s on %s, %ld time%s: %s: "
-		    "%s (last: %s)", num, name, n, n == 1 ? "" : "s", x->what, x->todo, last);
+		    "%s (last: %s)", num, name, n, n == 1 ? "" : "s", x->what, x->remedy, last);
 }
 
 static void
