@@ -160,6 +160,18 @@ static const char *const collcheck_description[] = {
 	"severity, one coll_check_finding per host, check and severity, "
 	"coll_check_last_run_timestamp_seconds; label mode: all, env or links), to a new file "
 	"beside FILE renamed over it, so the collector never reads half of one.",
+	"collcheck gpus measures, on each host (its first worker), every GPU's copies to and "
+	"from pinned host memory and a copy from every GPU to every other (the copy engines, "
+	"peer access where the pair has it, as nvbandwidth's memcpy tests; not NCCL), -s bytes "
+	"(256M) each, --iters (5) after a warm-up, each bounded by a deadline so that a stuck "
+	"GPU is an error, not a hang; GPUs in nvidia-smi's order. A copy below its GPU model's "
+	"floor (a table in coll, overridden by 'gpu_floor MODEL_PATTERN = H2D D2H P2P' lines in "
+	"--config) is an error, one below gpu_bw_factor (0.7) times the host's upper quartile "
+	"of its kind a warning, naming the GPU or pair; a GPU most of whose pairs are slow is "
+	"named itself. A model without floors is judged against its peers only, said once. "
+	"Each host's matrix is printed (with several hosts, those with findings; -v all) and "
+	"--json has them under \"gpus\". It is not part of the whole check: it takes every "
+	"GPU for seconds. A host without a GPU or driver says so as info.",
 	"collcheck allreduce is nccl-tests' all-reduce sweep: for each size it reports time, "
 	"algorithm and bus bandwidth, the number of wrong results, and the slowest rank. Its "
 	"flags follow all_reduce_perf, except that -N is the rank count, since nccl-tests "
@@ -221,6 +233,8 @@ static const struct mantext_item collcheck_examples[] = {
 	    "hosts agree on ..." },
 	{ "collcheck env -H 'node[17-64]' --baseline good.json", "... and hold others to it." },
 	{ "collcheck links -H 'node[01-08]' -s 16M", "Every pair of 8 hosts, 16 MiB each way." },
+	{ "collcheck gpus -H 'node[01-08]'", "Every GPU and GPU pair of 8 hosts, named where "
+	    "slow." },
 	{ "collcheck -H 'node[01-16]' --prometheus /var/lib/node_exporter/textfile/coll.prom",
 	    "The findings for node_exporter's textfile collector (from cron)." },
 	{ "collcheck allreduce -N 4 -d all -o all -e 1M",

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "gpubw.h"
 #include "retried.h"
 #include "xmalloc.h"
 
@@ -50,7 +51,7 @@ check_identity_key(const char *key)
 	for (size_t i = 0; i < sizeof pats / sizeof pats[0]; i++)
 		if (fnmatch(pats[i], key, 0) == 0)
 			return 1;
-	return health_identity(key);
+	return health_identity(key) || gpubw_identity(key);
 }
 
 /* How much a difference in this fact matters. */
@@ -555,6 +556,7 @@ check_analyse(struct check_result *r, const struct check_args *a, const struct f
 {
 	check_host_rules(r, a);
 	health_analyse(r, a, baseline);
+	gpubw_analyse(r, a);
 	if (a->what & CHECK_ENV)
 		check_compare(r, a);
 	if (baseline != NULL)

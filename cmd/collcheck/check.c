@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "gpubw.h"
 
 enum { O_VERBOSE = 1, O_JSON, O_PROMETHEUS, O_BASELINE, O_SAVE_BASELINE, O_CONFIG, O_SIZE, O_ITERS,
 	O_TIMEOUT, O_NO_COLOR, O_WORKER, O_SINCE };
@@ -44,7 +45,13 @@ enum { O_VERBOSE = 1, O_JSON, O_PROMETHEUS, O_BASELINE, O_SAVE_BASELINE, O_CONFI
 	{ O_ITERS, 0, "iters", OPT_VALUE, "N", "bandwidth iterations per pair (default 5)", \
 	    NULL }
 
+#define CHECK_GPU_OPTS \
+	{ O_SIZE, 's', "size", OPT_VALUE, "SIZE", "bytes per copy (default 256M)", NULL }, \
+	{ O_ITERS, 0, "iters", OPT_VALUE, "N", "timed copies per measurement, after one " \
+	    "warm-up (default 5)", NULL }
+
 static const struct opt check_opts[] = { CHECK_LINK_OPTS, CHECK_COMMON_OPTS, OPT_END_TABLE };
+static const struct opt check_gpu_opts[] = { CHECK_GPU_OPTS, CHECK_COMMON_OPTS, OPT_END_TABLE };
 static const struct opt check_env_opts[] = { CHECK_COMMON_OPTS, OPT_END_TABLE };
 
 static int
@@ -64,6 +71,12 @@ static int
 check_links_run(int argc, char **argv)
 {
 	return check_main(&cmd_collcheck_links, CHECK_LINKS, argc, argv);
+}
+
+static int
+check_gpus_run(int argc, char **argv)
+{
+	return check_main(&cmd_collcheck_gpus, CHECK_GPUS, argc, argv);
 }
 
 const struct cmd cmd_collcheck_all = {
@@ -99,6 +112,23 @@ const struct cmd cmd_collcheck_links = {
 	    "disjoint pairs\nat once, and name the pairs and hosts below the others.",
 	.opts = check_opts,
 	.run = check_links_run,
+};
+
+/*
+ * Its own command, not part of the whole check: it takes every GPU of a host
+ * for seconds (as DCGM's diagnostics and nvbandwidth do, each run on its
+ * own), which a check run beside jobs must not.
+ */
+const struct cmd cmd_collcheck_gpus = {
+	.tool = "collcheck",
+	.name = "gpus",
+	.usage = "collcheck gpus [-H HOSTS | --hostfile FILE] [-s SIZE] [--iters N] [--json] "
+	    "[--config FILE] [options]",
+	.summary = "Measure each GPU's copies to and from the host and between every pair of "
+	    "its host's GPUs\n(CUDA copy engines, not NCCL); name a GPU or pair below its model's "
+	    "floor or its peers.",
+	.opts = check_gpu_opts,
+	.run = check_gpus_run,
 };
 
 static int
@@ -177,6 +207,8 @@ check_main(const struct cmd *cmd, unsigned what, int argc, char **argv)
 	const char *nc = getenv("NO_COLOR");
 	int code;
 
+	if (what & CHECK_GPUS)
+		a.link_bytes = GPUBW_DEFAULT_BYTES;
 	check_conf_defaults(&a.conf);
 	if ((code = check_parse(&a, argc, argv)) != EXIT_OK) {
 		check_conf_free(&a.conf);

@@ -21,11 +21,14 @@
 #include "facts_fold.h"
 #include "hostopt.h"
 
-enum check_what { CHECK_ENV = 1 << 0, CHECK_LINKS = 1 << 1, CHECK_ALLREDUCE = 1 << 2 };
+enum check_what { CHECK_ENV = 1 << 0, CHECK_LINKS = 1 << 1, CHECK_ALLREDUCE = 1 << 2,
+	CHECK_GPUS = 1 << 3 };
 
 enum check_phase { PH_JOIN, PH_FACTS, PH_CLOCKS, PH_LINKS, PH_ALLREDUCE, CHECK_PHASES };
 
 enum check_sev { SEV_OK, SEV_INFO, SEV_WARN, SEV_ERROR, SEV_UNREACHABLE };
+
+struct gpubw_floor;
 
 /* Thresholds and rule settings (conf.c reads them from --config). */
 struct check_conf {
@@ -37,6 +40,9 @@ struct check_conf {
 	char **sev_pat;		/* severity overrides: pattern -> severity */
 	int *sev_val;
 	int nsev;
+	double gpu_bw_factor;	/* GPUs and pairs below k x the host's upper quartile (gpubw.c) */
+	struct gpubw_floor *gpu_floor;	/* gpu_floor lines, in order */
+	int ngpu_floor;
 };
 
 struct check_args {
@@ -88,7 +94,8 @@ struct check_result {
 };
 
 /* check.c */
-extern const struct cmd cmd_collcheck_all, cmd_collcheck_env, cmd_collcheck_links;
+extern const struct cmd cmd_collcheck_all, cmd_collcheck_env, cmd_collcheck_links,
+    cmd_collcheck_gpus;
 int check_main(const struct cmd *cmd, unsigned what, int argc, char **argv);
 
 /* worker.c: the worker role; exit code. */

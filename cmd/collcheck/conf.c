@@ -10,6 +10,9 @@
  *   ignore = env.OMPI_*        facts not compared (fnmatch patterns; repeatable)
  *   severity env.UCX_* = info  a pattern's findings at this severity
  *                              (error, warn, info or ignore)
+ *   gpu_bw_factor = 0.7        collcheck gpus: copies below this times the host's upper quartile
+ *   gpu_floor *H200* = 40 40 300  collcheck gpus: floors in GB/s (h2d d2h p2p; 0 none) of the
+ *                              models matching the pattern, over coll's table (gpubw.c)
  */
 #include <ctype.h>
 #include <errno.h>
@@ -19,6 +22,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "gpubw.h"
 #include "xmalloc.h"
 
 void
@@ -28,6 +32,7 @@ check_conf_defaults(struct check_conf *c)
 	c->clock_offset_ms = 100;
 	c->link_bw_factor = 0.5;
 	c->link_lat_factor = 3;
+	c->gpu_bw_factor = GPUBW_FACTOR;
 }
 
 void
@@ -40,6 +45,7 @@ check_conf_free(struct check_conf *c)
 	free(c->ignore);
 	free(c->sev_pat);
 	free(c->sev_val);
+	gpubw_conf_free(c);
 	memset(c, 0, sizeof *c);
 }
 
@@ -126,8 +132,10 @@ check_conf_line(struct check_conf *c, char *line, char *err, size_t len)
 		c->sev_val[c->nsev++] = sev;
 		return 0;
 	}
+	if ((sev = gpubw_conf_line(c, name, val, err, len)) != 1)
+		return sev;
 	snprintf(err, len, "unknown setting '%s' (clock_offset_ms, link_bw_factor, "
-	    "link_lat_factor, ignore, severity PATTERN)", name);
+	    "link_lat_factor, gpu_bw_factor, gpu_floor MODEL, ignore, severity PATTERN)", name);
 	return -1;
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "gpubw.h"
 #include "hostlist.h"
 #include "xmalloc.h"
 
@@ -228,6 +229,8 @@ check_print_text(const struct check_result *r, const struct check_args *a)
 			printf("  %s%-5s%s  %s\n", a->color ? check_sev_color(r->find[i].sev) : "",
 			    check_sev_name(r->find[i].sev), a->color ? RESET : "", r->find[i].msg);
 		}
+	if (a->what & CHECK_GPUS)
+		gpubw_print(r, a);
 	if (r->lat != NULL && r->nranks > 1)
 		check_print_links(r, a);
 	if (r->allreduce != NULL)
@@ -268,7 +271,7 @@ check_json_matrix(const double *m, int n)
 }
 
 static void
-check_print_json(const struct check_result *r, int code)
+check_print_json(const struct check_result *r, const struct check_args *a, int code)
 {
 	json_t *doc = json_object(), *hosts = json_array(), *ms = json_object();
 
@@ -306,6 +309,8 @@ check_print_json(const struct check_result *r, int code)
 	}
 	if (r->allreduce != NULL)
 		json_object_set(doc, "allreduce", r->allreduce);
+	if (a->what & CHECK_GPUS)
+		json_object_set_new(doc, "gpus", gpubw_json(r));
 	if (r->retries != NULL)
 		json_object_set(doc, "retries", r->retries);
 	json_object_set_new(doc, "phases_ms", ms);
@@ -325,7 +330,7 @@ check_report(const struct check_result *r, const struct check_args *a)
 	char err[512];
 
 	if (a->json)
-		check_print_json(r, code);
+		check_print_json(r, a, code);
 	else
 		check_print_text(r, a);
 	if (a->prometheus != NULL && check_prom_write(r, a, code, err, sizeof err) != 0) {

@@ -15,6 +15,7 @@
 #include "coll.h"
 #include "comm.h"
 #include "err.h"
+#include "gpubw.h"
 #include "probe.h"
 #include "retried.h"
 #include "xmalloc.h"
@@ -154,6 +155,16 @@ check_fold_merge(void *arg, const void *buf, size_t len, int from)
 	return rc;
 }
 
+/* Whether this rank is the first of its host: the one that measures its GPUs. */
+static int
+check_first_on_host(struct comm *c)
+{
+	for (int k = 0; k < comm_rank(c); k++)
+		if (strcmp(comm_host(c, k), comm_host(c, comm_rank(c))) == 0)
+			return 0;
+	return 1;
+}
+
 /*
  * Fold every rank's facts up a binomial tree (coll_fold): each parent merges
  * what its children agree on, so rank 0 receives log2(n) folds of what hosts
@@ -176,6 +187,10 @@ check_gather_facts(struct check_worker *w)
 		facts_collect(&f, &roots, environ);
 	else
 		facts_read_host(&f, &roots);
+	if ((w->a->what & CHECK_GPUS) && check_first_on_host(w->c)) {
+		check_progress(w, "measuring the GPUs' copies");
+		gpubw_collect(&f, w->a);
+	}
 	facts_fold_add(&w->r.fold, &f, comm_rank(w->c));
 	facts_free(&f);
 	rc = coll_fold(w->c, 0, &ops);

@@ -38,6 +38,15 @@ static const struct plat_sym plat_cuda_syms[] = {
 };
 #define PLAT_CUDA_ENGINE_SYMS (sizeof plat_cuda_syms / sizeof *plat_cuda_syms)
 
+/* collcheck gpus: apart, so that plat_cuda_has_engine does not ask for them. */
+static const struct plat_sym plat_cuda_bw_syms[] = {
+	OPT(device_can_access_peer, "cuDeviceCanAccessPeer"),
+	OPT(ctx_enable_peer_access, "cuCtxEnablePeerAccess"),
+	OPT(memcpy_peer_async, "cuMemcpyPeerAsync"),
+	OPT(event_elapsed_time, "cuEventElapsedTime"),
+};
+#define PLAT_CUDA_BW_SYMS (sizeof plat_cuda_bw_syms / sizeof *plat_cuda_bw_syms)
+
 static struct {
 	struct cu_api t;
 	int rc;
@@ -59,6 +68,7 @@ plat_cuda_open(void)
 		return;
 	}
 	(void)plat_lib_bind(&plat_cuda.t, plat_cuda.t.lib, &version, 1);
+	(void)plat_lib_bind(&plat_cuda.t, plat_cuda.t.lib, plat_cuda_bw_syms, PLAT_CUDA_BW_SYMS);
 	if ((missing = plat_lib_bind(&plat_cuda.t, plat_cuda.t.lib, plat_cuda_syms,
 	    PLAT_CUDA_ENGINE_SYMS)) != NULL) {
 		snprintf(plat_cuda.why, sizeof plat_cuda.why, "%s has no %s: it is too old (a CUDA "
@@ -79,17 +89,43 @@ plat_cuda_load(const struct cu_api **t, char *why, size_t len)
 	return plat_cuda.rc;
 }
 
+/* The name of the first function of syms that t lacks, or NULL. */
+static const char *
+plat_cuda_first_null(const struct cu_api *t, const struct plat_sym *syms, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		void *f;
+
+		memcpy(&f, (const char *)t + syms[i].off, sizeof f);
+		if (f == NULL)
+			return syms[i].name;
+	}
+	return NULL;
+}
+
 int
 plat_cuda_has_engine(const struct cu_api *t)
 {
-	for (size_t i = 0; i < PLAT_CUDA_ENGINE_SYMS; i++) {
-		void *f;
+	return plat_cuda_first_null(t, plat_cuda_syms, PLAT_CUDA_ENGINE_SYMS) == NULL;
+}
 
-		memcpy(&f, (const char *)t + plat_cuda_syms[i].off, sizeof f);
-		if (f == NULL)
-			return 0;
-	}
-	return 1;
+const char *
+plat_cuda_bw_missing(const struct cu_api *t)
+{
+	static const char *const engine[] = { "cuMemHostAlloc", "cuMemFreeHost",
+	    "cuMemcpyHtoDAsync_v2", "cuMemcpyDtoHAsync_v2", "cuEventCreate", "cuEventDestroy_v2",
+	    "cuEventRecord", "cuEventQuery" };
+	const char *m = plat_cuda_first_null(t, plat_cuda_bw_syms, PLAT_CUDA_BW_SYMS);
+
+	if (m != NULL)
+		return m;
+	/* The engine's optional ones it uses too. */
+	for (size_t i = 0; i < PLAT_CUDA_ENGINE_SYMS; i++)
+		for (size_t k = 0; k < sizeof engine / sizeof *engine; k++)
+			if (strcmp(plat_cuda_syms[i].name, engine[k]) == 0 &&
+			    plat_cuda_first_null(t, &plat_cuda_syms[i], 1) != NULL)
+				return engine[k];
+	return NULL;
 }
 
 int

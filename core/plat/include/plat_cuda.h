@@ -29,7 +29,8 @@ struct cu_ipc_handle {
 	unsigned char data[64];
 };
 
-enum { CU_OK = 0, CU_NOT_READY = 600, CU_STREAM_NON_BLOCKING = 1 };
+enum { CU_OK = 0, CU_NOT_READY = 600, CU_STREAM_NON_BLOCKING = 1,
+	CU_PEER_ACCESS_ALREADY_ENABLED = 704 };
 /* cuDeviceGetAttribute: the PCI location, to print where each rank runs. */
 enum { CU_ATTR_PCI_BUS = 33, CU_ATTR_PCI_DEVICE = 34, CU_ATTR_PCI_DOMAIN = 50,
 	CU_ATTR_SM_COUNT = 16 };
@@ -81,6 +82,14 @@ struct cu_api {
 	int (*stream_wait_event)(cu_stream_t, cu_event_t, unsigned);
 	/* collcheck's facts: the driver's version, read even where the rest is too old. */
 	int (*driver_get_version)(int *);
+	/*
+	 * collcheck gpus (cu_bw.c): timed copies between GPUs. Bound apart from the
+	 * engines' table, so that a driver without them still runs every engine.
+	 */
+	int (*device_can_access_peer)(int *, int, int);
+	int (*ctx_enable_peer_access)(cu_ctx_t, unsigned);
+	int (*memcpy_peer_async)(cu_ptr_t, cu_ctx_t, cu_ptr_t, cu_ctx_t, size_t, cu_stream_t);
+	int (*event_elapsed_time)(float *, cu_event_t, cu_event_t);
 };
 
 /*
@@ -93,6 +102,8 @@ struct cu_api {
 int plat_cuda_load(const struct cu_api **t, char *why, size_t len);
 /* Whether the functions of coll's own engine are there too. */
 int plat_cuda_has_engine(const struct cu_api *t);
+/* Whether the timed copies of collcheck gpus can run: NULL, or the first function missing. */
+const char *plat_cuda_bw_missing(const struct cu_api *t);
 /* cuDriverGetVersion (12080 for 12.8), however old the rest is; 0, or -1 without a driver. */
 int plat_cuda_driver_version(int *v);
 /*
