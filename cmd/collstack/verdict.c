@@ -19,6 +19,7 @@
 
 #include "collstack.h"
 #include "kind.h"
+#include "msg.h"
 #include "xmalloc.h"
 
 #define STK_IDLE_S 1.0	/* no progress for this long: the job is stuck, not busy */
@@ -624,16 +625,21 @@ stk_fr_blame(const struct stk_result *r, struct stk_verdict *v)
 	json_array_foreach(r->fr_findings, i, x) {
 		const char *kind = json_string_value(json_object_get(x, "kind"));
 		json_int_t rank = json_integer_value(json_object_get(x, "rank"));
-		char what[160];
+		char what[224];
 
 		/* A mismatch is said, not blamed: the odd one out may be the rank compared with. */
 		if (kind == NULL || strcmp(kind, "not_joined") != 0)
 			continue;
 		const char *op = json_string_value(json_object_get(x, "op"));
 		const char *pg = json_string_value(json_object_get(x, "pg"));
+		const char *thread = json_string_value(json_object_get(x, "thread"));
 
-		snprintf(what, sizeof what, "%s seq %lld of process group %s", op ? op : "op",
-		    (long long)json_integer_value(json_object_get(x, "seq")), pg ? pg : "?");
+		/* The thread (format 2.10) that made the rank's newest entry: whose stack to read. */
+		snprintf(what, sizeof what, "%.48s seq %lld of process group %.32s%s%.40s%s",
+		    op ? op : "op", (long long)json_integer_value(json_object_get(x, "seq")),
+		    pg ? pg : "?", thread ? " on thread '" : "", thread ? thread : "",
+		    thread ? "'" : "");
+		msg_clean(what);	/* names from the dumps */
 		int count, at = stk_keys_find(v->by_rank, r->ntasks, (long)rank, &count);
 
 		for (int k = at; k < at + count; k++)

@@ -146,9 +146,12 @@ stack_env_var(struct stack_pinfo *pi, const char *e, size_t len, struct stack_en
 		stack_copy_value(pi->slurm_job, sizeof pi->slurm_job, eq + 1, vl);
 	else if (nl == 19 && memcmp(e, "TORCHELASTIC_RUN_ID", 19) == 0)
 		stack_copy_value(pi->run_id, sizeof pi->run_id, eq + 1, vl);
-	else if (nl == 31 && memcmp(e, "TORCH_NCCL_DEBUG_INFO_PIPE_FILE", 31) == 0)
-		stack_copy_value(pi->fr_pipe, sizeof pi->fr_pipe, eq + 1, vl);
 	/* PyTorch's newer names win over the older ones it still reads. */
+	else if (nl == 29 && memcmp(e, "TORCH_FR_DEBUG_INFO_PIPE_FILE", 29) == 0)
+		stack_copy_value(pi->fr_pipe, sizeof pi->fr_pipe, eq + 1, vl);
+	else if (nl == 31 && memcmp(e, "TORCH_NCCL_DEBUG_INFO_PIPE_FILE", 31) == 0 &&
+	    pi->fr_pipe[0] == '\0')
+		stack_copy_value(pi->fr_pipe, sizeof pi->fr_pipe, eq + 1, vl);
 	else if (nl == 23 && memcmp(e, "TORCH_FR_DUMP_TEMP_FILE", 23) == 0)
 		stack_copy_value(pi->fr_file, sizeof pi->fr_file, eq + 1, vl);
 	else if (nl == 31 && memcmp(e, "TORCH_NCCL_DEBUG_INFO_TEMP_FILE", 31) == 0 &&

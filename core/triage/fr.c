@@ -1,6 +1,6 @@
 /*
- * PyTorch's flight recorder dumps (one pickle per rank, named
- * PREFIX<rank>), read into a set by rank: files, directories of them, or
+ * PyTorch's flight recorder dumps (one per rank, named PREFIX<rank>: a
+ * pickle, or JSON from dump_fr_trace_json), read into a set by rank: files, directories of them, or
  * prefixes, offline on dumps copied off a cluster, or a live job's sent on
  * by the workers (frlive.c). fr_match.c matches them across ranks.
  *
@@ -25,6 +25,7 @@
 #include "err.h"
 #include "fr.h"
 #include "fr_impl.h"
+#include "frjson.h"
 #include "msg.h"
 #include "pickle.h"
 #include "regfile.h"
@@ -106,12 +107,10 @@ fr_load(struct fr_set *s, const char *path, int rank, char *err, size_t len)
 	buf = xmalloc((size_t)sb.st_size + 1);
 	got = fread(buf, 1, (size_t)sb.st_size, f);
 	fclose(f);
-	root = pickle_read(buf, got, why, sizeof why);
+	root = fr_parse(buf, got, why, sizeof why);
 	free(buf);
-	if (root == NULL || !json_is_object(root)) {
-		snprintf(err, len, "%s: not a flight recorder dump: %s", path,
-		    root == NULL ? why : "its value is not a dict");
-		json_decref(root);
+	if (root == NULL) {
+		snprintf(err, len, "%s: not a flight recorder dump: %s", path, why);
 		return -1;
 	}
 	s->d = xreallocarray(s->d, (size_t)s->n + 1, sizeof *s->d);
@@ -313,6 +312,38 @@ fr_open(struct fr_set *s, const char *const *paths, int npaths, uid_t owner, int
 	return 0;
 }
 
+json_t *
+fr_parse(const void *buf, size_t len, char *err, size_t errlen)
+{
+	const unsigned char *p = buf;
+	size_t i = 0;
+	json_t *root, *e;
+
+	while (i < len && (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\r'))
+		i++;
+	/* A pickle begins with PROTO (0x80) or, in protocols 0 and 1, an opcode that is not '{'. */
+	root = i < len && p[i] == '{' ? frjson_read(buf, len, err, errlen) :
+	    pickle_read(buf, len, err, errlen);
+	if (root == NULL)
+		return NULL;
+	if (!json_is_object(root)) {
+		snprintf(err, errlen, "its value is not a dict");
+		json_decref(root);
+		return NULL;
+	}
+	if ((e = json_object_get(root, "entries")) == NULL)
+		json_object_set_new(root, "entries", json_array());
+	else if (!json_is_array(e) || json_array_size(e) > FR_ENTRIES_MAX) {
+		if (json_is_array(e))
+			snprintf(err, errlen, "more than %d entries", FR_ENTRIES_MAX);
+		else
+			snprintf(err, errlen, "its entries are not a list");
+		json_decref(root);
+		return NULL;
+	}
+	return root;
+}
+
 int
 fr_add_root(struct fr_set *s, int rank, const char *label, json_t *root, char *err, size_t len)
 {
@@ -337,6 +368,8 @@ fr_add_root(struct fr_set *s, int rank, const char *label, json_t *root, char *e
  * group must not push a quiet one's entries out (the quiet one would then
  * look as if its ranks had no entry).
  */
+static const char *const fr_keys_kept[] = { "pg_config", "version", "comm_lib_version" };
+
 json_t *
 fr_trim(json_t *root, size_t keep)
 {
@@ -358,8 +391,10 @@ fr_trim(json_t *root, size_t keep)
 	}
 	json_decref(count);
 	json_object_set_new(out, "entries", tail);
-	if ((x = json_object_get(root, "pg_config")) != NULL)
-		json_object_set(out, "pg_config", x);
+	/* What the dump says of itself (format 2.10's comm_lib_version among it) travels too. */
+	for (size_t i = 0; i < sizeof fr_keys_kept / sizeof *fr_keys_kept; i++)
+		if ((x = json_object_get(root, fr_keys_kept[i])) != NULL)
+			json_object_set(out, fr_keys_kept[i], x);
 	return out;
 }
 

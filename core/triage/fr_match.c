@@ -3,8 +3,8 @@
  * PyTorch's own analyzer does: per process group, entries by
  * collective_seq_id. It says which ranks did not join the newest collective
  * the others are in, where the op, sizes or dtypes of one sequence number
- * differ between ranks, and the Python frames each rank's entry was made
- * from: a line each for the report, and a finding (an object) for each
+ * differ between ranks, and the Python frames (and, from format 2.10, the
+ * thread) each rank's entry was made from: a line each for the report, and a finding (an object) for each
  * problem, which collstack's verdict reads. Every name and file in a line
  * comes from a dump: made printable.
  */
@@ -186,12 +186,8 @@ fr_differ(json_t *a, json_t *b)
 	return NULL;
 }
 
-static void
-fr_say(struct fr_report *r, json_t *item, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void
-fr_say(struct fr_report *r, json_t *item, const char *fmt, ...)
+void
+fr__say(struct fr_report *r, json_t *item, const char *fmt, ...)
 {
 	va_list ap;
 	char buf[1024];
@@ -230,6 +226,8 @@ fr_behind(const struct fr_set *s, const char *pg, struct fr_ent **l, const int *
     long long top, const char *op, struct fr_report *r)
 {
 	char frames[512];
+	const char *thread;
+	json_t *item;
 
 	for (int i = 0; i < s->n; i++) {
 		const struct fr_ent *last = n[i] > 0 ? &l[i][n[i] - 1] : NULL;
@@ -237,11 +235,18 @@ fr_behind(const struct fr_set *s, const char *pg, struct fr_ent **l, const int *
 		if (last == NULL || last->seq >= top)
 			continue;
 		fr_frames(last->e, frames, sizeof frames);
-		fr_say(r, json_pack("{s:s, s:s, s:i, s:I, s:s, s:I, s:s, s:s}", "kind", "not_joined",
+		/* Format 2.10 names the thread that made the entry: which of the rank's threads to look at. */
+		thread = fr_str(last->e, "thread_name", NULL);
+		item = json_pack("{s:s, s:s, s:i, s:I, s:s, s:I, s:s, s:s}", "kind", "not_joined",
 		    "pg", pg, "rank", s->d[i].rank, "seq", top, "op", op, "last_seq", last->seq,
-		    "last_op", last->op, "last_state", last->state),
-		    "rank %d did not join %s seq %lld: its newest is %s seq %lld (%s)%s%s",
-		    s->d[i].rank, op, top, last->op, last->seq, last->state,
+		    "last_op", last->op, "last_state", last->state);
+		if (thread != NULL && thread[0] != '\0')
+			json_object_set_new(item, "thread", json_string(thread));
+		else
+			thread = NULL;
+		fr__say(r, item, "rank %d did not join %s seq %lld: its newest is %s seq %lld (%s%s%.64s%s)"
+		    "%s%s", s->d[i].rank, op, top, last->op, last->seq, last->state,
+		    thread ? ", thread '" : "", thread ? thread : "", thread ? "'" : "",
 		    frames[0] ? ", from " : "", frames);
 		r->problems++;
 	}
@@ -260,7 +265,7 @@ fr_absent(const struct fr_set *s, const char *pg, const struct rankset *rs,
 				have = s->d[i].rank == rank && n[i] > 0;
 			if (have)
 				continue;
-			fr_say(r, json_pack("{s:s, s:s, s:i}", "kind", "no_dump", "pg", pg, "rank", rank),
+			fr__say(r, json_pack("{s:s, s:s, s:i}", "kind", "no_dump", "pg", pg, "rank", rank),
 			    "rank %d of the group has no dump here (or no entry of the group in it)",
 			    rank);
 			r->problems++;
@@ -303,7 +308,7 @@ fr_pg(const struct fr_set *s, const char *pg, struct fr_report *r)
 		}
 	if (ref == NULL) {
 		/* Entries that name the group but carry no collective_seq_id: an older format. */
-		fr_say(r, json_pack("{s:s, s:s}", "kind", "unreadable", "pg", pg), "process group %s: "
+		fr__say(r, json_pack("{s:s, s:s}", "kind", "unreadable", "pg", pg), "process group %s: "
 		    "its entries carry no collective_seq_id (a flight recorder format older than "
 		    "this reader knows): nothing matched", pg);
 		r->unreadable++;
@@ -312,7 +317,7 @@ fr_pg(const struct fr_set *s, const char *pg, struct fr_report *r)
 		rankset_free(&rs);
 		return;
 	}
-	fr_say(r, NULL, "process group %s%s%s%s (ranks %s): newest collective %s seq %lld, in %d "
+	fr__say(r, NULL, "process group %s%s%s%s (ranks %s): newest collective %s seq %lld, in %d "
 	    "of the %d dumps", pg, desc ? " '" : "", desc ? desc : "", desc ? "'" : "",
 	    rs.n ? ranks : "?", ref->op, top, joined, s->n);
 	fr_behind(s, pg, l, n, top, ref->op, r);
@@ -321,7 +326,7 @@ fr_pg(const struct fr_set *s, const char *pg, struct fr_report *r)
 		if ((at = fr_at(l[i], n[i], top)) == NULL)
 			continue;
 		fr_frames(at->e, frames, sizeof frames);
-		fr_say(r, NULL, "  rank %d: %s seq %lld %s%s%s", s->d[i].rank, at->op, top,
+		fr__say(r, NULL, "  rank %d: %s seq %lld %s%s%s", s->d[i].rank, at->op, top,
 		    at->state, frames[0] ? ", from " : "", frames);
 	}
 	/* Desync: each rank against the lowest one with entries, from the first seq they differ. */
@@ -335,7 +340,7 @@ fr_pg(const struct fr_set *s, const char *pg, struct fr_report *r)
 		if ((bad = fr_first_mismatch(l[base], n[base], l[i], n[i], &what)) < 0)
 			continue;
 		/* among: the ranks compared, so that a reader can tell the odd side (verdict_gpu.c). */
-		fr_say(r, json_pack("{s:s, s:s, s:I, s:s, s:i, s:i, s:s, s:s, s:i}", "kind",
+		fr__say(r, json_pack("{s:s, s:s, s:I, s:s, s:i, s:i, s:s, s:s, s:i}", "kind",
 		    "mismatch", "pg", pg, "seq", bad, "field", what, "rank", s->d[i].rank, "versus",
 		    s->d[base].rank, "op", fr_at(l[i], n[i], bad)->op, "versus_op",
 		    fr_at(l[base], n[base], bad)->op, "among", fr_with_entries(n, s->n)),
@@ -361,11 +366,12 @@ fr_analyze(const struct fr_set *s, struct fr_report *r)
 	memset(r, 0, sizeof *r);
 	r->lines = json_array();
 	r->findings = json_array();
+	fr__versions(s, r);
 	npg = fr_pg_names(s, &pgs);
 	for (int i = 0; i < npg; i++)
 		fr_pg(s, pgs[i], r);
 	if (npg == 0)
-		fr_say(r, NULL, "no collective entries in the dumps (PyTorch records them with "
+		fr__say(r, NULL, "no collective entries in the dumps (PyTorch records them with "
 		    "TORCH_NCCL_TRACE_BUFFER_SIZE > 0)");
 	free(pgs);
 }

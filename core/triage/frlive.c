@@ -1,9 +1,11 @@
 /*
  * The flight recorder of a live PyTorch job. A rank whose environment sets
- * TORCH_NCCL_DEBUG_INFO_PIPE_FILE=STEM made a named pipe STEM<rank>.pipe;
- * anything written to it makes PyTorch dump its flight recorder to
- * TORCH_FR_DUMP_TEMP_FILE<rank> (TORCH_NCCL_DEBUG_INFO_TEMP_FILE, by default
- * /tmp/nccl_trace_rank_<rank>), and the job goes on. Each worker asks the
+ * TORCH_FR_DEBUG_INFO_PIPE_FILE=STEM (or the older
+ * TORCH_NCCL_DEBUG_INFO_PIPE_FILE; core/stack/proc.c reads the newer name
+ * first, as PyTorch does) made a named pipe STEM<rank>.pipe; anything
+ * written to it makes PyTorch dump its flight recorder, a pickle or JSON,
+ * to TORCH_FR_DUMP_TEMP_FILE<rank> (TORCH_NCCL_DEBUG_INFO_TEMP_FILE, by
+ * default /tmp/nccl_trace_rank_<rank>), and the job goes on. Each worker asks the
  * ranks on its host, waits for the files to be rewritten, and sends their
  * newest entries on; rank 0 matches them across ranks as --fr does
  * (fr_match.c).
@@ -32,7 +34,6 @@
 #include "clock.h"
 #include "fr.h"
 #include "frlive.h"
-#include "pickle.h"
 #include "user.h"
 #include "xmalloc.h"
 
@@ -222,13 +223,11 @@ frlive_read(const struct frlive_req *q, char *why, size_t len)
 	buf = xmalloc((size_t)sb.st_size + 1);
 	got = fread(buf, 1, (size_t)sb.st_size, f);
 	fclose(f);
-	root = pickle_read(buf, got, perr, sizeof perr);
+	root = fr_parse(buf, got, perr, sizeof perr);
 	free(buf);
-	if (root == NULL || !json_is_object(root) ||
-	    !json_is_array(json_object_get(root, "entries"))) {
-		snprintf(why, len, "its dump %.200s%d is not a flight recorder dump%s%.200s", dump,
-		    q->pi->rank, root == NULL ? ": " : "", root == NULL ? perr : "");
-		json_decref(root);
+	if (root == NULL) {
+		snprintf(why, len, "its dump %.200s%d is not a flight recorder dump: %.200s", dump,
+		    q->pi->rank, perr);
 		return NULL;
 	}
 	kept = fr_trim(root, FRLIVE_KEEP);

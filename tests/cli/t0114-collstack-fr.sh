@@ -12,7 +12,7 @@ mk() { rm -rf "$TMP/fr"; mkdir -p "$TMP/fr"; python3 "$GEN" "$P" "$1"; }
 mk hang
 collstack --fr "$P" >"$TMP/o" 2>"$TMP/e"
 expect_code 1 $? "hang: a culprit"
-check "hang: rank 1 did not join seq 5, with its newest op" grep -qx "rank 1 did not join nccl:all_reduce seq 5: its newest is nccl:all_reduce seq 4 (completed), from eval_step (train.py:32) < main (train.py:50) < <module> (train.py:60)" "$TMP/o"
+check "hang: rank 1 did not join seq 5, with its newest op" grep -qx "rank 1 did not join nccl:all_reduce seq 5: its newest is nccl:all_reduce seq 4 (completed, thread 'pt_main_thread'), from eval_step (train.py:32) < main (train.py:50) < <module> (train.py:60)" "$TMP/o"
 check "hang: rank 0 is in seq 5, from train_step" grep -qx "  rank 0: nccl:all_reduce seq 5 started, from train_step (train.py:31) < main (train.py:50) < <module> (train.py:60)" "$TMP/o"
 check "hang: the group and its ranks" grep -q "^process group 0 'default_pg' (ranks 0-1): newest collective nccl:all_reduce seq 5, in 1 of the 2 dumps$" "$TMP/o"
 check "hang: nothing on stderr" test ! -s "$TMP/e"
@@ -31,9 +31,14 @@ check "... the same report" cmp -s "$TMP/o" "$TMP/o2"
 # Dumps PyTorch 2.11 wrote on an H200 pair (tests/gpu/fr_hang.sh): its own pickler.
 collstack --fr "$COLL_SRC/tests/stack/fr_torch/x_" >"$TMP/o" 2>"$TMP/e"
 expect_code 1 $? "PyTorch's own dumps: a culprit"
-check "PyTorch's own dumps: rank 1 did not join all-reduce seq 6 (as fr_trace says)" grep -q "^rank 1 did not join nccl:all_reduce seq 6: its newest is nccl:all_reduce seq 5 (completed), from all_reduce (distributed_c10d.py:[0-9]*) < wrapper (c10d_logger.py:[0-9]*) < train_step (fr_hang.py:18) < main (fr_hang.py:34)$" "$TMP/o"
+check "PyTorch's own dumps: rank 1 did not join all-reduce seq 6 (as fr_trace says)" grep -q "^rank 1 did not join nccl:all_reduce seq 6: its newest is nccl:all_reduce seq 5 (completed, thread 'python3'), from all_reduce (distributed_c10d.py:[0-9]*) < wrapper (c10d_logger.py:[0-9]*) < train_step (fr_hang.py:18) < main (fr_hang.py:34)$" "$TMP/o"
 check "PyTorch's own dumps: rank 0 waits in it, scheduled, from train_step" grep -q "^  rank 0: nccl:all_reduce seq 6 scheduled, from .* train_step (fr_hang.py:18) < main (fr_hang.py:41)$" "$TMP/o"
 check "PyTorch's own dumps: nothing on stderr" test ! -s "$TMP/e"
+check "PyTorch's own dumps: format 2.10 and NCCL's version" grep -qx "dumps of format 2.10; communication library 2.28.9 on every rank" "$TMP/o"
+# The same two dumps in dump_fr_trace_json's form (written by hand: tests/stack/fr_json/README.md).
+collstack --fr "$COLL_SRC/tests/stack/fr_json/x_" >"$TMP/oj" 2>&1
+expect_code 1 $? "the JSON twins: a culprit"
+check "the JSON twins: the same report, less the frames" sh -c "sed 's/, from .*//' '$TMP/o' | cmp -s - '$TMP/oj'"
 
 # A directory that holds other files too: they are passed over, and said.
 mk hang

@@ -7,7 +7,8 @@ for the parts a machine without GPUs can still run for real:
   a collective event per all-reduce at enqueue, kernel channel events as the
   proxy thread reports them): five all-reduces run to the end, then rank 0
   enqueues a sixth whose kernel starts and never ends, and rank 1 stops.
-- PyTorch's dump pipe: TORCH_NCCL_DEBUG_INFO_PIPE_FILE<rank>.pipe is made and
+- PyTorch's dump pipe: TORCH_FR_DEBUG_INFO_PIPE_FILE<rank>.pipe (or the older
+  TORCH_NCCL_DEBUG_INFO_PIPE_FILE's) is made and
   polled as PyTorch's watchdog does; a request copies the flight recorder
   dump STANDIN_DUMP<rank> (dumps a real job wrote, tests/stack/fr_torch/) to
   TORCH_FR_DUMP_TEMP_FILE<rank>. STANDIN_DUMP=never: requests are read and
@@ -110,7 +111,9 @@ def kernel(coll, ch):
 
 
 def dump_pipe():
-    stem = os.environ.get("TORCH_NCCL_DEBUG_INFO_PIPE_FILE")
+    # PyTorch's newer name first, the older as fallback.
+    stem = (os.environ.get("TORCH_FR_DEBUG_INFO_PIPE_FILE")
+            or os.environ.get("TORCH_NCCL_DEBUG_INFO_PIPE_FILE"))
     if not stem or os.environ.get("STANDIN_DUMP") == "nopipe":
         return
     path = "%s%d.pipe" % (stem, rank)

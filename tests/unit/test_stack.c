@@ -533,6 +533,49 @@ test_stack_elf_mmap(void **state)
 	assert_int_equal(stack__elf_cmd(&st, 1000), ELF_C_READ);
 }
 
+/* Whose environment names the dump pipe twice: the one read, whichever comes first. */
+static void
+pipe_of(char *const envp[], const char *want)
+{
+	struct stack_pinfo pi;
+	char buf[16] = "";
+	int fd[2];
+	pid_t pid;
+	FILE *f;
+
+	assert_int_equal(pipe(fd), 0);
+	if ((pid = fork()) == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(fd[1], 1);
+		close(fd[0]);
+		execle("/bin/sh", "sh", "-c", "echo ready; exec sleep 30", (char *)NULL, envp);
+		_exit(127);
+	}
+	close(fd[1]);
+	f = fdopen(fd[0], "r");
+	assert_non_null(fgets(buf, sizeof buf, f));	/* its environment is the one given */
+	fclose(f);
+	assert_int_equal(stack_pinfo_read(pid, &pi), COLL_OK);
+	assert_string_equal(pi.fr_pipe, want);
+	target_stop(pid);
+}
+
+/* PyTorch reads TORCH_FR_DEBUG_INFO_PIPE_FILE first, TORCH_NCCL_DEBUG_INFO_PIPE_FILE as fallback. */
+static void
+test_stack_fr_pipe_names(void **state)
+{
+	char *newer_last[] = { "TORCH_NCCL_DEBUG_INFO_PIPE_FILE=/old_",
+		"TORCH_FR_DEBUG_INFO_PIPE_FILE=/new_", NULL };
+	char *newer_first[] = { "TORCH_FR_DEBUG_INFO_PIPE_FILE=/new_",
+		"TORCH_NCCL_DEBUG_INFO_PIPE_FILE=/old_", NULL };
+	char *older_only[] = { "TORCH_NCCL_DEBUG_INFO_PIPE_FILE=/old_", NULL };
+
+	(void)state;
+	pipe_of(newer_last, "/new_");
+	pipe_of(newer_first, "/new_");
+	pipe_of(older_only, "/old_");
+}
+
 int
 main(void)
 {
@@ -548,6 +591,7 @@ main(void)
 		cmocka_unit_test(test_stack_elf_refused),
 		cmocka_unit_test(test_stack_debug_lookup),
 		cmocka_unit_test(test_stack_elf_mmap),
+		cmocka_unit_test(test_stack_fr_pipe_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

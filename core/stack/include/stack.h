@@ -48,7 +48,7 @@ struct stack_pinfo {
 	char run_id[40];	/* TORCHELASTIC_RUN_ID: torchrun's rendezvous; "" none */
 	char status_dir[256];	/* COLL_STATUS_DIR; "" none */
 	/* PyTorch's flight recorder: where it takes dump requests and writes dumps; "" none. */
-	char fr_pipe[256];	/* TORCH_NCCL_DEBUG_INFO_PIPE_FILE */
+	char fr_pipe[256];	/* TORCH_FR_DEBUG_INFO_PIPE_FILE or TORCH_NCCL_DEBUG_INFO_PIPE_FILE */
 	char fr_file[256];	/* TORCH_FR_DUMP_TEMP_FILE or TORCH_NCCL_DEBUG_INFO_TEMP_FILE */
 	int fr_buffer;		/* TORCH_FR_BUFFER_SIZE or TORCH_NCCL_TRACE_BUFFER_SIZE; 0 off */
 	int fr_buffer_new;	/* it came from TORCH_FR_BUFFER_SIZE, which wins */

@@ -32,6 +32,13 @@ struct fr_report {
  */
 int fr_open(struct fr_set *s, const char *const *paths, int npaths, uid_t owner, int guess,
     char *err, size_t len);
+/*
+ * A dump's bytes, pickle or JSON (told by its first byte that is not
+ * space), into one form: an object whose "entries" is an array (JSON
+ * leaves it out when empty) of at most FR_ENTRIES_MAX. NULL with why.
+ */
+#define FR_ENTRIES_MAX (1 << 20)
+json_t *fr_parse(const void *buf, size_t len, char *err, size_t errlen);
 /* Add a dump read elsewhere (a worker's, from a live job); a reference to root is taken. */
 int fr_add_root(struct fr_set *s, int rank, const char *label, json_t *root, char *err,
     size_t len);

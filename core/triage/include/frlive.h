@@ -1,6 +1,7 @@
 /*
  * frlive.c: the flight recorder of a live PyTorch job, asked for through
- * PyTorch's dump pipe (TORCH_NCCL_DEBUG_INFO_PIPE_FILE) of each rank here.
+ * PyTorch's dump pipe (TORCH_FR_DEBUG_INFO_PIPE_FILE, or the older
+ * TORCH_NCCL_DEBUG_INFO_PIPE_FILE) of each rank here.
  */
 #ifndef COLL_TRIAGE_FRLIVE_H
 #define COLL_TRIAGE_FRLIVE_H
