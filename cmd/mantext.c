@@ -449,6 +449,12 @@ static const char *const colltop_description[] = {
 	"waits on a client: a header is at most 8 KiB and must come within 5 s, at most 64 "
 	"connections are kept (a newcomer cuts off an idle reader, never one being answered). A port that cannot be had "
 	"is said before the workers start (exit 3).",
+	"--ras follows NCCL RAS's MONITOR stream (NCCL 2.29 and later; NCCL_RAS_ADDR, else "
+	"localhost:28028) on the front end's host, which must be a host of the job: a process "
+	"of the job that RAS declares dead is an alert the moment RAS knows it, other events "
+	"are shown dim. It speaks only to a listening socket held by a process of a watched "
+	"NCCL job's rank on that host, and waits for one, and tries again after the stream "
+	"ends, every 5 s.",
 	NULL,
 };
 

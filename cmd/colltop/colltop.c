@@ -18,7 +18,7 @@
 
 enum { O_NP = 1, O_DELAY, O_INTERVAL, O_BATCH, O_ONCE, O_ITERATIONS, O_JSON, O_BYTES, O_PROBE_ITERS,
 	O_BY_HOST, O_SORT, O_FILTER, O_FACTOR, O_SLOW_K, O_SLOW_MS, O_WARMUP, O_DEAD_AFTER,
-	O_STALL, O_LISTEN, O_NO_GPU, O_NO_COLOR, O_ASCII, O_WORKER, O_CTL_PORT };
+	O_STALL, O_LISTEN, O_RAS, O_NO_GPU, O_NO_COLOR, O_ASCII, O_WORKER, O_CTL_PORT };
 
 static const struct opt top_opts[] = {
 	{ O_NP, 0, "np", OPT_VALUE, "N", "workers in all (default 2 here)", NULL },
@@ -56,6 +56,8 @@ static const struct opt top_opts[] = {
 	{ O_LISTEN, 0, "listen", OPT_VALUE, "[ADDR:]PORT", "serve Prometheus metrics at /metrics: "
 	    "PORT alone on every address (as exporters do), 127.0.0.1:PORT on loopback only",
 	    NULL },
+	{ O_RAS, 0, "ras", OPT_FLAG, NULL, "follow NCCL RAS's event stream on this host "
+	    "(NCCL 2.29+, NCCL_RAS_ADDR or localhost:28028): a dead peer is an alert", NULL },
 	{ O_NO_GPU, 0, "no-gpu", OPT_FLAG, NULL, "do not load NVML", NULL },
 	{ O_NO_COLOR, 0, "no-color", OPT_FLAG, NULL, "no colours (so does NO_COLOR)", NULL },
 	{ O_ASCII, 0, "ascii", OPT_FLAG, NULL, "ASCII sparklines (the default outside UTF-8)",
@@ -130,6 +132,7 @@ top_value(void *args, int id, const char *val, char *err, size_t len)
 	case O_SORT: a->sort = val; return 0;
 	case O_FILTER: a->filter = val; return 0;
 	case O_LISTEN: a->listen = val; return 0;
+	case O_RAS: a->ras = 1; return 0;
 	case O_NO_GPU: a->no_gpu = 1; return 0;
 	case O_NO_COLOR: a->color = 0; return 0;
 	case O_ASCII: a->ascii = 1; return 0;

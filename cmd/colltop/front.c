@@ -476,6 +476,8 @@ front_open(struct top_front *f, char *err, size_t len)
 		return EXIT_CANNOT;
 	if (!a->batch && (f->ui = ui_open(a, err, len)) == NULL)
 		return EXIT_CANNOT;
+	if (a->ras && (f->ras = rasfollow_start(f, err, len)) == NULL)
+		return EXIT_CANNOT;
 	return EXIT_OK;
 }
 
@@ -519,6 +521,7 @@ front_run(struct top_args *a, int argc, char **argv)
 	    front_any_lost(&f.m) ? EXIT_PROBLEMS : code == 0 || f.quit ? EXIT_OK : EXIT_PROBLEMS;
 out:
 	listen_stop(f.lsrv);	/* before the model it reads goes */
+	rasfollow_stop(f.ras);
 	ctl_server_stop(f.srv);
 	if (f.ui != NULL)
 		ui_close(f.ui);

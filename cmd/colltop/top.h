@@ -49,9 +49,12 @@ struct top_args {
 	double stall_s;		/* a job's sequence numbers still this long: stalled */
 	const char *sort, *filter;	/* column name; text a row must hold */
 	const char *listen;	/* --listen [ADDR:]PORT: serve /metrics; NULL none */
+	int ras;		/* --ras: follow NCCL RAS's MONITOR on this host */
 	long ctl_port;		/* worker: the front end's control port */
 	int out_said;		/* the front end said how stdout failed: not again */
 };
+
+#define TOP_RAS_EVENTS 4	/* RAS events shown: the last few */
 
 /* ---- model.c: what the front end knows, built from frames ---- */
 
@@ -149,6 +152,13 @@ struct top_model {
 	double busbw;		/* of the op itself: its fastest rank's view */
 	double med_lat_us, med_late_us;
 	char note[256];		/* the last word from a worker or the front end */
+	/* --ras: NCCL RAS's MONITOR events on this host (rasfollow.c), newest first. */
+	struct top_rasev {
+		char text[224];
+		int dead;	/* a process of the job died */
+	} ras[TOP_RAS_EVENTS];
+	int nras;
+	char ras_note[256];	/* how following goes: "" not asked for */
 };
 
 void model_init(struct top_model *m, const struct top_args *a);
@@ -402,8 +412,18 @@ struct top_front {
 	int out_errno;		/* batch: standard output failed (EPIPE, ENOSPC); 0 not */
 	int out_saved_err;	/* the real stderr while it is kept quiet after that, else -1 */
 	struct listen_server *lsrv;	/* --listen's server, NULL none */
+	struct rasfollow *ras;		/* --ras's thread, NULL none */
 };
 int front_run(struct top_args *a, int argc, char **argv);
+
+/* ---- rasfollow.c: --ras, NCCL RAS's MONITOR stream into the model's alerts ---- */
+struct rasfollow;
+/* Start following (a thread; it connects, and again after a loss, by itself); NULL with err. */
+struct rasfollow *rasfollow_start(struct top_front *f, char *err, size_t len);
+/* Stop it; NULL is nothing. */
+void rasfollow_stop(struct rasfollow *r);
+/* A stream event as the model keeps it (newest first, the last TOP_RAS_EVENTS). */
+void rasfollow_post(struct top_model *m, const char *text, int dead);
 /* Hold the model still (the screen draws from it while frames come in). */
 void front_lock_model(struct top_front *f);
 void front_unlock_model(struct top_front *f);

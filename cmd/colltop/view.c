@@ -590,6 +590,15 @@ view_alerts(const struct top_model *m, double now_s, char lines[][256], int *att
 			snprintf(lines[n++], 256, "lost: rank %d on %.60s: %.160s", r,
 			    m->hosts[m->ranks[r].host].name, m->ranks[r].why);
 		}
+	/* --ras: a death RAS saw is an alert; other events, and how following goes, dim. */
+	for (int i = 0; i < m->nras && n < max; i++) {
+		attrs[n] = m->ras[i].dead ? VA_BAD : VA_DIM;
+		snprintf(lines[n++], 256, "%s", m->ras[i].text);
+	}
+	if (m->ras_note[0] != '\0' && n < max) {
+		attrs[n] = VA_DIM;
+		snprintf(lines[n++], 256, "%s", m->ras_note);
+	}
 	return view_alert_jobs(m, lines, attrs, n, max);
 }
 

@@ -19,6 +19,9 @@
  *   - a kernel channel event starts and stops as NCCL's proxy thread sees
  *     the GPU kernel begin and end on one channel of the op: the first start
  *     is the op's seq_started, the stop of its last channel its seq_done.
+ *   - a copy-engine collective (ABI v6, NCCL 2.29 on: ncclprof_ce.c) takes
+ *     the next seq as a kernel op does, algorithm "CE"; its begin and end
+ *     are when its stream gets to it and past it.
  * A rank that never enqueued the op the others run is behind: its
  * seq_queued is lower. Point-to-point ops are not counted: in a pipeline
  * ranks run different ones, and one count per communicator would differ
@@ -53,34 +56,10 @@
 #include "err.h"
 #include "kind.h"
 #include "ncclprof_abi.h"
+#include "ncclprof_impl.h"
 #include "status.h"
 
-/*
- * Ops in flight per communicator. A slot is reused 4096 ops later whether or
- * not its kernel was seen to end (the host may run far ahead of a stalled
- * GPU): a late kernel event of the old op then counts for the new one, at
- * worst moving seq_started/seq_done of an op that long since passed.
- */
-#define NPROF_RING 4096
 #define NPROF_EXPORT __attribute__((visibility("default")))
-
-struct nprof_ctx;
-
-struct nprof_op {
-	struct nprof_ctx *ctx;
-	uint64_t seq;
-	uint32_t kind;
-	uint32_t nch;		/* channels the op runs on; its kernel events */
-	atomic_uint kbegun, kended;
-};
-
-struct nprof_ctx {
-	struct status st;
-	pthread_mutex_t mu;	/* one writer of the page at a time */
-	uint64_t queued;	/* collectives enqueued so far */
-	uint32_t version;	/* NCCL's version code; 0 unknown */
-	struct nprof_op ring[NPROF_RING];
-};
 
 static const struct {
 	const char *name;
@@ -93,7 +72,7 @@ static const struct {
 	{ "SendRecv", KIND_SENDRECV }, { "Send", KIND_SEND }, { "Recv", KIND_RECV },
 };
 
-static uint32_t
+uint32_t
 nprof_kind(const char *func)
 {
 	for (size_t i = 0; func != NULL && i < sizeof nprof_kinds / sizeof nprof_kinds[0]; i++)
@@ -103,7 +82,7 @@ nprof_kind(const char *func)
 }
 
 /* Bytes of one element from NCCL's type name: the bits in it ("ncclFloat32", "ncclBfloat16"). */
-static size_t
+size_t
 nprof_type_size(const char *type)
 {
 	const char *p = type;
@@ -198,8 +177,9 @@ nprof_gpu_bus(char *bus, size_t len)
 	dlclose(h);
 }
 
+/* ce: NCCL's table is v6 or newer, so copy-engine collectives are asked for too. */
 static int
-nprof_init(void **ctxp, int *mask, uint64_t hash, int nranks, int rank, nprof_log_fn log)
+nprof_init(void **ctxp, int *mask, uint64_t hash, int nranks, int rank, nprof_log_fn log, int ce)
 {
 	struct nprof_ctx *c = calloc(1, sizeof *c);
 	const char *k = getenv("COLL_NCCL_KERNEL_EVENTS");
@@ -207,12 +187,15 @@ nprof_init(void **ctxp, int *mask, uint64_t hash, int nranks, int rank, nprof_lo
 	int r;
 
 	/* One mask for the whole process (see above): the same value every time. */
-	*mask = NPROF_EV_COLL | (k != NULL && strcmp(k, "0") == 0 ? 0 : NPROF_EV_KERNEL_CH);
+	*mask = NPROF_EV_COLL | (k != NULL && strcmp(k, "0") == 0 ? 0 : NPROF_EV_KERNEL_CH) |
+	    (ce ? NPROF_EV_CE_COLL : 0);
 	*ctxp = c;
 	if (c == NULL)
 		return NPROF_EINTERNAL;
 	pthread_mutex_init(&c->mu, NULL);
+	atomic_init(&c->refs, 1);
 	c->version = nprof_nccl_version();
+	nprof_ce_init(&c->cu);
 	for (int i = 0; i < NPROF_RING; i++)
 		c->ring[i].ctx = c;
 	gethostname(host, sizeof host - 1);
@@ -263,7 +246,8 @@ nprof_kernel_start(struct nprof_ctx *c, void *parent)
 	struct nprof_op *op = parent;
 
 	/* NCCL hands back what we gave it; anything else (a P2p op's NULL) is not ours. */
-	if (op < c->ring || op >= c->ring + NPROF_RING)
+	if ((char *)op < (char *)c->ring || op >= c->ring + NPROF_RING ||
+	    ((char *)op - (char *)c->ring) % sizeof *op != 0)
 		return NULL;
 	if (atomic_fetch_add(&op->kbegun, 1) == 0) {
 		/* Under the lock: the launching thread rewrites a slot it reuses under it. */
@@ -271,7 +255,7 @@ nprof_kernel_start(struct nprof_ctx *c, void *parent)
 		status_kernel_begin(&c->st, op->seq, op->kind);
 		pthread_mutex_unlock(&c->mu);
 	}
-	return (char *)op + 1;
+	return (char *)op + NPROF_H_KERNEL;
 }
 
 static void
@@ -293,8 +277,10 @@ nprof_stop(void *handle)
 	uintptr_t h = (uintptr_t)handle;
 
 	/* A collective's own stop says only that it was enqueued: already on the page. */
-	if (h & 1)
-		nprof_kernel_stop((struct nprof_op *)(h - 1));
+	if ((h & 7) == NPROF_H_KERNEL)
+		nprof_kernel_stop((struct nprof_op *)(h - NPROF_H_KERNEL));
+	else if ((h & 7) == NPROF_H_CE)
+		nprof_ce_stop((struct nprof_op *)(h - NPROF_H_CE));
 	return NPROF_OK;
 }
 
@@ -314,10 +300,21 @@ nprof_finalize(void *ctx)
 
 	if (c == NULL)
 		return NPROF_OK;
-	status_close(&c->st);
+	pthread_mutex_lock(&c->mu);
+	status_close(&c->st);	/* a host function still to run writes nowhere */
+	pthread_mutex_unlock(&c->mu);
+	nprof_ctx_unref(c);
+	return NPROF_OK;
+}
+
+void
+nprof_ctx_unref(struct nprof_ctx *c)
+{
+	if (atomic_fetch_sub(&c->refs, 1) != 1)
+		return;
+	nprof_ce_fini(&c->cu);
 	pthread_mutex_destroy(&c->mu);
 	free(c);
-	return NPROF_OK;
 }
 
 static int
@@ -326,7 +323,7 @@ nprof_init_v5(void **ctx, uint64_t hash, int *mask, const char *name, int nnodes
 {
 	(void)name;
 	(void)nnodes;
-	return nprof_init(ctx, mask, hash, nranks, rank, log);
+	return nprof_init(ctx, mask, hash, nranks, rank, log, 0);
 }
 
 static int
@@ -348,7 +345,7 @@ nprof_init_v4(void **ctx, int *mask, const char *name, uint64_t hash, int nnodes
 {
 	(void)name;
 	(void)nnodes;
-	return nprof_init(ctx, mask, hash, nranks, rank, log);
+	return nprof_init(ctx, mask, hash, nranks, rank, log, 0);
 }
 
 static int
@@ -363,6 +360,35 @@ nprof_start_v4(void *ctx, void **handle, struct nprof_descr_v4 *d)
 		*handle = nprof_kernel_start(ctx, d->parent);
 	return NPROF_OK;
 }
+
+static int
+nprof_init_v6(void **ctx, uint64_t hash, int *mask, const char *name, int nnodes, int nranks,
+    int rank, nprof_log_fn log)
+{
+	(void)name;
+	(void)nnodes;
+	return nprof_init(ctx, mask, hash, nranks, rank, log, 1);
+}
+
+static int
+nprof_start_v6(void *ctx, void **handle, struct nprof_descr_v6 *d)
+{
+	*handle = NULL;
+	if (ctx == NULL || d == NULL)
+		return NPROF_OK;
+	if (d->type == NPROF_EV_COLL)
+		*handle = nprof_coll_start(ctx, &d->coll.c);
+	else if (d->type == NPROF_EV_KERNEL_CH)
+		*handle = nprof_kernel_start(ctx, d->parent);
+	else if (d->type == NPROF_EV_CE_COLL)
+		*handle = nprof_ce_start(ctx, &d->ce_coll);
+	return NPROF_OK;
+}
+
+/* Each NCCL takes the newest it knows: 2.29 on v6, 2.27 and 2.28 v5, 2.26 v4. */
+NPROF_EXPORT const struct nprof_v6 ncclProfiler_v6 = {
+	"coll", nprof_init_v6, nprof_start_v6, nprof_stop, nprof_record, nprof_finalize,
+};
 
 NPROF_EXPORT const struct nprof_v5 ncclProfiler_v5 = {
 	"coll", nprof_init_v5, nprof_start_v5, nprof_stop, nprof_record, nprof_finalize,

@@ -20,6 +20,7 @@
 #include "io.h"
 #include "net.h"
 #include "ras.h"
+#include "ras_monitor.h"
 #include "sockown.h"
 #include "xmalloc.h"
 
@@ -130,26 +131,37 @@ ras_connect(const char *addr, const pid_t *job, int njob, uint64_t deadline, cha
 	return fd;
 }
 
+/* The greeting: CLIENT PROTOCOL 2 answered by a server of protocol 2 or later; 0, or -1 with why. */
+static int
+ras_hello(struct ras_conn *c, const char *addr, char *why, size_t whylen)
+{
+	char line[RAS_LINE + 1];
+	int proto = 0;
+
+	if (ras_ask(c, "CLIENT PROTOCOL 2\n", line, sizeof line) != 0 ||
+	    sscanf(line, "SERVER PROTOCOL %d", &proto) != 1) {
+		snprintf(why, whylen, "%s does not speak NCCL's RAS protocol", addr);
+		return -1;
+	}
+	if (proto < 2) {
+		snprintf(why, whylen, "the NCCL RAS service at %s speaks protocol %d, older "
+		    "than 2: skipped", addr, proto);
+		return -1;
+	}
+	return 0;
+}
+
 char *
 ras_fetch(const char *addr, const pid_t *job, int njob, int timeout_ms, char *why,
     size_t whylen)
 {
 	struct ras_conn c = { .deadline = clock_now_ms() + (uint64_t)timeout_ms };
 	char line[RAS_LINE + 1], cmd[64];
-	int proto = 0;
 
 	if ((c.fd = ras_connect(addr, job, njob, c.deadline, why, whylen)) < 0)
 		return NULL;
-	if (ras_ask(&c, "CLIENT PROTOCOL 2\n", line, sizeof line) != 0 ||
-	    sscanf(line, "SERVER PROTOCOL %d", &proto) != 1) {
-		snprintf(why, whylen, "%s does not speak NCCL's RAS protocol", addr);
+	if (ras_hello(&c, addr, why, whylen) != 0)
 		goto fail;
-	}
-	if (proto < 2) {
-		snprintf(why, whylen, "the NCCL RAS service at %s speaks protocol %d, older "
-		    "than 2: skipped", addr, proto);
-		goto fail;
-	}
 	/* Its own wait for the other hosts' answers: within ours. */
 	snprintf(cmd, sizeof cmd, "TIMEOUT %d\n", timeout_ms > 4000 ? timeout_ms / 2000 : 1);
 	if (ras_ask(&c, cmd, line, sizeof line) != 0)
@@ -176,6 +188,40 @@ fail:
 	close(c.fd);
 	free(c.buf);
 	return NULL;
+}
+
+int
+ras_monitor_open(const char *addr, const pid_t *job, int njob, int timeout_ms, char *rest,
+    size_t restcap, size_t *restlen, char *why, size_t whylen)
+{
+	struct ras_conn c = { .deadline = clock_now_ms() + (uint64_t)timeout_ms };
+	char line[RAS_LINE + 1];
+
+	*restlen = 0;
+	if ((c.fd = ras_connect(addr, job, njob, c.deadline, why, whylen)) < 0)
+		return -1;
+	if (ras_hello(&c, addr, why, whylen) != 0)
+		goto fail;
+	/* An older server says ERROR and keeps its text format: both are read. */
+	if (ras_ask(&c, "SET FORMAT json\n", line, sizeof line) != 0 ||
+	    ras_ask(&c, "MONITOR\n", line, sizeof line) != 0) {
+		snprintf(why, whylen, "the NCCL RAS service at %s stopped answering", addr);
+		goto fail;
+	}
+	if (strcmp(line, "OK") != 0) {
+		snprintf(why, whylen, "the NCCL RAS service at %s has no MONITOR (NCCL before 2.29)",
+		    addr);
+		goto fail;
+	}
+	*restlen = c.len < restcap ? c.len : restcap;
+	if (*restlen > 0)
+		memcpy(rest, c.buf, *restlen);
+	free(c.buf);
+	return c.fd;
+fail:
+	close(c.fd);
+	free(c.buf);
+	return -1;
 }
 
 static json_t *

@@ -1,8 +1,8 @@
 /*
  * The NCCL profiler plugin, loaded as NCCL loads it (dlopen, then the
- * ncclProfiler_v5 or _v4 table by name) and called as NCCL 2.26 to 2.28
- * call it: a communicator's init, collective events at enqueue, kernel
- * channel events from another thread, finalize. Each test reads the status
+ * newest ncclProfiler_vN table it knows, by name) and called as NCCL 2.26 to
+ * 2.30 call it: a communicator's init, collective events at enqueue, kernel
+ * channel events from another thread, copy-engine collectives (v6), finalize. Each test reads the status
  * page the plugin writes, as collstack does. A real NCCL run is on the GPU
  * machine (tests/gpu/); this is the plugin's own contract.
  */
@@ -26,8 +26,12 @@
 #include "status.h"
 
 static void *lib;
+static const struct nprof_v6 *v6;
 static const struct nprof_v5 *v5;
 static const struct nprof_v4 *v4;
+static void *fakecuda;
+static int (*cuda_run)(int n);
+static int (*cuda_pending)(void);
 static char logged[1024];
 static int logged_level;
 
@@ -54,9 +58,10 @@ setup(void **state)
 		print_error("dlopen %s: %s\n", NCCLPROF_SO, dlerror());
 		return -1;
 	}
+	v6 = dlsym(lib, "ncclProfiler_v6");
 	v5 = dlsym(lib, "ncclProfiler_v5");
 	v4 = dlsym(lib, "ncclProfiler_v4");
-	return v5 != NULL && v4 != NULL ? 0 : -1;
+	return v6 != NULL && v5 != NULL && v4 != NULL ? 0 : -1;
 }
 
 static int
@@ -64,6 +69,8 @@ teardown(void **state)
 {
 	(void)state;
 	dlclose(lib);
+	if (fakecuda != NULL)
+		dlclose(fakecuda);
 	return 0;
 }
 
@@ -413,6 +420,217 @@ test_ncclprof_ring(void **state)
 	v5->finalize(ctx);
 }
 
+/*
+ * Which table each NCCL takes: the newest it knows, by name (2.26 knows v4;
+ * 2.27 and 2.28 v5; 2.29 and 2.30 v6). Only v6's init asks for copy-engine
+ * collectives: an older NCCL has no such events.
+ */
+static void
+test_ncclprof_tables(void **state)
+{
+	static const struct {
+		int nccl, newest;
+	} known[] = { { 22600, 4 }, { 22700, 5 }, { 22800, 5 }, { 22900, 6 }, { 23000, 6 } };
+	void *ctx = NULL;
+	int mask = 0;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+		int got = 0;
+
+		for (int v = known[i].newest; v >= 4 && got == 0; v--) {
+			char name[32];
+
+			snprintf(name, sizeof name, "ncclProfiler_v%d", v);
+			if (dlsym(lib, name) != NULL)
+				got = v;
+		}
+		assert_int_equal(got, known[i].newest);
+	}
+	assert_string_equal(v6->name, "coll");
+	assert_int_equal(v6->init(&ctx, 0x600, &mask, "t", 1, 2, 0, NULL), NPROF_OK);
+	assert_int_equal(mask, NPROF_EV_COLL | NPROF_EV_KERNEL_CH | NPROF_EV_CE_COLL);
+	v6->finalize(ctx);
+	assert_int_equal(v5->init(&ctx, 0x601, &mask, "t", 1, 2, 0, NULL), NPROF_OK);
+	assert_int_equal(mask & (NPROF_EV_CE_COLL | NPROF_EV_CE_SYNC | NPROF_EV_CE_BATCH), 0);
+	v5->finalize(ctx);
+}
+
+static void *
+coll_v6(void *ctx, const char *func, size_t count, int nch)
+{
+	struct nprof_descr_v6 d;
+	void *h = (void *)0x1;
+
+	memset(&d, 0, sizeof d);
+	d.type = NPROF_EV_COLL;
+	d.coll.c.func = func;
+	d.coll.c.count = count;
+	d.coll.c.datatype = "ncclFloat32";
+	d.coll.c.nchannels = (uint8_t)nch;
+	assert_int_equal(v6->start(ctx, &h, &d), NPROF_OK);
+	assert_non_null(h);
+	v6->stop(h);
+	return h;
+}
+
+/* A copy-engine collective's start; its handle (NULL: not counted). */
+static void *
+ce_v6(void *ctx, const char *func, size_t count, void *stream)
+{
+	struct nprof_descr_v6 d;
+	void *h = (void *)0x1;
+
+	memset(&d, 0, sizeof d);
+	d.type = NPROF_EV_CE_COLL;
+	d.rank = 0;
+	d.ce_coll.seq = 7;
+	d.ce_coll.func = func;
+	d.ce_coll.count = count;
+	d.ce_coll.datatype = "ncclBfloat16";
+	d.ce_coll.sync = "UC";
+	d.ce_coll.stream = stream;
+	assert_int_equal(v6->start(ctx, &h, &d), NPROF_OK);
+	return h;
+}
+
+/* No CUDA driver loaded (NCCL always has one): a copy-engine op is not counted, kernels are. */
+static void
+test_ncclprof_v6_no_cuda(void **state)
+{
+	const uint64_t hash = 0x6000ull;
+	struct status_page pg;
+	void *ctx = NULL, *c;
+	int mask = 0;
+
+	(void)state;
+	assert_int_equal(v6->init(&ctx, hash, &mask, "t", 1, 2, 0, NULL), NPROF_OK);
+	c = coll_v6(ctx, "AllReduce", 256, 1);
+	v6->stop(kernel_v5(ctx, c, 0));
+	assert_null(ce_v6(ctx, "AllGather", 1024, (void *)0x5));
+	read_page(hash, 0, &pg);
+	assert_true(pg.seq_queued == 1 && pg.seq_done == 1);
+	assert_int_equal(pg.state, STATUS_IDLE);
+	v6->finalize(ctx);
+}
+
+/* The CUDA stand-in, loaded as NCCL would have loaded CUDA before any communicator. */
+static void
+load_fakecuda(void)
+{
+	if (fakecuda != NULL)
+		return;
+	fakecuda = dlopen(FAKECUDA_SO, RTLD_NOW | RTLD_GLOBAL);
+	assert_non_null(fakecuda);
+	*(void **)&cuda_run = dlsym(fakecuda, "fakecuda_run");
+	*(void **)&cuda_pending = dlsym(fakecuda, "fakecuda_pending");
+	assert_true(cuda_run != NULL && cuda_pending != NULL);
+}
+
+/* CeSync and CeBatch events (not asked for, but NCCL may send them): no handle, no count. */
+static void
+ce_children(void *ctx, void *ce)
+{
+	struct nprof_descr_v6 d;
+	void *h = (void *)0x1;
+
+	memset(&d, 0, sizeof d);
+	d.parent = ce;
+	d.type = NPROF_EV_CE_SYNC;
+	assert_int_equal(v6->start(ctx, &h, &d), NPROF_OK);
+	assert_null(h);
+	d.type = NPROF_EV_CE_BATCH;
+	h = (void *)0x1;
+	assert_int_equal(v6->start(ctx, &h, &d), NPROF_OK);
+	assert_null(h);
+	d.type = NPROF_EV_KERNEL_CH;	/* a kernel channel under a copy-engine op: not ours */
+	h = (void *)0x1;
+	assert_int_equal(v6->start(ctx, &h, &d), NPROF_OK);
+	assert_null(h);
+}
+
+/*
+ * Copy-engine collectives between kernel ones count in the one sequence:
+ * queued at start, begun when the stream reaches the op, ended when it is
+ * past it, each in its ring slot with its kind, "CE" as its algorithm.
+ */
+static void
+test_ncclprof_v6_ce(void **state)
+{
+	const uint64_t hash = 0x6001ull;
+	struct status_page pg;
+	void *ctx = NULL, *c, *ce;
+	int mask = 0;
+
+	(void)state;
+	load_fakecuda();
+	assert_int_equal(v6->init(&ctx, hash, &mask, "t", 1, 2, 1, NULL), NPROF_OK);
+	c = coll_v6(ctx, "AllReduce", 256, 1);				/* seq 1 */
+	v6->stop(kernel_v5(ctx, c, 0));
+	ce = ce_v6(ctx, "AllGather", 1000, (void *)0x5);		/* seq 2 */
+	assert_non_null(ce);
+	ce_children(ctx, ce);
+	read_page(hash, 1, &pg);
+	assert_true(pg.seq_queued == 2 && pg.seq_started == 1 && pg.seq_done == 1);
+	assert_int_equal(pg.kind_queued, KIND_ALLGATHER);
+	assert_true(pg.bytes == 2000);
+	assert_string_equal(pg.algo, "CE");
+	assert_string_equal(pg.proto, "UC");
+	assert_int_equal(pg.state, STATUS_RUNNING);
+	assert_int_equal(v6->stop(ce), NPROF_OK);	/* its copies are on the stream */
+	assert_int_equal(cuda_pending(), 2);
+	assert_int_equal(cuda_run(1), 1);		/* the stream reaches it */
+	read_page(hash, 1, &pg);
+	assert_true(pg.seq_started == 2 && pg.seq_done == 1);
+	assert_true(pg.ops[2].seq == 2 && pg.ops[2].begin_ns >= pg.ops[2].queued_ns &&
+	    pg.ops[2].end_ns == 0);
+	assert_int_equal(pg.op_kind[2], KIND_ALLGATHER);
+	assert_int_equal(cuda_run(-1), 1);		/* and is past it */
+	read_page(hash, 1, &pg);
+	assert_true(pg.seq_done == 2 && pg.kind_done == KIND_ALLGATHER);
+	assert_true(pg.ops[2].end_ns >= pg.ops[2].begin_ns);
+	assert_int_equal(pg.state, STATUS_IDLE);
+	/* Captured into a CUDA graph: not counted; a kernel op after it is seq 3. */
+	assert_null(ce_v6(ctx, "AlltoAll", 8, (void *)0xca));
+	c = coll_v6(ctx, "AllReduce", 256, 1);
+	v6->stop(kernel_v5(ctx, c, 0));
+	read_page(hash, 1, &pg);
+	assert_true(pg.seq_queued == 3 && pg.seq_done == 3 && pg.ops[3].seq == 3);
+	assert_int_equal(pg.op_kind[3], KIND_ALLREDUCE);
+	/* A stream nothing can be placed on: no handle, and the page waits for no end. */
+	assert_null(ce_v6(ctx, "Scatter", 8, (void *)0xbad));
+	assert_int_equal(cuda_pending(), 0);
+	v6->finalize(ctx);
+}
+
+/* Host functions still on a stream when NCCL finalizes: they run later, on a closed page. */
+static void
+test_ncclprof_v6_ce_late(void **state)
+{
+	const uint64_t hash = 0x6002ull;
+	struct status_page pg;
+	void *ctx = NULL, *ce[3];
+	int mask = 0;
+	char path[512];
+
+	(void)state;
+	load_fakecuda();
+	assert_int_equal(v6->init(&ctx, hash, &mask, "t", 1, 2, 0, NULL), NPROF_OK);
+	for (int i = 0; i < 3; i++) {
+		ce[i] = ce_v6(ctx, "AlltoAll", 64, (void *)0x5);
+		assert_non_null(ce[i]);
+		v6->stop(ce[i]);
+	}
+	assert_int_equal(cuda_run(2), 2);
+	read_page(hash, 0, &pg);
+	assert_true(pg.seq_queued == 3 && pg.seq_started == 1 && pg.seq_done == 1);
+	assert_int_equal(pg.kind_done, KIND_ALLTOALL);
+	assert_int_equal(v6->finalize(ctx), NPROF_OK);
+	page_path(path, sizeof path, hash, 0);
+	assert_int_equal(access(path, F_OK), -1);
+	assert_int_equal(cuda_run(-1), 4);		/* the last frees the context (ASan) */
+}
+
 int
 main(void)
 {
@@ -424,6 +642,10 @@ main(void)
 		cmocka_unit_test(test_ncclprof_enqueue_only),
 		cmocka_unit_test(test_ncclprof_threads),
 		cmocka_unit_test(test_ncclprof_ring),
+		cmocka_unit_test(test_ncclprof_tables),
+		cmocka_unit_test(test_ncclprof_v6_no_cuda),	/* before the CUDA stand-in loads */
+		cmocka_unit_test(test_ncclprof_v6_ce),
+		cmocka_unit_test(test_ncclprof_v6_ce_late),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

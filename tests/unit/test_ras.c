@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,6 +27,7 @@
 #include <unistd.h>
 
 #include "ras.h"
+#include "ras_monitor.h"
 #include "sockown.h"
 
 static char *
@@ -327,6 +329,160 @@ holder_bounded(void **state)
 	close(fd);
 }
 
+/* The MONITOR stream in JSON (fixture written by hand: tests/stack/ras/README.md), fed in pieces. */
+static void
+monitor_json(void **state)
+{
+	struct rasmon m;
+	struct rasmon_event ev[8];
+	size_t len;
+	char *buf = slurp("monitor.json", &len);
+	int n = 0;
+
+	(void)state;
+	rasmon_init(&m);
+	for (size_t i = 0; i < len; i += 7)	/* as a socket may cut it */
+		n += rasmon_feed(&m, buf + i, len - i < 7 ? len - i : 7, ev + n, 8 - n);
+	assert_int_equal(n, 3);
+	assert_int_equal(ev[0].kind, RASMON_PEER_NEW);
+	assert_int_equal(ev[1].kind, RASMON_PEER_DEAD);
+	assert_string_equal(ev[1].name, "PEER_DEAD");
+	assert_string_equal(ev[1].when, "2026-11-28 15:20:44");
+	assert_string_equal(ev[1].host, "10.0.0.12");
+	assert_int_equal(ev[1].pid, 41207);
+	assert_string_equal(ev[1].gpus, "1");
+	/* Known to the service only by its address. */
+	assert_int_equal(ev[2].kind, RASMON_PEER_DEAD);
+	assert_string_equal(ev[2].host, "10.0.0.13<37171>");
+	assert_int_equal(ev[2].pid, -1);
+	assert_int_equal(m.bad, 1);	/* NCCL's unescaped details: not JSON */
+	free(buf);
+}
+
+static void
+monitor_text(void **state)
+{
+	struct rasmon m;
+	struct rasmon_event ev[8];
+	size_t len;
+	char *buf = slurp("monitor.txt", &len);
+	int n;
+
+	(void)state;
+	rasmon_init(&m);
+	n = rasmon_feed(&m, "OK\n", 3, ev, 8);
+	n += rasmon_feed(&m, buf, len, ev + n, 8 - n);
+	assert_int_equal(n, 4);
+	assert_int_equal(ev[1].kind, RASMON_PEER_DEAD);
+	assert_int_equal(ev[1].pid, 41207);
+	assert_string_equal(ev[1].host, "10.0.0.12");
+	assert_string_equal(ev[1].gpus, "1");
+	assert_int_equal(ev[2].kind, RASMON_PEER_DEAD);
+	assert_string_equal(ev[2].host, "10.0.0.13<37171>");
+	assert_string_equal(ev[3].gpus, "0,1");
+	assert_int_equal(m.bad, 0);
+	free(buf);
+}
+
+/* What a stranger's listener might send: bounded, passed over, never kept unprintable. */
+static void
+monitor_hostile(void **state)
+{
+	static char big[3 * RASMON_OBJ];
+	struct rasmon m;
+	struct rasmon_event ev[2];
+	const char *odd = "{\"event\": \"PEER_DEAD\", \"timestamp\": \"\\u001b[2J\", "
+	    "\"peer\": {\"host\": \"a b\\u0007\", \"pid\": -5, \"cuda_devs\": [99, \"x\"]}}\n";
+	const char *filler = "  \"k\": \"vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv\",\n";
+	int n;
+
+	(void)state;
+	rasmon_init(&m);
+	memset(big, 'x', sizeof big);
+	big[0] = '[';
+	assert_int_equal(rasmon_feed(&m, big, sizeof big, ev, 2), 0);	/* a line past the bound */
+	assert_true(m.llen <= RASMON_LINE);
+	assert_int_equal(rasmon_feed(&m, "\n", 1, ev, 2), 0);
+	assert_int_equal(m.bad, 1);
+	/* An object that never closes stops at its bound. */
+	assert_int_equal(rasmon_feed(&m, "{\n", 2, ev, 2), 0);
+	for (int i = 0; i < 200; i++)
+		rasmon_feed(&m, filler, strlen(filler), ev, 2);
+	assert_int_equal(m.in_obj, 0);
+	assert_int_equal(m.bad, 2);
+	n = rasmon_feed(&m, odd, strlen(odd), ev, 2);
+	assert_int_equal(n, 1);
+	assert_int_equal(ev[0].kind, RASMON_PEER_DEAD);
+	assert_string_equal(ev[0].when, "");
+	assert_string_equal(ev[0].host, "");
+	assert_int_equal(ev[0].pid, -1);
+	assert_string_equal(ev[0].gpus, "");
+	/* More events than room: counted, not written past out. */
+	n = rasmon_feed(&m, odd, strlen(odd), ev, 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(m.dropped, 1);
+}
+
+/* A RAS service of this process for ras_monitor_open: greeting, format, then MONITOR's OK. */
+static void *
+monitor_server(void *arg)
+{
+	int lfd = *(int *)arg, fd = accept(lfd, NULL, NULL);
+	static const char *const answer[] = { "SERVER PROTOCOL 2\n", "OK\n",
+		"OK\n[2026-11-28 15:20:44] PEER_DEAD: Process 77 on node h1 managing GPU 0\n" };
+	char buf[256];
+	size_t got = 0;
+
+	for (int i = 0; fd >= 0 && i < 3; i++) {
+		ssize_t n;
+
+		while (memchr(buf, '\n', got) == NULL && (n = read(fd, buf + got,
+		    sizeof buf - got)) > 0)
+			got += (size_t)n;
+		got = 0;
+		memset(buf, 0, sizeof buf);
+		if (write(fd, answer[i], strlen(answer[i])) < 0)
+			break;
+	}
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+static void
+monitor_open(void **state)
+{
+	struct sockaddr_in sa = v4("127.0.0.1", 0);
+	socklen_t sl = sizeof sa;
+	int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), fd;
+	pid_t me = getpid(), other = 1;
+	char addr[64], why[256] = "", rest[512];
+	size_t restlen;
+	struct rasmon m;
+	struct rasmon_event ev[2];
+	pthread_t t;
+
+	(void)state;
+	assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof sa), 0);
+	assert_int_equal(listen(lfd, 4), 0);
+	assert_int_equal(getsockname(lfd, (struct sockaddr *)&sa, &sl), 0);
+	snprintf(addr, sizeof addr, "127.0.0.1:%d", ntohs(sa.sin_port));
+	/* Not the job's listener: not spoken to. */
+	assert_int_equal(ras_monitor_open(addr, &other, 1, 2000, rest, sizeof rest, &restlen,
+	    why, sizeof why), -1);
+	assert_memory_equal(why, "ignored: ", 9);
+	assert_int_equal(pthread_create(&t, NULL, monitor_server, &lfd), 0);
+	fd = ras_monitor_open(addr, &me, 1, 5000, rest, sizeof rest, &restlen, why, sizeof why);
+	assert_true(fd >= 0);
+	rasmon_init(&m);
+	assert_int_equal(rasmon_feed(&m, rest, restlen, ev, 2), 1);	/* came with the OK */
+	assert_int_equal(ev[0].kind, RASMON_PEER_DEAD);
+	assert_int_equal(ev[0].pid, 77);
+	close(fd);
+	pthread_join(t, NULL);
+	close(lfd);
+}
+
 int
 main(void)
 {
@@ -340,6 +496,10 @@ main(void)
 		cmocka_unit_test(table_fixture),
 		cmocka_unit_test(holder_bounded),
 		cmocka_unit_test(real_listener),
+		cmocka_unit_test(monitor_json),
+		cmocka_unit_test(monitor_text),
+		cmocka_unit_test(monitor_hostile),
+		cmocka_unit_test(monitor_open),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -65,8 +65,12 @@
  * Version 4 adds, for the op last queued, as NCCL's collective event names it
  * (readers take versions 2 to 4; what version 3 kept reserved reads as empty):
  *   dtype        its datatype ("ncclFloat32"), NUL-terminated
- *   algo         the algorithm NCCL chose for it ("Ring", "Tree", "NVLS")
- *   proto        its protocol ("LL", "LL128", "Simple")
+ *   algo         the algorithm NCCL chose for it ("Ring", "Tree", "NVLS"), or
+ *                "CE" for a collective NCCL ran on the copy engines (NCCL
+ *                2.29 on, profiler ABI v6): such an op is counted, queued,
+ *                begun and ended as the kernel ones are, in the same seq
+ *   proto        its protocol ("LL", "LL128", "Simple"); for "CE", how its
+ *                ranks sync ("MC" NVLink multicast, "UC" unicast)
  *   lib_version  the collective library's version code (NCCL's 22803 for
  *                2.28.3); 0 unknown
  * The strings are whatever the page's writer put there: a reader bounds them
