@@ -77,6 +77,11 @@ drain_reason(const char *msg, int more, char *out, size_t len)
 	size_t cap = len - 1 < DRAIN_REASON_MAX ? len - 1 : DRAIN_REASON_MAX, head = drain_head(msg),
 	    room, n = 0, cut;
 
+	if (len < sizeof pre) {	/* no room for a reason: none */
+		if (len > 0)
+			out[0] = '\0';
+		return;
+	}
 	if (more > 0)
 		snprintf(tail, sizeof tail, " (+%d more)", more);
 	room = cap > sizeof pre - 1 + strlen(tail) ? cap - (sizeof pre - 1) - strlen(tail) : 0;
