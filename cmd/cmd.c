@@ -26,6 +26,7 @@ const struct cmd *const cmd_table[] = {
 	&cmd_collcheck_env,
 	&cmd_collcheck_links,
 	&cmd_collcheck_gpus,
+	&cmd_collcheck_health,
 	&cmd_collcheck_allreduce,
 	&cmd_collcheck_allgather,
 	&cmd_collcheck_reducescatter,

@@ -39,6 +39,7 @@ extern const struct cmd cmd_collcheck_reducescatter, cmd_collcheck_broadcast;
 extern const struct cmd cmd_collcheck_reduce, cmd_collcheck_alltoall;
 extern const struct cmd cmd_collcheck_all, cmd_collcheck_env, cmd_collcheck_links,
     cmd_collcheck_gpus;
+extern const struct cmd cmd_collcheck_health;
 extern const struct cmd cmd_collstack;
 extern const struct cmd cmd_colltop;
 extern const struct cmd *const cmd_table[];

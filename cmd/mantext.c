@@ -142,6 +142,19 @@ static const char *const collcheck_description[] = {
 	"link flaps, resets and transmit timeouts, and its error counters (PCIe AER from sysfs, "
 	"RDMA link_downed, symbol errors and congestion counters, GID tables), which a "
 	"--baseline compares with the same host's.",
+	"collcheck health checks this host alone, for Slurm's HealthCheckProgram, a prolog or an "
+	"epilog: no communicator and nothing on the network; the kernel log, the error counters "
+	"(against --baseline), the GPUs, PCIe links and RDMA ports, judged by the same rules. It "
+	"prints one line per finding and one that sums up, and exits 1 on an ERROR only: a "
+	"warning exits 0, since a prolog's non-zero exit drains the node. --drain (here and in "
+	"the whole check, env and links) drains each host with an ERROR finding through "
+	"scontrol update State=DRAIN, with the first finding, cut to 120 bytes and cleaned, as "
+	"its Reason (\"collcheck: Xid 79 on GPU 3 (0000:3b:00), 1 time\"); a host with "
+	"warnings only, one that could not be reached, or one whose error every host shares "
+	"(no majority) is never drained. The node is SLURMD_NODENAME, else the host name, "
+	"under health, and the name it was reached by otherwise; scontrol's failure exits 3. "
+	"tools/collcheck-health is the HealthCheckProgram (which takes no arguments); "
+	"docs/SLURM.md has the slurm.conf lines.",
 	"collcheck links measures every pair of hosts (ranks, with -N) in the n-1 rounds of a "
 	"round-robin tournament, all pairs of a round at once: latency (half a round trip of 8 "
 	"bytes) and bandwidth (-s bytes both ways at once), each the median of its iterations. "
@@ -220,15 +233,19 @@ static const char *const collcheck_description[] = {
 static const struct mantext_item collcheck_exit[] = {
 	{ "0", "All is well: every result was right, no host differs, no rule fired above info." },
 	{ "1", "Problems were found: wrong results, an op retried after a broken link, a host "
-	    "that differs or cannot be reached, a warning or an error." },
+	    "that differs or cannot be reached, a warning or an error (collcheck health: an "
+	    "error only)." },
 	{ "2", "Usage error: a bad command, option or value." },
-	{ "3", "collcheck could not run (a rank could not join, a rank died, a timeout)." },
+	{ "3", "collcheck could not run (a rank could not join, a rank died, a timeout), or "
+	    "--drain could not drain a host." },
 	{ NULL, NULL },
 };
 
 static const struct mantext_item collcheck_examples[] = {
 	{ "collcheck -H 'node[01-16]'", "The whole check of 16 hosts over SSH." },
 	{ "collcheck env --hostfile hosts -v", "Every fact of every host, grouped by value." },
+	{ "collcheck health --drain", "This node alone, as a Slurm prolog: drained on an "
+	    "ERROR finding, with the finding as the reason." },
 	{ "collcheck env -H 'node[01-16]' --save-baseline good.json", "Keep what 16 good "
 	    "hosts agree on ..." },
 	{ "collcheck env -H 'node[17-64]' --baseline good.json", "... and hold others to it." },

@@ -12,7 +12,7 @@
 #include "gpubw.h"
 
 enum { O_VERBOSE = 1, O_JSON, O_PROMETHEUS, O_BASELINE, O_SAVE_BASELINE, O_CONFIG, O_SIZE, O_ITERS,
-	O_TIMEOUT, O_NO_COLOR, O_WORKER, O_SINCE };
+	O_TIMEOUT, O_NO_COLOR, O_WORKER, O_SINCE, O_DRAIN };
 
 #define CHECK_COMMON_OPTS \
 	{ O_VERBOSE, 'v', "verbose", OPT_FLAG, NULL, "show every fact of every host, grouped " \
@@ -30,6 +30,9 @@ enum { O_VERBOSE = 1, O_JSON, O_PROMETHEUS, O_BASELINE, O_SAVE_BASELINE, O_CONFI
 	    "@file" }, \
 	{ O_SINCE, 0, "since", OPT_VALUE, "TIME", "the kernel log's events from this time on " \
 	    "(2h, 30m, 2026-11-28T10:00; default since boot)", NULL }, \
+	{ O_DRAIN, 0, "drain", OPT_FLAG, NULL, "drain each host with an ERROR finding in " \
+	    "Slurm (scontrol), the finding as its reason; warnings and unreachable hosts never", \
+	    NULL }, \
 	{ O_TIMEOUT, 'T', "timeout", OPT_VALUE, "SECONDS", "give up on the check after this " \
 	    "long (default 120)", NULL }, \
 	{ O_NO_COLOR, 0, "no-color", OPT_FLAG, NULL, "no colours, even on a terminal " \
@@ -141,6 +144,7 @@ check_value(void *args, int id, const char *val, char *err, size_t len)
 	case O_JSON: a->json = 1; return 0;
 	case O_NO_COLOR: a->color = 0; return 0;
 	case O_WORKER: a->worker = 1; return 0;
+	case O_DRAIN: a->drain = 1; return 0;
 	case O_BASELINE: a->baseline = val; return 0;
 	case O_SAVE_BASELINE: a->save_baseline = val; return 0;
 	case O_CONFIG: a->config = val; return 0;

@@ -56,11 +56,14 @@ struct check_args {
 	long link_iters;
 	double timeout_s;
 	double since;		/* --since: the kernel log from this wall time on; 0: since boot */
+	int drain;		/* --drain: hosts with an ERROR finding drained through scontrol */
+	int local;		/* collcheck health: this host alone, no communicator */
 	struct check_conf conf;
 };
 
 struct check_host {
 	char *name;		/* as the host calls itself, else as we called it */
+	const char *node;	/* its Slurm node name (the name we reached it by); NULL: name */
 	int rank;		/* first rank on it; -1: never answered */
 	int pid;
 	struct facts facts;
@@ -148,6 +151,23 @@ struct health_xid {
 	const char *what, *remedy;	/* what it means; what to do about it */
 };
 const struct health_xid *health_xid_find(int xid);
+
+/* drain.c: --drain, hosts with an ERROR finding drained in Slurm through scontrol. */
+#define DRAIN_REASON_MAX 120	/* bytes of a Reason, "collcheck: " included */
+/* "collcheck: <the finding's head>[ (+N more)]", cleaned for scontrol, at most DRAIN_REASON_MAX. */
+void drain_reason(const char *msg, int more, char *out, size_t len);
+/* 1 when name is one Slurm node's name (no hostlist, no byte scontrol would parse). */
+int drain_node_ok(const char *name);
+/* Drain as --drain says; *out: one object per host for --json; exit code 0, or 3. */
+int drain_hosts(const struct check_result *r, json_t **out);
+/* The lines --drain says in the text report. */
+void drain_print(const json_t *drained);
+
+/*
+ * local.c: collcheck health (cmd_collcheck_health), this host alone; its text
+ * report is one line per finding, then one that sums up.
+ */
+void local_print(const struct check_result *r, const struct check_args *a);
 
 /* report.c: print (text or JSON), and --prometheus's file; exit code. */
 int check_report(const struct check_result *r, const struct check_args *a);

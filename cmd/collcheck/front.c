@@ -214,6 +214,10 @@ check_front_finish(struct check_front *f, struct check_result *r, const struct f
 	char err[512];
 	int code;
 
+	/* Each host by the name we reached it by: --drain's Slurm node name. */
+	for (int h = 0; h < r->nhosts && a->ho.jo.nhosts > 0; h++)
+		if (r->hosts[h].rank >= 0 && r->hosts[h].rank < a->ho.jo.nranks)
+			r->hosts[h].node = a->ho.jo.hosts[a->ho.jo.rank_host[r->hosts[h].rank]];
 	check_front_add_gone(f, r);
 	check_analyse(r, a, base);
 	if (a->save_baseline != NULL && check_baseline_save(r, a->save_baseline, err,

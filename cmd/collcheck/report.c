@@ -25,11 +25,12 @@ check_sev_color(int sev)
 	return sev >= SEV_ERROR ? RED : sev == SEV_WARN ? YELLOW : sev == SEV_OK ? GREEN : "";
 }
 
+/* collcheck health exits 1 on errors only: a prolog's non-zero exit drains the node. */
 static int
-check_exit(const struct check_result *r)
+check_exit(const struct check_result *r, const struct check_args *a)
 {
 	for (int i = 0; i < r->nfind; i++)
-		if (r->find[i].sev >= SEV_WARN)
+		if (r->find[i].sev >= (a->local ? SEV_ERROR : SEV_WARN))
 			return EXIT_PROBLEMS;
 	return EXIT_OK;
 }
@@ -271,7 +272,8 @@ check_json_matrix(const double *m, int n)
 }
 
 static void
-check_print_json(const struct check_result *r, const struct check_args *a, int code)
+check_print_json(const struct check_result *r, const struct check_args *a, int code,
+    json_t *drained)
 {
 	json_t *doc = json_object(), *hosts = json_array(), *ms = json_object();
 
@@ -316,6 +318,8 @@ check_print_json(const struct check_result *r, const struct check_args *a, int c
 	json_object_set_new(doc, "phases_ms", ms);
 	json_object_set_new(doc, "same_facts", json_integer(r->agree_keys));
 	json_object_set_new(doc, "differing_facts", json_integer(r->differ_keys));
+	if (drained != NULL)
+		json_object_set(doc, "drain", drained);
 	json_object_set_new(doc, "exit", json_integer(code));
 	json_dumpf(doc, stdout, JSON_INDENT(2));
 	putchar('\n');
@@ -325,17 +329,25 @@ check_print_json(const struct check_result *r, const struct check_args *a, int c
 int
 check_report(const struct check_result *r, const struct check_args *a)
 {
-	int code = check_exit(r);
-
+	int code = check_exit(r, a), dcode = EXIT_OK;
+	json_t *drained = NULL;
 	char err[512];
 
+	/* Drained first, so that the report says what was done; scontrol's failure: exit 3. */
+	if (a->drain)
+		dcode = drain_hosts(r, &drained);
 	if (a->json)
-		check_print_json(r, a, code);
+		check_print_json(r, a, dcode != EXIT_OK ? dcode : code, drained);
+	else if (a->local)
+		local_print(r, a);
 	else
 		check_print_text(r, a);
+	if (drained != NULL && !a->json)
+		drain_print(drained);
+	json_decref(drained);
 	if (a->prometheus != NULL && check_prom_write(r, a, code, err, sizeof err) != 0) {
 		fprintf(stderr, "collcheck: %s\n", err);
 		return EXIT_CANNOT;
 	}
-	return code;
+	return dcode != EXIT_OK ? dcode : code;
 }
