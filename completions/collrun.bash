@@ -31,7 +31,7 @@ _coll_collcheck()
 {
 	local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
 	if [ "$COMP_CWORD" -eq 1 ]; then
-		COMPREPLY=($(compgen -W " all env links allreduce allgather reducescatter broadcast reduce alltoall" -- "$cur"))
+		COMPREPLY=($(compgen -W " all env links gpus health allreduce allgather reducescatter broadcast reduce alltoall" -- "$cur"))
 		return
 	fi
 	case "${COMP_WORDS[1]}" in
@@ -57,7 +57,7 @@ _coll_collcheck()
 		-F|--ssh-config) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 		--prefix) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
 		esac
-		COMPREPLY=($(compgen -W " -s --size --iters -v --verbose --json --prometheus --baseline --save-baseline --config --since -T --timeout --no-color -H --hosts -x --exclude --oversubscribe --hostfile -N --per-host --place --launcher --connect-timeout --fanout --tree --accept-new -F --ssh-config --prefix -h --help -V --version" -- "$cur")) ;;
+		COMPREPLY=($(compgen -W " -s --size --iters -v --verbose --json --prometheus --baseline --save-baseline --config --since --drain -T --timeout --no-color -H --hosts -x --exclude --oversubscribe --hostfile -N --per-host --place --launcher --connect-timeout --fanout --tree --accept-new -F --ssh-config --prefix -h --help -V --version" -- "$cur")) ;;
 	env)
 		case "$prev" in
 		--prometheus) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
@@ -78,7 +78,7 @@ _coll_collcheck()
 		-F|--ssh-config) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 		--prefix) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
 		esac
-		COMPREPLY=($(compgen -W " -v --verbose --json --prometheus --baseline --save-baseline --config --since -T --timeout --no-color -H --hosts -x --exclude --oversubscribe --hostfile -N --per-host --place --launcher --connect-timeout --fanout --tree --accept-new -F --ssh-config --prefix -h --help -V --version" -- "$cur")) ;;
+		COMPREPLY=($(compgen -W " -v --verbose --json --prometheus --baseline --save-baseline --config --since --drain -T --timeout --no-color -H --hosts -x --exclude --oversubscribe --hostfile -N --per-host --place --launcher --connect-timeout --fanout --tree --accept-new -F --ssh-config --prefix -h --help -V --version" -- "$cur")) ;;
 	links)
 		case "$prev" in
 		-s|--size) return ;;
@@ -101,7 +101,39 @@ _coll_collcheck()
 		-F|--ssh-config) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
 		--prefix) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
 		esac
-		COMPREPLY=($(compgen -W " -s --size --iters -v --verbose --json --prometheus --baseline --save-baseline --config --since -T --timeout --no-color -H --hosts -x --exclude --oversubscribe --hostfile -N --per-host --place --launcher --connect-timeout --fanout --tree --accept-new -F --ssh-config --prefix -h --help -V --version" -- "$cur")) ;;
+		COMPREPLY=($(compgen -W " -s --size --iters -v --verbose --json --prometheus --baseline --save-baseline --config --since --drain -T --timeout --no-color -H --hosts -x --exclude --oversubscribe --hostfile -N --per-host --place --launcher --connect-timeout --fanout --tree --accept-new -F --ssh-config --prefix -h --help -V --version" -- "$cur")) ;;
+	gpus)
+		case "$prev" in
+		-s|--size) return ;;
+		--iters) return ;;
+		--prometheus) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+		--baseline) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+		--save-baseline) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+		--config) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+		--since) return ;;
+		-T|--timeout) return ;;
+		-H|--hosts) return ;;
+		-x|--exclude) return ;;
+		--hostfile) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+		-N|--per-host) return ;;
+		--place) COMPREPLY=($(compgen -W "block roundrobin" -- "$cur")); return ;;
+		--launcher) COMPREPLY=($(compgen -W "auto local ssh slurm" -- "$cur")); return ;;
+		--connect-timeout) return ;;
+		--fanout) return ;;
+		--tree) return ;;
+		-F|--ssh-config) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+		--prefix) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
+		esac
+		COMPREPLY=($(compgen -W " -s --size --iters -v --verbose --json --prometheus --baseline --save-baseline --config --since --drain -T --timeout --no-color -H --hosts -x --exclude --oversubscribe --hostfile -N --per-host --place --launcher --connect-timeout --fanout --tree --accept-new -F --ssh-config --prefix -h --help -V --version" -- "$cur")) ;;
+	health)
+		case "$prev" in
+		--baseline) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+		--save-baseline) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+		--config) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+		--since) return ;;
+		--prometheus) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+		esac
+		COMPREPLY=($(compgen -W " --json --drain --baseline --save-baseline --config --since --prometheus --no-color -h --help -V --version" -- "$cur")) ;;
 	allreduce)
 		case "$prev" in
 		-b|--minbytes) return ;;
@@ -284,7 +316,7 @@ _coll_colltop()
 		--prefix) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
 	esac
 	if [[ "$cur" == -* ]]; then
-		COMPREPLY=($(compgen -W " --np -d --delay --interval -b --batch -n --iterations --once --json --bytes --probe-iters --by-host --sort --filter --straggler-factor --straggler-intervals --straggler-ms --warmup --dead-after --stall --listen --no-gpu --no-color --ascii -H --hosts -x --exclude --oversubscribe --hostfile -N --per-host --place --launcher --connect-timeout --fanout --tree --accept-new -F --ssh-config --prefix -h --help -V --version" -- "$cur"))
+		COMPREPLY=($(compgen -W " --np -d --delay --interval -b --batch -n --iterations --once --json --bytes --probe-iters --by-host --sort --filter --straggler-factor --straggler-intervals --straggler-ms --warmup --dead-after --stall --listen --ras --no-gpu --no-color --ascii -H --hosts -x --exclude --oversubscribe --hostfile -N --per-host --place --launcher --connect-timeout --fanout --tree --accept-new -F --ssh-config --prefix -h --help -V --version" -- "$cur"))
 	else
 		COMPREPLY=($(compgen -c -- "$cur"))
 	fi

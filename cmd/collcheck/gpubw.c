@@ -28,20 +28,22 @@
  * measures it (256 MiB, 5 copies, the copy engine); the first row whose name
  * is part of the model's wins, so the longer names come first; 0: no floor.
  *
- * THE MERGER FILLS THESE: run tests/gpu/gpubw.sh on the GPU machine and set
- * each measured row to 0.7 x the value measured there (the margin argued at
- * the top). Until then every row is a PLACEHOLDER: public nvbandwidth
- * figures x 0.7 (H100/H200 SXM: ~55 GB/s over PCIe Gen5 x16, ~370 GB/s
- * from GPU to GPU over NVLink 4), low enough not to fire on a healthy host.
- * PCIe and NVL cards: P2P depends on the bridges and the host, no floor.
+ * Measured (tests/gpu/gpubw.sh, 2026-11-28, 4 x H200 SXM 141GB, driver
+ * 580.159, NVLink 4 x18 each, PCIe Gen5 x16): h2d 55.1-55.5, d2h 55.3,
+ * every pair 394.5-395.0 GB/s; the H200 row is 0.7 x those (the margin
+ * argued at the top). No H100 was lent to measure: the H100 SXM has the
+ * H200's NVLink 4 (18 links) and PCIe Gen5 x16, so it takes the H200's
+ * floors. The other rows are public nvbandwidth figures x 0.7, not measured
+ * here: PCIe and NVL cards' P2P depends on bridges and the host (no floor),
+ * GH200 reaches its host over NVLink-C2C (no PCIe floor).
  */
 static const struct gpubw_floor gpubw_table[] = {
-	{ "GH200", 0, 0, 0 },		/* placeholder: NVLink-C2C to the host, not PCIe */
-	{ "H200 NVL", 35, 35, 0 },	/* placeholder */
-	{ "H200", 35, 35, 250 },	/* placeholder: the merger measures it */
-	{ "H100 PCIe", 18, 18, 0 },	/* placeholder: Gen4 hosts reach ~26 GB/s */
-	{ "H100 NVL", 35, 35, 0 },	/* placeholder */
-	{ "H100", 35, 35, 250 },	/* placeholder: H100 80GB HBM3, the SXM part */
+	{ "GH200", 0, 0, 0 },		/* not measured */
+	{ "H200 NVL", 35, 35, 0 },	/* not measured: public figures x 0.7 */
+	{ "H200", 38, 38, 276 },	/* measured: 55.3, 55.3, 394.8 GB/s */
+	{ "H100 PCIe", 18, 18, 0 },	/* not measured: Gen4 hosts reach ~26 GB/s */
+	{ "H100 NVL", 35, 35, 0 },	/* not measured: public figures x 0.7 */
+	{ "H100", 38, 38, 276 },	/* the SXM part: the H200's links, so its floors */
 };
 
 int
