@@ -81,7 +81,7 @@ if have fish; then
 	check "fish completions parse" fish -n "$COMP/coll.fish"
 	check "fish: collrun --ho offers --hostfile and --hosts" test "$(fish_complete 'collrun --ho')" = "--hostfile --hosts"
 	check "fish: collrun --launcher s offers slurm and ssh" test "$(fish_complete 'collrun --launcher s')" = "slurm ssh"
-	check "fish: collcheck offers its commands" test "$(fish_complete 'collcheck ')" = "all allgather allreduce alltoall broadcast env links reduce reducescatter"
+	check "fish: collcheck offers its commands" test "$(fish_complete 'collcheck ')" = "all allgather allreduce alltoall broadcast env gpus health links reduce reducescatter"
 	check "fish: collcheck allreduce -d bf offers bfloat16" test "$(fish_complete 'collcheck allreduce -d bf')" = bfloat16
 fi
 
