@@ -140,8 +140,12 @@ static const char *const collcheck_description[] = {
 	"in COLL_KMSG_FILE) for NVIDIA Xid and SXid events, judged by NVIDIA's Xid catalog (79 "
 	"fallen off the bus, 48/64/95 memory and 74 NVLink are errors), PCIe AER errors and NIC "
 	"link flaps, resets and transmit timeouts, and its error counters (PCIe AER from sysfs, "
-	"RDMA link_downed, symbol errors and congestion counters, GID tables), which a "
-	"--baseline compares with the same host's.",
+	"RDMA link_downed, symbol errors and congestion counters, GID tables, the NICs' pause, "
+	"PFC, ECN and CNP statistics as ethtool -S shows them, NVLink's state and error counters "
+	"through NVML), which a --baseline compares with the same host's: pause frames that grew "
+	"are info (flow control at work), a pause storm (1000 frames a second or a tenth of the "
+	"time paused since the baseline, or the NIC's storm guard acting) a warning; NVLink "
+	"replays or recoveries that grew a warning, a link down that was up an error.",
 	"collcheck health checks this host alone, for Slurm's HealthCheckProgram, a prolog or an "
 	"epilog: no communicator and nothing on the network; the kernel log, the error counters "
 	"(against --baseline), the GPUs, PCIe links and RDMA ports, judged by the same rules. It "

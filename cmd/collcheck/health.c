@@ -2,7 +2,8 @@
  * The host's health from its kernel log and error counters (the facts of
  * core/facts/facts_kmsg.c and facts_counters.c): Xid and SXid events by the
  * catalog (health_xid.c), PCIe AER, NIC link flaps and resets, and counters
- * that grew since the baseline. These facts differ between hosts by nature,
+ * that grew since the baseline (the NICs' pause statistics and NVLink's in
+ * health_ctr.c). These facts differ between hosts by nature,
  * so they are never compared across hosts (health_identity); the baseline
  * keeps each host's counters under "<key>@<host>" instead of the majority's.
  */
@@ -13,6 +14,7 @@
 #include <time.h>
 
 #include "check.h"
+#include "health_ctr.h"
 #include "msg.h"
 
 #define HEALTH_FLAPS 3		/* link downs in the log that make a flap a warning */
@@ -310,6 +312,12 @@ health_host(struct check_result *r, int h, const struct check_conf *c, const str
 			health_rdma_ctr(r, h, c, k, v, bv, btime);
 		else if (strncmp(k, "ctr.gids.", 9) == 0)
 			health_gids(r, h, c, k, v, bv);
+		else if (strncmp(k, "ctr.eth.", 8) == 0)
+			health_eth_ctr(r, h, c, k, v, bv, btime);
+		else if (strncmp(k, "ctr.ethtool.", 12) == 0)
+			health_ethtool_skip(r, h, c, k, v);
+		else if (strncmp(k, "ctr.nvlink.", 11) == 0)
+			health_nvlink_ctr(r, h, c, k, v, bv, btime);
 	}
 }
 

@@ -4,7 +4,8 @@
  * of hundreds of functions sends a handful), each RDMA port's link and
  * symbol error counters and, where the NIC has them (mlx5's hw_counters),
  * its RoCE congestion counters (ECN marks, CNPs), and a digest of each
- * port's GID table. "ctr.time" says when they were read, so a baseline
+ * port's GID table; the NICs' pause, PFC, ECN and CNP statistics
+ * (facts_ethtool.c). "ctr.time" says when they were read, so a baseline
  * turns a difference into a rate. Keys start with "ctr.": collcheck never
  * compares them across hosts, where they differ by nature.
  */
@@ -15,6 +16,7 @@
 #include <time.h>
 
 #include "facts.h"
+#include "facts_ethtool.h"
 #include "plat_file.h"
 
 #define CTR_DEVS 4096	/* PCI functions and RDMA devices looked at, at most */
@@ -116,4 +118,5 @@ facts_read_counters(struct facts *f, const struct facts_roots *r)
 		plat_file_list_free(ports, np > 0 ? np : 0);
 	}
 	plat_file_list_free(devs, n > 0 ? n : 0);
+	facts_read_ethtool(f, r);
 }

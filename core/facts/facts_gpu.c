@@ -38,13 +38,47 @@ facts_events_text(unsigned long long m, char *buf, size_t len)
 		snprintf(buf, len, "none");
 }
 
+/*
+ * Each link's state and its error counters that are not zero, as counters
+ * for collcheck to judge against the host's baseline ("ctr.nvlink.<gpu>.
+ * <link>.<counter>": cmd/collcheck/health_ctr.c): replays and recoveries are
+ * a link's retries, CRC errors what made them.
+ */
+static void
+facts_nvml_links(struct facts *f, const struct plat_nvml *n, unsigned int i, plat_nvml_dev d)
+{
+	static const char *const ctr[] = { "replay", "recovery", "crc_flit", "crc_data" };
+	char key[FACTS_KEY_MAX];
+	unsigned long long v;
+	int x, active = 0, links = 0;
+
+	for (unsigned int l = 0; n->nvlink && l < NVML_NVLINK_MAX_LINKS; l++) {
+		if (n->nvlink(d, l, &x) != NVML_SUCCESS)
+			continue;
+		links++;
+		active += x != 0;
+		snprintf(key, sizeof key, "ctr.nvlink.%u.%u.state", i, l);
+		facts_add(f, key, "%s", x ? "up" : "down");
+		for (int c = 0; n->nvlink_err && c < 4; c++) {
+			snprintf(key, sizeof key, "ctr.nvlink.%u.%u.%s", i, l, ctr[c]);
+			if (n->nvlink_err(d, l, c, &v) == NVML_SUCCESS && v > 0)
+				facts_add(f, key, "%llu", v);
+		}
+	}
+	snprintf(key, sizeof key, "gpu.%u.nvlink", i);
+	if (links > 0)
+		facts_add(f, key, "%d of %d active", active, links);
+	else
+		facts_skip(f, key, "no NVLink");
+}
+
 static void
 facts_nvml_dev(struct facts *f, const struct plat_nvml *n, unsigned int i, plat_nvml_dev d)
 {
 	char key[FACTS_KEY_MAX], s[256];
 	unsigned int a, b, c, e;
 	unsigned long long ull;
-	int x, y, active = 0, links = 0;
+	int x, y;
 	struct plat_nvml_pci pci;
 
 #define K(suffix) (snprintf(key, sizeof key, "gpu.%u.%s", i, suffix), key)
@@ -77,15 +111,7 @@ facts_nvml_dev(struct facts *f, const struct plat_nvml *n, unsigned int i, plat_
 	}
 	if (n->persistence && n->persistence(d, &x) == NVML_SUCCESS)
 		facts_add(f, K("persistence"), "%s", x ? "on" : "off");
-	for (unsigned int l = 0; n->nvlink && l < NVML_NVLINK_MAX_LINKS; l++)
-		if (n->nvlink(d, l, &x) == NVML_SUCCESS) {
-			links++;
-			active += x != 0;
-		}
-	if (links > 0)
-		facts_add(f, K("nvlink"), "%d of %d active", active, links);
-	else
-		facts_skip(f, K("nvlink"), "no NVLink");
+	facts_nvml_links(f, n, i, d);
 #undef K
 }
 

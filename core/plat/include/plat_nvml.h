@@ -58,6 +58,9 @@ struct plat_nvml {
 	int (*events)(plat_nvml_dev, unsigned long long *);
 	int (*persistence)(plat_nvml_dev, int *);
 	int (*nvlink)(plat_nvml_dev, unsigned int, int *);
+	/* nvmlDeviceGetNvLinkErrorCounter: link, counter (replay 0, recovery 1, CRC flit 2,
+	 * CRC data 3), value. */
+	int (*nvlink_err)(plat_nvml_dev, unsigned int, int, unsigned long long *);
 	int (*util)(plat_nvml_dev, struct plat_nvml_util *);
 	int (*mem)(plat_nvml_dev, struct plat_nvml_mem *);
 	int (*power)(plat_nvml_dev, unsigned int *);
