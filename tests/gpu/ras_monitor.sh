@@ -68,7 +68,28 @@ grep -h "PROFILER/Plugin" "$OUT/job.log" >"$OUT/abi.txt"
 python3 -c 'import torch; print("torch", torch.__version__, "nccl", torch.cuda.nccl.version())' \
 	>"$OUT/versions.txt" 2>&1
 grep -m1 -o "NCCL version [0-9.a-z+]*" "$OUT/job.log" >>"$OUT/versions.txt"
-holder=$(ss -ltnpH 'sport = :28028' 2>/dev/null | grep -o 'pid=[0-9]*' | head -1 | cut -d= -f2)
+# Who listens on 28028 (the GPU machine has no ss): the socket's inode from
+# /proc/net/tcp{,6}, then the process holding it.
+holder=$(python3 - <<'PY'
+import os
+inodes = set()
+for f in ("/proc/net/tcp", "/proc/net/tcp6"):
+    try:
+        for line in open(f).read().splitlines()[1:]:
+            p = line.split()
+            if p[1].endswith(":6D9C") and p[3] == "0A":
+                inodes.add("socket:[%s]" % p[9])
+    except OSError:
+        pass
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        if any(os.readlink("/proc/%s/fd/%s" % (pid, fd)) in inodes
+               for fd in os.listdir("/proc/%s/fd" % pid)):
+            print(pid); break
+    except OSError:
+        pass
+PY
+)
 victim=$(cat "$OUT/ready.1")
 [ "$holder" = "$victim" ] && victim=$(cat "$OUT/ready.0")
 python3 - "$OUT/monitor.raw" >"$OUT/monitor.err" 2>&1 <<'PY' &
