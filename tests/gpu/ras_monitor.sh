@@ -16,7 +16,7 @@
 #   OUT/ncclras.txt     `ncclras -m` (text) beside it, when NCCL_HOME has it:
 #                       to replace tests/stack/ras/monitor.txt
 #   OUT/colltop.txt     colltop -b --ras, whose alerts should name the death
-# The rank that does not hold the RAS port (localhost:28028) is killed with
+# Rank 1 (its RAS service on 28029; rank 0 serves 28028) is killed with
 # SIGKILL once the followers are up; RAS declares it dead within
 # NCCL_RAS_TIMEOUT_FACTOR x 60 s at most. OUT/summary.txt says what was seen.
 # Under 5 minutes; under NCCL 2.28 there is no MONITOR (said, not a failure).
@@ -33,8 +33,6 @@ export NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV COLL_STATUS_DIR=$OUT/shm
 mkdir -p "$OUT/shm"
 PRE=()
 [ -n "$NH" ] && PRE=(env "LD_PRELOAD=$NH/lib/libnccl.so.2")
-TORCHRUN=(torchrun)
-command -v torchrun >/dev/null || TORCHRUN=(python3 -m torch.distributed.run)
 cat >"$OUT/job.py" <<'PY'
 import os, time, torch, torch.distributed as dist
 dist.init_process_group("nccl")
@@ -48,15 +46,24 @@ for i in range(100000):
         open(os.environ["READY"] + ".%d" % r, "w").write(str(os.getpid()))
     time.sleep(0.05)
 PY
-READY=$OUT/ready "${PRE[@]}" setsid "${TORCHRUN[@]}" --nproc-per-node 2 "$OUT/job.py" \
-	>"$OUT/job.log" 2>&1 &
-JOB=$!
+# Two ranks started directly, not by torchrun: its agent would stop the
+# survivor as soon as one rank dies, and RAS would have no one left to tell.
+# Each rank's RAS service listens on its own port (NCCL_RAS_ADDR): rank 0 on
+# 28028, which colltop and this script follow, rank 1 on 28029; rank 1 is
+# the one killed.
+JOBS=()
+for r in 0 1; do
+	READY=$OUT/ready MASTER_ADDR=127.0.0.1 MASTER_PORT=29517 WORLD_SIZE=2 RANK=$r \
+		LOCAL_RANK=$r NCCL_RAS_ADDR=127.0.0.1:$((28028 + r)) "${PRE[@]}" \
+		setsid python3 "$OUT/job.py" >"$OUT/job.$r.log" 2>&1 &
+	JOBS+=($!)
+done
 pids=()
 cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	kill -- -"$JOB" 2>/dev/null
+	for j in "${JOBS[@]}"; do kill -- -"$j" 2>/dev/null; done
 	sleep 1
-	kill -9 -- -"$JOB" 2>/dev/null
+	for j in "${JOBS[@]}"; do kill -9 -- -"$j" 2>/dev/null; done
 }
 trap cleanup EXIT
 waitfor() {	# SECONDS CMD...: until CMD succeeds; 1 if it never did
@@ -64,34 +71,11 @@ waitfor() {	# SECONDS CMD...: until CMD succeeds; 1 if it never did
 	until "$@"; do [ $SECONDS -lt $end ] || return 1; sleep 0.5; done
 }
 waitfor 120 test -s "$OUT/ready.0" -a -s "$OUT/ready.1" || { echo "job did not start" >"$OUT/summary.txt"; exit 1; }
-grep -h "PROFILER/Plugin" "$OUT/job.log" >"$OUT/abi.txt"
+grep -h "PROFILER/Plugin" "$OUT"/job.[01].log >"$OUT/abi.txt"
 python3 -c 'import torch; print("torch", torch.__version__, "nccl", torch.cuda.nccl.version())' \
 	>"$OUT/versions.txt" 2>&1
-grep -m1 -o "NCCL version [0-9.a-z+]*" "$OUT/job.log" >>"$OUT/versions.txt"
-# Who listens on 28028 (the GPU machine has no ss): the socket's inode from
-# /proc/net/tcp{,6}, then the process holding it.
-holder=$(python3 - <<'PY'
-import os
-inodes = set()
-for f in ("/proc/net/tcp", "/proc/net/tcp6"):
-    try:
-        for line in open(f).read().splitlines()[1:]:
-            p = line.split()
-            if p[1].endswith(":6D9C") and p[3] == "0A":
-                inodes.add("socket:[%s]" % p[9])
-    except OSError:
-        pass
-for pid in filter(str.isdigit, os.listdir("/proc")):
-    try:
-        if any(os.readlink("/proc/%s/fd/%s" % (pid, fd)) in inodes
-               for fd in os.listdir("/proc/%s/fd" % pid)):
-            print(pid); break
-    except OSError:
-        pass
-PY
-)
+grep -m1 -o "NCCL version [0-9.a-z+]*" "$OUT"/job.0.log >>"$OUT/versions.txt"
 victim=$(cat "$OUT/ready.1")
-[ "$holder" = "$victim" ] && victim=$(cat "$OUT/ready.0")
 python3 - "$OUT/monitor.raw" >"$OUT/monitor.err" 2>&1 <<'PY' &
 import socket, sys
 s = socket.create_connection(("127.0.0.1", 28028), 10)
@@ -116,7 +100,7 @@ CT=$!
 pids+=($CT)
 waitfor 30 grep -q "following MONITOR" "$OUT/colltop.txt"
 waitfor 10 test -s "$OUT/monitor.raw"
-echo "killing pid $victim (RAS port held by ${holder:-?})" >"$OUT/summary.txt"
+echo "killing rank 1, pid $victim (rank 0 serves MONITOR at 28028)" >"$OUT/summary.txt"
 kill -9 "$victim"
 waitfor 150 grep -q PEER_DEAD "$OUT/monitor.raw"
 waitfor 10 grep -q "PEER_DEAD" "$OUT/colltop.txt"
