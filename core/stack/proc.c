@@ -162,6 +162,8 @@ stack_env_var(struct stack_pinfo *pi, const char *e, size_t len, struct stack_en
 	else if (nl == 28 && memcmp(e, "TORCH_NCCL_TRACE_BUFFER_SIZE", 28) == 0 &&
 	    !pi->fr_buffer_new)
 		(void)stack_parse_int(eq + 1, vl, &pi->fr_buffer);
+	if (pi->fr_buffer < -1)
+		pi->fr_buffer = 0;
 }
 
 static void
@@ -305,6 +307,7 @@ stack_pinfo_read_of(pid_t pid, uid_t owner, struct stack_pinfo *pi)
 	memset(pi, 0, sizeof *pi);
 	pi->pid = pid;
 	pi->rank = pi->local_rank = pi->group_rank = pi->slurm_step = -1;
+	pi->fr_buffer = -1;
 	pi->uid = pi->ruid = (uid_t)-1;
 	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
 	if ((r = stack__stat(path, &pi->state, &pi->ppid, pi->comm, sizeof pi->comm)) != COLL_OK) {

@@ -283,9 +283,13 @@ frlive_fetch(const struct stack_pinfo *pis, int npi, double budget_s, json_t *bl
 
 		if (pi->fr_pipe[0] == '\0' || pi->rank < 0 || pi->state == 0 || pi->state == 'Z')
 			continue;
-		if (pi->fr_buffer <= 0) {
-			frlive_skip(blob, pi, "its flight recorder is off (TORCH_FR_BUFFER_SIZE unset "
-			    "or 0)");
+		/*
+		 * Unset is asked: PyTorch 2.11 records with neither variable set
+		 * (an older one that does not dumps nothing, and is waited for).
+		 */
+		if (pi->fr_buffer == 0) {
+			frlive_skip(blob, pi, "its flight recorder is off (TORCH_FR_BUFFER_SIZE or "
+			    "TORCH_NCCL_TRACE_BUFFER_SIZE is 0)");
 			continue;
 		}
 		q[n].pi = pi;

@@ -41,15 +41,14 @@ fixture(const char *dir, int rank)
 
 /* The JSON twin of each of PyTorch's pickles holds the same entries, less their frames. */
 static void
-test_json_as_pickle(void **state)
+twins_check(const char *jdir, const char *pdir)
 {
 	static const char *const keys[] = { "record_id", "process_group", "collective_seq_id",
 		"profiling_name", "input_sizes", "input_dtypes", "output_sizes", "state",
 		"thread_name", "thread_id", "is_p2p" };
 
-	(void)state;
 	for (int rank = 0; rank < 2; rank++) {
-		json_t *j = fixture("fr_json", rank), *p = fixture("fr_torch", rank);
+		json_t *j = fixture(jdir, rank), *p = fixture(pdir, rank);
 		json_t *je = json_object_get(j, "entries"), *pe = json_object_get(p, "entries");
 
 		assert_string_equal(json_string_value(json_object_get(j, "version")), "2.10");
@@ -68,6 +67,21 @@ test_json_as_pickle(void **state)
 	}
 }
 
+static void
+test_json_as_pickle(void **state)
+{
+	(void)state;
+	twins_check("fr_json", "fr_torch");
+}
+
+/* Both forms of one recorder, written by PyTorch 2.11 itself (tests/gpu/fr_dump210.py). */
+static void
+test_real_json_as_pickle(void **state)
+{
+	(void)state;
+	twins_check("fr_real210/json", "fr_real210/pickle");
+}
+
 static const char *
 line(const struct fr_report *r, size_t i)
 {
@@ -76,30 +90,48 @@ line(const struct fr_report *r, size_t i)
 
 /* Read through fr_open as collstack --fr does: format, library, and the thread of the rank behind. */
 static void
-test_json_report(void **state)
+report_check(const char *dir)
 {
 	char prefix[512], err[512];
+	const char *want;
 	const char *paths[] = { prefix };
 	struct fr_set s;
 	struct fr_report r;
 	json_t *f;
 
-	(void)state;
-	snprintf(prefix, sizeof prefix, "%s/tests/stack/fr_json/x_", COLL_SRC);
+	snprintf(prefix, sizeof prefix, "%s/tests/stack/%s/x_", COLL_SRC, dir);
 	if (fr_open(&s, paths, 1, geteuid(), 0, err, sizeof err) != 0)
 		fail_msg("%s", err);
 	assert_int_equal(s.n, 2);
 	fr_analyze(&s, &r);
 	assert_string_equal(line(&r, 0), "dumps of format 2.10; communication library 2.28.9 on "
 	    "every rank");
-	assert_string_equal(line(&r, 2), "rank 1 did not join nccl:all_reduce seq 6: its newest "
-	    "is nccl:all_reduce seq 5 (completed, thread 'python3')");
+	/* A pickle's line goes on with the frames; the JSON dump has none. */
+	want = "rank 1 did not join nccl:all_reduce seq 6: its newest is nccl:all_reduce seq 5 "
+	    "(completed, thread 'python3')";
+	assert_memory_equal(line(&r, 2), want, strlen(want) + 1 - (strstr(dir, "pickle") != NULL));
 	assert_int_equal(r.problems, 1);
 	f = json_array_get(r.findings, 0);
 	assert_string_equal(json_string_value(json_object_get(f, "kind")), "not_joined");
 	assert_string_equal(json_string_value(json_object_get(f, "thread")), "python3");
 	fr_report_free(&r);
 	fr_close(&s);
+}
+
+static void
+test_json_report(void **state)
+{
+	(void)state;
+	report_check("fr_json");
+}
+
+/* PyTorch 2.11's own dumps, JSON and pickle, give the same verdict. */
+static void
+test_real_report(void **state)
+{
+	(void)state;
+	report_check("fr_real210/json");
+	report_check("fr_real210/pickle");
 }
 
 /* A rank's dump as a live job's worker sends it on (fr_trim keeps what the dump says of itself). */
@@ -222,6 +254,8 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_json_as_pickle),
+		cmocka_unit_test(test_real_json_as_pickle),
+		cmocka_unit_test(test_real_report),
 		cmocka_unit_test(test_json_report),
 		cmocka_unit_test(test_newer_format),
 		cmocka_unit_test(test_json_bounds),

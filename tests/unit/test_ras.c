@@ -359,6 +359,29 @@ monitor_json(void **state)
 	free(buf);
 }
 
+/* A real stream: NCCL 2.30.7 on the GPU machine, rank 1 killed (tests/gpu/ras_monitor.sh). */
+static void
+monitor_json_real(void **state)
+{
+	struct rasmon m;
+	struct rasmon_event ev[4];
+	size_t len;
+	char *buf = slurp("monitor_nccl2307.json", &len);
+	int n;
+
+	(void)state;
+	rasmon_init(&m);
+	n = rasmon_feed(&m, buf, len, ev, 4);
+	assert_int_equal(n, 1);
+	assert_int_equal(ev[0].kind, RASMON_PEER_DEAD);
+	assert_string_equal(ev[0].when, "2026-11-28 15:49:14");
+	assert_string_equal(ev[0].host, "192.0.2.2");
+	assert_int_equal(ev[0].pid, 719);
+	assert_string_equal(ev[0].gpus, "1");
+	assert_int_equal(m.bad, 0);
+	free(buf);
+}
+
 static void
 monitor_text(void **state)
 {
@@ -497,6 +520,7 @@ main(void)
 		cmocka_unit_test(holder_bounded),
 		cmocka_unit_test(real_listener),
 		cmocka_unit_test(monitor_json),
+		cmocka_unit_test(monitor_json_real),
 		cmocka_unit_test(monitor_text),
 		cmocka_unit_test(monitor_hostile),
 		cmocka_unit_test(monitor_open),

@@ -533,6 +533,23 @@ test_stack_elf_mmap(void **state)
 	assert_int_equal(stack__elf_cmd(&st, 1000), ELF_C_READ);
 }
 
+/* Is pid's command name comm (its exec done)? */
+static int
+is_comm(pid_t pid, const char *comm)
+{
+	char path[64], buf[32] = "";
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return 0;
+	if (fgets(buf, sizeof buf, f) == NULL)
+		buf[0] = '\0';
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	return strcmp(buf, comm) == 0;
+}
+
 /* Whose environment names the dump pipe twice: the one read, whichever comes first. */
 static void
 pipe_of(char *const envp[], const char *want)
@@ -555,6 +572,9 @@ pipe_of(char *const envp[], const char *want)
 	f = fdopen(fd[0], "r");
 	assert_non_null(fgets(buf, sizeof buf, f));	/* its environment is the one given */
 	fclose(f);
+	/* Read once sh has become sleep: mid-exec, /proc/PID/environ can read empty. */
+	for (int i = 0; i < 5000 && !is_comm(pid, "sleep"); i++)
+		usleep(1000);
 	assert_int_equal(stack_pinfo_read(pid, &pi), COLL_OK);
 	assert_string_equal(pi.fr_pipe, want);
 	target_stop(pid);

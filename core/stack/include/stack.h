@@ -50,7 +50,8 @@ struct stack_pinfo {
 	/* PyTorch's flight recorder: where it takes dump requests and writes dumps; "" none. */
 	char fr_pipe[256];	/* TORCH_FR_DEBUG_INFO_PIPE_FILE or TORCH_NCCL_DEBUG_INFO_PIPE_FILE */
 	char fr_file[256];	/* TORCH_FR_DUMP_TEMP_FILE or TORCH_NCCL_DEBUG_INFO_TEMP_FILE */
-	int fr_buffer;		/* TORCH_FR_BUFFER_SIZE or TORCH_NCCL_TRACE_BUFFER_SIZE; 0 off */
+	int fr_buffer;		/* TORCH_FR_BUFFER_SIZE or TORCH_NCCL_TRACE_BUFFER_SIZE; 0 off;
+				   -1 unset: PyTorch's default, on in 2.11 (tests/gpu/README.md) */
 	int fr_buffer_new;	/* it came from TORCH_FR_BUFFER_SIZE, which wins */
 	uint64_t uts_ns;	/* inode of its UTS namespace: which host it belongs to */
 	pid_t tracer;		/* TracerPid: another debugger attached */
