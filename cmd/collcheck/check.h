@@ -158,6 +158,8 @@ const struct health_xid *health_xid_find(int xid);
 void drain_reason(const char *msg, int more, char *out, size_t len);
 /* 1 when name is one Slurm node's name (no hostlist, no byte scontrol would parse). */
 int drain_node_ok(const char *name);
+/* 1 when a finding of key is the node's own fault (not a job's settings): drained for. */
+int drain_node_fault(const char *key);
 /* Drain as --drain says; *out: one object per host for --json; exit code 0, or 3. */
 int drain_hosts(const struct check_result *r, json_t **out);
 /* The lines --drain says in the text report. */

@@ -235,6 +235,19 @@ drain_scontrol(const char *node, const char *reason, char *err, size_t len)
 	return r == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
+/*
+ * Is a finding of this key the node's own fault? A job's or a shell's
+ * settings (NCCL_* variables, nccl.conf files) differ by who started
+ * collcheck, not by the node: they are reported, never drained for; nor is
+ * collcheck's own failure on a host.
+ */
+int
+drain_node_fault(const char *key)
+{
+	return strncmp(key, "env.", 4) != 0 && strncmp(key, "ncclconf.", 9) != 0 &&
+	    strcmp(key, "collcheck") != 0;
+}
+
 /* Host h's first ERROR finding that names it, and how many more it has; -1: none. */
 static int
 drain_finding(const struct check_result *r, int h, int *more)
@@ -244,7 +257,7 @@ drain_finding(const struct check_result *r, int h, int *more)
 	*more = 0;
 	for (int i = 0; i < r->nfind; i++) {
 		if (r->find[i].host != h || r->find[i].sev != SEV_ERROR ||
-		    drain_shared(r, r->find[i].key))
+		    !drain_node_fault(r->find[i].key) || drain_shared(r, r->find[i].key))
 			continue;
 		if (first < 0)
 			first = i;
@@ -262,10 +275,16 @@ drain_why_not(const struct check_result *r, int h, int f, const char *node)
 {
 	if (r->hosts[h].rank < 0)
 		return "unreachable (collcheck could not check it)";
+	if (f < 0 && r->hosts[h].sev == SEV_ERROR) {
+		for (int i = 0; i < r->nfind; i++)
+			if (r->find[i].host == h && r->find[i].sev == SEV_ERROR &&
+			    drain_node_fault(r->find[i].key))
+				return "its errors are every host's (no majority)";
+		return "its errors are settings (NCCL_*, nccl.conf) or collcheck's own, not the "
+		    "node's";
+	}
 	if (f < 0)
-		return r->hosts[h].sev == SEV_WARN ? "warnings only" :
-		    r->hosts[h].sev == SEV_ERROR ? "its errors are every host's (no majority)" :
-		    "no ERROR finding";
+		return r->hosts[h].sev == SEV_WARN ? "warnings only" : "no ERROR finding";
 	if (!drain_node_ok(node))
 		return drain_badname;
 	return NULL;
@@ -275,7 +294,7 @@ int
 drain_hosts(const struct check_result *r, json_t **out)
 {
 	char reason[DRAIN_REASON_MAX + 1], err[512];
-	int code = EXIT_OK, more;
+	int code = EXIT_OK, more, scontrol_failed = 0;
 
 	*out = json_array();
 	for (int h = 0; h < r->nhosts; h++) {
@@ -285,7 +304,7 @@ drain_hosts(const struct check_result *r, json_t **out)
 		json_t *o = json_pack("{s:s, s:s}", "host", ch->name, "node", node);
 
 		why = drain_why_not(r, h, f, node);
-		if (why == NULL && code != EXIT_OK)
+		if (why == NULL && scontrol_failed)
 			why = "scontrol failed on a host before";
 		if (why == NULL) {
 			drain_reason(r->find[f].msg, more, reason, sizeof reason);
@@ -293,6 +312,7 @@ drain_hosts(const struct check_result *r, json_t **out)
 			if (drain_scontrol(node, reason, err, sizeof err) != 0) {
 				fprintf(stderr, "collcheck: %s\n", err);
 				code = EXIT_CANNOT;
+				scontrol_failed = 1;
 				why = "scontrol failed";
 			}
 		}

@@ -23,6 +23,7 @@
 #include "cu_bw.h"
 
 #define GPUBW_DEFAULT_BYTES (256u << 20)
+#define GPUBW_FLOOR_BYTES (64u << 20)	/* smaller copies: latency-bound, floors not applied */
 #define GPUBW_TIMEOUT_MS 10000	/* one measurement's copies: 6 x 256 MiB at 1 GB/s take 1.6 s */
 #define GPUBW_FACTOR 0.7	/* below this x the host's upper quartile: a warning */
 

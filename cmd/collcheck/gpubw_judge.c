@@ -26,7 +26,19 @@ struct gpubw_judge {
 	double factor;
 	int said[R_RULES], sev[R_RULES];
 	int slow[CU_BW_MAX_GPUS];	/* pairs to or from each GPU that are slow or below floor */
+	int small;		/* copies smaller than floors hold for: none applied */
 };
+
+/*
+ * The floors of model, or NULL. They hold for copies large enough to run at
+ * the link's rate (they were measured with 256 MiB); smaller ones (-s) are
+ * bound by latency, and a floor would name every healthy GPU.
+ */
+static const struct gpubw_floor *
+gpubw_judge_floor(const struct gpubw_judge *j, const char *model)
+{
+	return j->small ? NULL : gpubw_floor_for(j->c, model);
+}
 
 static void __attribute__((format(printf, 5, 6)))
 gpubw_say(struct gpubw_judge *j, int rule, int sev, const char *key, const char *fmt, ...)
@@ -138,7 +150,7 @@ gpubw_pairs(struct gpubw_judge *j)
 
 	for (int a = 0; a < g->n; a++)
 		for (int b = 0; b < g->n; b++) {
-			const struct gpubw_floor *fl = gpubw_floor_for(j->c, g->model[a]);
+			const struct gpubw_floor *fl = gpubw_judge_floor(j, g->model[a]);
 
 			if (a != b)
 				gpubw_pair(j, a, b, fl != NULL ? fl->p2p : 0, g->staged[a][b] ? qs : qd,
@@ -185,9 +197,9 @@ gpubw_host(struct gpubw_judge *j)
 	char model[128];
 
 	for (int i = 0; i < g->n; i++) {
-		const struct gpubw_floor *fl = gpubw_floor_for(j->c, g->model[i]);
+		const struct gpubw_floor *fl = gpubw_judge_floor(j, g->model[i]);
 
-		if ((fl == NULL || (fl->h2d == 0 && fl->d2h == 0 && fl->p2p == 0)) && nofloor < 0)
+		if (!j->small && (fl == NULL || (fl->h2d == 0 && fl->d2h == 0 && fl->p2p == 0)) && nofloor < 0)
 			nofloor = i;
 		gpubw_host_copy(j, i, 0, g->h2d[i], g->h2d_why[i], fl != NULL ? fl->h2d : 0, q[0]);
 		gpubw_host_copy(j, i, 1, g->d2h[i], g->d2h_why[i], fl != NULL ? fl->d2h : 0, q[1]);
@@ -209,6 +221,20 @@ gpubw_host(struct gpubw_judge *j)
 	}
 }
 
+/* Were the copies (the fact "N GPUs, B bytes x I") too small for floors? Said once. */
+static void
+gpubw_small(struct gpubw_judge *j, const char *v)
+{
+	unsigned long long bytes = 0;
+
+	if (sscanf(v, "%*d GPUs, %llu bytes", &bytes) != 1 || bytes >= GPUBW_FLOOR_BYTES)
+		return;
+	j->small = 1;
+	check_find(j->r, j->h, check_conf_sev(j->c, "gpubw.size", SEV_INFO), "gpubw.size",
+	    "floors not applied: copies of %llu bytes are below the %u MiB they hold for (-s); "
+	    "GPUs judged against each other only", bytes, GPUBW_FLOOR_BYTES >> 20);
+}
+
 void
 gpubw_analyse(struct check_result *r, const struct check_args *a)
 {
@@ -221,8 +247,10 @@ gpubw_analyse(struct check_result *r, const struct check_args *a)
 		if (r->hosts[h].rank < 0 || check_conf_ignored(&a->conf, "gpubw") ||
 		    gpubw_not_measured(&j, facts_get(&r->hosts[h].facts, "gpubw")))
 			continue;
-		if (gpubw_parse(&r->hosts[h].facts, g) == 0)
-			gpubw_host(&j);
+		if (gpubw_parse(&r->hosts[h].facts, g) != 0)
+			continue;
+		gpubw_small(&j, facts_get(&r->hosts[h].facts, "gpubw"));
+		gpubw_host(&j);
 	}
 	free(g);
 }

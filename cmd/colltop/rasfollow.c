@@ -39,10 +39,23 @@ struct rasfollow {
 	struct rasmon mon;
 };
 
+/*
+ * Newest first. When full, the oldest event that is no death makes room, so
+ * that a death stays in view while later notes come; the oldest of all only
+ * when every one kept is a death.
+ */
 void
 rasfollow_post(struct top_model *m, const char *text, int dead)
 {
-	memmove(&m->ras[1], &m->ras[0], (TOP_RAS_EVENTS - 1) * sizeof m->ras[0]);
+	int gone = m->nras < TOP_RAS_EVENTS ? m->nras : TOP_RAS_EVENTS - 1;
+
+	if (m->nras == TOP_RAS_EVENTS)
+		for (int i = TOP_RAS_EVENTS - 1; i >= 0; i--)
+			if (!m->ras[i].dead) {
+				gone = i;
+				break;
+			}
+	memmove(&m->ras[1], &m->ras[0], (size_t)gone * sizeof m->ras[0]);
 	snprintf(m->ras[0].text, sizeof m->ras[0].text, "%s", text);
 	m->ras[0].dead = dead;
 	if (m->nras < TOP_RAS_EVENTS)
@@ -78,13 +91,30 @@ rasfollow_pids(struct rasfollow *r, pid_t *pids)
 	return n;
 }
 
+#define RASFOLLOW_EV 8
+#define RASFOLLOW_CHUNK 64	/* the shortest event, "PEER_NEW x\n", is 11 bytes */
+
+static void rasfollow_chunk(struct rasfollow *r, const char *buf, size_t len);
+
 /* Each event read into the model; deaths are alerts, the rest kept as notes. */
 static void
 rasfollow_events(struct rasfollow *r, const char *buf, size_t len)
 {
-	struct rasmon_event ev[8];
+	/*
+	 * Fed RASFOLLOW_CHUNK bytes at a time: no event is shorter than
+	 * RASFOLLOW_CHUNK / RASFOLLOW_EV bytes, so none is dropped for room.
+	 */
+	for (size_t off = 0; off < len; off += RASFOLLOW_CHUNK)
+		rasfollow_chunk(r, buf + off, len - off < RASFOLLOW_CHUNK ? len - off :
+		    RASFOLLOW_CHUNK);
+}
+
+static void
+rasfollow_chunk(struct rasfollow *r, const char *buf, size_t len)
+{
+	struct rasmon_event ev[RASFOLLOW_EV];
 	char text[224], who[128];
-	int n = rasmon_feed(&r->mon, buf, len, ev, 8);
+	int n = rasmon_feed(&r->mon, buf, len, ev, RASFOLLOW_EV);
 
 	front_lock_model(r->f);
 	for (int i = 0; i < n; i++) {

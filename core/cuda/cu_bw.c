@@ -125,7 +125,9 @@ cu_bw_time(struct cu_bw_run *x, enum cu_bw_kind k, int i, int j, char *why, size
 		if (r == CU_NOT_READY) {
 			snprintf(why, len, "copies did not finish in %d ms: the GPU or its link "
 			    "is stuck", x->o->timeout_ms);
+			/* A pair's copy may still write into j's memory: neither is freed or used. */
 			x->b->gpu[i].state = CU_BW_HUNG;
+			x->b->gpu[j].state = CU_BW_HUNG;
 		} else
 			cu_bw_err(a, r, "copy", why, len);
 		return -1;

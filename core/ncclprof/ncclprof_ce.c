@@ -16,10 +16,15 @@
  * loaded, nor while the stream is being captured into a CUDA graph (a graph
  * replays the capture's host functions with the capture's numbers, and its
  * replays are not reported to the plugin). A host function may run after
- * NCCL finalizes the communicator: each holds a reference to the context.
+ * NCCL finalizes the communicator: each holds a reference to the context,
+ * and the library is linked -z nodelete, since NCCL dlcloses its plugin at
+ * the last finalize while CUDA may still hold calls into this code. Each
+ * call carries its op's seq and kind by value: a stalled stream's late call
+ * must not read a ring slot that a later op has taken.
  */
 #include <dlfcn.h>
 #include <stddef.h>
+#include <stdlib.h>
 
 #include "ncclprof_impl.h"
 
@@ -46,40 +51,57 @@ nprof_ce_fini(struct nprof_cuda *cu)
 	cu->lib = NULL;
 }
 
+/* What a host function is told: its own copy, freed by it. */
+struct nprof_ce_arg {
+	struct nprof_ctx *ctx;
+	uint64_t seq;
+	int kind;
+};
+
 /* CUDA's thread: the stream reached the op. Not a CUDA call in here (CUDA forbids it). */
 static void
 nprof_ce_began(void *arg)
 {
-	struct nprof_op *op = arg;
-	struct nprof_ctx *c = op->ctx;
+	struct nprof_ce_arg *a = arg;
+	struct nprof_ctx *c = a->ctx;
 
 	pthread_mutex_lock(&c->mu);
-	status_kernel_begin(&c->st, op->seq, op->kind);
+	status_kernel_begin(&c->st, a->seq, a->kind);
 	pthread_mutex_unlock(&c->mu);
 	nprof_ctx_unref(c);
+	free(a);
 }
 
 /* CUDA's thread: the op's copies are done. */
 static void
 nprof_ce_ended(void *arg)
 {
-	struct nprof_op *op = arg;
-	struct nprof_ctx *c = op->ctx;
+	struct nprof_ce_arg *a = arg;
+	struct nprof_ctx *c = a->ctx;
 
 	pthread_mutex_lock(&c->mu);
-	status_kernel_end(&c->st, op->seq, op->kind);
+	status_kernel_end(&c->st, a->seq, a->kind);
 	pthread_mutex_unlock(&c->mu);
 	nprof_ctx_unref(c);
+	free(a);
 }
 
 /* Place fn on stream; 0 done. The reference it holds is taken first: it may run at once. */
 static int
-nprof_ce_place(struct nprof_ctx *c, void *stream, void (*fn)(void *), struct nprof_op *op)
+nprof_ce_place(struct nprof_ctx *c, void *stream, void (*fn)(void *), const struct nprof_op *op)
 {
+	struct nprof_ce_arg *a = malloc(sizeof *a);
+
+	if (a == NULL)
+		return -1;
+	a->ctx = c;
+	a->seq = op->seq;
+	a->kind = op->kind;
 	atomic_fetch_add(&c->refs, 1);
-	if (c->cu.host_fn(stream, fn, op) == 0)
+	if (c->cu.host_fn(stream, fn, a) == 0)
 		return 0;
 	atomic_fetch_sub(&c->refs, 1);	/* NCCL's own hold remains: never the last */
+	free(a);
 	return -1;
 }
 

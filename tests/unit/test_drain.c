@@ -221,6 +221,61 @@ test_shared(void **state)
 	check_result_free(&r);
 }
 
+/* A job's settings differ by who started collcheck, not by node: never drained for. */
+static void
+test_settings(void **state)
+{
+	struct check_result r = { 0 };
+	json_t *out;
+	char path[256];
+
+	(void)state;
+	r.hosts = xcalloc(3, sizeof *r.hosts);
+	add_host(&r, "node1", 0);
+	add_host(&r, "node2", 1);
+	add_host(&r, "node3", 2);
+	check_find(&r, 0, SEV_ERROR, "env.NCCL_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME=eth1 differs");
+	check_find(&r, 1, SEV_ERROR, "ncclconf.user.NCCL_IB_HCA", "differs from the baseline");
+	check_find(&r, 2, SEV_ERROR, "collcheck", "its worker failed");
+	fake_scontrol(0);
+	assert_int_equal(drain_hosts(&r, &out), EXIT_OK);
+	for (int h = 0; h < 3; h++) {
+		assert_string_equal(host_field(out, h, "drained"), "false");
+		assert_string_equal(host_field(out, h, "why"), "its errors are settings (NCCL_*, "
+		    "nccl.conf) or collcheck's own, not the node's");
+	}
+	snprintf(path, sizeof path, "%s/args", dir);
+	assert_int_equal(access(path, F_OK), -1);
+	json_decref(out);
+	/* A node's own fault beside them drains it, by that fault. */
+	check_find(&r, 0, SEV_ERROR, "kmsg.xid.0000:01:00.79", "Xid 79 on GPU 0");
+	assert_int_equal(drain_hosts(&r, &out), EXIT_OK);
+	assert_string_equal(host_field(out, 0, "reason"), "collcheck: Xid 79 on GPU 0");
+	json_decref(out);
+	check_result_free(&r);
+}
+
+/* A host whose name is no node's is skipped; the hosts after it are still drained. */
+static void
+test_bad_name_then_good(void **state)
+{
+	struct check_result r = { 0 };
+	json_t *out;
+
+	(void)state;
+	r.hosts = xcalloc(2, sizeof *r.hosts);
+	add_host(&r, "node[1-2]", 0);
+	add_host(&r, "node2", 1);
+	for (int h = 0; h < 2; h++)
+		check_find(&r, h, SEV_ERROR, "kmsg.xid.0000:01:00.79", "Xid 79 on GPU 0");
+	fake_scontrol(0);
+	assert_int_equal(drain_hosts(&r, &out), EXIT_CANNOT);
+	assert_string_equal(host_field(out, 0, "why"), "its name is not one Slurm node's");
+	assert_string_equal(host_field(out, 1, "drained"), "true");
+	json_decref(out);
+	check_result_free(&r);
+}
+
 static int
 setup(void **state)
 {
@@ -256,6 +311,8 @@ main(void)
 		cmocka_unit_test(test_node_ok),
 		cmocka_unit_test(test_hosts),
 		cmocka_unit_test(test_shared),
+		cmocka_unit_test(test_settings),
+		cmocka_unit_test(test_bad_name_then_good),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -133,6 +133,25 @@ test_slow_gpu_named(void **state)
 	check_result_free(&r);
 }
 
+/* Copies below 64 MiB (-s 1M) are bound by latency: no floor applies, peers still do. */
+static void
+test_small_copies_no_floor(void **state)
+{
+	struct check_result r;
+
+	(void)state;
+	host(&r, "NVIDIA H200", 4);
+	facts_add(&r.hosts[0].facts, "gpubw", "4 GPUs, 1048576 bytes x 5");
+	facts_add(&r.hosts[0].facts, "gpubw.h2d.1", "20.00");
+	facts_add(&r.hosts[0].facts, "gpubw.p2p.0.1", "120.00");
+	judge(&r, NULL);
+	assert_int_equal(found(&r, SEV_ERROR, ""), 0);
+	assert_int_equal(found(&r, SEV_INFO, "floors not applied: copies of 1048576 bytes"), 1);
+	assert_int_equal(found(&r, SEV_WARN, "GPU 0 -> GPU 1: 120.00 GB/s, below 0.7 x"), 1);
+	assert_int_equal(found(&r, SEV_WARN, "host to device 20.00 GB/s"), 1);
+	check_result_free(&r);
+}
+
 static void
 test_config_floor_overrides(void **state)
 {
@@ -302,6 +321,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_slow_pair_named),
 		cmocka_unit_test(test_slow_gpu_named),
+		cmocka_unit_test(test_small_copies_no_floor),
 		cmocka_unit_test(test_config_floor_overrides),
 		cmocka_unit_test(test_unknown_model),
 		cmocka_unit_test(test_not_measured),

@@ -68,7 +68,8 @@ static int
 teardown(void **state)
 {
 	(void)state;
-	dlclose(lib);
+	if (lib != NULL)
+		dlclose(lib);
 	if (fakecuda != NULL)
 		dlclose(fakecuda);
 	return 0;
@@ -631,6 +632,20 @@ test_ncclprof_v6_ce_late(void **state)
 	assert_int_equal(cuda_run(-1), 4);		/* the last frees the context (ASan) */
 }
 
+/*
+ * NCCL dlcloses its plugin at the last finalize, while CUDA may still hold
+ * host functions of a copy-engine op: the plugin stays mapped (-z nodelete).
+ * Last: it closes the handle the others used.
+ */
+static void
+test_ncclprof_stays_mapped(void **state)
+{
+	(void)state;
+	dlclose(lib);
+	lib = dlopen(NCCLPROF_SO, RTLD_NOW | RTLD_NOLOAD);
+	assert_non_null(lib);
+}
+
 int
 main(void)
 {
@@ -646,6 +661,7 @@ main(void)
 		cmocka_unit_test(test_ncclprof_v6_no_cuda),	/* before the CUDA stand-in loads */
 		cmocka_unit_test(test_ncclprof_v6_ce),
 		cmocka_unit_test(test_ncclprof_v6_ce_late),
+		cmocka_unit_test(test_ncclprof_stays_mapped),	/* last */
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -57,7 +57,13 @@ ras_alerts(void **state)
 	for (int i = 0; i < 10; i++)
 		rasfollow_post(&m, "NCCL RAS: PEER_CONNECTING: 10.0.0.1<1>", 0);
 	assert_int_equal(m.nras, TOP_RAS_EVENTS);	/* the last few only */
-	assert_false(find_alert(&m, "PEER_DEAD", &attr));
+	assert_true(find_alert(&m, "PEER_DEAD", &attr));	/* a death stays in view */
+	assert_int_equal(attr, VA_BAD);
+	assert_false(find_alert(&m, "PEER_NEW", &attr));
+	/* Deaths only: the oldest goes. */
+	for (int i = 0; i < TOP_RAS_EVENTS; i++)
+		rasfollow_post(&m, "NCCL RAS: PEER_DEAD: process 9 on h2", 1);
+	assert_false(find_alert(&m, "process 7", &attr));
 	model_free(&m);
 }
 
