@@ -85,16 +85,18 @@ fr_fopen(const char *path, struct stat *sb, char *err, size_t len)
 	return f;
 }
 
-/* Load one dump as rank (-1: from the digits its name ends in). */
+/*
+ * Take one dump as rank (-1: from the digits its name ends in): opened and
+ * fstat'ed only. It is parsed (fr_read) once its owner is known to be the
+ * job's: a stranger's planted dumps, each up to FR_FILE_MAX of the slowest
+ * JSON there is, are never parsed.
+ */
 static int
 fr_load(struct fr_set *s, const char *path, int rank, char *err, size_t len)
 {
-	char why[256];
 	struct stat sb;
-	json_t *root;
-	size_t got = 0;
-	uint8_t *buf;
 	FILE *f;
+
 	if (rank < 0)
 		rank = fr_rank_of(path);
 	if (rank < 0) {
@@ -104,18 +106,38 @@ fr_load(struct fr_set *s, const char *path, int rank, char *err, size_t len)
 	}
 	if ((f = fr_fopen(path, &sb, err, len)) == NULL)
 		return -1;
+	fclose(f);
+	s->d = xreallocarray(s->d, (size_t)s->n + 1, sizeof *s->d);
+	s->d[s->n++] = (struct fr_dump){ rank, xstrdup(path), NULL, sb.st_uid };
+	return 0;
+}
+
+/* Parse dump d, opened again: still its owner's (not swapped since), and a dump. */
+static json_t *
+fr_read_one(const struct fr_dump *d, char *err, size_t len)
+{
+	char why[256];
+	struct stat sb;
+	json_t *root;
+	size_t got;
+	uint8_t *buf;
+	FILE *f;
+
+	if ((f = fr_fopen(d->path, &sb, err, len)) == NULL)
+		return NULL;
+	if (sb.st_uid != d->uid) {
+		fclose(f);
+		snprintf(err, len, "%s: its owner changed while collstack read it", d->path);
+		return NULL;
+	}
 	buf = xmalloc((size_t)sb.st_size + 1);
 	got = fread(buf, 1, (size_t)sb.st_size, f);
 	fclose(f);
 	root = fr_parse(buf, got, why, sizeof why);
 	free(buf);
-	if (root == NULL) {
-		snprintf(err, len, "%s: not a flight recorder dump: %s", path, why);
-		return -1;
-	}
-	s->d = xreallocarray(s->d, (size_t)s->n + 1, sizeof *s->d);
-	s->d[s->n++] = (struct fr_dump){ rank, xstrdup(path), root, sb.st_uid };
-	return 0;
+	if (root == NULL)
+		snprintf(err, len, "%s: not a flight recorder dump: %s", d->path, why);
+	return root;
 }
 
 /* One more file passed over, and why (its name may be anyone's: made printable). */
@@ -219,8 +241,13 @@ fr_owned(struct fr_set *s, uid_t owner, int guess, char *err, size_t len)
 		whose = "whose are all the dumps";
 	else if (owner != geteuid())
 		whose = "named by --user";
-	if (fr_keep(s, owner, whose, err, len) != 0)
-		return -1;
+	return fr_keep(s, owner, whose, err, len);
+}
+
+/* After parsing (a stray file at a rank's name is no dump): a rank given twice is refused. */
+static int
+fr_once(const struct fr_set *s, char *err, size_t len)
+{
 	for (int i = 1; i < s->n; i++)
 		if (s->d[i].rank == s->d[i - 1].rank) {
 			snprintf(err, len, "%s: rank %d's dump is given twice (also %s)", s->d[i].path,
@@ -229,6 +256,30 @@ fr_owned(struct fr_set *s, uid_t owner, int guess, char *err, size_t len)
 			return -1;
 		}
 	return 0;
+}
+
+/* Parse the dumps kept; one that is none is passed over, and said. -1 if none is left. */
+static int
+fr_read(struct fr_set *s, char *err, size_t len)
+{
+	int k = 0, n0 = s->n;
+
+	for (int i = 0; i < s->n; i++) {
+		struct fr_dump *d = &s->d[i];
+
+		if ((d->root = fr_read_one(d, err, len)) != NULL) {
+			s->d[k++] = *d;
+			continue;
+		}
+		fr_skip(s, err);
+		free(d->path);
+	}
+	if ((s->n = k) > 0)
+		return fr_once(s, err, len);
+	/* One file, and no dump: err says why as it is. */
+	if (n0 > 1)
+		snprintf(err, len, "no dump found (passed over %s)", s->skipped[s->nskipped - 1]);
+	return -1;
 }
 
 /* A file, a directory of dumps, or a prefix: every PREFIX<digits> beside it. */
@@ -305,7 +356,7 @@ fr_open(struct fr_set *s, const char *const *paths, int npaths, uid_t owner, int
 			fr_close(s);
 			return -1;
 		}
-	if (fr_owned(s, owner, guess, err, len) != 0) {
+	if (fr_owned(s, owner, guess, err, len) != 0 || fr_read(s, err, len) != 0) {
 		fr_close(s);
 		return -1;
 	}

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fr.h"
@@ -249,6 +250,46 @@ test_json_bounds(void **state)
 	refused(S("{\"a\": \"\x1b[31m\"}\x01"), "does not parse");
 }
 
+/*
+ * A stranger's file at a rank's name is judged by its owner before it is
+ * parsed: a planted dump of the slowest JSON costs nothing. As root only
+ * (the file is given to another user).
+ */
+static void
+test_stranger_not_parsed(void **state)
+{
+	char dir[] = "/tmp/test_frjson.XXXXXX", path[512], src[512], err[512];
+	const char *paths[] = { path };
+	struct fr_set s;
+	FILE *f;
+	int found = 0;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	assert_non_null(mkdtemp(dir));
+	snprintf(src, sizeof src, "cp %s/tests/stack/fr_real210/json/x_0 %s/x_0", COLL_SRC, dir);
+	assert_int_equal(system(src), 0);
+	snprintf(path, sizeof path, "%s/x_1", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("{\"entries\": [", f);	/* not JSON: parsing it would say so */
+	fclose(f);
+	assert_int_equal(chown(path, 65534, 65534), 0);
+	snprintf(path, sizeof path, "%s/x_", dir);
+	if (fr_open(&s, paths, 1, 0, 0, err, sizeof err) != 0)
+		fail_msg("%s", err);
+	assert_int_equal(s.n, 1);
+	for (int i = 0; i < s.nskipped; i++) {
+		found += strstr(s.skipped[i], "ignored: owned by user") != NULL;
+		assert_null(strstr(s.skipped[i], "not a flight recorder dump"));
+	}
+	assert_int_equal(found, 1);
+	fr_close(&s);
+	snprintf(src, sizeof src, "rm -rf %s", dir);
+	assert_int_equal(system(src), 0);
+}
+
 int
 main(void)
 {
@@ -259,6 +300,7 @@ main(void)
 		cmocka_unit_test(test_json_report),
 		cmocka_unit_test(test_newer_format),
 		cmocka_unit_test(test_json_bounds),
+		cmocka_unit_test(test_stranger_not_parsed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
