@@ -195,8 +195,17 @@ facts_kmsg_devline(const char *text, char *pci, size_t len)
 		return NULL;
 	snprintf(pci, len, "%.*s", (int)a, p + 1);
 	p += 1 + a;
-	if (*p == ' ')
-		p += 1 + strcspn(p + 1, " :");
+	/*
+	 * An interface's name (IFNAMSIZ) of the bytes one may hold: not "e[pid]",
+	 * the tail of a 15-byte program name "x 0000:3b:00 e" in a segfault line.
+	 */
+	if (*p == ' ') {
+		w = strspn(p + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+		    "_.@-");
+		if (w == 0 || w > 15)
+			return NULL;
+		p += 1 + w;
+	}
 	return strncmp(p, ": ", 2) == 0 ? p + 2 : NULL;
 }
 
