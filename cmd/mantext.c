@@ -475,7 +475,8 @@ static const char *const colltop_description[] = {
 	"of the job that RAS declares dead is an alert the moment RAS knows it, other events "
 	"are shown dim. It speaks only to a listening socket held by a process of a watched "
 	"NCCL job's rank on that host, and waits for one, and tries again after the stream "
-	"ends, every 5 s.",
+	"ends, every 5 s. Each event names the job and user whose rank serves the stream; a "
+	"death is an alert only for a process colltop sees as a rank of that job.",
 	NULL,
 };
 

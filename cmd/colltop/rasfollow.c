@@ -9,6 +9,12 @@
  * watched NCCL job's rank on this host (as collstack's check: any user can
  * bind the port first). Until there is one, and after the stream ends, the
  * thread tries again every RASFOLLOW_RETRY_MS; how it goes is ras_note.
+ *
+ * That job, and its user, are said with every event: anyone can run a
+ * process that looks like an NCCL rank and serve its own stream. A death is
+ * an alert only when the process is a rank of that same job as colltop sees
+ * it; any other is a dim note, so that a stranger cannot put a death in
+ * another user's job on root's screen.
  */
 #include <errno.h>
 #include <poll.h>
@@ -37,6 +43,7 @@ struct rasfollow {
 	char addr[256];
 	char host[80];
 	struct rasmon mon;
+	char job[64], user[64];	/* whose rank serves the stream followed */
 };
 
 /*
@@ -71,24 +78,36 @@ rasfollow_note(struct rasfollow *r, const char *text)
 	front_unlock_model(r->f);
 }
 
-/* The processes of watched NCCL jobs' ranks on this host, from the model; their count. */
+/* The processes of watched NCCL job j's ranks on this host, from the model; their count. */
 static int
-rasfollow_pids(struct rasfollow *r, pid_t *pids)
+rasfollow_pids(struct rasfollow *r, int j, pid_t *pids)
 {
 	const struct top_model *m = &r->f->m;
 	int n = 0;
 
-	front_lock_model(r->f);
-	for (int j = 0; j < m->njobs; j++)
-		for (int k = 0; k < m->jobs[j].nr && n < RASFOLLOW_PIDS; k++) {
-			const struct top_jobrank *x = &m->jobs[j].r[k];
+	for (int k = 0; k < m->jobs[j].nr && n < RASFOLLOW_PIDS; k++) {
+		const struct top_jobrank *x = &m->jobs[j].r[k];
 
-			if (x->source == STATUS_SRC_NCCL && x->pid > 0 &&
-			    strcmp(x->host, r->host) == 0)
-				pids[n++] = x->pid;
-		}
-	front_unlock_model(r->f);
+		if (x->source == STATUS_SRC_NCCL && x->pid > 0 && strcmp(x->host, r->host) == 0)
+			pids[n++] = x->pid;
+	}
 	return n;
+}
+
+/* Is pid a rank of the job followed, on any host colltop watches? Under the model's lock. */
+static int
+rasfollow_is_rank(const struct rasfollow *r, int pid)
+{
+	const struct top_model *m = &r->f->m;
+
+	for (int j = 0; j < m->njobs; j++) {
+		if (strcmp(m->jobs[j].jobid, r->job) != 0 || strcmp(m->jobs[j].user, r->user) != 0)
+			continue;
+		for (int k = 0; k < m->jobs[j].nr; k++)
+			if (m->jobs[j].r[k].pid == pid)
+				return 1;
+	}
+	return 0;
 }
 
 #define RASFOLLOW_EV 8
@@ -113,8 +132,8 @@ static void
 rasfollow_chunk(struct rasfollow *r, const char *buf, size_t len)
 {
 	struct rasmon_event ev[RASFOLLOW_EV];
-	char text[224], who[128];
-	int n = rasmon_feed(&r->mon, buf, len, ev, RASFOLLOW_EV);
+	char text[320], who[128];
+	int n = rasmon_feed(&r->mon, buf, len, ev, RASFOLLOW_EV), dead;
 
 	front_lock_model(r->f);
 	for (int i = 0; i < n; i++) {
@@ -123,34 +142,58 @@ rasfollow_chunk(struct rasfollow *r, const char *buf, size_t len)
 			    ev[i].gpus[0] ? " (GPU " : "", ev[i].gpus[0] ? ev[i].gpus : "");
 		else
 			snprintf(who, sizeof who, "%s", ev[i].host[0] ? ev[i].host : "a peer");
-		snprintf(text, sizeof text, "NCCL RAS: %s: %s%s%s%s", ev[i].name, who,
-		    ev[i].pid > 0 && ev[i].gpus[0] ? ")" : "", ev[i].when[0] ? " at " : "",
-		    ev[i].when);
-		rasfollow_post(&r->f->m, text, ev[i].kind == RASMON_PEER_DEAD);
+		dead = ev[i].kind == RASMON_PEER_DEAD && ev[i].pid > 0 &&
+		    rasfollow_is_rank(r, ev[i].pid);
+		snprintf(text, sizeof text, "NCCL RAS of job %.40s (%.24s): %s: %s%s%s%s%s",
+		    r->job, r->user, ev[i].name, who, ev[i].pid > 0 && ev[i].gpus[0] ? ")" : "",
+		    ev[i].when[0] ? " at " : "", ev[i].when, ev[i].kind == RASMON_PEER_DEAD &&
+		    !dead ? ", not a rank of that job colltop sees" : "");
+		rasfollow_post(&r->f->m, text, dead);
 	}
 	if (n > 0)
 		r->f->dirty = 1;
 	front_unlock_model(r->f);
 }
 
-/* Connect and ask for MONITOR; the socket, or -1 with the note said. */
+/* Try job j's ranks on this host as the stream's server; the socket, or -1 (why said). */
+static int
+rasfollow_try(struct rasfollow *r, int j, char *rest, size_t *restlen, char *why, size_t len)
+{
+	pid_t *pids = xcalloc(RASFOLLOW_PIDS, sizeof *pids);
+	int n, fd = -1;
+
+	front_lock_model(r->f);
+	n = rasfollow_pids(r, j, pids);
+	snprintf(r->job, sizeof r->job, "%s", r->f->m.jobs[j].jobid);
+	snprintf(r->user, sizeof r->user, "%s", r->f->m.jobs[j].user);
+	front_unlock_model(r->f);
+	if (n > 0)
+		fd = ras_monitor_open(r->addr, pids, n, 2000, rest, 4096, restlen, why, len);
+	free(pids);
+	return fd;
+}
+
+/* Connect and ask for MONITOR, trying each watched job in turn; the socket, or -1. */
 static int
 rasfollow_connect(struct rasfollow *r)
 {
-	pid_t *pids = xcalloc(RASFOLLOW_PIDS, sizeof *pids);
 	char why[256] = "", rest[4096], note[512];
 	size_t restlen = 0;
-	int n = rasfollow_pids(r, pids), fd = -1;
+	int fd = -1, njobs;
 
-	if (n == 0)
+	front_lock_model(r->f);
+	njobs = r->f->m.njobs;
+	front_unlock_model(r->f);
+	for (int j = 0; j < njobs && fd < 0; j++)
+		fd = rasfollow_try(r, j, rest, &restlen, why, sizeof why);
+	if (fd >= 0)
+		snprintf(note, sizeof note, "following MONITOR at %s, served by job %.40s (%.24s)",
+		    r->addr, r->job, r->user);
+	else if (why[0] == '\0')
 		snprintf(note, sizeof note, "waiting for a watched NCCL job's rank on %s (its RAS "
 		    "service is followed, at %s)", r->host, r->addr);
-	else if ((fd = ras_monitor_open(r->addr, pids, n, 2000, rest, sizeof rest, &restlen, why,
-	    sizeof why)) < 0)
-		snprintf(note, sizeof note, "%s; trying again", why);
 	else
-		snprintf(note, sizeof note, "following MONITOR at %s", r->addr);
-	free(pids);
+		snprintf(note, sizeof note, "%s; trying again", why);
 	rasfollow_note(r, note);
 	if (fd >= 0) {
 		rasmon_init(&r->mon);

@@ -154,7 +154,7 @@ struct top_model {
 	char note[256];		/* the last word from a worker or the front end */
 	/* --ras: NCCL RAS's MONITOR events on this host (rasfollow.c), newest first. */
 	struct top_rasev {
-		char text[224];
+		char text[320];
 		int dead;	/* a process of the job died */
 	} ras[TOP_RAS_EVENTS];
 	int nras;

@@ -76,7 +76,9 @@ ras_server(void *arg)
 		"{\n  \"timestamp\": \"2026-11-28 15:20:44\",\n  \"group\": \"LIFECYCLE\",\n"
 		"  \"event\": \"PEER_DEAD\",\n  \"peer\": {\n    \"host\": \"10.0.0.12\",\n"
 		"    \"pid\": 41207,\n    \"cuda_devs\": [1],\n    \"nvml_devs\": [1]\n  },\n"
-		"  \"details\": \"\"\n}\n" };
+		"  \"details\": \"\"\n}\n",
+		/* A process that is no rank of the job: a note, not an alert. */
+		"{\"event\": \"PEER_DEAD\", \"peer\": {\"host\": \"10.0.0.13\", \"pid\": 424242}}\n" };
 	char buf[256];
 
 	for (int i = 0; fd >= 0 && i < 3; i++) {
@@ -89,7 +91,8 @@ ras_server(void *arg)
 		if (write(fd, answer[i], strlen(answer[i])) < 0)
 			break;
 	}
-	if (fd >= 0 && write(fd, answer[3], strlen(answer[3])) > 0)
+	if (fd >= 0 && write(fd, answer[3], strlen(answer[3])) > 0 &&
+	    write(fd, answer[4], strlen(answer[4])) > 0)
 		while (read(fd, buf, sizeof buf) > 0)	/* until colltop hangs up */
 			;
 	if (fd >= 0)
@@ -104,7 +107,7 @@ ras_follow(void **state)
 	struct top_front f = { .a = &args, .lock = &lock };
 	struct sockaddr_in sa = { .sin_family = AF_INET };
 	socklen_t sl = sizeof sa;
-	int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), attr = -1, seen = 0;
+	int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), attr = -1, attr2 = -1, seen = 0;
 	char addr[64], err[256];
 	uint64_t until = clock_now_ms() + 60000;	/* CI hosts are busy; it takes ms */
 	pthread_t t;
@@ -117,20 +120,28 @@ ras_follow(void **state)
 	snprintf(addr, sizeof addr, "127.0.0.1:%d", ntohs(sa.sin_port));
 	setenv("NCCL_RAS_ADDR", addr, 1);
 	model_init(&f.m, &args);
-	/* A watched NCCL job with one rank on this host: this process, which holds the port. */
+	/*
+	 * A watched NCCL job with one rank on this host (this process, which
+	 * holds the port) and one on another (the one that dies).
+	 */
 	f.m.jobs = calloc(1, sizeof *f.m.jobs);
-	f.m.jobs[0].r = calloc(1, sizeof *f.m.jobs[0].r);
+	f.m.jobs[0].r = calloc(2, sizeof *f.m.jobs[0].r);
 	f.m.njobs = 1;
-	f.m.jobs[0].nr = 1;
-	f.m.jobs[0].r[0].source = STATUS_SRC_NCCL;
+	f.m.jobs[0].nr = 2;
+	snprintf(f.m.jobs[0].jobid, sizeof f.m.jobs[0].jobid, "torchrun:750");
+	snprintf(f.m.jobs[0].user, sizeof f.m.jobs[0].user, "alice");
+	f.m.jobs[0].r[0].source = f.m.jobs[0].r[1].source = STATUS_SRC_NCCL;
 	f.m.jobs[0].r[0].pid = getpid();
 	gethostname(f.m.jobs[0].r[0].host, sizeof f.m.jobs[0].r[0].host - 1);
+	f.m.jobs[0].r[1].pid = 41207;
+	snprintf(f.m.jobs[0].r[1].host, sizeof f.m.jobs[0].r[1].host, "node2");
 	assert_int_equal(pthread_create(&t, NULL, ras_server, &lfd), 0);
 	f.ras = rasfollow_start(&f, err, sizeof err);
 	assert_non_null(f.ras);
 	while (!seen && clock_now_ms() < until) {
 		front_lock_model(&f);
-		seen = find_alert(&f.m, "NCCL RAS: PEER_DEAD: process 41207 on 10.0.0.12 (GPU 1) "
+		seen = find_alert(&f.m, "process 424242", &attr2) && find_alert(&f.m, "NCCL RAS "
+		    "of job torchrun:750 (alice): PEER_DEAD: process 41207 on 10.0.0.12 (GPU 1) "
 		    "at 2026-11-28 15:20:44", &attr);
 		front_unlock_model(&f);
 		if (!seen)
@@ -138,7 +149,11 @@ ras_follow(void **state)
 	}
 	assert_true(seen);
 	assert_int_equal(attr, VA_BAD);
+	assert_int_equal(attr2, VA_DIM);
+	assert_true(find_alert(&f.m, "PEER_DEAD: process 424242 on 10.0.0.13, not a rank of that "
+	    "job colltop sees", &attr2));
 	assert_non_null(strstr(f.m.ras_note, "following MONITOR at 127.0.0.1:"));
+	assert_non_null(strstr(f.m.ras_note, "served by job torchrun:750 (alice)"));
 	rasfollow_stop(f.ras);
 	pthread_join(t, NULL);
 	close(lfd);
