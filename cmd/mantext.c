@@ -188,7 +188,10 @@ static const char *const collcheck_description[] = {
 	"named itself. A model without floors is judged against its peers only, said once. "
 	"Each host's matrix is printed (with several hosts, those with findings; -v all) and "
 	"--json has them under \"gpus\". It is not part of the whole check: it takes every "
-	"GPU for seconds. A host without a GPU or driver says so as info.",
+	"GPU for seconds. A host without a GPU or driver says so as info. Floors hold for "
+	"copies of 64 MiB and more (smaller ones are judged against their peers only), and a "
+	"GPU that another process used while it was measured (NVML) has its failures and "
+	"floors as warnings, not errors, so that --drain never drains for another's load.",
 	"collcheck allreduce is nccl-tests' all-reduce sweep: for each size it reports time, "
 	"algorithm and bus bandwidth, the number of wrong results, and the slowest rank. Its "
 	"flags follow all_reduce_perf, except that -N is the rank count, since nccl-tests "

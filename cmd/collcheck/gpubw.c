@@ -18,6 +18,7 @@
 #include "err.h"
 #include "facts.h"
 #include "gpubw.h"
+#include "plat_nvml.h"
 #include "msg.h"
 #include "xmalloc.h"
 
@@ -61,6 +62,38 @@ gpubw_value(struct facts *f, const char *key, double v, const char *why, const c
 		facts_add(f, key, "failed: %s", why);
 }
 
+/*
+ * Which GPUs others use (NVML's compute processes), asked before ours: a
+ * stranger's copies or memory on a shared node slow or fail ours, and that
+ * is no fault of the node to drain it for.
+ */
+static void
+gpubw_busy(struct facts *f)
+{
+	const struct plat_nvml *n;
+	unsigned int count = 0;
+	char why[256], k[FACTS_KEY_MAX];
+
+	if (plat_nvml_load(&n, why, sizeof why) != COLL_OK || n->procs == NULL || n->init() != 0)
+		return;
+	if (n->count(&count) == 0)
+		for (unsigned int i = 0; i < count && i < CU_BW_MAX_GPUS; i++) {
+			plat_nvml_dev d;
+			unsigned int np = 0;
+			int r;
+
+			if (n->handle(i, &d) != 0)
+				continue;
+			r = n->procs(d, &np, NULL);
+			if ((r == 0 || r == PLAT_NVML_INSUFFICIENT_SIZE) && np > 0) {
+				snprintf(k, sizeof k, "gpubw.busy.%u", i);
+				facts_add(f, k, "%u", np);
+			}
+		}
+	if (n->shutdown != NULL)
+		n->shutdown();
+}
+
 void
 gpubw_collect(struct facts *f, const struct check_args *a)
 {
@@ -71,6 +104,7 @@ gpubw_collect(struct facts *f, const struct check_args *a)
 
 	/* nvidia-smi's numbers: CUDA's own order puts the fastest GPU first. */
 	setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 0);
+	gpubw_busy(f);
 	if ((rc = cu_bw_measure(b, &o, why, sizeof why)) != COLL_OK) {
 		if (rc == COLL_ENOTFOUND)
 			facts_skip(f, "gpubw", "%s", why);
@@ -141,6 +175,8 @@ gpubw_parse_one(struct gpubw_host *g, const char *k, const char *v)
 			gpubw_parse_val(v, &g->h2d[i], NULL, &g->h2d_why[i]);
 		else if (strncmp(k, "gpubw.d2h.", 10) == 0)
 			gpubw_parse_val(v, &g->d2h[i], NULL, &g->d2h_why[i]);
+		else if (strncmp(k, "gpubw.busy.", 11) == 0)
+			g->busy[i] = atoi(v) > 0 ? atoi(v) : 0;
 		else
 			return;
 	} else

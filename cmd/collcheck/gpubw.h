@@ -12,6 +12,8 @@
  *   gpubw.h2d.G, .d2h.G   host to device, device to host (pinned memory)
  *   gpubw.p2p.I.J         from GPU I to GPU J; " staged" after the number when the
  *                         two have no peer access (the driver copies through the host)
+ *   gpubw.busy.G          compute processes on GPU G before the measurement (NVML), when
+ *                         any: its failures and floors are then warnings, not errors
  */
 #ifndef COLL_CHECK_GPUBW_H
 #define COLL_CHECK_GPUBW_H
@@ -42,6 +44,7 @@ struct gpubw_host {
 	double p2p[CU_BW_MAX_GPUS][CU_BW_MAX_GPUS];
 	unsigned char staged[CU_BW_MAX_GPUS][CU_BW_MAX_GPUS];
 	const char *pwhy[CU_BW_MAX_GPUS][CU_BW_MAX_GPUS];
+	int busy[CU_BW_MAX_GPUS];	/* other processes on it while it was measured */
 };
 
 /* The worker: measure this host's GPUs into f (the first rank of each host only). */

@@ -56,6 +56,13 @@ gpubw_say(struct gpubw_judge *j, int rule, int sev, const char *key, const char 
 	check_find(j->r, j->h, j->sev[rule], key, "%s", msg);
 }
 
+/* A copy's failure or floor: an error, a warning where another process used GPU a or b. */
+static int
+gpubw_sev(const struct gpubw_judge *j, int a, int b)
+{
+	return j->g->busy[a] > 0 || j->g->busy[b] > 0 ? SEV_WARN : SEV_ERROR;
+}
+
 static void
 gpubw_gpu_name(const struct gpubw_host *g, int i, char *out, size_t len)
 {
@@ -73,11 +80,11 @@ gpubw_host_copy(struct gpubw_judge *j, int i, int d2h, double v, const char *why
 	snprintf(key, sizeof key, "gpubw.%s.%d", d2h ? "d2h" : "h2d", i);
 	gpubw_gpu_name(j->g, i, name, sizeof name);
 	if (v < 0)
-		gpubw_say(j, R_FAIL, SEV_ERROR, key, "%s: %s copy failed: %.160s: check the GPU "
+		gpubw_say(j, R_FAIL, gpubw_sev(j, i, i), key, "%s: %s copy failed: %.160s: check the GPU "
 		    "(nvidia-smi, the kernel log's Xid) and drain the node if it persists", name, dir,
 		    why != NULL ? why : "?");
 	else if (v > 0 && v < floor)
-		gpubw_say(j, R_FLOOR, SEV_ERROR, key, "%s %.48s: %s %.2f GB/s, below the floor of "
+		gpubw_say(j, R_FLOOR, gpubw_sev(j, i, i), key, "%s %.48s: %s %.2f GB/s, below the floor of "
 		    "%g GB/s for this model: check its PCIe link's speed and width (nvidia-smi -q "
 		    "-d PCIE)", name, j->g->model[i] != NULL ? j->g->model[i] : "?", dir, v, floor);
 	else if (v > 0 && v < j->factor * q)
@@ -115,7 +122,7 @@ gpubw_pair(struct gpubw_judge *j, int a, int b, double floor, double q, int any_
 
 	snprintf(key, sizeof key, "gpubw.p2p.%d.%d", a, b);
 	if (v < 0) {
-		gpubw_say(j, R_FAIL, SEV_ERROR, key, "GPU %d -> GPU %d: copy failed: %.160s: check "
+		gpubw_say(j, R_FAIL, gpubw_sev(j, a, b), key, "GPU %d -> GPU %d: copy failed: %.160s: check "
 		    "both GPUs (nvidia-smi, the kernel log's Xid)", a, b, g->pwhy[a][b] != NULL ?
 		    g->pwhy[a][b] : "?");
 		return;
@@ -127,7 +134,7 @@ gpubw_pair(struct gpubw_judge *j, int a, int b, double floor, double q, int any_
 		    "other pairs have it: copies go through host memory (nvidia-smi topo -p2p r; "
 		    "ACS, the IOMMU)", a, b);
 	if (v < floor)
-		gpubw_say(j, R_FLOOR, SEV_ERROR, key, "GPU %d -> GPU %d: %.2f GB/s, below the "
+		gpubw_say(j, R_FLOOR, gpubw_sev(j, a, b), key, "GPU %d -> GPU %d: %.2f GB/s, below the "
 		    "floor of %g GB/s for %.48s: check its NVLinks (nvidia-smi nvlink -s) and the "
 		    "fabric manager", a, b, v, floor, g->model[a] != NULL ? g->model[a] : "?");
 	else if (v < j->factor * q)
@@ -188,6 +195,23 @@ gpubw_not_measured(struct gpubw_judge *j, const char *v)
 	return 1;
 }
 
+/* Once per host: which GPUs others used, so its findings there are warnings. */
+static void
+gpubw_said_busy(struct gpubw_judge *j)
+{
+	char list[256] = "";
+	size_t o = 0;
+
+	for (int i = 0; i < j->g->n && o < sizeof list - 16; i++)
+		if (j->g->busy[i] > 0)
+			o += (size_t)snprintf(list + o, sizeof list - o, "%s%d (%d)", o ? ", " : "",
+			    i, j->g->busy[i]);
+	if (o > 0)
+		check_find(j->r, j->h, check_conf_sev(j->c, "gpubw.busy", SEV_INFO), "gpubw.busy",
+		    "GPUs in use by other processes while measured (GPU (processes)): %s: their "
+		    "copies are judged as warnings, not errors (measure them idle)", list);
+}
+
 static void
 gpubw_host(struct gpubw_judge *j)
 {
@@ -205,6 +229,7 @@ gpubw_host(struct gpubw_judge *j)
 		gpubw_host_copy(j, i, 1, g->d2h[i], g->d2h_why[i], fl != NULL ? fl->d2h : 0, q[1]);
 	}
 	gpubw_pairs(j);
+	gpubw_said_busy(j);
 	for (int r = 0; r < R_RULES; r++)
 		if (j->said[r] > GPUBW_LISTED)
 			check_find(j->r, j->h, j->sev[r], "gpubw", "and %d more GPU copies %s (the "

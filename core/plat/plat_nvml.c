@@ -34,6 +34,8 @@ static const struct plat_sym plat_nvml_syms[] = {
 	OPT(mem, "nvmlDeviceGetMemoryInfo"), OPT(power, "nvmlDeviceGetPowerUsage"),
 	OPT(limit, "nvmlDeviceGetEnforcedPowerLimit"), OPT(temp, "nvmlDeviceGetTemperature"),
 	OPT(pcie, "nvmlDeviceGetPcieThroughput"), OPT(fields, "nvmlDeviceGetFieldValues"),
+	ALT(procs, "nvmlDeviceGetComputeRunningProcesses_v3",
+	    "nvmlDeviceGetComputeRunningProcesses_v2", 1),
 };
 
 static struct {

@@ -152,6 +152,25 @@ test_small_copies_no_floor(void **state)
 	check_result_free(&r);
 }
 
+/* Another process on the GPU while it was measured: its floors and failures warn, never err. */
+static void
+test_busy_gpu_warns(void **state)
+{
+	struct check_result r;
+
+	(void)state;
+	host(&r, "NVIDIA H200", 4);
+	facts_add(&r.hosts[0].facts, "gpubw.busy.1", "2");
+	facts_add(&r.hosts[0].facts, "gpubw.p2p.0.1", "120.00");
+	facts_add(&r.hosts[0].facts, "gpubw.p2p.2.3", "120.00");
+	judge(&r, NULL);
+	assert_int_equal(found(&r, SEV_WARN, "GPU 0 -> GPU 1: 120.00 GB/s, below the floor"), 1);
+	assert_int_equal(found(&r, SEV_ERROR, "GPU 2 -> GPU 3: 120.00 GB/s, below the floor"), 1);
+	assert_int_equal(found(&r, SEV_INFO, "in use by other processes while measured (GPU "
+	    "(processes)): 1 (2)"), 1);
+	check_result_free(&r);
+}
+
 static void
 test_config_floor_overrides(void **state)
 {
@@ -322,6 +341,7 @@ main(void)
 		cmocka_unit_test(test_slow_pair_named),
 		cmocka_unit_test(test_slow_gpu_named),
 		cmocka_unit_test(test_small_copies_no_floor),
+		cmocka_unit_test(test_busy_gpu_warns),
 		cmocka_unit_test(test_config_floor_overrides),
 		cmocka_unit_test(test_unknown_model),
 		cmocka_unit_test(test_not_measured),

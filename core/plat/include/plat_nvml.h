@@ -68,7 +68,10 @@ struct plat_nvml {
 	int (*temp)(plat_nvml_dev, int, unsigned int *);
 	int (*pcie)(plat_nvml_dev, int, unsigned int *);
 	int (*fields)(plat_nvml_dev, int, struct plat_nvml_field *);
+	/* Compute processes: with *n 0 and no room, their count (NVML_ERROR_INSUFFICIENT_SIZE). */
+	int (*procs)(plat_nvml_dev, unsigned int *, void *);
 };
+#define PLAT_NVML_INSUFFICIENT_SIZE 7
 
 /*
  * NVML's table into *t (thread-safe; loaded on the first call). COLL_OK;
