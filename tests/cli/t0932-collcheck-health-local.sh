@@ -77,6 +77,21 @@ COLL_KMSG_FILE=$TMP/k79 COLL_FS_ROOT=$FIX PATH=$BIN:$TMP/bin:$PATH SLURMD_NODENA
 	COLLCHECK_HEALTH_BASELINE=$TMP/base.json "$COLL_SRC/tools/collcheck-health" >"$TMP/o" 2>"$TMP/e"
 expect_code 1 $? "tools/collcheck-health"
 check "... drains the node" grep -qx "Reason=collcheck: Xid 79 on GPU 0 (0000:01:00), 1 time" "$TMP/args"
+# After a GPU reset: the kernel log from the since file's time on, when that file is root's alone.
+rm -f "$TMP/args"
+date +%Y-%m-%dT%H:%M:%S >"$TMP/since"
+chmod 644 "$TMP/since"
+COLL_KMSG_FILE=$TMP/k79 COLL_FS_ROOT=$FIX PATH=$BIN:$TMP/bin:$PATH SLURMD_NODENAME=nodex \
+	COLLCHECK_HEALTH_BASELINE=$TMP/nobase COLLCHECK_HEALTH_SINCE=$TMP/since \
+	"$COLL_SRC/tools/collcheck-health" >"$TMP/o" 2>"$TMP/e"
+expect_code 0 $? "tools/collcheck-health after the since file's time"
+check "... nothing drained" test ! -e "$TMP/args"
+chmod 666 "$TMP/since"
+COLL_KMSG_FILE=$TMP/k79 COLL_FS_ROOT=$FIX PATH=$BIN:$TMP/bin:$PATH SLURMD_NODENAME=nodex \
+	COLLCHECK_HEALTH_BASELINE=$TMP/nobase COLLCHECK_HEALTH_SINCE=$TMP/since \
+	"$COLL_SRC/tools/collcheck-health" >"$TMP/o" 2>"$TMP/e"
+expect_code 1 $? "a since file anyone may write"
+check "... is not used, and said" grep -q "^collcheck-health: $TMP/since is not root's alone" "$TMP/e"
 FAIL=1 COLL_KMSG_FILE=$TMP/k79 drain >"$TMP/o" 2>"$TMP/e"
 expect_code 3 $? "scontrol fails: exit 3"
 check "... one line with its words" grep -qx "collcheck: --drain: scontrol could not drain nodex (slurm_update error: Invalid user id): run collcheck as root or SlurmUser where scontrol reaches slurmctld" "$TMP/e"
