@@ -62,36 +62,64 @@ gpubw_value(struct facts *f, const char *key, double v, const char *why, const c
 		facts_add(f, key, "failed: %s", why);
 }
 
+/* A GPU NVML saw compute processes on: by PCI address, which CUDA's numbering does not share. */
+struct gpubw_busy {
+	unsigned int domain, bus, dev, procs;
+};
+
 /*
  * Which GPUs others use (NVML's compute processes), asked before ours: a
  * stranger's copies or memory on a shared node slow or fail ours, and that
- * is no fault of the node to drain it for.
+ * is no fault of the node to drain it for. NVML numbers every GPU of the
+ * host, CUDA only those CUDA_VISIBLE_DEVICES leaves: matched by address.
  */
-static void
-gpubw_busy(struct facts *f)
+static int
+gpubw_busy(struct gpubw_busy *out, int max)
 {
 	const struct plat_nvml *n;
 	unsigned int count = 0;
-	char why[256], k[FACTS_KEY_MAX];
+	char why[256];
+	int k = 0;
 
-	if (plat_nvml_load(&n, why, sizeof why) != COLL_OK || n->procs == NULL || n->init() != 0)
-		return;
+	if (plat_nvml_load(&n, why, sizeof why) != COLL_OK || n->procs == NULL ||
+	    n->pci == NULL || n->init() != 0)
+		return 0;
 	if (n->count(&count) == 0)
-		for (unsigned int i = 0; i < count && i < CU_BW_MAX_GPUS; i++) {
+		for (unsigned int i = 0; i < count && k < max; i++) {
+			struct plat_nvml_pci pci;
 			plat_nvml_dev d;
 			unsigned int np = 0;
 			int r;
 
-			if (n->handle(i, &d) != 0)
+			if (n->handle(i, &d) != 0 || n->pci(d, &pci) != 0)
 				continue;
 			r = n->procs(d, &np, NULL);
-			if ((r == 0 || r == PLAT_NVML_INSUFFICIENT_SIZE) && np > 0) {
-				snprintf(k, sizeof k, "gpubw.busy.%u", i);
-				facts_add(f, k, "%u", np);
-			}
+			if ((r == 0 || r == PLAT_NVML_INSUFFICIENT_SIZE) && np > 0)
+				out[k++] = (struct gpubw_busy){ pci.domain, pci.bus, pci.device, np };
 		}
 	if (n->shutdown != NULL)
 		n->shutdown();
+	return k;
+}
+
+/* The busy GPUs among those measured, as facts gpubw.busy.G (CUDA's G). */
+static void
+gpubw_busy_facts(struct facts *f, const struct cu_bw *b, const struct gpubw_busy *busy,
+    int nbusy)
+{
+	char k[FACTS_KEY_MAX];
+
+	for (int i = 0; i < b->n; i++) {
+		unsigned int dom, bus, dev;
+
+		if (sscanf(b->gpu[i].bus, "%x:%x:%x", &dom, &bus, &dev) != 3)
+			continue;
+		for (int x = 0; x < nbusy; x++)
+			if (busy[x].domain == dom && busy[x].bus == bus && busy[x].dev == dev) {
+				snprintf(k, sizeof k, "gpubw.busy.%d", i);
+				facts_add(f, k, "%u", busy[x].procs);
+			}
+	}
 }
 
 void
@@ -99,12 +127,13 @@ gpubw_collect(struct facts *f, const struct check_args *a)
 {
 	struct cu_bw_opts o = { a->link_bytes, (int)a->link_iters, GPUBW_TIMEOUT_MS };
 	struct cu_bw *b = xcalloc(1, sizeof *b);
+	struct gpubw_busy busy[CU_BW_MAX_GPUS * 4];
 	char why[512], k[FACTS_KEY_MAX];
-	int rc;
+	int rc, nbusy;
 
 	/* nvidia-smi's numbers: CUDA's own order puts the fastest GPU first. */
 	setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 0);
-	gpubw_busy(f);
+	nbusy = gpubw_busy(busy, CU_BW_MAX_GPUS * 4);
 	if ((rc = cu_bw_measure(b, &o, why, sizeof why)) != COLL_OK) {
 		if (rc == COLL_ENOTFOUND)
 			facts_skip(f, "gpubw", "%s", why);
@@ -115,6 +144,7 @@ gpubw_collect(struct facts *f, const struct check_args *a)
 	}
 	facts_add(f, "gpubw", "%d GPUs, %zu bytes x %ld%s", b->n, a->link_bytes, a->link_iters,
 	    b->left_out > 0 ? " (more left out)" : "");
+	gpubw_busy_facts(f, b, busy, nbusy);
 	for (int i = 0; i < b->n; i++) {
 		const struct cu_bw_gpu *g = &b->gpu[i];
 

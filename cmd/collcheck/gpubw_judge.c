@@ -46,14 +46,18 @@ gpubw_say(struct gpubw_judge *j, int rule, int sev, const char *key, const char 
 	char msg[900];
 	va_list ap;
 
-	if (j->said[rule]++ >= GPUBW_LISTED)
+	sev = check_conf_sev(j->c, key, sev);
+	/* The line that counts the unlisted ones takes the worst of them. */
+	if (j->said[rule]++ >= GPUBW_LISTED) {
+		if (sev > j->sev[rule])
+			j->sev[rule] = sev;
 		return;
+	}
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
 	msg_clean(msg);
-	j->sev[rule] = check_conf_sev(j->c, key, sev);
-	check_find(j->r, j->h, j->sev[rule], key, "%s", msg);
+	check_find(j->r, j->h, sev, key, "%s", msg);
 }
 
 /* A copy's failure or floor: an error, a warning where another process used GPU a or b. */

@@ -88,7 +88,9 @@ rasfollow_pids(struct rasfollow *r, int j, pid_t *pids)
 	for (int k = 0; k < m->jobs[j].nr && n < RASFOLLOW_PIDS; k++) {
 		const struct top_jobrank *x = &m->jobs[j].r[k];
 
-		if (x->source == STATUS_SRC_NCCL && x->pid > 0 && strcmp(x->host, r->host) == 0)
+		/* Not a rank whose process is gone ('?'): its pid may be anyone's now. */
+		if (x->source == STATUS_SRC_NCCL && x->pid > 0 && x->proc != '?' &&
+		    strcmp(x->host, r->host) == 0)
 			pids[n++] = x->pid;
 	}
 	return n;
@@ -111,7 +113,7 @@ rasfollow_is_rank(const struct rasfollow *r, int pid)
 }
 
 #define RASFOLLOW_EV 8
-#define RASFOLLOW_CHUNK 64	/* the shortest event, "PEER_NEW x\n", is 11 bytes */
+#define RASFOLLOW_CHUNK 40	/* the shortest record rasmon takes, "[1]A:\n", is 6 bytes */
 
 static void rasfollow_chunk(struct rasfollow *r, const char *buf, size_t len);
 
@@ -120,8 +122,9 @@ static void
 rasfollow_events(struct rasfollow *r, const char *buf, size_t len)
 {
 	/*
-	 * Fed RASFOLLOW_CHUNK bytes at a time: no event is shorter than
-	 * RASFOLLOW_CHUNK / RASFOLLOW_EV bytes, so none is dropped for room.
+	 * Fed RASFOLLOW_CHUNK bytes at a time: no record is shorter than 6
+	 * bytes, so a piece completes at most 7 (one begun before it), within
+	 * RASFOLLOW_EV: none is dropped for room.
 	 */
 	for (size_t off = 0; off < len; off += RASFOLLOW_CHUNK)
 		rasfollow_chunk(r, buf + off, len - off < RASFOLLOW_CHUNK ? len - off :
@@ -163,9 +166,12 @@ rasfollow_try(struct rasfollow *r, int j, char *rest, size_t *restlen, char *why
 	int n, fd = -1;
 
 	front_lock_model(r->f);
-	n = rasfollow_pids(r, j, pids);
-	snprintf(r->job, sizeof r->job, "%s", r->f->m.jobs[j].jobid);
-	snprintf(r->user, sizeof r->user, "%s", r->f->m.jobs[j].user);
+	/* A frame may have compacted the jobs since njobs was read. */
+	n = j < r->f->m.njobs ? rasfollow_pids(r, j, pids) : 0;
+	if (n > 0) {
+		snprintf(r->job, sizeof r->job, "%s", r->f->m.jobs[j].jobid);
+		snprintf(r->user, sizeof r->user, "%s", r->f->m.jobs[j].user);
+	}
 	front_unlock_model(r->f);
 	if (n > 0)
 		fd = ras_monitor_open(r->addr, pids, n, 2000, rest, 4096, restlen, why, len);

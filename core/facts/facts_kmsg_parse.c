@@ -206,7 +206,13 @@ facts_kmsg_devline(const char *text, char *pci, size_t len)
 			return NULL;
 		p += 1 + w;
 	}
-	return strncmp(p, ": ", 2) == 0 ? p + 2 : NULL;
+	if (strncmp(p, ": ", 2) != 0)
+		return NULL;
+	p += 2;
+	/* "x 0000:3b:00: [42]: segfault ...": a program named so, not a driver. */
+	if (*p == '[' && (w = strspn(p + 1, "0123456789")) > 0 && strncmp(p + 1 + w, "]: ", 3) == 0)
+		return NULL;
+	return p;
 }
 
 /* "... (PCI:0000:3b:00): 79, ...": the address and the number; 0, or -1. */

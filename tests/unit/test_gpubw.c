@@ -169,6 +169,20 @@ test_busy_gpu_warns(void **state)
 	assert_int_equal(found(&r, SEV_INFO, "in use by other processes while measured (GPU "
 	    "(processes)): 1 (2)"), 1);
 	check_result_free(&r);
+	/* The four listed are on a busy GPU; the line counting the rest takes their worst. */
+	host(&r, "NVIDIA H200", 4);
+	facts_add(&r.hosts[0].facts, "gpubw.busy.0", "1");
+	for (int a = 0; a < 4; a++)
+		for (int b = 0; b < 4; b++)
+			if (a != b && (a == 0 || b == 0 || a + b == 5)) {
+				char k[32];
+
+				snprintf(k, sizeof k, "gpubw.p2p.%d.%d", a, b);
+				facts_add(&r.hosts[0].facts, k, "120.00");
+			}
+	judge(&r, NULL);
+	assert_int_equal(found(&r, SEV_ERROR, "more GPU copies below their floor"), 1);
+	check_result_free(&r);
 }
 
 static void
