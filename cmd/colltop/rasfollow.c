@@ -147,10 +147,11 @@ rasfollow_chunk(struct rasfollow *r, const char *buf, size_t len)
 			snprintf(who, sizeof who, "%s", ev[i].host[0] ? ev[i].host : "a peer");
 		dead = ev[i].kind == RASMON_PEER_DEAD && ev[i].pid > 0 &&
 		    rasfollow_is_rank(r, ev[i].pid);
-		snprintf(text, sizeof text, "NCCL RAS of job %.40s (%.24s): %s: %s%s%s%s%s",
-		    r->job, r->user, ev[i].name, who, ev[i].pid > 0 && ev[i].gpus[0] ? ")" : "",
-		    ev[i].when[0] ? " at " : "", ev[i].when, ev[i].kind == RASMON_PEER_DEAD &&
-		    !dead ? ", not a rank of that job colltop sees" : "");
+		/* What decides how it is shown comes first: a screen's line may cut the tail. */
+		snprintf(text, sizeof text, "NCCL RAS of job %.40s (%.24s): %s%s: %s%s%s%s",
+		    r->job, r->user, ev[i].name, ev[i].kind == RASMON_PEER_DEAD && !dead ?
+		    " (not a rank of that job colltop sees)" : "", who, ev[i].pid > 0 &&
+		    ev[i].gpus[0] ? ")" : "", ev[i].when[0] ? " at " : "", ev[i].when);
 		rasfollow_post(&r->f->m, text, dead);
 	}
 	if (n > 0)

@@ -593,7 +593,7 @@ view_alerts(const struct top_model *m, double now_s, char lines[][256], int *att
 	/* --ras: a death RAS saw is an alert; other events, and how following goes, dim. */
 	for (int i = 0; i < m->nras && n < max; i++) {
 		attrs[n] = m->ras[i].dead ? VA_BAD : VA_DIM;
-		snprintf(lines[n++], 256, "%s", m->ras[i].text);
+		snprintf(lines[n++], 256, "%.255s", m->ras[i].text);
 	}
 	if (m->ras_note[0] != '\0' && n < max) {
 		attrs[n] = VA_DIM;

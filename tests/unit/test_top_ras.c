@@ -150,8 +150,8 @@ ras_follow(void **state)
 	assert_true(seen);
 	assert_int_equal(attr, VA_BAD);
 	assert_int_equal(attr2, VA_DIM);
-	assert_true(find_alert(&f.m, "PEER_DEAD: process 424242 on 10.0.0.13, not a rank of that "
-	    "job colltop sees", &attr2));
+	assert_true(find_alert(&f.m, "PEER_DEAD (not a rank of that job colltop sees): process "
+	    "424242 on 10.0.0.13", &attr2));
 	assert_non_null(strstr(f.m.ras_note, "following MONITOR at 127.0.0.1:"));
 	assert_non_null(strstr(f.m.ras_note, "served by job torchrun:750 (alice)"));
 	rasfollow_stop(f.ras);
