@@ -195,13 +195,17 @@ root_retry_refuse(struct root_group *g, int code, int rank, const char *msg)
 	struct wire_buf b;
 
 	snprintf(note.msg, sizeof note.msg, "%s", msg);
-	wire_buf_init(&b, buf, sizeof buf);
-	wire_put_u64(&b, g->rt_seq);
-	wire_note_encode(&b, &note);
-	root_send_all(g, WIRE_RETRY_REFUSE, buf, (uint32_t)b.off);
+	/* The later op first: a rank keeps the verdict of the op it is in (retry.c). */
+	for (int k = 0; k < (g->rt_seq2 != 0 ? 2 : 1); k++) {
+		wire_buf_init(&b, buf, sizeof buf);
+		wire_put_u64(&b, k == 0 ? g->rt_seq : g->rt_seq2);
+		wire_note_encode(&b, &note);
+		root_send_all(g, WIRE_RETRY_REFUSE, buf, (uint32_t)b.off);
+	}
 	log_warn("root: %s", msg);
 	g->rt_active = 0;
 	g->rt_refused = g->rt_seq;
+	g->rt_seq2 = 0;
 	g->rt_refuse_at = 0;
 }
 
@@ -255,19 +259,25 @@ root_on_retry_req(struct root *root, struct root_conn *rc, const uint8_t *p, uin
 	if ((g->rt_active && g->rt_seq == seq) || (g->rt_refused && seq <= g->rt_refused))
 		return;		/* the other end of the link asked too, or this op was refused */
 	if (g->rt_active) {
-		/* Links broke in two ops at once: the ranks cannot all stop at one seq. */
-		/* The later op first: a rank keeps the verdict of the op it is in (retry.c). */
+		/*
+		 * Links broke in two ops at once: the ranks cannot all stop at one
+		 * seq. Most often a rank died mid-op and its peers were in
+		 * neighbouring ops; its death, if it comes within the settling
+		 * time, is what the refusal of both names (as for a rank that
+		 * could not run the op again).
+		 */
 		uint64_t lo = g->rt_seq < seq ? g->rt_seq : seq, hi = g->rt_seq < seq ? seq : g->rt_seq;
 
+		if (g->rt_seq2 != 0)
+			return;		/* already held for a death to explain it */
 		g->rt_seq = hi;
-		snprintf(msg, sizeof msg, "retry of seq %" PRIu64 " refused: links broke in seq %"
-		    PRIu64 " too, so the ranks cannot all stop at one op", hi, lo);
-		root_retry_refuse(g, COLL_EPEER, rc->rank, msg);
-		g->rt_seq = lo;
-		snprintf(msg, sizeof msg, "retry of seq %" PRIu64 " refused: links broke in seq %"
-		    PRIu64 " too, so the ranks cannot all stop at one op", lo, hi);
-		root_retry_refuse(g, COLL_EPEER, rc->rank, msg);
-		g->rt_refused = hi;
+		g->rt_seq2 = lo;
+		snprintf(g->rt_refuse_msg, sizeof g->rt_refuse_msg, "retry of seq %" PRIu64
+		    " refused: links broke in seq %" PRIu64 " too, so the ranks cannot all stop "
+		    "at one op", hi, lo);
+		g->rt_refuse_rank = rc->rank;
+		g->rt_refuse_at = clock_now_ms() + ROOT_RETRY_SETTLE_MS;
+		(void)root_retry_gone(g);
 		return;
 	}
 	g->rt_active = 1;
@@ -309,7 +319,9 @@ root_on_retry_state(struct root *root, struct root_conn *rc, const uint8_t *p, u
 	seq = wire_get_u64(&b);
 	epoch = wire_get_u32(&b);
 	state = (int32_t)wire_get_u32(&b);
-	if (b.err || b.off != len || !g->rt_active || seq != g->rt_seq || epoch != g->rt_epoch)
+	/* Two ops at once: no answer can make a retry; only the refusal is awaited. */
+	if (b.err || b.off != len || !g->rt_active || seq != g->rt_seq || epoch != g->rt_epoch ||
+	    g->rt_seq2 != 0)
 		return;
 	if (state != 0) {
 		if (g->rt_refuse_at != 0)

@@ -70,6 +70,7 @@ struct root_group {
 	uint32_t rt_epoch;
 	uint64_t rt_deadline;
 	uint64_t rt_refused;	/* the last seq refused: late requests for it are not a new round */
+	uint64_t rt_seq2;	/* links broke in two ops at once: the earlier (rt_seq the later) */
 	/* A rank could not run the op again: said at rt_refuse_at, unless a death explains it first. */
 	uint64_t rt_refuse_at;
 	int rt_refuse_rank;
